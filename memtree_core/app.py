@@ -1,0 +1,89 @@
+"""One project's memtree: identity, paths, settings, plugin set and (lazily) the store.
+
+Everything that serves a project — the daemon, the CLI, ``memtree walk`` — starts from :meth:`App.open`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from memtree_core.plugins import PluginSet, build
+from memtree_core.project import Identity, ProjectPaths, identify, memtree_home
+from memtree_core.settings import LoadedSettings, Settings, load_settings
+from memtree_core.store import Store
+from memtree_core.types import Chunker
+
+
+class App:
+    def __init__(self, identity: Identity, paths: ProjectPaths, loaded: LoadedSettings, plugins: PluginSet,
+                 environ: dict[str, str]) -> None:
+        self.identity = identity
+        self.paths = paths
+        self.loaded = loaded
+        self.plugins = plugins
+        self.environ = environ
+        self._store: Store | None = None
+        self._store_lock = threading.Lock()
+        # Shared scratch space for plugins that keep per-daemon state (e.g. walker clocks).
+        self.state: dict[str, Any] = {}
+
+    @classmethod
+    def open(cls, workspace: Path | str | None = None, environ: dict[str, str] | None = None,
+             **build_kwargs: Any) -> App:
+        env = dict(os.environ) if environ is None else environ
+        identity = identify(workspace or os.getcwd())
+        home = memtree_home(env)
+        paths = ProjectPaths.for_hash(home, identity.hash)
+        loaded = load_settings(home, identity.root, env)
+        plugins = build(loaded.settings, env, **build_kwargs)
+        return cls(identity, paths, loaded, plugins, env)
+
+    @property
+    def settings(self) -> Settings:
+        return self.loaded.settings
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            with self._store_lock:
+                if self._store is None:
+                    self.paths.ensure()
+                    self._store = Store.open(self.paths.store, max_bytes=self.settings.capture.max_bytes)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    # -- plugin conveniences -------------------------------------------------------------------------
+    def count_tokens(self, text: str) -> int:
+        return self.plugins.token_counter.count(text)
+
+    def chunker_for(self, path: str) -> Chunker:
+        best: Chunker | None = None
+        for chunker in self.plugins.chunkers:
+            if chunker.matches(path) and (best is None or chunker.priority > best.priority):
+                best = chunker
+        if best is None:
+            raise LookupError(f"no chunker matches {path}; is the 'chunkers' plugin disabled?")
+        return best
+
+    def redact(self, text: str) -> tuple[str, dict[str, int]]:
+        """Apply every redaction rule in order; return the clean text and hits per rule (never values)."""
+        hits: dict[str, int] = {}
+        if not self.settings.redaction.enabled:
+            return text, hits
+        for rule in self.plugins.redaction_rules:
+            text, n = rule.redact(text)
+            if n:
+                hits[rule.name] = hits.get(rule.name, 0) + n
+        return text, hits
+
+    @cached_property
+    def project_root(self) -> Path:
+        return self.identity.root

@@ -1,0 +1,111 @@
+"""``memtree info``: exactly what is working and what is degraded, and why."""
+
+from __future__ import annotations
+
+import platform
+import sys
+from typing import Any
+
+from memtree_core.commands._common import open_app, print_json
+
+
+def add_arguments(parser: Any) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def vector_support() -> dict[str, Any]:
+    """Really load sqlite-vec into a scratch connection: the same route the store uses."""
+    from memtree_core.store.sqlite_route import choose_route, load_vec
+
+    route = choose_route()
+    conn = route.module.connect(":memory:")
+    try:
+        ok, reason = load_vec(conn, route)
+        version = conn.execute("SELECT vec_version()").fetchone()[0] if ok else None
+        sqlite_version = conn.execute("SELECT sqlite_version()").fetchone()[0]
+    finally:
+        conn.close()
+    out: dict[str, Any] = {"available": ok, "route": route.name, "sqlite_version": sqlite_version}
+    if ok:
+        out["sqlite_vec"] = version
+    else:
+        out["reason"] = reason
+    return out
+
+
+def grep_engine() -> dict[str, Any]:
+    from memtree_core.ripgrep import find_rg
+
+    rg = find_rg()
+    return {"engine": "ripgrep" if rg else "python", "path": rg,
+            **({} if rg else {"reason": "rg not found (pip install ripgrep); grep uses the slower Python fallback"})}
+
+
+def gather(app: Any) -> dict[str, Any]:
+    from memtree_core import __version__
+    from memtree_core.lockfile import daemon_status
+
+    vec = vector_support()
+    vector_search: dict[str, Any] = {"available": vec["available"], **vec}
+    return {
+        "version": __version__,
+        "python": f"{platform.python_implementation()} {platform.python_version()} ({sys.executable})",
+        "project_hash": app.identity.hash,
+        "project_root": str(app.identity.root),
+        "project_identity": "git root + first commit" if app.identity.git else "absolute path (not a git repo)",
+        "store": str(app.paths.store),
+        "store_exists": app.paths.store.exists(),
+        "socket": str(app.paths.ingest_socket),
+        "mcp_socket": str(app.paths.mcp_socket),
+        "vector_search": vector_search,
+        "grep": grep_engine(),
+        "daemon": daemon_status(app.paths),
+        "plugins": [p.as_dict() for p in app.plugins.report],
+        "config_files": app.loaded.files,
+        "config_warnings": app.loaded.warnings,
+        "token_counter": getattr(app.plugins.token_counter, "name", type(app.plugins.token_counter).__name__),
+        "degraded": _degraded(app, vector_search),
+    }
+
+
+def _degraded(app: Any, vector_search: dict[str, Any]) -> list[str]:
+    out = []
+    if not vector_search["available"]:
+        out.append(f"vector search off: {vector_search.get('reason')}")
+    for p in app.plugins.failures:
+        out.append(f"plugin {p.name} {p.status}: {p.error}")
+    out.extend(app.loaded.warnings)
+    for kind, reg in app.plugins.registries.items():
+        for name, by in reg.removed.items():
+            out.append(f"{kind} {name!r} removed by plugin {by}")
+    return out
+
+
+def run(args: Any) -> int:
+    app = open_app(args)
+    info = gather(app)
+    if args.json:
+        print_json(info)
+        return 0
+    vs = info["vector_search"]
+    lines = [
+        f"memtree {info['version']}  ({info['python']})",
+        f"project   {info['project_root']}  [{info['project_hash']}, {info['project_identity']}]",
+        f"store     {info['store']}{'' if info['store_exists'] else '  (not created yet)'}",
+        f"sockets   ingest {info['socket']}",
+        f"          mcp    {info['mcp_socket']}",
+        f"daemon    {'running, pid ' + str(info['daemon']['pid']) if info['daemon']['running'] else 'not running'}",
+        "vectors   " + (f"available (sqlite-vec {vs.get('sqlite_vec')} via {vs['route']}, SQLite "
+                        f"{vs['sqlite_version']})" if vs["available"] else f"UNAVAILABLE: {vs.get('reason')}"),
+        f"grep      {info['grep']['engine']}" + (f" ({info['grep']['path']})" if info["grep"]["path"] else ""),
+        f"tokens    {info['token_counter']}",
+        "config    " + (", ".join(info["config_files"]) or "defaults only"),
+        "plugins   " + ", ".join(f"{p['name']}({p['status']})" for p in info["plugins"]),
+    ]
+    if info["degraded"]:
+        lines.append("degraded:")
+        lines.extend(f"  - {d}" for d in info["degraded"])
+    else:
+        lines.append("everything is working")
+    print("\n".join(lines))
+    return 0

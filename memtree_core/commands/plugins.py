@@ -1,0 +1,29 @@
+"""``memtree plugins``: what loaded from where, what failed and why, what is disabled."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memtree_core.commands._common import open_app, print_json
+
+
+def add_arguments(parser: Any) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def run(args: Any) -> int:
+    app = open_app(args)
+    report = [p.as_dict() for p in app.plugins.report]
+    if args.json:
+        print_json(report)
+        return 0
+    width = max((len(p["name"]) for p in report), default=4)
+    for p in report:
+        line = f"{p['name']:<{width}}  {p['status']:<12}  {p['source']}"
+        if p.get("provides"):
+            line += "\n" + " " * (width + 2) + "provides: " + "; ".join(
+                f"{k} {', '.join(v)}" for k, v in p["provides"].items())
+        if p.get("error"):
+            line += "\n" + " " * (width + 2) + "error: " + p["error"]
+        print(line)
+    return 1 if app.plugins.failures else 0

@@ -1,0 +1,122 @@
+"""memtree's hook specifications: every extension point a plugin can implement.
+
+Register-style hooks receive a :class:`~memtree_core.registry.Register` bound to the calling plugin.
+Call it with an item to add it (``register(item)``), with ``replaces=True`` to override an item of the
+same name from another plugin, or ``register.remove(name)`` to withdraw one.  A duplicate name without
+``replaces`` is an error that names both plugins; the newcomer's item is skipped.
+
+Built-in plugins (``memtree_plugins``) implement these hooks exactly as a third-party plugin would, and are
+registered first, so a third-party plugin can always replace or remove a built-in.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from memtree_core.registry import Register
+    from memtree_core.settings import Settings
+    from memtree_core.types import (
+        Chunker,
+        Embedder,
+        Filter,
+        Ranker,
+        RedactionRule,
+        Selector,
+        Summarizer,
+        TokenCounter,
+        ToolSpec,
+        Walker,
+    )
+
+hookspec = pluggy.HookspecMarker("memtree")
+hookimpl = pluggy.HookimplMarker("memtree")
+
+
+@hookspec
+def memtree_register_chunkers(register: Register[Chunker]) -> None:
+    """Register chunkers that split files into ``file_chunk`` nodes.
+
+    :param register: call with a :class:`~memtree_core.types.Chunker`.  For a file, the chunker with the
+        highest ``priority`` whose ``matches(path)`` is true is used.
+    """
+
+
+@hookspec
+def memtree_register_filters(register: Register[Filter]) -> None:
+    """Register filters the ``filter`` walker applies to pending captures.
+
+    :param register: call with a :class:`~memtree_core.types.Filter`.  The first filter that returns a
+        reason drops the capture (recorded in the transition log and in ``memtree stats``).
+    """
+
+
+@hookspec
+def memtree_register_redaction_rules(register: Register[RedactionRule]) -> None:
+    """Register redaction rules applied to every capture and tool output before anything is stored.
+
+    :param register: call with a :class:`~memtree_core.types.RedactionRule`.  Rules run in registration
+        order; each replaces what it finds with ``[REDACTED:<tag>]``.
+    """
+
+
+@hookspec
+def memtree_register_walkers(register: Register[Walker]) -> None:
+    """Register background walkers run by the daemon's coordinator and by ``memtree walk``.
+
+    :param register: call with a :class:`~memtree_core.types.Walker`.
+    """
+
+
+@hookspec
+def memtree_register_tools(register: Register[ToolSpec]) -> None:
+    """Register MCP tools served by the daemon.
+
+    :param register: call with a :class:`~memtree_core.types.ToolSpec`; ``register.remove(name)``
+        disables a tool another plugin registered.
+    """
+
+
+@hookspec
+def memtree_register_embedders(register: Register[Embedder]) -> None:
+    """Register embedders; the setting ``embeddingModel`` picks one by its ``name`` or ``model``.
+
+    :param register: call with a :class:`~memtree_core.types.Embedder`.
+    """
+
+
+@hookspec
+def memtree_register_summarizers(register: Register[Summarizer]) -> None:
+    """Register summarizers used by the ``summarizer`` walker (first available one wins).
+
+    :param register: call with a :class:`~memtree_core.types.Summarizer`.
+    """
+
+
+@hookspec
+def memtree_register_rankers(register: Register[Ranker]) -> None:
+    """Register rankers that fuse keyword and semantic results for hybrid search.
+
+    :param register: call with a :class:`~memtree_core.types.Ranker`.
+    """
+
+
+@hookspec
+def memtree_register_selectors(register: Register[Selector]) -> None:
+    """Register selectors that choose which lines of a long output to keep when it is cut to a budget.
+
+    :param register: call with a :class:`~memtree_core.types.Selector`.
+    """
+
+
+@hookspec(firstresult=True)
+def memtree_token_counter(settings: Settings) -> TokenCounter | None:
+    """Return the token counter used for every budget and every manifest figure.
+
+    Stops at first non-None result.  The built-in estimator is ``trylast`` so any plugin wins.
+
+    :param settings: the project's settings.
+    :return: a :class:`~memtree_core.types.TokenCounter`, or None to defer to the next plugin.
+    """

@@ -1,0 +1,243 @@
+"""Plugin loading: one explicit :func:`build` call per project; nothing loads at import.
+
+Order: built-ins (an explicit list under short names), then third-party plugins from the entry-point group
+``memtree``.  Selection, strongest first:
+
+* ``MEMTREE_DISABLE_PLUGINS=a,b`` and the repo's ``plugins.disable`` block plugins (built-ins included)
+  before they are imported;
+* ``MEMTREE_LOAD_PLUGINS=a,b`` loads only those third-party plugins (entry-point or distribution names;
+  empty = none); without it the repo's ``plugins.load``, when given, does the same; otherwise all load;
+* ``plugins.require`` in a config names plugins (or distributions) that must be present, with an optional
+  version specifier.
+
+Each plugin is imported, registered and asked for its items inside its own guard: a failure is reported
+with the plugin's name and the error and the plugin is skipped; ``MEMTREE_STRICT_PLUGINS=1`` makes any
+such failure fatal (:class:`PluginLoadError`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+import pluggy
+
+from memtree_core import hookspecs
+from memtree_core.registry import Register, Registry
+from memtree_core.settings import Settings
+
+# kind of registry -> the register hook that fills it
+REGISTRY_HOOKS: dict[str, str] = {
+    "chunkers": "memtree_register_chunkers",
+    "filters": "memtree_register_filters",
+    "redaction_rules": "memtree_register_redaction_rules",
+    "walkers": "memtree_register_walkers",
+    "tools": "memtree_register_tools",
+    "embedders": "memtree_register_embedders",
+    "summarizers": "memtree_register_summarizers",
+    "rankers": "memtree_register_rankers",
+    "selectors": "memtree_register_selectors",
+}
+
+ENTRY_POINT_GROUP = "memtree"
+
+
+class PluginLoadError(Exception):
+    """A plugin failed while MEMTREE_STRICT_PLUGINS=1."""
+
+
+@dataclass
+class PluginInfo:
+    name: str
+    source: str  # "builtin:<module>" or "entrypoint:<dist> <version>"
+    status: str  # loaded | disabled | not-selected | failed | missing
+    error: str = ""
+    provides: dict[str, list[str]] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "source": self.source, "status": self.status}
+        if self.error:
+            out["error"] = self.error
+        if self.provides:
+            out["provides"] = self.provides
+        return out
+
+
+@dataclass
+class PluginSet:
+    pm: pluggy.PluginManager
+    registries: dict[str, Registry[Any]]
+    report: list[PluginInfo]
+    token_counter: Any
+
+    def __getattr__(self, kind: str) -> Registry[Any]:
+        try:
+            return self.__dict__["registries"][kind]
+        except KeyError:
+            raise AttributeError(kind) from None
+
+    def info(self, name: str) -> PluginInfo | None:
+        return next((p for p in self.report if p.name == name), None)
+
+    @property
+    def failures(self) -> list[PluginInfo]:
+        return [p for p in self.report if p.status in ("failed", "missing")]
+
+
+def _names(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _short_error(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def _entry_points() -> list[Any]:
+    # importlib_metadata is imported here, not at module level: it is only needed when plugins load.
+    from importlib_metadata import entry_points
+
+    return list(entry_points(group=ENTRY_POINT_GROUP))
+
+
+def build(settings: Settings, environ: dict[str, str] | None = None, *,
+          builtins: dict[str, str] | None = None,
+          extra: list[tuple[str, ModuleType | object]] | None = None) -> PluginSet:
+    """Load and register every selected plugin and collect what each one provides.
+
+    :param extra: (name, plugin object) pairs registered after the entry points, for tests and embedders
+        of memtree.
+    """
+    from memtree_plugins import BUILTINS
+
+    env = os.environ if environ is None else environ
+    strict = env.get("MEMTREE_STRICT_PLUGINS", "") not in ("", "0", "false", "no")
+    disabled = set(_names(env.get("MEMTREE_DISABLE_PLUGINS")) or []) | set(settings.plugins.disable)
+    only = _names(env.get("MEMTREE_LOAD_PLUGINS"))
+    if only is None and settings.plugins.load:
+        only = list(settings.plugins.load)
+
+    pm = pluggy.PluginManager("memtree")
+    pm.add_hookspecs(hookspecs)
+    if env.get("MEMTREE_TRACE_PLUGINS"):
+        pm.trace.root.setwriter(sys.stderr.write)
+        pm.enable_tracing()
+
+    report: list[PluginInfo] = []
+    order: list[str] = []
+
+    def fail(info: PluginInfo, exc: BaseException | str) -> None:
+        info.status = "failed"
+        info.error = exc if isinstance(exc, str) else _short_error(exc)
+        if strict:
+            raise PluginLoadError(f"plugin {info.name!r} ({info.source}) failed: {info.error} "
+                                  f"[MEMTREE_STRICT_PLUGINS=1; unset it to skip broken plugins]")
+
+    def register(info: PluginInfo, load: Callable[[], object]) -> None:
+        report.append(info)
+        if info.name in disabled:
+            info.status = "disabled"
+            return
+        try:
+            plugin = load()
+            pm.register(plugin, name=info.name)
+        except Exception as exc:
+            fail(info, exc)
+            return
+        try:
+            pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            pm.unregister(name=info.name)
+            fail(info, f"unknown hook: {exc}")
+            return
+        info.status = "loaded"
+        order.append(info.name)
+
+    for name, module in (builtins if builtins is not None else BUILTINS).items():
+        register(PluginInfo(name, f"builtin:{module}", "pending"), lambda m=module: importlib.import_module(m))
+
+    seen_dists: dict[str, str] = {}
+    for ep in _entry_points():
+        dist = ep.dist.name if ep.dist else "?"
+        version = ep.dist.version if ep.dist else "?"
+        seen_dists[dist.lower()] = version
+        seen_dists.setdefault(ep.name.lower(), version)
+        info = PluginInfo(ep.name, f"entrypoint:{dist} {version}", "pending")
+        if dist in disabled:
+            disabled.add(ep.name)
+        if only is not None and ep.name not in only and dist not in only:
+            info.status = "not-selected"
+            report.append(info)
+            continue
+        register(info, ep.load)
+
+    for name, obj in extra or []:
+        register(PluginInfo(name, f"extra:{type(obj).__name__}", "pending"), lambda o=obj: o)
+
+    for name, spec in settings.plugins.require.items():
+        version = seen_dists.get(name.lower())
+        loaded = any(p.name == name and p.status == "loaded" for p in report)
+        if version is None and not loaded:
+            info = PluginInfo(name, "required", "missing")
+            report.append(info)
+            fail(info, f"required plugin {name!r} is not installed (pip install {name})")
+            info.status = "missing"
+            continue
+        if spec and version:
+            from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+            try:
+                ok = SpecifierSet(spec).contains(version, prereleases=True)
+            except InvalidSpecifier:
+                ok = False
+            if not ok:
+                info = PluginInfo(name, f"required {spec}", "missing")
+                report.append(info)
+                fail(info, f"plugin {name!r} {version} does not satisfy the required {spec!r} "
+                           f"(pip install '{name}{spec}')")
+                info.status = "missing"
+
+    registries: dict[str, Registry[Any]] = {kind: Registry(kind.rstrip("s").replace("_", " "))
+                                            for kind in REGISTRY_HOOKS}
+    by_name = {p.name: p for p in report}
+    for kind, hook_name in REGISTRY_HOOKS.items():
+        impls = {impl.plugin_name: impl for impl in getattr(pm.hook, hook_name).get_hookimpls()}
+        for plugin_name in order:
+            impl = impls.get(plugin_name)
+            info = by_name[plugin_name]
+            if impl is None or info.status != "loaded":
+                continue
+            reg = Register(registries[kind], plugin_name)
+            before = set(registries[kind].names())
+            try:
+                impl.function(register=reg)
+            except Exception as exc:
+                fail(info, exc)
+                _withdraw(registries, plugin_name)
+                pm.unregister(name=plugin_name)
+                continue
+            added = [n for n in registries[kind].names()
+                     if n not in before or registries[kind].entry(n).plugin == plugin_name]  # type: ignore[union-attr]
+            if added:
+                info.provides.setdefault(kind, []).extend(
+                    n for n in added if registries[kind].entry(n).plugin == plugin_name)  # type: ignore[union-attr]
+
+    counter = pm.hook.memtree_token_counter(settings=settings)
+    return PluginSet(pm, registries, report, counter)
+
+
+def _withdraw(registries: dict[str, Registry[Any]], plugin_name: str) -> None:
+    """Remove everything a plugin registered before it failed, so a half-registered plugin leaves nothing."""
+    for registry in registries.values():
+        for entry in registry.entries():
+            if entry.plugin == plugin_name:
+                registry.remove(entry.name, plugin_name)

@@ -1,0 +1,125 @@
+"""Project identity (spec §2) and where a project's files live under ``$MEMTREE_HOME``.
+
+project-hash = sha256(git_root + ":" + first_commit_sha)[:16], or sha256(absolute path)[:16] when the
+directory is not in a git repository, git is missing, or the repository has no commit yet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+# sun_path is 108 bytes on Linux and 104 on macOS; keep a margin for the NUL and the OS difference.
+MAX_SOCKET_PATH = 100
+
+
+def memtree_home(environ: dict[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    home = env.get("MEMTREE_HOME")
+    return Path(home).expanduser().absolute() if home else Path.home() / ".memtree"
+
+
+def _git(args: list[str], cwd: Path) -> str | None:
+    try:
+        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
+
+
+def sha16(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Identity:
+    hash: str
+    root: Path  # git root, or the absolute workspace path
+    git: bool
+    first_commit: str | None
+
+
+def identify(workspace: Path | str) -> Identity:
+    """Compute the project's identity exactly as spec §2 says."""
+    path = Path(workspace).expanduser().absolute()
+    top = _git(["rev-parse", "--show-toplevel"], path)
+    if top:
+        roots = _git(["rev-list", "--max-parents=0", "HEAD"], path)
+        if roots:
+            # A repository with merged histories has several roots; git lists the oldest last.
+            first = roots.splitlines()[-1].strip()
+            return Identity(sha16(f"{top}:{first}"), Path(top), True, first)
+    return Identity(sha16(str(path)), path, False, None)
+
+
+def root_alias(directory: Path | str) -> str:
+    """Key of a directory in ``$MEMTREE_HOME/roots``: what the capture hook can compute without git."""
+    return sha16(str(Path(directory).absolute()))
+
+
+@dataclass(frozen=True)
+class ProjectPaths:
+    """Every file memtree keeps for one project."""
+
+    home: Path
+    dir: Path
+
+    @classmethod
+    def for_hash(cls, home: Path, project_hash: str) -> ProjectPaths:
+        return cls(home, home / project_hash)
+
+    @property
+    def store(self) -> Path:
+        return self.dir / "store.db"
+
+    @property
+    def lock(self) -> Path:
+        return self.dir / "daemon.lock"
+
+    @property
+    def log(self) -> Path:
+        return self.dir / "daemon.log"
+
+    @property
+    def state(self) -> Path:
+        """JSON written by the running daemon: pid, version, sockets."""
+        return self.dir / "daemon.json"
+
+    @property
+    def bash_deny(self) -> Path:
+        return self.dir / "bash.deny"
+
+    def socket_path(self, name: str) -> Path:
+        """``<dir>/<name>.sock``, or a short fallback when that path is too long for a Unix socket.
+
+        Fallback: ``$XDG_RUNTIME_DIR/memtree/<hash>-<name>.sock`` (or ``/tmp/memtree-<uid>/...``), in a
+        0700 directory owned by the user.
+        """
+        wanted = self.dir / f"{name}.sock"
+        if len(os.fsencode(wanted)) <= MAX_SOCKET_PATH:
+            return wanted
+        runtime = os.environ.get("XDG_RUNTIME_DIR")
+        base = Path(runtime) / "memtree" if runtime else Path(f"/tmp/memtree-{os.getuid()}")
+        return base / f"{self.dir.name}-{name}.sock"
+
+    @property
+    def ingest_socket(self) -> Path:
+        return self.socket_path("ingest")
+
+    @property
+    def mcp_socket(self) -> Path:
+        return self.socket_path("mcp")
+
+    def ensure(self) -> None:
+        """Create the project directory 0700 (and the home), tightening modes left looser."""
+        for d in (self.home, self.dir):
+            d.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if d.stat().st_mode & 0o077:
+                d.chmod(0o700)
+        for sock in (self.ingest_socket, self.mcp_socket):
+            if sock.parent != self.dir:
+                sock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                sock.parent.chmod(0o700)

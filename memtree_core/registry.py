@@ -1,0 +1,105 @@
+"""A host-owned registry of named things (chunkers, tools, rules...) with an explicit conflict rule.
+
+Plugins never touch a registry directly: each register hook receives a :class:`Register` bound to the
+plugin that is calling it, so the host always knows who supplied what.  Two plugins registering the same
+name is an error naming both, unless the newcomer says ``replaces=True``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class RegistryConflict(Exception):
+    """Two plugins registered the same name and the newcomer did not declare ``replaces``."""
+
+
+@dataclass
+class Entry(Generic[T]):
+    name: str
+    item: T
+    plugin: str
+    replaced: str | None = None  # plugin whose entry this one replaced
+
+
+class Registry(Generic[T]):
+    """Items of one kind keyed by name, in registration order."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: dict[str, Entry[T]] = {}
+        self._removed: dict[str, str] = {}  # name -> plugin that removed it
+
+    def add(self, name: str, item: T, plugin: str, *, replaces: bool = False) -> None:
+        current = self._entries.get(name)
+        if current is not None and not replaces:
+            raise RegistryConflict(
+                f"{self.kind} {name!r} from plugin {plugin!r} clashes with the one from plugin "
+                f"{current.plugin!r}; register it with replaces=True to override it, or disable one "
+                f"of the two plugins (MEMTREE_DISABLE_PLUGINS)"
+            )
+        self._entries[name] = Entry(name, item, plugin, current.plugin if current else None)
+        self._removed.pop(name, None)
+
+    def remove(self, name: str, plugin: str) -> None:
+        if self._entries.pop(name, None) is not None:
+            self._removed[name] = plugin
+
+    def get(self, name: str) -> T | None:
+        entry = self._entries.get(name)
+        return entry.item if entry else None
+
+    def entry(self, name: str) -> Entry[T] | None:
+        return self._entries.get(name)
+
+    def __getitem__(self, name: str) -> T:
+        try:
+            return self._entries[name].item
+        except KeyError:
+            known = ", ".join(self._entries) or "none"
+            raise KeyError(f"no {self.kind} named {name!r} (registered: {known})") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[T]:
+        return (e.item for e in list(self._entries.values()))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    def entries(self) -> list[Entry[T]]:
+        return list(self._entries.values())
+
+    @property
+    def removed(self) -> dict[str, str]:
+        return dict(self._removed)
+
+
+class Register(Generic[T]):
+    """The callable a register hook receives; bound to one registry and one plugin.
+
+    ``register(item)`` adds ``item`` under ``item.name``; ``register(item, replaces=True)`` overrides an
+    earlier entry of the same name; ``register.remove(name)`` withdraws an entry (to disable a built-in).
+    """
+
+    def __init__(self, registry: Registry[T], plugin: str) -> None:
+        self._registry = registry
+        self.plugin = plugin
+
+    def __call__(self, item: T, *, name: str | None = None, replaces: bool = False) -> T:
+        key = name or getattr(item, "name", None)
+        if not key:
+            raise ValueError(f"{self._registry.kind} from plugin {self.plugin!r} has no name")
+        self._registry.add(key, item, self.plugin, replaces=replaces)
+        return item
+
+    def remove(self, name: str) -> None:
+        self._registry.remove(name, self.plugin)

@@ -1,0 +1,85 @@
+"""The store's schema (spec §3) and its forward migrations, tracked in ``PRAGMA user_version``.
+
+Each migration is a list of statements applied in one transaction; never edit a released one, add the
+next.  ``nodes_fts`` is an external-content FTS5 table kept in sync by triggers; pruned rows leave it.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[list[str]] = [
+    # 1: the spec's tables
+    [
+        """CREATE TABLE nodes (
+            id TEXT PRIMARY KEY,
+            parent_id TEXT,
+            kind TEXT NOT NULL,
+            source_uri TEXT,
+            content TEXT NOT NULL DEFAULT '',
+            content_hash TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'live', 'stale', 'superseded', 'pruned')),
+            mtime INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            truncated INTEGER NOT NULL DEFAULT 0,
+            original_bytes INTEGER NOT NULL DEFAULT 0,
+            metadata TEXT NOT NULL DEFAULT '{}'
+        )""",
+        "CREATE INDEX nodes_parent ON nodes(parent_id)",
+        "CREATE INDEX nodes_created_parent ON nodes(created_at, parent_id)",
+        "CREATE INDEX nodes_source_uri ON nodes(source_uri)",
+        "CREATE INDEX nodes_content_hash ON nodes(content_hash)",
+        "CREATE INDEX nodes_status_kind ON nodes(status, kind)",
+        """CREATE TABLE edges (
+            src_id TEXT NOT NULL,
+            dst_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (src_id, dst_id, kind)
+        ) WITHOUT ROWID""",
+        "CREATE INDEX edges_dst ON edges(dst_id, kind)",
+        """CREATE VIRTUAL TABLE nodes_fts USING fts5(
+            id UNINDEXED, content, content='nodes', content_rowid='rowid',
+            tokenize='unicode61 remove_diacritics 2')""",
+        """CREATE TRIGGER nodes_fts_insert AFTER INSERT ON nodes WHEN new.status != 'pruned' BEGIN
+            INSERT INTO nodes_fts(rowid, id, content) VALUES (new.rowid, new.id, new.content);
+        END""",
+        """CREATE TRIGGER nodes_fts_delete AFTER DELETE ON nodes WHEN old.status != 'pruned' BEGIN
+            INSERT INTO nodes_fts(nodes_fts, rowid, id, content) VALUES ('delete', old.rowid, old.id, old.content);
+        END""",
+        # Only a content change rewrites the index entry; a status change alone leaves it (cheap staleness).
+        """CREATE TRIGGER nodes_fts_update AFTER UPDATE OF content ON nodes
+            WHEN old.status != 'pruned' AND new.status != 'pruned' BEGIN
+            INSERT INTO nodes_fts(nodes_fts, rowid, id, content) VALUES ('delete', old.rowid, old.id, old.content);
+            INSERT INTO nodes_fts(rowid, id, content) VALUES (new.rowid, new.id, new.content);
+        END""",
+        """CREATE TRIGGER nodes_fts_prune AFTER UPDATE OF status ON nodes
+            WHEN new.status = 'pruned' AND old.status != 'pruned' BEGIN
+            INSERT INTO nodes_fts(nodes_fts, rowid, id, content) VALUES ('delete', old.rowid, old.id, old.content);
+        END""",
+        # Compact audit of every status change (the pruner trims it past the retention horizon).
+        """CREATE TABLE transitions (
+            seq INTEGER PRIMARY KEY,
+            node_id TEXT NOT NULL,
+            from_status TEXT,
+            to_status TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            at INTEGER NOT NULL
+        )""",
+        "CREATE INDEX transitions_node ON transitions(node_id)",
+        # Named counters for `memtree stats`: redaction hits per rule, drop reasons, pruner work...
+        "CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID",
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
+    ],
+]
+
+# Created only when sqlite-vec loads (spec §3); one row per embedded node.
+VEC_TABLE = """CREATE TABLE IF NOT EXISTS nodes_vec (
+    id TEXT PRIMARY KEY,
+    embedding BLOB NOT NULL,
+    embedding_model TEXT NOT NULL,
+    embedding_dim INTEGER NOT NULL,
+    embedded_at INTEGER NOT NULL
+)"""
+
+SCHEMA_VERSION = len(MIGRATIONS)

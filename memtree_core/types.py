@@ -1,0 +1,154 @@
+"""The shapes plugins provide.  Hookspecs say *when* a plugin is asked; these say *what* it hands back.
+
+Every item a register hook registers has a ``name``; the host keys its registries by it.
+Protocols are structural: a plugin needs no memtree base class, only these attributes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from memtree_core.app import App
+    from memtree_core.store import NodeRow
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One slice of a file: 1-based inclusive line range, its text and a short outline."""
+
+    start_line: int
+    end_line: int
+    text: str
+    kind: str = "window"  # module_header | function | class | method | section | window | ...
+    symbol: str | None = None  # qualified name of the symbol or heading, when there is one
+    outline: str = ""  # signatures / headings / first docstring line; never needs an API key
+
+
+@runtime_checkable
+class Chunker(Protocol):
+    """Splits a file into chunks.  The highest ``priority`` chunker whose ``matches`` is true wins."""
+
+    name: str
+    priority: int
+
+    def matches(self, path: str) -> bool: ...
+
+    def chunk(self, path: str, text: str) -> list[Chunk]: ...
+
+
+@runtime_checkable
+class Filter(Protocol):
+    """Triage of a pending capture: return a short drop reason, or None to keep it."""
+
+    name: str
+
+    def check(self, node: NodeRow, app: App) -> str | None: ...
+
+
+@runtime_checkable
+class RedactionRule(Protocol):
+    """Replaces secrets in text with ``[REDACTED:<tag>]``; returns the new text and the hit count."""
+
+    name: str
+
+    def redact(self, text: str) -> tuple[str, int]: ...
+
+
+WalkerTrigger = Literal["event", "idle", "interval"]
+
+
+@runtime_checkable
+class Walker(Protocol):
+    """A background routine run by the daemon's coordinator (and by ``memtree walk``).
+
+    ``trigger`` says when it is due: ``event`` (work is waiting, e.g. pending nodes), ``idle`` (no
+    capture for ``interval_s()`` seconds) or ``interval`` (every ``interval_s()`` seconds).
+    ``run`` does a bounded amount of work and returns counters for ``memtree stats``.
+    """
+
+    name: str
+    trigger: WalkerTrigger
+
+    def interval_s(self, app: App) -> float: ...
+
+    def has_work(self, app: App) -> bool: ...
+
+    def run(self, app: App) -> dict[str, int]: ...
+
+
+@dataclass
+class ToolSpec:
+    """An MCP tool.  ``build(app)`` returns the function the MCP server exposes (its signature and
+    type hints become the tool's input schema; its return annotation, a pydantic model, the output)."""
+
+    name: str
+    build: Callable[[App], Callable[..., Any]]
+    description: str = ""
+    title: str | None = None
+    read_only: bool = False
+    destructive: bool = False
+    open_world: bool = False
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors.  ``available`` says whether it can run here, and if not, why."""
+
+    name: str
+    model: str
+    dim: int
+
+    def available(self) -> tuple[bool, str]: ...
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    """Writes the text of a ``summary`` node for a subtree."""
+
+    name: str
+
+    def available(self) -> tuple[bool, str]: ...
+
+    def summarize(self, nodes: Sequence[NodeRow], app: App) -> str: ...
+
+
+@dataclass
+class RankedHit:
+    node_id: str
+    score: float
+    sources: dict[str, float] = field(default_factory=dict)  # per-retriever rank or score
+
+
+@runtime_checkable
+class Ranker(Protocol):
+    """Fuses ranked lists from several retrievers (keyword, semantic) into one."""
+
+    name: str
+
+    def fuse(self, lists: dict[str, list[tuple[str, float]]], limit: int) -> list[RankedHit]: ...
+
+
+@runtime_checkable
+class Selector(Protocol):
+    """Picks what to keep of a long tool output when it is cut to a budget (errors, failing tests...)."""
+
+    name: str
+    priority: int
+
+    def matches(self, tool: str, command: str) -> bool: ...
+
+    def select(self, text: str, budget_tokens: int, count: Callable[[str], int]) -> str: ...
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts tokens the way budgets are enforced; must never under-count badly."""
+
+    name: str
+
+    def count(self, text: str) -> int: ...
