@@ -11,6 +11,7 @@ BUILTINS: dict[str, str] = {
     "redaction": "memtree_plugins.redaction",
     "filters": "memtree_plugins.filters",
     "walkers": "memtree_plugins.walkers",
+    "semantic": "memtree_plugins.semantic",
     "wrappers": "memtree_plugins.wrappers",
     "retrieval": "memtree_plugins.retrieval",
     "selectors": "memtree_plugins.selectors",
