@@ -16,7 +16,7 @@ def run(args: Any) -> int:
     report = [p.as_dict() for p in app.plugins.report]
     if args.json:
         print_json(report)
-        return 0
+        return 1 if app.plugins.failures else 0
     width = max((len(p["name"]) for p in report), default=4)
     for p in report:
         line = f"{p['name']:<{width}}  {p['status']:<12}  {p['source']}"
