@@ -1,0 +1,58 @@
+"""Project identity exactly as spec §2, and the paths memtree keeps per project."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from conftest import git
+
+from memtree_core.project import ProjectPaths, identify
+
+
+def spec_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def test_git_repo_hash_is_root_plus_first_commit(git_project: Path) -> None:
+    top = git(git_project, "rev-parse", "--show-toplevel").strip()
+    first = git(git_project, "rev-list", "--max-parents=0", "HEAD").strip()
+    sub = git_project / "pkg"
+    sub.mkdir()
+    (sub / "x.py").write_text("x = 1\n")
+    git(git_project, "add", ".")
+    git(git_project, "commit", "-qm", "second")
+    for where in (git_project, sub):
+        ident = identify(where)
+        assert ident.hash == spec_hash(f"{top}:{first}")
+        assert ident.git and ident.root == Path(top) and ident.first_commit == first
+
+
+def test_non_git_dir_hashes_its_absolute_path(project: Path) -> None:
+    ident = identify(project)
+    assert ident.hash == spec_hash(str(project.absolute()))
+    assert not ident.git and ident.root == project
+
+
+def test_repo_without_commits_falls_back_to_path(project: Path) -> None:
+    git(project, "init", "-q")
+    assert identify(project).hash == spec_hash(str(project.absolute()))
+
+
+def test_missing_git_binary_falls_back(project: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert identify(project).hash == spec_hash(str(project.absolute()))
+
+
+def test_paths_modes_and_socket_fallback(tmp_path: Path) -> None:
+    paths = ProjectPaths.for_hash(tmp_path / "home", "0123456789abcdef")
+    paths.ensure()
+    assert (paths.dir.stat().st_mode & 0o777) == 0o700
+    assert paths.store == paths.dir / "store.db"
+    assert paths.ingest_socket == paths.dir / "ingest.sock"
+    deep = ProjectPaths.for_hash(tmp_path / ("d" * 120), "0123456789abcdef")
+    sock = deep.ingest_socket
+    assert len(os.fsencode(sock)) <= 100 and sock.name == "0123456789abcdef-ingest.sock"
+    deep.ensure()
+    assert (sock.parent.stat().st_mode & 0o777) == 0o700
