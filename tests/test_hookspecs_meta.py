@@ -52,3 +52,12 @@ def test_builtins_implement_the_hook_as_plugins(name: str) -> None:
     plugins = build(Settings(), {"MEMTREE_LOAD_PLUGINS": ""})
     impls = getattr(plugins.pm.hook, name).get_hookimpls()
     assert any(not i.plugin_name.startswith("extra") for i in impls), f"no built-in implements {name}"
+
+
+def test_readme_hook_reference_is_generated_from_the_docstrings() -> None:
+    from memtree_core.hookdoc import render
+
+    readme = (REPO / "README.md").read_text()
+    begin = readme.index("<!-- hookspecs:begin")
+    section = readme[readme.index("\n", begin) + 1:readme.index("<!-- hookspecs:end -->")]
+    assert section == render(), "run: python -m memtree_core.hookdoc, and paste it into README.md"
