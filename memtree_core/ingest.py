@@ -1,37 +1,419 @@
-"""The ingest socket (placeholder until the capture work lands: binds and drops)."""
+"""The ingest socket: Claude Code hook payloads in, redacted ``pending`` nodes out (spec §7, DESIGN.md §6–§7).
+
+Where the socket is
+    ``$MEMTREE_HOME/<project-hash>/ingest.sock`` (``ProjectPaths.ingest_socket``).  When that path is longer than
+    a Unix socket path may be (sun_path: 108 bytes on Linux, 104 on macOS) it falls back to
+    ``$XDG_RUNTIME_DIR/memtree/<hash>-ingest.sock`` or ``/tmp/memtree-<uid>/<hash>-ingest.sock``, in a 0700
+    directory.  The socket is created under umask 0o177, so it is 0600 from its first instant.
+
+How the hook finds it without git
+    The project hash needs git (first commit), which the hook cannot afford on every tool call.  So ``bind``
+    (and ``serve`` again, in case the caller did not pass the root) registers the project root as a symlink
+
+        $MEMTREE_HOME/roots/<absolute root>/.ingest.sock  ->  <the real socket>
+
+    — a mirror of the root's path under ``roots/`` (its physical path too, when it differs).  The hook walks up
+    from ``CLAUDE_PROJECT_DIR`` testing ``roots$dir/.ingest.sock`` with shell builtins only (no hashing, no
+    fork), ``cd``s into that directory and connects to the relative name, so neither the mirror's length nor
+    the home's length can hit the socket path limit.  The links outlive the daemon on purpose: a later daemon
+    binds the same path, and a link to a dead socket is how the hook knows "memtree is used here, no daemon
+    runs" (a counted drop) as opposed to "not a memtree project" (also a drop; different reason).
+
+Protocol
+    One connection per capture: the client sends the raw Claude Code payload (one JSON document) and shuts
+    down its write side; the server validates, applies ``capture.bash`` and the command denylist, redacts
+    (content and metadata) BEFORE anything is written, inserts the ``pending`` node(s), commits, and only then
+    answers one line: ``{"ok":true,"ids":[...]}`` or ``{"ok":false,"reason":"..."}``.  An ack therefore means
+    "committed" (WAL; survives SIGKILL of the daemon).
+
+Faults
+    A connection may send at most :data:`MAX_PAYLOAD_BYTES` within :data:`READ_DEADLINE_S`; more is refused
+    (``oversized``/``timeout``) without reading on.  Content bigger than ``capture.maxBytes`` is not refused:
+    the store cuts it and marks ``truncated``/``original_bytes``.  Malformed JSON, binary and non-UTF-8 input
+    are dropped.  Every drop bumps ``capture:dropped:<reason>`` and logs one line without content.  Each
+    connection runs on its own thread (at most :data:`MAX_CONNECTIONS`), so a slow client stalls nobody.
+    Only the socket's owner may connect: 0600 plus a ``SO_PEERCRED`` uid check where the OS offers it.
+
+Idle tracking
+    :func:`last_activity` returns the ``time.monotonic()`` of the latest accepted connection in this process
+    (the daemon's idle timeout reads it).
+
+``bind`` is stdlib-only and cheap: the daemon calls it before its heavy imports so no capture is lost at boot.
+"""
 
 from __future__ import annotations
 
+import errno
+import json
+import logging
 import os
 import socket
+import struct
 import threading
+import time
+from pathlib import Path
 from typing import Any
 
 from memtree_core.project import ProjectPaths
 
+log = logging.getLogger("memtree.ingest")
 
-def bind(paths: ProjectPaths) -> socket.socket:
-    """Bind and listen on the project's ingest socket (0600). The caller holds the daemon lock."""
+MAX_PAYLOAD_BYTES = 32 * 1024 * 1024  # a Read of a huge file or a long Bash log; beyond this is not a capture
+READ_DEADLINE_S = 30.0  # whole-payload deadline per connection
+RECV_TIMEOUT_S = 5.0  # silence allowed between two reads
+MAX_CONNECTIONS = 32  # concurrent handler threads; more get {"ok":false,"reason":"busy"}
+ROOT_LINK_NAME = ".ingest.sock"
+SENDER_FILE = "hook-sender"  # which sender the hook should run: "nc <path>" or "python <path>"
+DROP_LOG = "hook-drops.log"  # written by the hook when it cannot deliver
+
+_last_activity = time.monotonic()
+
+
+def last_activity() -> float:
+    """``time.monotonic()`` of the latest connection this process accepted (import time before any)."""
+    return _last_activity
+
+
+def _touch() -> None:
+    global _last_activity
+    _last_activity = time.monotonic()
+
+
+# -- where things are ---------------------------------------------------------------------------------------
+def roots_dir(home: Path) -> Path:
+    return home / "roots"
+
+
+def root_link(home: Path, root: Path | str) -> Path:
+    """The symlink the hook looks for: ``$MEMTREE_HOME/roots/<absolute root>/.ingest.sock``."""
+    rel = os.path.abspath(root).lstrip("/")
+    return roots_dir(home) / rel / ROOT_LINK_NAME
+
+
+def register_root(paths: ProjectPaths, root: Path | str) -> None:
+    """Point the hook at this project's socket from ``root`` (and its physical path, if different)."""
+    target = str(paths.ingest_socket)
+    for form in dict.fromkeys((os.path.abspath(root), os.path.realpath(root))):
+        link = root_link(paths.home, form)
+        try:
+            if os.readlink(link) == target:
+                continue
+        except OSError:
+            pass
+        try:
+            link.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            tmp = link.with_name(f"{ROOT_LINK_NAME}.{os.getpid()}.tmp")
+            tmp.unlink(missing_ok=True)
+            os.symlink(target, tmp)
+            os.replace(tmp, link)  # atomic: a hook never sees a half-made link
+        except OSError as exc:
+            log.warning("cannot register %s for the capture hook (%s); captures there will be dropped", form, exc)
+
+
+# -- binding --------------------------------------------------------------------------------------------------
+def bind(paths: ProjectPaths, root: Path | str | None = None) -> socket.socket:
+    """Bind and listen on the project's ingest socket (0600). The caller holds the daemon lock.
+
+    ``root``: the project root, registered for the hook (see module doc); ``serve`` registers
+    ``app.identity.root`` too, so passing it here only matters for captures sent during boot.
+    """
+    paths.ensure()
     path = paths.ingest_socket
-    path.unlink(missing_ok=True)
+    path.unlink(missing_ok=True)  # only the lock holder gets here, so whatever is there is stale
     old = os.umask(0o177)
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.bind(str(path))
+        try:
+            sock.bind(str(path))
+        except OSError:
+            sock.close()
+            raise
     finally:
         os.umask(old)
+    os.chmod(path, 0o600)
     sock.listen(128)
+    if root is not None:
+        register_root(paths, root)
     return sock
 
 
-def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
-    """Accept captures until ``stop`` is set (blocking; the daemon runs it in a thread)."""
-    sock.settimeout(0.5)
-    while not stop.is_set():
+# -- the sender file the hook reads ---------------------------------------------------------------------------
+def _nc_with_unix_and_eof(path: str) -> bool:
+    """OpenBSD-style nc: ``-U`` (Unix sockets) and ``-N`` (shut down the write side at EOF, so we see the end)."""
+    import subprocess
+
+    try:
+        out = subprocess.run([path, "-h"], capture_output=True, text=True, timeout=2)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    text = out.stdout + out.stderr
+    return "-U" in text and "-N" in text
+
+
+def choose_sender(environ: dict[str, str] | None = None) -> tuple[str, str]:
+    """The cheapest working sender for the hook: ``("nc", path)`` or ``("python", path)``."""
+    import shutil
+    import sys
+
+    env = os.environ if environ is None else environ
+    forced = env.get("MEMTREE_HOOK_SENDER", "")
+    nc = shutil.which("nc")
+    if forced != "python" and nc and _nc_with_unix_and_eof(os.path.realpath(nc)):
+        return "nc", os.path.realpath(nc)
+    # The daemon's own interpreter, resolved past venv and pyenv shims (a shim costs ~90 ms per call).
+    return "python", os.path.realpath(sys.executable)
+
+
+def write_sender_file(home: Path, environ: dict[str, str] | None = None) -> tuple[str, str]:
+    kind, path = choose_sender(environ)
+    dest = home / SENDER_FILE
+    tmp = home / f"{SENDER_FILE}.{os.getpid()}.tmp"
+    try:
+        tmp.write_text(f"{kind} {path}\n")
+        os.replace(tmp, dest)
+    except OSError as exc:
+        log.warning("cannot write %s (%s); the hook falls back to python3 on PATH", dest, exc)
+    return kind, path
+
+
+# -- the hook's drop log --------------------------------------------------------------------------------------
+def drop_counts(home: Path) -> dict[str, int]:
+    """Captures the hook could not deliver, per reason (from ``hook-drops.log`` and its one rotation)."""
+    counts: dict[str, int] = {}
+    for name in (f"{DROP_LOG}.1", DROP_LOG):
         try:
-            conn, _ = sock.accept()
-        except TimeoutError:
-            continue
+            lines = (home / name).read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
-            return
-        conn.close()
+            continue
+        for line in lines:
+            parts = line.split(" ", 2)
+            if len(parts) >= 2:
+                counts[parts[1]] = counts.get(parts[1], 0) + 1
+    return counts
+
+
+# -- serving --------------------------------------------------------------------------------------------------
+class Refused(Exception):
+    """A capture that is dropped; ``reason`` is short and stable (it names a counter)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def peer_uid(conn: socket.socket) -> int | None:
+    so_peercred = getattr(socket, "SO_PEERCRED", None)
+    if so_peercred is None:
+        return None  # macOS/BSD: the 0600 socket in a 0700 directory is the guard
+    try:
+        _pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, so_peercred, struct.calcsize("3i")))
+    except OSError:
+        return None
+    return uid
+
+
+def read_payload(conn: socket.socket, limit: int = MAX_PAYLOAD_BYTES, deadline_s: float = READ_DEADLINE_S) -> bytes:
+    """Everything the client sends until it shuts down its write side, within the size and time bounds."""
+    conn.settimeout(RECV_TIMEOUT_S)
+    end = time.monotonic() + deadline_s
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        if time.monotonic() > end:
+            raise Refused("timeout")
+        try:
+            chunk = conn.recv(1 << 20)
+        except TimeoutError:
+            raise Refused("timeout") from None
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > limit:
+            raise Refused("oversized")
+        chunks.append(chunk)
+
+
+def decode_payload(raw: bytes) -> dict[str, Any]:
+    if not raw.strip():
+        raise Refused("empty-payload")
+    if b"\x00" in raw:
+        raise Refused("binary")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Refused("not-utf8") from None
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise Refused("malformed-json") from None
+    if not isinstance(value, dict):
+        raise Refused("not-an-object")
+    return value
+
+
+def _clean(text: str) -> str:
+    """Lone surrogates (legal in JSON escapes, illegal in UTF-8) would make SQLite refuse the row."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
+class IngestServer:
+    """Turns one connection into committed ``pending`` nodes (or a counted drop)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.uid = os.getuid()
+
+    def handle(self, conn: socket.socket) -> dict[str, Any]:
+        """Serve one connection fully; return the ack it sent."""
+        started = time.monotonic()
+        tool = "?"
+        size = 0
+        try:
+            uid = peer_uid(conn)
+            if uid is not None and uid != self.uid:
+                raise Refused("peer-uid")
+            raw = read_payload(conn)
+            size = len(raw)
+            payload = decode_payload(raw)
+            tool = payload.get("tool_name") if payload.get("tool_name") in ("Read", "Grep", "Bash") else "?"
+            ids = self.ingest(payload)
+            ack: dict[str, Any] = {"ok": True, "ids": ids}
+        except Refused as exc:
+            self._count_drop(exc.reason, tool, size)
+            ack = {"ok": False, "reason": exc.reason}
+        except Exception as exc:  # the store or a plugin failed: drop this one, keep serving
+            log.exception("capture failed (tool=%s, %d bytes)", tool, size)
+            self._count_drop(f"error:{type(exc).__name__}", tool, size)
+            ack = {"ok": False, "reason": "error"}
+        try:
+            conn.sendall((json.dumps(ack) + "\n").encode())
+        except OSError:
+            pass  # the client gave up; the capture (if any) is committed either way
+        log.debug("capture %s tool=%s bytes=%d in %.1f ms", "ok" if ack["ok"] else ack["reason"], tool, size,
+                  (time.monotonic() - started) * 1000)
+        return ack
+
+    def _count_drop(self, reason: str, tool: str, size: int) -> None:
+        log.info("capture dropped: %s (tool=%s, %d bytes)", reason, tool, size)
+        try:
+            self.app.store.bump(f"capture:dropped:{reason}")
+        except Exception:
+            log.exception("cannot count a dropped capture")
+
+    def ingest(self, payload: dict[str, Any]) -> list[str]:
+        from memtree_core.denylist import command_denied
+        from memtree_core.payloads import Capture, bash_command, to_captures
+
+        app = self.app
+        settings = app.settings.capture
+        if payload.get("tool_name") == "Bash":
+            if not settings.bash:
+                raise Refused("bash-disabled")
+            command = bash_command(payload)
+            if command:
+                why = command_denied(command, app.paths.bash_deny)
+                if why:
+                    raise Refused("denied:" + why.split(":", 1)[0])
+        result = to_captures(payload, max_bytes=settings.max_bytes)
+        if not isinstance(result, list):
+            raise Refused(result.reason)
+        hits: dict[str, int] = {}
+        clean: list[Capture] = []
+        for cap in result:
+            content = self._redact(_clean(cap.content), hits)
+            if "\x00" in content:
+                raise Refused("binary-content")
+            meta = {k: self._redact(_clean(v), hits) if isinstance(v, str) else v for k, v in cap.metadata.items()}
+            clean.append(Capture(cap.kind, content, cap.source_uri and _clean(cap.source_uri), cap.mtime, meta,
+                                 cap.original_bytes))
+        store = app.store
+        ids: list[str] = []
+        with store.tx():
+            for cap in clean:
+                node = store.insert_node(cap.kind, cap.content, source_uri=cap.source_uri, status_="pending",
+                                         mtime=cap.mtime, metadata=cap.metadata)
+                if cap.original_bytes and cap.original_bytes > node.original_bytes:
+                    # The text came cut from a persisted output file: keep the real size and the mark.
+                    store.conn.execute("UPDATE nodes SET truncated = 1, original_bytes = ? WHERE id = ?",
+                                       (cap.original_bytes, node.id))
+                ids.append(node.id)
+            for rule, n in hits.items():
+                store.bump(f"redaction:{rule}", n)
+            store.bump(f"capture:accepted:{payload.get('tool_name')}", len(ids))
+        return ids
+
+    def _redact(self, text: str, hits: dict[str, int]) -> str:
+        text, found = self.app.redact(text)
+        for rule, n in found.items():
+            hits[rule] = hits.get(rule, 0) + n
+        return text
+
+
+def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
+    """Accept captures until ``stop`` is set (blocking; the daemon runs it in a thread).
+
+    On return the listening socket is closed and its path removed (if it is still ours); captures in flight
+    are given :data:`READ_DEADLINE_S` to finish, so none that was acked or about to be is cut off.
+    """
+    try:
+        bound_path = sock.getsockname()
+        bound_ino = os.stat(bound_path).st_ino if bound_path else None
+    except OSError:
+        bound_path, bound_ino = None, None
+    try:
+        register_root(app.paths, app.identity.root)
+        write_sender_file(app.paths.home, app.environ)
+    except Exception:
+        log.exception("cannot register the project for the capture hook")
+    server = IngestServer(app)
+    slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+    workers: set[threading.Thread] = set()
+    sock.settimeout(0.25)
+
+    def run(conn: socket.socket) -> None:
+        try:
+            server.handle(conn)
+        finally:
+            conn.close()
+            slots.release()
+            workers.discard(threading.current_thread())
+
+    try:
+        while not stop.is_set():
+            try:
+                conn, _ = sock.accept()
+            except TimeoutError:
+                continue
+            except OSError as exc:
+                if exc.errno in (errno.EINTR, errno.ECONNABORTED, errno.EMFILE, errno.ENFILE):
+                    time.sleep(0.05)
+                    continue
+                return  # the socket was closed under us: the daemon is stopping
+            _touch()
+            conn.setblocking(True)
+            if not slots.acquire(blocking=False):
+                server._count_drop("busy", "?", 0)
+                try:
+                    conn.sendall(b'{"ok":false,"reason":"busy"}\n')
+                except OSError:
+                    pass
+                conn.close()
+                continue
+            worker = threading.Thread(target=run, args=(conn,), name="memtree-ingest-conn", daemon=True)
+            workers.add(worker)
+            worker.start()
+    finally:
+        sock.close()
+        end = time.monotonic() + READ_DEADLINE_S
+        for worker in list(workers):
+            worker.join(max(0.0, end - time.monotonic()))
+        if bound_path and bound_ino is not None:
+            try:
+                if os.stat(bound_path).st_ino == bound_ino:
+                    os.unlink(bound_path)
+            except OSError:
+                pass

@@ -1,0 +1,260 @@
+"""Claude Code hook payload -> the node(s) memtree stores (spec §7, DESIGN.md §2).
+
+Pure translation: no store, no redaction, no denylist (the ingest server applies those). The only I/O is a
+``stat`` of a Read file (its mtime keys staleness) and reading a Bash ``persistedOutputPath`` (Claude Code cut
+stdout and saved the whole of it there); both go through :class:`Files` so tests can point them anywhere.
+
+Every payload gives either a list of :class:`Capture` or a :class:`Dropped` with a short, stable reason
+(it becomes the counter ``capture:dropped:<reason>``). Nothing here raises on a strange payload: unknown tools,
+unknown shapes and wrong types are drops, unknown extra fields are ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from typing import Any
+
+EVENTS = ("PostToolUse", "PostToolUseFailure")
+TOOLS = ("Read", "Grep", "Bash")
+
+
+@dataclass
+class Capture:
+    kind: str  # a store node kind: file_chunk or tool_output
+    content: str
+    source_uri: str | None = None
+    mtime: int = 0  # ms; the source file's mtime when the capture is a piece of a file
+    metadata: dict[str, Any] = field(default_factory=dict)
+    # A cut-down text (read from a persisted output file) that the store must mark truncated.
+    original_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class Dropped:
+    reason: str
+
+
+class Files:
+    """The file system as payload translation sees it (two calls; swap for tests)."""
+
+    def mtime_ms(self, path: str) -> int:
+        try:
+            return os.stat(path).st_mtime_ns // 1_000_000
+        except (OSError, ValueError):
+            return 0
+
+    def read_prefix(self, path: str, limit: int) -> tuple[str, int] | None:
+        """Up to ``limit`` bytes of a regular file as text, and the file's full size; None if unreadable."""
+        try:
+            # O_NONBLOCK: a FIFO planted at that path must not hang the server on open.
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except (OSError, ValueError):
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                raw = fh.read(limit)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        if b"\x00" in raw:
+            return None
+        return raw.decode("utf-8", "replace"), st.st_size
+
+
+def file_uri(path: str, start: int | None = None, end: int | None = None) -> str:
+    """``file:///abs/path#La-b``. Only ``%`` and ``#`` are escaped, so a plain path reads back as itself."""
+    text = "file://" + path.replace("%", "%25").replace("#", "%23")
+    if start is not None and end is not None:
+        text += f"#L{start}-{end}"
+    return text
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def common_metadata(payload: dict[str, Any]) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "tool": payload.get("tool_name"),
+        "hook_event": payload.get("hook_event_name"),
+    }
+    for key in ("tool_use_id", "session_id", "cwd"):
+        if _str(payload.get(key)):
+            meta[key] = payload[key]
+    duration = payload.get("duration_ms")
+    if isinstance(duration, (int, float)) and not isinstance(duration, bool):
+        meta["duration_ms"] = duration
+    return meta
+
+
+def bash_command(payload: dict[str, Any]) -> str | None:
+    """The command of a Bash payload (for the denylist), or None."""
+    return _str(_dict(payload.get("tool_input")).get("command"))
+
+
+def to_captures(payload: Any, *, max_bytes: int, files: Files | None = None) -> list[Capture] | Dropped:
+    """Translate one hook payload; never raises."""
+    try:
+        return _translate(payload, max_bytes, files or Files())
+    except Exception as exc:  # a shape nobody foresaw must cost one capture, never the server
+        return Dropped(f"bad-shape:{type(exc).__name__}")
+
+
+def _translate(payload: Any, max_bytes: int, files: Files) -> list[Capture] | Dropped:
+    if not isinstance(payload, dict):
+        return Dropped("not-an-object")
+    event = payload.get("hook_event_name")
+    tool = payload.get("tool_name")
+    if event not in EVENTS:
+        return Dropped("unknown-event")
+    if tool not in TOOLS:
+        return Dropped("unknown-tool")
+    meta = common_metadata(payload)
+    tool_input = _dict(payload.get("tool_input"))
+    meta.update(_input_metadata(tool, tool_input))
+    if event == "PostToolUseFailure":
+        return _failure(payload, meta)
+    response = payload.get("tool_response")
+    if tool == "Read":
+        return _read(response, tool_input, meta, files)
+    if tool == "Grep":
+        return _grep(response, meta)
+    return _bash(response, meta, max_bytes, files)
+
+
+def _input_metadata(tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    keys = {
+        "Read": ("file_path", "offset", "limit", "pages"),
+        "Grep": ("pattern", "path", "glob", "type", "output_mode", "-i", "-n", "-A", "-B", "-C",
+                 "head_limit", "multiline"),
+        "Bash": ("command", "description", "timeout", "run_in_background"),
+    }[tool]
+    out = {}
+    for key in keys:
+        value = tool_input.get(key)
+        if isinstance(value, (str, int, float, bool)):
+            out[key] = value
+    return out
+
+
+def _failure(payload: dict[str, Any], meta: dict[str, Any]) -> list[Capture] | Dropped:
+    error = _str(payload.get("error"))
+    if not error:
+        return Dropped("empty")
+    meta["failure"] = True
+    meta["is_interrupt"] = bool(payload.get("is_interrupt"))
+    return [Capture("tool_output", error, metadata=meta)]
+
+
+def _read(response: Any, tool_input: dict[str, Any], meta: dict[str, Any],
+          files: Files) -> list[Capture] | Dropped:
+    response = _dict(response)
+    kind = _str(response.get("type")) or "text"
+    file = _dict(response.get("file"))
+    path = _str(file.get("filePath")) or _str(tool_input.get("file_path"))
+    meta["read_type"] = kind
+    if kind == "notebook":
+        return _notebook(file, path, meta, files)
+    content = _str(file.get("content"))
+    if content is None:
+        # image, pdf, parts (rendered pages): base64 or page images, no text to index.
+        return Dropped(f"binary:{kind}")
+    if not content:
+        return Dropped("empty")
+    if not path:
+        return Dropped("read-without-path")
+    start = _int(file.get("startLine")) or 1
+    num = _int(file.get("numLines"))
+    if num is None:
+        num = content.count("\n") + (0 if content.endswith("\n") else 1)
+    total = _int(file.get("totalLines"))
+    if total is not None:
+        meta["totalLines"] = total
+    meta["startLine"] = start
+    meta["numLines"] = num
+    meta["file_path"] = path
+    end = start + max(num, 1) - 1
+    return [Capture("file_chunk", content, file_uri(path, start, end), files.mtime_ms(path), meta)]
+
+
+def _cell_text(cell: dict[str, Any]) -> str:
+    source = cell.get("source")
+    if isinstance(source, list):
+        return "".join(s for s in source if isinstance(s, str))
+    return source if isinstance(source, str) else ""
+
+
+def _notebook(file: dict[str, Any], path: str | None, meta: dict[str, Any], files: Files) -> list[Capture] | Dropped:
+    cells = file.get("cells")
+    if not isinstance(cells, list) or not path:
+        return Dropped("binary:notebook")
+    parts = []
+    for i, cell in enumerate(c for c in cells if isinstance(c, dict)):
+        text = _cell_text(cell)
+        if text.strip():
+            parts.append(f"# %% [{cell.get('cellType') or cell.get('cell_type') or 'cell'} {i}]\n{text}")
+    if not parts:
+        return Dropped("empty")
+    meta["cells"] = len(cells)
+    meta["file_path"] = path
+    return [Capture("file_chunk", "\n\n".join(parts), file_uri(path), files.mtime_ms(path), meta)]
+
+
+def _grep(response: Any, meta: dict[str, Any]) -> list[Capture] | Dropped:
+    response = _dict(response)
+    mode = _str(response.get("mode")) or _str(meta.get("output_mode")) or "files_with_matches"
+    meta["mode"] = mode
+    for key in ("numFiles", "numLines", "numMatches"):
+        if _int(response.get(key)) is not None:
+            meta[key] = response[key]
+    content = _str(response.get("content"))
+    if not content:
+        names = response.get("filenames")
+        if isinstance(names, list):
+            content = "\n".join(n for n in names if isinstance(n, str))
+    if not content:
+        return Dropped("empty")
+    return [Capture("tool_output", content, metadata=meta)]
+
+
+def _bash(response: Any, meta: dict[str, Any], max_bytes: int, files: Files) -> list[Capture] | Dropped:
+    response = _dict(response)
+    if response.get("isImage"):
+        return Dropped("binary:image")
+    stdout = _str(response.get("stdout")) or ""
+    stderr = _str(response.get("stderr")) or ""
+    meta["interrupted"] = bool(response.get("interrupted"))
+    original: int | None = None
+    persisted = _str(response.get("persistedOutputPath"))
+    if persisted:
+        meta["persistedOutputPath"] = persisted
+        # Read one byte past the cap, so the store still sees (and marks) a cut.
+        got = files.read_prefix(persisted, max_bytes + 1)
+        if got is not None:
+            stdout, size = got
+            if size > len(stdout.encode("utf-8")):
+                original = size + len(stderr.encode("utf-8"))
+        else:
+            meta["persisted_unreadable"] = True
+    if stderr:
+        meta["has_stderr"] = True
+    text = stdout
+    if stderr:
+        text = f"{stdout}{'' if not stdout or stdout.endswith(chr(10)) else chr(10)}[stderr]\n{stderr}"
+    if not text.strip():
+        return Dropped("empty")
+    return [Capture("tool_output", text, metadata=meta, original_bytes=original)]

@@ -1,0 +1,164 @@
+"""memtree capture sender, run by ./capture as `python3 -I -S send.py [--here DIR]`.
+
+Builtin modules only (posix, _socket, sys, time): with -I -S nothing else is imported, which keeps this at
+the cost of a bare interpreter start (see the header of ./capture for the measurements).
+
+--here DIR: the current directory holds the project's `.ingest.sock` link (./capture found it); DIR is the
+project dir, named in the drop log.  Without it the payload is buffered and its `cwd` decides the project.
+Exits 0 on every path and never prints: a capture that cannot be delivered is one line in the drop log.
+"""
+
+import _socket
+import posix
+import sys
+import time
+
+CHUNK = 1 << 18
+ACK_TIMEOUT_S = 5.0
+LOG_CAP = 65536
+
+
+def env(name):
+    value = posix.environ.get(name.encode())
+    return value.decode("utf-8", "surrogateescape") if value else ""
+
+
+def home():
+    h = env("MEMTREE_HOME")
+    if h.startswith("~/"):
+        h = env("HOME") + h[1:]
+    return h or env("HOME") + "/.memtree"
+
+
+def drop(reason, project):
+    """One line per undelivered capture (never its content); the file is rotated past LOG_CAP."""
+    h = home()
+    try:
+        posix.mkdir(h, 0o700)
+    except OSError:
+        pass
+    path = h + "/hook-drops.log"
+    try:
+        if posix.stat(path).st_size > LOG_CAP:
+            posix.replace(path, path + ".1")
+    except OSError:
+        pass
+    line = f"{int(time.time())} {reason} {project.replace(chr(10), ' ')}\n"
+    try:
+        fd = posix.open(path, posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, 0o600)
+        try:
+            posix.write(fd, line.encode("utf-8", "surrogateescape"))
+        finally:
+            posix.close(fd)
+    except OSError:
+        pass
+
+
+def is_link(path):
+    try:
+        posix.readlink(path)
+        return True
+    except OSError:
+        return False
+
+
+def find_root(start):
+    """Walk up from `start` to the nearest registered project root; chdir there.  True when found."""
+    base = home() + "/roots"
+    d = start.rstrip("/")
+    while True:
+        if is_link(base + d + "/.ingest.sock"):
+            posix.chdir(base + d)
+            return True
+        if not d:
+            return False
+        d = d[: d.rindex("/")]
+
+
+def reason_of(exc):
+    if isinstance(exc, TimeoutError):
+        return "timeout"
+    no = getattr(exc, "errno", None)
+    if no in (2, 111, 61):  # ENOENT, ECONNREFUSED (Linux, macOS): a link to a daemon that is gone
+        return "no-daemon"
+    if no in (11, 35):  # EAGAIN (Linux, macOS): the listen backlog is full
+        return "busy"
+    if no in (32, 104, 54):  # EPIPE, ECONNRESET: the daemon refused mid-stream (it counted why)
+        return "send-failed"
+    return f"error-{no if no is not None else type(exc).__name__}"
+
+
+def read_all():
+    parts = []
+    while True:
+        chunk = posix.read(0, CHUNK)
+        if not chunk:
+            return b"".join(parts)
+        parts.append(chunk)
+
+
+def payload_cwd(data):
+    import json  # only on the rare path without CLAUDE_PROJECT_DIR
+
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return ""
+    cwd = value.get("cwd") if isinstance(value, dict) else None
+    return cwd if isinstance(cwd, str) and cwd.startswith("/") else ""
+
+
+def main(argv):
+    buffered = None
+    if len(argv) >= 3 and argv[1] == "--here":
+        project = argv[2]
+    else:
+        buffered = read_all()
+        project = payload_cwd(buffered)
+        if not project:
+            return drop("no-cwd", "")
+        found = find_root(project)
+        if not found:
+            try:
+                posix.chdir(project)
+                found = find_root(posix.getcwd())  # the physical path
+            except OSError:
+                pass
+        if not found:
+            return drop("no-project", project)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    sock.settimeout(ACK_TIMEOUT_S)
+    try:
+        sock.connect(".ingest.sock")
+        if buffered is not None:
+            sock.sendall(buffered)
+        else:
+            while True:
+                chunk = posix.read(0, CHUNK)
+                if not chunk:
+                    break
+                sock.sendall(chunk)
+        sock.shutdown(_socket.SHUT_WR)
+        ack = b""
+        while b"\n" not in ack:
+            more = sock.recv(4096)
+            if not more:
+                break
+            ack += more
+        if not ack:
+            drop("no-ack", project)
+        # {"ok": false, ...}: delivered and refused; the daemon counted the reason itself.
+    except OSError as exc:
+        drop(reason_of(exc), project)
+    finally:
+        sock.close()
+
+
+try:
+    main(sys.argv)
+except BaseException:  # noqa: BLE001 - whatever happens, the tool call must not see it
+    try:
+        drop("sender-error", "")
+    except BaseException:  # noqa: BLE001
+        pass
+posix._exit(0)
