@@ -1,0 +1,3 @@
+"""Bookshop: an online bookshop service."""
+
+__version__ = "2.4.1"
