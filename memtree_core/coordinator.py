@@ -1,18 +1,177 @@
-"""The walker coordinator (placeholder until the walkers work lands: idles)."""
+"""The walker coordinator: one thread, one tick loop, every walker registered through the hookspec.
+
+Triggers (``Walker.trigger``):
+
+* ``event`` — due when ``has_work(app)`` is true, at most every ``interval_s(app)`` seconds;
+* ``interval`` — due every ``interval_s(app)`` seconds (the last run time is kept in the store's ``meta``,
+  so a restarted daemon keeps the cadence instead of re-running everything at boot);
+* ``idle`` — due when there was no capture or tool call for ``interval_s(app)`` seconds and ``has_work``.
+
+Activity: ``app.state["last_activity"]`` (epoch seconds, float), bumped with :func:`note_activity` by the
+ingest server for every capture and by the daemon for every MCP tool call.  A process that sees no captures
+itself (``memtree walk`` beside a daemon) also counts the newest node's ``created_at`` as activity.
+
+A walker that raises (in ``run``, ``has_work`` or ``interval_s``) is logged with its traceback and retried at
+the next tick; after repeated failures the retry backs off (1 s, 2 s, 4 s ... capped at a minute).  It never
+stops the loop or the other walkers.  Each run adds its counters to the store as ``walker:<name>:<counter>``
+plus ``walker:<name>:runs``, ``:errors`` and ``:ms`` (time spent); ``meta`` keeps ``walker:<name>:last_run``
+(epoch ms) and ``walker:<name>:last_error``, for ``memtree stats``.
+"""
 
 from __future__ import annotations
 
+import logging
+import math
 import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
+
+log = logging.getLogger("memtree.coordinator")
+
+MAX_BACKOFF_S = 60.0
+
+
+def note_activity(app: Any, at: float | None = None) -> None:
+    """Record a capture or tool call now (idle walkers wait for a quiet period)."""
+    app.state["last_activity"] = time.time() if at is None else at
+
+
+@dataclass
+class WalkerState:
+    last_run: float | None = None  # epoch seconds of the last successful run
+    failures: int = 0  # consecutive
+    retry_at: float = 0.0
+    last_error: str = ""
 
 
 class Coordinator:
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, *, clock: Callable[[], float] = time.time) -> None:
         self.app = app
+        self.clock = clock
+        self.states: dict[str, WalkerState] = {}
 
-    def tick(self) -> dict[str, dict[str, int]]:
-        return {}
+    # -- scheduling ----------------------------------------------------------------------------------
+    def _state(self, name: str) -> WalkerState:
+        state = self.states.get(name)
+        if state is None:
+            state = self.states[name] = WalkerState()
+            try:
+                last = self.app.store.get_meta(f"walker:{name}:last_run")
+                state.last_run = int(last) / 1000 if last else None
+            except Exception:
+                log.exception("cannot read the last run of walker %s", name)
+        return state
+
+    def last_activity(self) -> float:
+        at = float(self.app.state.get("last_activity") or 0.0)
+        row = self.app.store.query_one("SELECT max(created_at) FROM nodes")
+        if row and row[0]:
+            at = max(at, row[0] / 1000)
+        return at
+
+    def due(self, name: str, walker: Any, now: float) -> bool:
+        state = self._state(name)
+        if now < state.retry_at:
+            return False
+        interval = float(walker.interval_s(self.app))
+        since = math.inf if state.last_run is None else now - state.last_run
+        trigger = walker.trigger
+        if trigger == "interval":
+            return since >= interval
+        if trigger == "event":
+            return since >= interval and bool(walker.has_work(self.app))
+        if trigger == "idle":
+            return now - self.last_activity() >= interval and bool(walker.has_work(self.app))
+        raise ValueError(f"walker {name!r} has unknown trigger {trigger!r}; use 'event', 'idle' or 'interval'")
+
+    # -- running -------------------------------------------------------------------------------------
+    def tick(self, only: str | None = None) -> dict[str, dict[str, int]]:
+        """Run every walker (or the one named) that is due, in registration order; return counters of
+        those that ran."""
+        results: dict[str, dict[str, int]] = {}
+        for entry in self.app.plugins.walkers.entries():
+            if only is not None and entry.name != only:
+                continue
+            now = self.clock()
+            try:
+                is_due = self.due(entry.name, entry.item, now)
+            except Exception as exc:
+                self._failed(entry.name, exc, now, "deciding whether it is due")
+                results[entry.name] = {"errors": 1}
+                continue
+            if is_due:
+                results[entry.name] = self.run_walker(entry.name)
+        return results
+
+    def run_once(self, only: str | None = None) -> dict[str, dict[str, int]]:
+        """Run every walker (or the one named) once, whatever its trigger says."""
+        names = [self.check_name(only)] if only is not None else self.app.plugins.walkers.names()
+        return {name: self.run_walker(name) for name in names}
+
+    def check_name(self, name: str) -> str:
+        names = self.app.plugins.walkers.names()
+        if name not in names:
+            from memtree_core.errors import NotFound
+
+            raise NotFound(f"no walker named {name!r} (registered: {', '.join(names) or 'none'})")
+        return name
+
+    def run_walker(self, name: str) -> dict[str, int]:
+        walker = self.app.plugins.walkers[name]
+        state = self._state(name)
+        start = self.clock()
+        t0 = time.perf_counter()
+        try:
+            raw = walker.run(self.app) or {}
+            counters = {str(k): int(v) for k, v in dict(raw).items()
+                        if isinstance(v, int | float) and not isinstance(v, bool)}
+        except Exception as exc:
+            self._failed(name, exc, start, "running")
+            counters, succeeded = {"errors": 1}, False
+        else:
+            state.last_run = start
+            state.failures = 0
+            state.retry_at = 0.0
+            state.last_error = ""
+            succeeded = True
+        elapsed_ms = int((time.perf_counter() - t0) * 1000)
+        self._record(name, counters, elapsed_ms, start if succeeded else None)
+        return counters
+
+    def _failed(self, name: str, exc: BaseException, now: float, doing: str) -> None:
+        state = self._state(name)
+        state.failures += 1
+        # First failure: retry at the next tick; then back off so a broken walker cannot spin.
+        state.retry_at = now if state.failures == 1 else now + min(MAX_BACKOFF_S, 2.0 ** (state.failures - 2))
+        state.last_error = f"{type(exc).__name__}: {exc}"
+        log.error("walker %s failed while %s (failure %d in a row; retrying %s)", name, doing, state.failures,
+                  "at the next tick" if state.failures == 1 else f"in {state.retry_at - now:.0f} s",
+                  exc_info=exc)
+        try:
+            self.app.store.set_meta(f"walker:{name}:last_error", f"{int(now * 1000)} {state.last_error}")
+        except Exception:
+            log.exception("cannot record the failure of walker %s", name)
+
+    def _record(self, name: str, counters: dict[str, int], elapsed_ms: int, ran_at: float | None) -> None:
+        store = self.app.store
+        try:
+            with store.tx():
+                store.bump(f"walker:{name}:runs")
+                store.bump(f"walker:{name}:ms", elapsed_ms)
+                for key, value in counters.items():
+                    store.bump(f"walker:{name}:{key}", value)
+                if ran_at is not None:
+                    store.set_meta(f"walker:{name}:last_run", str(int(ran_at * 1000)))
+        except Exception:
+            log.exception("cannot record the counters of walker %s", name)
 
     def run(self, stop: threading.Event, tick_s: float = 0.25) -> None:
-        while not stop.wait(tick_s):
-            self.tick()
+        """Tick until ``stop`` is set (the daemon runs this in its own thread)."""
+        while not stop.is_set():
+            try:
+                self.tick()
+            except Exception:  # a store that cannot be opened, say: keep trying, never die
+                log.exception("walker tick failed")
+            stop.wait(tick_s)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from memtree_core.commands._common import open_app, print_json
@@ -18,6 +19,17 @@ def run(args: Any) -> int:
         print_json(stats)
         return 0
     print(f"store  {app.paths.store}  ({stats['db_bytes'] / 1e6:.2f} MB)")
+    st = stats.get("storage")
+    if st:
+        print(f"       {st['used_bytes'] / 1e6:.2f} MB in use, {st['free_pages']} free pages of {st['page_size']} B "
+              f"(auto_vacuum {st['auto_vacuum']}); pending backlog {stats.get('pending', 0)}")
+    for name, info in sorted(stats.get("walkers", {}).items()):
+        last = info.get("last_run")
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(int(last) / 1000)) if last else "never"
+        line = f"walker {name:<18} last run {when}"
+        if info.get("last_error"):
+            line += f"; last error {info['last_error']}"
+        print(line)
     print("nodes")
     for kind, by in sorted(stats["nodes"].items()):
         print(f"  {kind:<12} " + "  ".join(f"{s}={n}" for s, n in sorted(by.items())))

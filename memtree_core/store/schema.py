@@ -71,6 +71,28 @@ MIGRATIONS: list[list[str]] = [
         "CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID",
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
     ],
+    # 2: walkers.  The pruner and the filter walker read nodes by (status, age); the staleness marker walks
+    # the distinct source files of file nodes with a cursor (one stat per file), kept here by a trigger
+    # because a file's chunks are not contiguous in source_uri order ('file:///a/b c#..' sorts between
+    # 'file:///a/b' and 'file:///a/b#L1').  size/mtime_ns are what the marker saw at its last check.
+    [
+        "CREATE INDEX nodes_status_updated ON nodes(status, updated_at)",
+        """CREATE TABLE file_sources (
+            key TEXT PRIMARY KEY,
+            size INTEGER,
+            mtime_ns INTEGER,
+            checked_at INTEGER
+        ) WITHOUT ROWID""",
+        """CREATE TRIGGER file_sources_insert AFTER INSERT ON nodes
+            WHEN new.source_uri LIKE 'file://%' BEGIN
+            INSERT OR IGNORE INTO file_sources(key) VALUES (CASE WHEN instr(new.source_uri, '#') > 0
+                THEN substr(new.source_uri, 1, instr(new.source_uri, '#') - 1) ELSE new.source_uri END);
+        END""",
+        """INSERT OR IGNORE INTO file_sources(key)
+            SELECT DISTINCT CASE WHEN instr(source_uri, '#') > 0
+                THEN substr(source_uri, 1, instr(source_uri, '#') - 1) ELSE source_uri END
+            FROM nodes WHERE source_uri LIKE 'file://%'""",
+    ],
 ]
 
 # Created only when sqlite-vec loads (spec §3); one row per embedded node.

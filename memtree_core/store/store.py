@@ -128,14 +128,15 @@ class Store:
     def _configure(self) -> None:
         c = self.conn
         c.execute("PRAGMA busy_timeout = 10000")
+        if c.execute("PRAGMA auto_vacuum").fetchone()[0] == 0 and self._user_version() == 0:
+            # Must be set before the first table exists *and* before journal_mode=WAL writes the header
+            # (after it, SQLite silently keeps auto_vacuum=NONE); lets the pruner hand pages back to the OS.
+            c.execute("PRAGMA auto_vacuum = INCREMENTAL")
         c.execute("PRAGMA journal_mode = WAL")
         c.execute("PRAGMA synchronous = NORMAL")
         c.execute("PRAGMA foreign_keys = OFF")
         c.execute("PRAGMA temp_store = MEMORY")
         c.execute("PRAGMA mmap_size = 268435456")
-        if c.execute("PRAGMA auto_vacuum").fetchone()[0] == 0 and self._user_version() == 0:
-            # Must be set before the first table exists; lets the pruner hand pages back to the OS.
-            c.execute("PRAGMA auto_vacuum = INCREMENTAL")
 
     def _user_version(self) -> int:
         return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
@@ -316,9 +317,20 @@ class Store:
         for kind, st, n in self.query("SELECT kind, status, count(*) FROM nodes GROUP BY kind, status"):
             by.setdefault(kind, {})[st] = n
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+        page_size, pages, free, vacuum = (self.query_one(f"PRAGMA {p}")[0]  # type: ignore[index]
+                                          for p in ("page_size", "page_count", "freelist_count", "auto_vacuum"))
+        walkers: dict[str, dict[str, str]] = {}  # walker -> last_run / last_error, kept by the coordinator
+        for key, value in self.query("SELECT key, value FROM meta WHERE key >= 'walker:' AND key < 'walker;'"):
+            _, name, field = key.split(":", 2)
+            walkers.setdefault(name, {})[field] = value
         return {
             "db_bytes": size,
+            "storage": {"page_size": page_size, "pages": pages, "free_pages": free,
+                        "used_bytes": (pages - free) * page_size,
+                        "auto_vacuum": {0: "none", 1: "full", 2: "incremental"}.get(vacuum, str(vacuum))},
+            "pending": self.query_one("SELECT count(*) FROM nodes WHERE status = 'pending'")[0],  # type: ignore[index]
             "nodes": by,
             "edges": self.query_one("SELECT count(*) FROM edges")[0],  # type: ignore[index]
+            "walkers": walkers,
             "counters": self.counters(),
         }

@@ -1,0 +1,73 @@
+"""Exact dedupe by content_hash against live nodes, without losing the fact of the repeat capture.
+
+The copy is dropped (pruned, reason ``filter:duplicate``) but never silently: it gets a ``derived_from``
+edge to the node it repeats and ``duplicate_of`` in its metadata, and the kept node counts ``seen`` (how
+many times this content was captured, itself included), ``last_seen`` (epoch ms) and up to
+``MAX_ALSO_FROM`` other source_uris the same content came from — facts that outlive the copy's row.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from memtree_core.store import now_ms
+
+if TYPE_CHECKING:
+    from memtree_core.app import App
+    from memtree_core.store import NodeRow
+
+# Spec §4: tool outputs dedupe "against existing nodes in the same hour window".
+TOOL_OUTPUT_WINDOW_MS = 3_600_000
+# Identical text at two places in the tree is two facts for files: they must match on source_uri too.
+PLACE_KINDS = frozenset({"file", "file_chunk"})
+MAX_ALSO_FROM = 20
+
+
+class DuplicateFilter:
+    name = "duplicate"
+
+    def original(self, node: NodeRow, app: App) -> str | None:
+        """The id of the live node ``node`` duplicates, if any (oldest first: the one that stays)."""
+        sql = ("SELECT id FROM nodes WHERE content_hash = ? AND kind = ? AND status = 'live' AND id != ?")
+        params: list[object] = [node.content_hash, node.kind, node.id]
+        if node.kind in PLACE_KINDS:
+            sql += " AND source_uri IS ?"
+            params.append(node.source_uri)
+        elif node.kind == "tool_output":
+            sql += " AND created_at >= ?"
+            params.append(node.created_at - TOOL_OUTPUT_WINDOW_MS)
+        row = app.store.query_one(sql + " ORDER BY created_at LIMIT 1", params)
+        return row[0] if row else None
+
+    def check(self, node: NodeRow, app: App) -> str | None:
+        return "duplicate" if self.original(node, app) else None
+
+    def on_drop(self, node: NodeRow, app: App, reason: str) -> None:
+        if reason != "duplicate":
+            return
+        kept_id = self.original(node, app)
+        if kept_id is None:
+            return
+        store = app.store
+        with store.tx() as c:
+            store.add_edge(node.id, kept_id, "derived_from")
+            store.update_metadata(node.id, {"duplicate_of": kept_id})
+            row = c.execute("SELECT metadata, source_uri FROM nodes WHERE id = ?", (kept_id,)).fetchone()
+            meta = _load(row[0])
+            meta["seen"] = int(meta.get("seen", 1)) + 1
+            meta["last_seen"] = node.created_at or now_ms()
+            if node.source_uri and node.source_uri != row[1]:
+                also = [u for u in meta.get("also_from", []) if u != node.source_uri]
+                meta["also_from"] = (also + [node.source_uri])[-MAX_ALSO_FROM:]
+            # Not update_metadata: a repeat capture must not look like a change of the kept node.
+            c.execute("UPDATE nodes SET metadata = ? WHERE id = ?",
+                      (json.dumps(meta, separators=(",", ":"), ensure_ascii=False), kept_id))
+
+
+def _load(text: str | None) -> dict:
+    try:
+        value = json.loads(text or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,29 @@
+"""The built-in walkers of spec §6 that keep the store tidy without a model:
+
+* ``filter`` (event: pending nodes) — triage captures: drop with a reason or promote to ``live``;
+* ``staleness_marker`` (interval ``walkers.stalenessIntervalMs``) — one stat per source file, ``stale``
+  when the file changed or is gone;
+* ``pruner`` (interval ``walkers.prunerIntervalMs``) — retention horizons, audit horizon, size cap, space
+  reclaim.
+
+The model-backed walkers (embedding_indexer, dedupe, summarizer) live in ``memtree_plugins.semantic``.
+Every status change goes through ``Store.transition``; every run does bounded work.
+"""
+
+from __future__ import annotations
+
+from memtree_core.hookspecs import hookimpl
+from memtree_core.registry import Register
+from memtree_core.types import Walker
+from memtree_plugins.walkers.filter import FilterWalker
+from memtree_plugins.walkers.pruner import Pruner
+from memtree_plugins.walkers.staleness import StalenessMarker
+
+__all__ = ["FilterWalker", "Pruner", "StalenessMarker"]
+
+
+@hookimpl
+def memtree_register_walkers(register: Register[Walker]) -> None:
+    register(FilterWalker())
+    register(StalenessMarker())
+    register(Pruner())

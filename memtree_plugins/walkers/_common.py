@@ -1,0 +1,50 @@
+"""Helpers the built-in walkers share."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from memtree_core.store import Store
+
+# SQLite's default limit on bound parameters is 999 on old builds; stay well below it.
+CHUNK = 500
+
+
+def move_still(store: Store, ids: Iterable[str], from_statuses: tuple[str, ...], to: str, reason: str) -> list[str]:
+    """Transition those of ``ids`` still in one of ``from_statuses`` (another writer — the read tool, a
+    second ``memtree walk`` — may have moved some since we looked).  One short transaction per chunk.
+    Returns the ids that moved."""
+    ids = list(dict.fromkeys(ids))
+    moved: list[str] = []
+    for i in range(0, len(ids), CHUNK):
+        part = ids[i:i + CHUNK]
+        marks = ",".join("?" * len(part))
+        st = ",".join("?" * len(from_statuses))
+        with store.tx() as c:
+            still = [r[0] for r in c.execute(
+                f"SELECT id FROM nodes WHERE id IN ({marks}) AND status IN ({st})", (*part, *from_statuses))]
+            if still:
+                store.transition(still, to, reason)
+                if to == "pruned":
+                    drop_vectors(store, still)
+        moved.extend(still)
+    return moved
+
+
+def has_table(store: Store, name: str) -> bool:
+    return store.query_one("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)) is not None
+
+
+def drop_vectors(store: Store, ids: list[str]) -> None:
+    """Pruned nodes leave the vector index too (FTS rows go by trigger; nodes_vec may not exist)."""
+    if not ids or not has_table(store, "nodes_vec"):
+        return
+    for i in range(0, len(ids), CHUNK):
+        part = ids[i:i + CHUNK]
+        with store.tx() as c:
+            c.execute(f"DELETE FROM nodes_vec WHERE id IN ({','.join('?' * len(part))})", part)
+
+
+def add(counters: dict[str, int], key: str, n: int = 1) -> None:
+    if n:
+        counters[key] = counters.get(key, 0) + n

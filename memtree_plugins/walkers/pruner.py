@@ -1,0 +1,164 @@
+"""The ``pruner`` walker: retention horizons, the audit horizon, the size cap and space reclaim.
+
+Each run, in short transactions of at most 500 rows, each phase bounded by ``walkers.pruneBatchRows``:
+
+1. ``stale`` nodes not updated for ``retention.staleHours`` and ``superseded`` ones not updated for
+   ``retention.supersededDays`` -> ``pruned`` (the FTS trigger removes them from ``nodes_fts``; their
+   ``nodes_vec`` rows are deleted here).  The row stays, for audit.
+2. ``pruned`` rows older than ``retention.prunedDays`` (the audit horizon) are deleted with their edges;
+   the ``transitions`` log is trimmed to the same horizon.
+3. Size cap ``retention.maxStoreMb`` (0 = none), measured as pages in use (the file minus its free list):
+   above it, evict — oldest first within each step — (a) pruned rows, (b) stale, then superseded nodes,
+   (c) live ``tool_output`` nodes.  Evicted nodes go through ``pruned`` (reason ``pruner:size cap``, so the
+   transitions log says what left) and are deleted at once.  Live files and file chunks, notes,
+   observations and summaries are never evicted: chunks are what ``read`` reuses and what search is for,
+   the others were written on purpose; when only they remain, ``cap_unreachable`` is counted and logged.
+4. Free pages go back to the OS with ``PRAGMA incremental_vacuum`` (stores created by memtree use
+   ``auto_vacuum=INCREMENTAL``), at most ``VACUUM_PAGES_PER_RUN`` pages a run; FTS segments get a bounded
+   ``merge`` after deletions so the keyword index shrinks too.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from memtree_core.store import Store, now_ms
+from memtree_plugins.walkers._common import CHUNK, add, has_table, move_still
+
+if TYPE_CHECKING:
+    from memtree_core.app import App
+
+log = logging.getLogger("memtree.walkers.pruner")
+
+HOUR_MS = 3_600_000
+DAY_MS = 24 * HOUR_MS
+VACUUM_PAGES_PER_RUN = 20_000
+VACUUM_STEP = 1_000
+FTS_MERGE_PAGES = 200
+# Kinds the size cap may evict while they are live, oldest first.
+EVICTABLE_LIVE_KINDS = ("tool_output",)
+
+
+def used_bytes(store: Store) -> int:
+    """Bytes of pages in use: what the cap measures (free pages are reclaimable, not used)."""
+    page_size = store.query_one("PRAGMA page_size")[0]  # type: ignore[index]
+    pages = store.query_one("PRAGMA page_count")[0]  # type: ignore[index]
+    free = store.query_one("PRAGMA freelist_count")[0]  # type: ignore[index]
+    return (pages - free) * page_size
+
+
+def _oldest(store: Store, status_: str, before_ms: int | None, limit: int, kind: str | None = None) -> list[str]:
+    sql = "SELECT id FROM nodes WHERE status = ?"
+    params: list[object] = [status_]
+    if before_ms is not None:
+        sql += " AND updated_at < ?"
+        params.append(before_ms)
+    if kind is not None:
+        sql += " AND kind = ?"
+        params.append(kind)
+    return [r[0] for r in store.query(sql + " ORDER BY updated_at LIMIT ?", (*params, limit))]
+
+
+def delete_pruned(store: Store, ids: list[str]) -> tuple[int, int]:
+    """Delete rows that are (still) pruned, their edges both ways and their vectors; return (rows, edges)."""
+    rows = edges = 0
+    vec = has_table(store, "nodes_vec")
+    for i in range(0, len(ids), CHUNK):
+        part = ids[i:i + CHUNK]
+        marks = ",".join("?" * len(part))
+        with store.tx() as c:
+            still = [r[0] for r in c.execute(f"SELECT id FROM nodes WHERE id IN ({marks}) AND status = 'pruned'",
+                                             part)]
+            if still:
+                m = ",".join("?" * len(still))
+                edges += c.execute(f"DELETE FROM edges WHERE src_id IN ({m})", still).rowcount
+                edges += c.execute(f"DELETE FROM edges WHERE dst_id IN ({m})", still).rowcount
+                if vec:
+                    c.execute(f"DELETE FROM nodes_vec WHERE id IN ({m})", still)
+                rows += c.execute(f"DELETE FROM nodes WHERE id IN ({m})", still).rowcount
+        time.sleep(0.001)  # let a waiting search take the store's lock between chunks
+    return rows, edges
+
+
+class Pruner:
+    name = "pruner"
+    trigger = "interval"
+
+    def interval_s(self, app: App) -> float:
+        return app.settings.walkers.pruner_interval_ms / 1000
+
+    def has_work(self, app: App) -> bool:
+        return True
+
+    def run(self, app: App) -> dict[str, int]:
+        store = app.store
+        ret = app.settings.retention
+        budget = app.settings.walkers.prune_batch_rows
+        now = now_ms()
+        counters: dict[str, int] = {}
+
+        for status_, age_ms, label in (("stale", ret.stale_hours * HOUR_MS, f"{ret.stale_hours:g}h"),
+                                       ("superseded", ret.superseded_days * DAY_MS, f"{ret.superseded_days:g}d")):
+            ids = _oldest(store, status_, now - int(age_ms), budget)
+            moved = move_still(store, ids, (status_,), "pruned", f"pruner:{status_} for {label}")
+            add(counters, f"pruned_{status_}", len(moved))
+
+        horizon = now - int(ret.pruned_days * DAY_MS)
+        rows, edges = delete_pruned(store, _oldest(store, "pruned", horizon, budget))
+        add(counters, "deleted_rows", rows)
+        add(counters, "deleted_edges", edges)
+        with store.tx() as c:
+            trimmed = c.execute("DELETE FROM transitions WHERE seq IN "
+                                "(SELECT seq FROM transitions ORDER BY seq LIMIT ?) AND at < ?",
+                                (budget, horizon)).rowcount
+        add(counters, "transitions_trimmed", trimmed)
+
+        if ret.max_store_mb > 0:
+            self._cap(store, int(ret.max_store_mb * 1_000_000), budget, counters)
+
+        if counters.get("pruned_stale") or counters.get("pruned_superseded") or counters.get("evicted"):
+            with store.tx() as c:  # bounded: a few hundred pages of segment merging
+                c.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('merge', ?)", (FTS_MERGE_PAGES,))
+        add(counters, "vacuumed_pages", self._vacuum(store))
+        return counters
+
+    def _cap(self, store: Store, cap: int, budget: int, counters: dict[str, int]) -> None:
+        steps: list[tuple[str, str | None]] = [("pruned", None), ("stale", None), ("superseded", None)]
+        steps += [("live", kind) for kind in EVICTABLE_LIVE_KINDS]
+        left = budget
+        for status_, kind in steps:
+            while left > 0 and used_bytes(store) > cap:
+                ids = _oldest(store, status_, None, min(CHUNK, left), kind)
+                if not ids:
+                    break
+                if status_ != "pruned":
+                    ids = move_still(store, ids, (status_,), "pruned", "pruner:size cap")
+                rows, edges = delete_pruned(store, ids)
+                add(counters, "evicted", rows)
+                add(counters, f"evicted_{status_}", rows)
+                add(counters, "deleted_edges", edges)
+                left -= max(len(ids), 1)
+        if left > 0 and used_bytes(store) > cap:
+            add(counters, "cap_unreachable")
+            log.warning("store is above retention.maxStoreMb (%.1f MB used, cap %.1f MB) and only live files, "
+                        "chunks, notes and summaries remain; raise the cap or remove the store",
+                        used_bytes(store) / 1e6, cap / 1e6)
+
+    def _vacuum(self, store: Store) -> int:
+        if store.query_one("PRAGMA auto_vacuum")[0] != 2:  # type: ignore[index]
+            return 0  # a store created before memtree set INCREMENTAL: a full VACUUM is the user's call
+        freed = 0
+        while freed < VACUUM_PAGES_PER_RUN:
+            free = store.query_one("PRAGMA freelist_count")[0]  # type: ignore[index]
+            if not free:
+                break
+            step = min(free, VACUUM_STEP, VACUUM_PAGES_PER_RUN - freed)
+            with store.tx() as c:
+                c.execute(f"PRAGMA incremental_vacuum({int(step)})").fetchall()
+            after = store.query_one("PRAGMA freelist_count")[0]  # type: ignore[index]
+            if after >= free:
+                break
+            freed += free - after
+        return freed

@@ -1,0 +1,152 @@
+"""The ``staleness_marker`` walker: re-stat the source files of live file chunks; ``stale`` when changed.
+
+Scale: one ``os.stat`` per distinct file (never per chunk), at most ``walkers.stalenessBatchFiles`` files per
+run, resuming after the last file of the previous run (a cursor in ``meta``), so a 100k-file store is
+covered over several ticks.  Files come from the ``file_sources`` table (one row per ``file://`` source,
+kept by a trigger, migration 2); a file's chunks are read with one range scan of the source_uri index.
+
+A live ``file``/``file_chunk`` node goes stale (reason ``staleness:<why>``) when:
+
+* the file is gone (``file gone``);
+* its mtime advanced past the node's ``mtime`` (``mtime advanced``).  ``nodes.mtime`` is milliseconds since
+  the epoch (capture and read tool: ``st_mtime_ns // 1e6``); seconds, microseconds and nanoseconds are
+  recognised by magnitude so a store written with another unit still works;
+* the size changed while the mtime did not (``size changed``; coarse-mtime filesystems, edits that restore
+  the mtime), judged against what this walker saw at its previous check of the file;
+* the node has no mtime and the file's (mtime, size) differ from the previous check (``changed``).
+
+Source URIs are ``file://<abs path>[#La-b]`` with ``%`` and ``#`` in the path percent-escaped.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
+
+from memtree_core.store import now_ms
+from memtree_plugins.walkers._common import add, move_still
+
+if TYPE_CHECKING:
+    from memtree_core.app import App
+
+log = logging.getLogger("memtree.walkers.staleness")
+
+CURSOR_KEY = "staleness:cursor"
+FILE_KINDS = ("file", "file_chunk")
+
+
+def key_of(uri: str) -> str:
+    return uri.split("#", 1)[0]
+
+
+def path_of(key: str, root: Path) -> str | None:
+    """``file:///abs/p%25q`` -> ``/abs/p%q``; None when the key is not a file URI."""
+    if not key.startswith("file://"):
+        return None
+    rest = key[len("file://"):]
+    if rest.startswith("localhost/"):
+        rest = rest[len("localhost"):]
+    if not rest:
+        return None
+    path = unquote(rest)
+    return path if os.path.isabs(path) else str(root / path)
+
+
+def mtime_advanced(stored: int, st_mtime_ns: int) -> bool:
+    """Has the file's mtime moved past ``stored``, whatever unit ``stored`` was written in?"""
+    if stored <= 0:
+        return False
+    if stored < 10**11:  # seconds (until the year 5138)
+        return st_mtime_ns // 10**9 > stored
+    if stored < 10**14:  # milliseconds; one unit of slack for writers that round st_mtime floats
+        return st_mtime_ns // 10**6 > stored + 1
+    if stored < 10**17:  # microseconds
+        return st_mtime_ns // 10**3 > stored + 1
+    return st_mtime_ns > stored
+
+
+class StalenessMarker:
+    name = "staleness_marker"
+    trigger = "interval"
+
+    def interval_s(self, app: App) -> float:
+        return app.settings.walkers.staleness_interval_ms / 1000
+
+    def has_work(self, app: App) -> bool:
+        return app.store.query_one("SELECT 1 FROM file_sources LIMIT 1") is not None
+
+    def run(self, app: App) -> dict[str, int]:
+        store = app.store
+        batch = app.settings.walkers.staleness_batch_files
+        cursor = store.get_meta(CURSOR_KEY) or ""
+        sources = store.query("SELECT key, size, mtime_ns FROM file_sources WHERE key > ? ORDER BY key LIMIT ?",
+                              (cursor, batch))
+        counters: dict[str, int] = {}
+        if len(sources) < batch:
+            add(counters, "passes_completed")
+        if not sources:
+            store.set_meta(CURSOR_KEY, "")
+            return counters
+        wanted = {key: (size, mtime_ns) for key, size, mtime_ns in sources}
+        # One range scan of the source_uri index covers every chunk of every file in the batch ('$' sorts
+        # right after '#'); rows of other statuses come too, to tell a forgotten source from a pruned one.
+        rows = store.query("SELECT id, source_uri, mtime, status, kind FROM nodes "
+                           "WHERE source_uri >= ? AND source_uri < ?", (sources[0][0], sources[-1][0] + "$"))
+        live: dict[str, list[tuple[str, int]]] = {}
+        present: set[str] = set()
+        for node_id, uri, mtime, st, kind in rows:
+            key = key_of(uri)
+            if key not in wanted:
+                continue
+            present.add(key)
+            if st == "live" and kind in FILE_KINDS:
+                live.setdefault(key, []).append((node_id, int(mtime or 0)))
+
+        stale: dict[str, list[str]] = {}
+        seen: list[tuple[int, int, int, str]] = []
+        forgotten = [key for key in wanted if key not in present]
+        now = now_ms()
+        for key, chunks in live.items():
+            path = path_of(key, app.project_root)
+            if path is None:
+                add(counters, "unparsable")
+                continue
+            add(counters, "files_checked")
+            add(counters, "chunks_checked", len(chunks))
+            add(counters, "stats")
+            try:
+                st = os.stat(path)
+            except (FileNotFoundError, NotADirectoryError):
+                stale.setdefault("file gone", []).extend(i for i, _ in chunks)
+                add(counters, "files_gone")
+                continue
+            except OSError as exc:  # permission denied, I/O error: cannot judge, leave as is
+                log.warning("staleness: cannot stat %s: %s", path, exc)
+                add(counters, "stat_errors")
+                continue
+            prev_size, prev_mtime = wanted[key]
+            same_mtime_new_size = prev_mtime == st.st_mtime_ns and prev_size is not None and prev_size != st.st_size
+            changed_since_check = prev_mtime is not None and (prev_mtime, prev_size) != (st.st_mtime_ns, st.st_size)
+            for node_id, mtime in chunks:
+                if mtime_advanced(mtime, st.st_mtime_ns):
+                    stale.setdefault("mtime advanced", []).append(node_id)
+                elif same_mtime_new_size:
+                    stale.setdefault("size changed", []).append(node_id)
+                elif mtime <= 0 and changed_since_check:
+                    stale.setdefault("changed", []).append(node_id)
+            seen.append((st.st_size, st.st_mtime_ns, now, key))
+
+        for why, ids in stale.items():
+            add(counters, "marked_stale", len(move_still(store, ids, ("live",), "stale", f"staleness:{why}")))
+        with store.tx() as c:
+            c.executemany("UPDATE file_sources SET size = ?, mtime_ns = ?, checked_at = ? WHERE key = ?", seen)
+            # Re-checked inside the transaction: a chunk captured meanwhile keeps its source.
+            c.executemany("DELETE FROM file_sources WHERE key = ? AND NOT EXISTS (SELECT 1 FROM nodes "
+                          "WHERE source_uri = ? OR (source_uri >= ? AND source_uri < ?))",
+                          [(k, k, k + "#", k + "$") for k in forgotten])
+            store.set_meta(CURSOR_KEY, "" if len(sources) < batch else sources[-1][0])
+        add(counters, "sources_forgotten", len(forgotten))
+        return counters
