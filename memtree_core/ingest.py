@@ -212,8 +212,10 @@ def peer_uid(conn: socket.socket) -> int | None:
     return uid
 
 
-def read_payload(conn: socket.socket, limit: int = MAX_PAYLOAD_BYTES, deadline_s: float = READ_DEADLINE_S) -> bytes:
+def read_payload(conn: socket.socket, limit: int | None = None, deadline_s: float | None = None) -> bytes:
     """Everything the client sends until it shuts down its write side, within the size and time bounds."""
+    limit = MAX_PAYLOAD_BYTES if limit is None else limit
+    deadline_s = READ_DEADLINE_S if deadline_s is None else deadline_s
     conn.settimeout(RECV_TIMEOUT_S)
     end = time.monotonic() + deadline_s
     chunks: list[bytes] = []
@@ -257,7 +259,7 @@ def _clean(text: str) -> str:
         text.encode("utf-8")
         return text
     except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode("utf-8")
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 class IngestServer:
