@@ -1,0 +1,201 @@
+"""The Claude Code capture hook exactly as plugin/hooks/hooks.json configures it: a real subprocess fed the
+payload on stdin, talking to a real ingest server (in a thread over a real App)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from memtree_core import ingest
+from memtree_core.app import App
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path("/work/shared/fixtures/claude-code-payloads")
+HOOKS = json.loads((REPO / "plugin" / "hooks" / "hooks.json").read_text())
+
+
+def hook_command(event: str = "PostToolUse") -> str:
+    (group,) = HOOKS["hooks"][event]
+    (hook,) = group["hooks"]
+    return hook["command"]
+
+
+def run_hook(stdin: bytes, project: Path | None, *, event: str = "PostToolUse",
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run the configured command the way Claude Code does: through a shell, with its variables set."""
+    environ = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    environ["CLAUDE_PLUGIN_ROOT"] = str(REPO)
+    if project is not None:
+        environ["CLAUDE_PROJECT_DIR"] = str(project)
+    environ.update(env or {})
+    return subprocess.run(["/bin/sh", "-c", hook_command(event)], input=stdin, capture_output=True,
+                          env=environ, timeout=30)
+
+
+def payload(name: str, **changes: object) -> dict:
+    p = json.loads((FIXTURES / name).read_text())
+    p.update(changes)
+    return p
+
+
+@pytest.fixture
+def served(home: Path, project: Path):
+    app = App.open(project)
+    sock = ingest.bind(app.paths, app.identity.root)
+    stop = threading.Event()
+    thread = threading.Thread(target=ingest.serve, args=(sock, app, stop), daemon=True)
+    thread.start()
+    yield app
+    stop.set()
+    thread.join(10)
+    app.close()
+
+
+def contents(app: App) -> list[str]:
+    return [r[0] for r in app.store.query("SELECT content FROM nodes ORDER BY rowid")]
+
+
+def drops(home: Path) -> dict[str, int]:
+    return ingest.drop_counts(home)
+
+
+def test_hooks_json_registers_both_events_async_for_read_grep_bash() -> None:
+    for event in ("PostToolUse", "PostToolUseFailure"):
+        (group,) = HOOKS["hooks"][event]
+        assert group["matcher"] == "Read|Grep|Bash"
+        (hook,) = group["hooks"]
+        assert hook["type"] == "command" and hook["async"] is True and hook["timeout"] > 0
+        assert hook["command"].startswith("${CLAUDE_PLUGIN_ROOT}/")
+    script = REPO / hook_command().replace("${CLAUDE_PLUGIN_ROOT}/", "")
+    assert os.access(script, os.X_OK)
+
+
+def test_every_fixture_is_delivered_silently(served: App, project: Path, home: Path) -> None:
+    for f in sorted(FIXTURES.glob("*.json")):
+        event = json.loads(f.read_text())["hook_event_name"]
+        r = run_hook(f.read_bytes(), project, event=event)
+        assert (r.returncode, r.stdout) == (0, b"")
+    rows = served.store.query("SELECT kind, status, json_extract(metadata, '$.tool_use_id') FROM nodes ORDER BY rowid")
+    assert sorted(r[2] for r in rows) == ["toolu_01A9xQ3", "toolu_01C2pQr", "toolu_01D4sTu", "toolu_01E6vWx",
+                                          "toolu_01F8yZa"]
+    assert {r[1] for r in rows} == {"pending"}
+    assert served.store.counters("capture:dropped:") == {"capture:dropped:binary:image": 1}
+    assert drops(home) == {}
+
+
+def test_a_multi_megabyte_payload_goes_through_and_is_truncated(served: App, project: Path) -> None:
+    p = payload("post-bash.json")
+    p["tool_response"]["stdout"] = "x" * (5 * 1024 * 1024)
+    assert run_hook(json.dumps(p).encode(), project).returncode == 0
+    (row,) = served.store.query("SELECT truncated, original_bytes FROM nodes")
+    assert row == (1, 5 * 1024 * 1024)
+
+
+def test_found_from_a_subdirectory_of_the_root(served: App, project: Path) -> None:
+    sub = project / "src" / "pkg"
+    sub.mkdir(parents=True)
+    assert run_hook((FIXTURES / "post-bash.json").read_bytes(), sub).returncode == 0
+    assert len(contents(served)) == 1
+
+
+def test_found_through_a_symlinked_project_dir(served: App, project: Path, tmp_path: Path) -> None:
+    alias = tmp_path / "alias"
+    alias.symlink_to(project)
+    assert run_hook((FIXTURES / "post-bash.json").read_bytes(), alias).returncode == 0
+    assert len(contents(served)) == 1
+
+
+def test_without_claude_project_dir_the_payload_cwd_is_used(served: App, project: Path, home: Path) -> None:
+    p = payload("post-grep-files.json", cwd=str(project / "deeper"))
+    assert run_hook(json.dumps(p).encode(), None).returncode == 0
+    assert contents(served) == ["shop/cart.py\nshop/pricing.py\ntests/test_pricing.py"]
+    r = run_hook(b"not json at all", None)
+    assert (r.returncode, r.stdout) == (0, b"")
+    assert drops(home) == {"no-cwd": 1}
+
+
+def test_garbage_stdin_exits_0_and_the_server_counts_it(served: App, project: Path) -> None:
+    for junk in (b"", b"\x00\x01\x02binary", b"{broken", "caf\xe9".encode("latin-1")):
+        r = run_hook(junk, project)
+        assert (r.returncode, r.stdout) == (0, b"")
+    assert set(served.store.counters("capture:dropped:")) == {
+        "capture:dropped:empty-payload", "capture:dropped:binary", "capture:dropped:malformed-json",
+        "capture:dropped:not-utf8"}
+    assert run_hook((FIXTURES / "post-bash.json").read_bytes(), project).returncode == 0
+    assert len(contents(served)) == 1
+
+
+def test_no_project_registered_exits_0_and_logs_the_drop(home: Path, project: Path) -> None:
+    r = run_hook((FIXTURES / "post-bash.json").read_bytes(), project)
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+    assert drops(home) == {"no-project": 1}
+    log = (home / ingest.DROP_LOG).read_text()
+    assert str(project) in log and "KeyError" not in log  # the reason and the dir, never the payload
+
+
+def test_daemon_gone_exits_0_and_logs_no_daemon(home: Path, project: Path) -> None:
+    app = App.open(project)
+    sock = ingest.bind(app.paths, app.identity.root)
+    sock.close()
+    app.paths.ingest_socket.unlink()  # the daemon died; its root link stays
+    r = run_hook((FIXTURES / "post-bash.json").read_bytes(), project)
+    assert (r.returncode, r.stdout) == (0, b"")
+    # A socket file nobody listens on (SIGKILLed daemon) is the other way a daemon is gone.
+    sock = ingest.bind(app.paths, app.identity.root)
+    sock.close()
+    r = run_hook((FIXTURES / "post-bash.json").read_bytes(), project)
+    assert r.returncode == 0
+    assert drops(home) == {"no-daemon": 2}
+    app.close()
+
+
+def test_missing_sender_file_falls_back_to_python_on_path(served: App, project: Path, home: Path) -> None:
+    (home / ingest.SENDER_FILE).unlink(missing_ok=True)
+    assert run_hook((FIXTURES / "post-bash.json").read_bytes(), project).returncode == 0
+    assert len(contents(served)) == 1 and drops(home) == {}
+
+
+def test_the_drop_log_is_capped(home: Path, project: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    log = home / ingest.DROP_LOG
+    log.write_text("1 old-reason /x\n" * 5000)  # 80 kB, past the 64 KiB cap
+    run_hook((FIXTURES / "post-bash.json").read_bytes(), project)
+    assert log.stat().st_size < 1000 and (home / f"{ingest.DROP_LOG}.1").exists()
+    assert drops(home) == {"old-reason": 5000, "no-project": 1}
+    run_hook((FIXTURES / "post-bash.json").read_bytes(), project)
+    assert drops(home)["no-project"] == 2
+
+
+def test_four_concurrent_hook_senders_lose_nothing(served: App, project: Path, home: Path) -> None:
+    def sender(n: int) -> None:
+        for i in range(6):
+            p = payload("post-bash.json")
+            p["tool_response"]["stdout"] = f"marker-{n}-{i}\n" + "some output\n" * 5
+            assert run_hook(json.dumps(p).encode(), project).returncode == 0
+
+    threads = [threading.Thread(target=sender, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    markers = sorted(c.split("\n", 1)[0] for c in contents(served))
+    assert markers == sorted(f"marker-{n}-{i}" for n in range(4) for i in range(6))
+    assert drops(home) == {}
+
+
+def test_a_secret_in_bash_output_never_reaches_the_db_through_the_hook(served: App, project: Path) -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    p = payload("post-bash.json")
+    p["tool_input"]["command"] = "gh auth token"
+    p["tool_response"]["stdout"] = f"{token}\n"
+    assert run_hook(json.dumps(p).encode(), project).returncode == 0
+    if not served.plugins.redaction_rules:
+        pytest.skip("no built-in redaction rules registered yet")
+    dump = "\n".join(str(r) for r in served.store.query("SELECT * FROM nodes"))
+    assert token not in dump
+    assert served.store.query("SELECT id FROM nodes_fts WHERE nodes_fts MATCH ?", (f'"{token}"',)) == []
