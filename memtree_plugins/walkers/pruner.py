@@ -21,6 +21,7 @@ Each run, in short transactions of at most 500 rows, each phase bounded by ``wal
 from __future__ import annotations
 
 import logging
+import math
 import time
 from typing import TYPE_CHECKING
 
@@ -36,7 +37,9 @@ HOUR_MS = 3_600_000
 DAY_MS = 24 * HOUR_MS
 VACUUM_PAGES_PER_RUN = 20_000
 VACUUM_STEP = 1_000
+# FTS5 deletes leave tombstones until segments merge; a negative 'merge' works even with few segments.
 FTS_MERGE_PAGES = 200
+FTS_MERGE_ROUNDS = 10
 # Kinds the size cap may evict while they are live, oldest first.
 EVICTABLE_LIVE_KINDS = ("tool_output",)
 
@@ -59,6 +62,19 @@ def _oldest(store: Store, status_: str, before_ms: int | None, limit: int, kind:
         sql += " AND kind = ?"
         params.append(kind)
     return [r[0] for r in store.query(sql + " ORDER BY updated_at LIMIT ?", (*params, limit))]
+
+
+def fts_merge(store: Store, rounds: int) -> int:
+    """Bounded FTS segment merging, one short transaction per round; returns rounds that did work."""
+    worked = 0
+    for _ in range(rounds):
+        with store.tx() as c:
+            before = store.conn.total_changes
+            c.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('merge', ?)", (-FTS_MERGE_PAGES,))
+            if store.conn.total_changes - before <= 1:  # the command row itself; nothing merged
+                break
+        worked += 1
+    return worked
 
 
 def delete_pruned(store: Store, ids: list[str]) -> tuple[int, int]:
@@ -118,9 +134,8 @@ class Pruner:
         if ret.max_store_mb > 0:
             self._cap(store, int(ret.max_store_mb * 1_000_000), budget, counters)
 
-        if counters.get("pruned_stale") or counters.get("pruned_superseded") or counters.get("evicted"):
-            with store.tx() as c:  # bounded: a few hundred pages of segment merging
-                c.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('merge', ?)", (FTS_MERGE_PAGES,))
+        if counters.get("pruned_stale") or counters.get("pruned_superseded"):
+            add(counters, "fts_merges", fts_merge(store, FTS_MERGE_ROUNDS))
         add(counters, "vacuumed_pages", self._vacuum(store))
         return counters
 
@@ -129,8 +144,11 @@ class Pruner:
         steps += [("live", kind) for kind in EVICTABLE_LIVE_KINDS]
         left = budget
         for status_, kind in steps:
-            while left > 0 and used_bytes(store) > cap:
-                ids = _oldest(store, status_, None, min(CHUNK, left), kind)
+            while left > 0 and (used := used_bytes(store)) > cap:
+                # Evict about what the excess is worth at the average row size, not a fixed chunk.
+                rows_total = store.query_one("SELECT count(*) FROM nodes")[0] or 1  # type: ignore[index]
+                want = math.ceil((used - cap) / max(1, used // rows_total))
+                ids = _oldest(store, status_, None, max(1, min(CHUNK, left, want)), kind)
                 if not ids:
                     break
                 if status_ != "pruned":
@@ -139,6 +157,8 @@ class Pruner:
                 add(counters, "evicted", rows)
                 add(counters, f"evicted_{status_}", rows)
                 add(counters, "deleted_edges", edges)
+                if status_ != "pruned":  # these just left the FTS index: let its space go too
+                    add(counters, "fts_merges", fts_merge(store, 2))
                 left -= max(len(ids), 1)
         if left > 0 and used_bytes(store) > cap:
             add(counters, "cap_unreachable")
