@@ -247,8 +247,10 @@ def test_socket_is_0600_and_registered_for_the_hook(served: Served) -> None:
         if sender_file.exists():
             break
         time.sleep(0.05)
-    kind, sender = sender_file.read_text().split()
+    kind, sender, code = sender_file.read_text().split("\n")[:3]
     assert kind in ("nc", "python") and os.access(sender, os.X_OK)
+    if kind == "python":
+        assert code == str(served.app.paths.home / "hook-send.pyc") and Path(code).is_file()
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to connect as another uid")

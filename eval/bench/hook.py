@@ -1,0 +1,103 @@
+"""Capture hook end-to-end latency, as Claude Code runs it (``sh -c <command from hooks.json>``), against the
+floor named by the goal: starting a bare ``python -I -S -c pass``, measured in the same run, interleaved.
+
+Cases: daemon up (an ingest server in this process over a real App and store), daemon down (the root link
+points at a socket nobody serves), and not a memtree project.  The goal: p50 <= the floor, p95 <= 20 ms.
+
+    .venv/bin/python eval/bench/hook.py [--runs 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PAYLOAD = Path("/work/shared/fixtures/claude-code-payloads/post-bash.json")
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def timed(cmd: list[str], stdin: bytes, env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, input=stdin, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return (time.perf_counter() - t0) * 1000
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=200)
+    args = ap.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="memtree-bench-hook-"))
+    home, up_dir, down_dir, none_dir = tmp / "home", tmp / "up", tmp / "down", tmp / "none"
+    for d in (up_dir, down_dir, none_dir):
+        d.mkdir(parents=True)
+    os.environ.update({"MEMTREE_HOME": str(home), "MEMTREE_LOAD_PLUGINS": ""})
+    sys.path.insert(0, str(REPO))
+    from memtree_core import ingest
+    from memtree_core.app import App
+
+    app = App.open(up_dir)
+    sock = ingest.bind(app.paths, app.identity.root)
+    stop = threading.Event()
+    threading.Thread(target=ingest.serve, args=(sock, app, stop), daemon=True).start()
+    down = App.open(down_dir)
+    ingest.bind(down.paths, down.identity.root).close()  # registered, then the "daemon" is gone
+    for _ in range(100):
+        if (home / ingest.SENDER_FILE).exists():
+            break
+        time.sleep(0.05)
+    sender = (home / ingest.SENDER_FILE).read_text().splitlines()
+    python = sender[1] if sender[0] == "python" else (shutil.which("python3") or "/usr/bin/python3")
+
+    command = json.loads((REPO / "plugin/hooks/hooks.json").read_text())["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+    base_env = {**os.environ, "CLAUDE_PLUGIN_ROOT": str(REPO)}
+    stdin = PAYLOAD.read_bytes()
+    cases = {
+        f"floor: {python} -I -S -c pass": ([python, "-I", "-S", "-c", "pass"], base_env),
+        "floor: /usr/bin/python3 -I -S -c pass": (["/usr/bin/python3", "-I", "-S", "-c", "pass"], base_env),
+        "hook, daemon up": (["/bin/sh", "-c", command], {**base_env, "CLAUDE_PROJECT_DIR": str(up_dir)}),
+        "hook, daemon down": (["/bin/sh", "-c", command], {**base_env, "CLAUDE_PROJECT_DIR": str(down_dir)}),
+        "hook, not a project": (["/bin/sh", "-c", command], {**base_env, "CLAUDE_PROJECT_DIR": str(none_dir)}),
+    }
+    if not os.path.exists("/usr/bin/python3"):
+        cases.pop("floor: /usr/bin/python3 -I -S -c pass")
+    times: dict[str, list[float]] = {k: [] for k in cases}
+    for _ in range(5):  # warm caches
+        for cmd, env in cases.values():
+            timed(cmd, stdin, env)
+    for _ in range(args.runs):
+        for name, (cmd, env) in cases.items():
+            times[name].append(timed(cmd, stdin, env))
+    stop.set()
+
+    floor_name = next(iter(cases))
+    floor = statistics.median(times[floor_name])
+    print(f"sender: {' '.join(sender)}   runs: {args.runs}   payload: {len(stdin)} bytes")
+    print(f"{'case':48s} {'p50 ms':>8s} {'p95 ms':>8s} {'p50/floor':>10s}")
+    for name, values in times.items():
+        p50, p95 = statistics.median(values), pct(values, 0.95)
+        print(f"{name:48s} {p50:8.2f} {p95:8.2f} {p50 / floor:10.2f}x")
+    captured = app.store.query_one("SELECT count(*) FROM nodes")[0]  # type: ignore[index]
+    print(f"captures stored: {captured} (expected {args.runs + 5}); "
+          f"drops logged by the hook: {ingest.drop_counts(home)}")
+    app.close()
+    down.close()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
