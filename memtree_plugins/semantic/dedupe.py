@@ -1,0 +1,101 @@
+"""The ``dedupe`` walker (spec §6): every ``walkers.dedupeIntervalMs``, find live nodes of the same kind
+whose vectors have cosine >= 0.97; keep the newest, move the older to ``superseded`` (through
+``store.transition``) with a ``supersedes`` edge newer -> older.  Nothing is deleted, and
+:func:`restore` undoes a false merge (superseded -> live, the edge removed).
+
+Files are the exception: two chunks with the same text in different files are two places, not two
+copies, so ``file``/``file_chunk`` nodes only dedupe against nodes of the same file.
+Bounded per run: it checks at most ``PER_RUN`` embedded nodes, resuming where the last run stopped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memtree_core import vectors
+
+THRESHOLD = 0.97
+PER_RUN = 500
+NEIGHBOURS = 4
+CURSOR = "dedupe:cursor"
+REASON = "dedupe"
+FILE_KINDS = ("file", "file_chunk")
+
+
+class Dedupe:
+    name = "dedupe"
+    trigger = "interval"
+
+    def interval_s(self, app: Any) -> float:
+        return app.settings.walkers.dedupe_interval_ms / 1000
+
+    def has_work(self, app: Any) -> bool:
+        return app.store.vector.available
+
+    def run(self, app: Any) -> dict[str, int]:
+        store = app.store
+        counts = {"checked": 0, "superseded": 0}
+        if not store.vector.available:
+            return counts
+        models = vectors.stored_models(store)
+        if len(models) != 1:
+            return counts  # nothing embedded, or mixed models awaiting `memtree reembed`
+        model, dim, _n = models[0]
+        cursor = int(store.get_meta(CURSOR) or 0)
+        rows = store.query("SELECT v.rowid, v.id, v.embedding, n.kind, n.source_uri, n.created_at FROM nodes_vec v "
+                           "JOIN nodes n ON n.id = v.id WHERE v.rowid > ? AND n.status = 'live' "
+                           "ORDER BY v.rowid LIMIT ?", (cursor, PER_RUN))
+        last = cursor
+        for vrow, node_id, blob, kind, uri, created in rows:
+            last = vrow
+            counts["checked"] += 1
+            where_sql = "n.status = 'live' AND n.kind = ? AND n.id != ?"
+            params: list[Any] = [kind, node_id]
+            if kind in FILE_KINDS:
+                base = (uri or "").split("#", 1)[0]
+                where_sql += " AND (n.source_uri = ? OR (n.source_uri >= ? AND n.source_uri < ?))"
+                params += [base, base + "#", base + "#\U0010ffff"]
+            hits = vectors.knn(store, vectors.unpack(blob), model, dim, NEIGHBOURS, where=(where_sql, params))
+            dups = [(i, 1.0 - d) for i, d in hits if 1.0 - d >= THRESHOLD]
+            if not dups:
+                continue
+            counts["superseded"] += self._merge(app, node_id, created, dups)
+        if rows and len(rows) < PER_RUN:
+            last = 0  # a full pass is done; the next run starts over (new nodes are compared to old ones)
+        store.set_meta(CURSOR, str(last))
+        return counts
+
+    def _merge(self, app: Any, node_id: str, created: int, dups: list[tuple[str, float]]) -> int:
+        store = app.store
+        group = store.get_nodes([node_id, *(i for i, _ in dups)])
+        live = [n for n in group.values() if n.status == "live"]
+        if len(live) < 2:
+            return 0
+        keep = max(live, key=lambda n: (n.created_at, n.rowid))
+        sims = dict(dups)
+        merged = 0
+        with store.tx():
+            for old in live:
+                if old.id == keep.id:
+                    continue
+                sim = sims.get(old.id) or sims.get(keep.id) or THRESHOLD
+                store.transition([old.id], "superseded", f"{REASON}: near-duplicate of {keep.id} "
+                                                         f"(cosine {sim:.3f})")
+                store.add_edge(keep.id, old.id, "supersedes")
+                merged += 1
+        return merged
+
+
+def restore(app: Any, node_id: str) -> str:
+    """Undo a merge: ``superseded`` -> ``live`` and drop the ``supersedes`` edges pointing at the node.
+    Returns a one-line account.  Raises KeyError for an unknown node, IllegalTransition if not superseded."""
+    store = app.store
+    with store.tx() as c:
+        if store.get_node(node_id) is None:
+            raise KeyError(f"no node {node_id}")
+        store.transition([node_id], "live", "restored: false merge undone")
+        newer = [s for (s,) in c.execute("SELECT src_id FROM edges WHERE dst_id = ? AND kind = 'supersedes'",
+                                         (node_id,))]
+        c.execute("DELETE FROM edges WHERE dst_id = ? AND kind = 'supersedes'", (node_id,))
+    store.bump("walker:dedupe:restored")
+    return f"{node_id} is live again" + (f" (was superseded by {', '.join(newer)})" if newer else "")

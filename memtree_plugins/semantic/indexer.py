@@ -1,0 +1,77 @@
+"""The ``embedding_indexer`` walker (spec §6): when the project has been idle ``walkers.embeddingIdleMs``
+and live nodes lack a vector, embed them in batches of ``walkers.embeddingBatchSize``, newest first.
+
+Bounded per run (``MAX_BATCHES`` batches) so a big backlog never holds the coordinator; the backlog left is
+kept as the gauge counter ``walker:embedding_indexer:backlog`` for ``memtree stats``.  It never mixes
+models: when the store holds vectors of another model it does nothing and says ``memtree reembed``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memtree_core import vectors
+
+MAX_BATCHES = 8
+EMBED_CHARS = 8000  # more than any embedder here reads; keeps a 100 KB node from costing a tokenizer pass
+
+
+def set_gauge(store: Any, name: str, value: int) -> None:
+    store.execute("INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET "
+                  "value = excluded.value", (name, int(value)))
+
+
+def note_reason(store: Any, walker: str, reason: str) -> None:
+    if store.get_meta(f"walker:{walker}:reason") != reason:
+        store.set_meta(f"walker:{walker}:reason", reason)
+
+
+class EmbeddingIndexer:
+    name = "embedding_indexer"
+    trigger = "idle"
+
+    def interval_s(self, app: Any) -> float:
+        return app.settings.walkers.embedding_idle_ms / 1000
+
+    def has_work(self, app: Any) -> bool:
+        store = app.store
+        if not store.vector.available:
+            return False
+        row = store.query_one("SELECT 1 FROM nodes n WHERE n.status = 'live' AND NOT EXISTS "
+                              "(SELECT 1 FROM nodes_vec v WHERE v.id = n.id) LIMIT 1")
+        return row is not None and vectors.choose_embedder(app).ok
+
+    def run(self, app: Any) -> dict[str, int]:
+        store = app.store
+        counts = {"embedded": 0, "swept": vectors.sweep_orphans(store)}
+        if not store.vector.available:
+            note_reason(store, self.name, f"vector search is off: {store.vector.reason}")
+            return counts
+        choice = vectors.choose_embedder(app)
+        if choice.embedder is None:
+            note_reason(store, self.name, f"no embedder: {choice.reason}")
+            set_gauge(store, f"walker:{self.name}:backlog", vectors.backlog(store))
+            return counts
+        e = choice.embedder
+        batch = max(1, app.settings.walkers.embedding_batch_size)
+        try:
+            if e.dim:
+                vectors.check_model(store, e.model, e.dim)
+            for _ in range(MAX_BATCHES):
+                rows = store.query("SELECT n.id, n.content FROM nodes n WHERE n.status = 'live' AND NOT EXISTS "
+                                   "(SELECT 1 FROM nodes_vec v WHERE v.id = n.id) ORDER BY n.rowid DESC LIMIT ?",
+                                   (batch,))
+                if not rows:
+                    break
+                vecs = e.embed([(content or "")[:EMBED_CHARS] for _, content in rows])
+                dim = len(vecs[0]) if vecs else e.dim
+                vectors.check_model(store, e.model, dim)
+                counts["embedded"] += vectors.put_vectors(store, list(zip([i for i, _ in rows], vecs, strict=True)),
+                                                          e.model, dim)
+        except vectors.ModelMismatch as exc:
+            note_reason(store, self.name, str(exc))
+            counts["refused_mixed_model"] = 1
+        else:
+            note_reason(store, self.name, f"embedding with {e.name} ({e.model})")
+        set_gauge(store, f"walker:{self.name}:backlog", vectors.backlog(store))
+        return counts

@@ -1,0 +1,102 @@
+"""The ``summarizer`` walker (spec §6): a parent whose live children number more than
+``walkers.summarizerSubtreeThreshold`` and that has no fresh summary gets a ``summary`` node (its child)
+with ``summarizes`` edges summary -> each summarized node.  "Fresh" = no live child newer than the summary;
+a stale summary is superseded by the new one (``supersedes`` edge new -> old).
+
+The first available summarizer in registration order writes it; the extractive one always is, so
+compose's ``outline``/``mixed`` formats always find summaries.  Bounded: ``PER_RUN`` subtrees a run, and
+at most ``MAX_INPUT`` children handed to a summarizer.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from memtree_core.store import NODE_COLUMNS, row_to_node
+
+log = logging.getLogger("memtree.summarizer")
+PER_RUN = 5
+MAX_INPUT = 200
+INTERVAL_S = 30.0
+
+DUE_SQL = """
+SELECT g.parent_id, g.n, g.newest FROM (
+    SELECT c.parent_id AS parent_id, count(*) AS n, max(c.created_at) AS newest FROM nodes c
+    WHERE c.status = 'live' AND c.kind != 'summary' AND c.parent_id IS NOT NULL GROUP BY c.parent_id
+) g WHERE g.n > ? AND NOT EXISTS (
+    SELECT 1 FROM nodes s WHERE s.parent_id = g.parent_id AND s.kind = 'summary' AND s.status = 'live'
+    AND s.created_at >= g.newest)
+ORDER BY g.newest DESC LIMIT ?"""
+
+
+def due_subtrees(app: Any, limit: int = PER_RUN) -> list[tuple[str, int]]:
+    rows = app.store.query(DUE_SQL, (app.settings.walkers.summarizer_subtree_threshold, limit))
+    return [(p, int(n)) for p, n, _ in rows]
+
+
+def pick_summarizers(app: Any) -> list[Any]:
+    """Available summarizers in registration order (configured for this app first)."""
+    out = []
+    for s in app.plugins.summarizers:
+        configure = getattr(s, "configure", None)
+        if callable(configure):
+            configure(app)
+        ok, _why = s.available()
+        if ok:
+            out.append(s)
+    return out
+
+
+class SummarizerWalker:
+    name = "summarizer"
+    trigger = "event"
+
+    def interval_s(self, app: Any) -> float:
+        return INTERVAL_S
+
+    def has_work(self, app: Any) -> bool:
+        return bool(due_subtrees(app, 1))
+
+    def run(self, app: Any) -> dict[str, int]:
+        counts: dict[str, int] = {"summaries": 0, "failed": 0}
+        for parent_id, _n in due_subtrees(app):
+            counts["summaries"] += self.summarize_subtree(app, parent_id, counts)
+        return counts
+
+    def summarize_subtree(self, app: Any, parent_id: str, counts: dict[str, int]) -> int:
+        store = app.store
+        children = [row_to_node(r) for r in store.query(
+            f"SELECT {NODE_COLUMNS} FROM nodes WHERE parent_id = ? AND status = 'live' AND kind != 'summary' "
+            f"ORDER BY created_at DESC LIMIT ?", (parent_id, MAX_INPUT))]
+        if not children:
+            return 0
+        newest = max(c.created_at for c in children)
+        for summarizer in pick_summarizers(app):
+            try:
+                text = summarizer.summarize(children, app)
+            except Exception as exc:  # an API error: fall through to the next summarizer
+                log.warning("summarizer %s failed on %s: %s", summarizer.name, parent_id, exc)
+                counts["failed"] += 1
+                continue
+            text, _hits = app.redact(text)
+            break
+        else:
+            return 0
+        old = [i for (i,) in store.query("SELECT id FROM nodes WHERE parent_id = ? AND kind = 'summary' AND "
+                                         "status = 'live'", (parent_id,))]
+        with store.tx():
+            node = store.insert_node("summary", text, parent_id=parent_id, status_="live", metadata={
+                "summarizer": summarizer.name, "summarized": len(children), "newest_child": newest})
+            # The summary must count as fresh for children created in the same millisecond as it.
+            if node.created_at < newest:
+                store.execute("UPDATE nodes SET created_at = ?, updated_at = ? WHERE id = ?",
+                              (newest, newest, node.id))
+            for child in children:
+                store.add_edge(node.id, child.id, "summarizes")
+            if old:
+                store.transition(old, "superseded", f"summary replaced by {node.id}")
+                for o in old:
+                    store.add_edge(node.id, o, "supersedes")
+        store.bump(f"walker:summarizer:by:{summarizer.name}")
+        return 1
