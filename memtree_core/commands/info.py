@@ -41,6 +41,21 @@ def grep_engine() -> dict[str, Any]:
             **({} if rg else {"reason": "rg not found (pip install ripgrep); grep uses the slower Python fallback"})}
 
 
+def embedder_status(app: Any) -> dict[str, Any]:
+    """Which embedder semantic search would use, or why none (never loads a model)."""
+    if "embedder_status" not in app.state:
+        from memtree_core.vectors import choose_embedder, configured_model
+
+        models = None if app.paths.store.exists() else []
+        choice = choose_embedder(app, models)
+        e = choice.embedder
+        app.state["embedder_status"] = {
+            "available": e is not None, "setting": configured_model(app),
+            **({"name": e.name, "model": e.model, "dim": e.dim, "why": choice.reason} if e
+               else {"reason": choice.reason})}
+    return app.state["embedder_status"]
+
+
 def gather(app: Any) -> dict[str, Any]:
     from memtree_core import __version__
     from memtree_core.lockfile import daemon_status
@@ -58,6 +73,7 @@ def gather(app: Any) -> dict[str, Any]:
         "socket": str(app.paths.ingest_socket),
         "mcp_socket": str(app.paths.mcp_socket),
         "vector_search": vector_search,
+        "embedder": embedder_status(app),
         "grep": grep_engine(),
         "daemon": daemon_status(app.paths),
         "plugins": [p.as_dict() for p in app.plugins.report],
@@ -72,6 +88,9 @@ def _degraded(app: Any, vector_search: dict[str, Any]) -> list[str]:
     out = []
     if not vector_search["available"]:
         out.append(f"vector search off: {vector_search.get('reason')}")
+    emb = embedder_status(app)
+    if vector_search["available"] and not emb["available"]:
+        out.append(f"semantic search off (keyword only): {emb['reason']}")
     for p in app.plugins.failures:
         out.append(f"plugin {p.name} {p.status}: {p.error}")
     out.extend(app.loaded.warnings)
@@ -97,6 +116,8 @@ def run(args: Any) -> int:
         f"daemon    {'running, pid ' + str(info['daemon']['pid']) if info['daemon']['running'] else 'not running'}",
         "vectors   " + (f"available (sqlite-vec {vs.get('sqlite_vec')} via {vs['route']}, SQLite "
                         f"{vs['sqlite_version']})" if vs["available"] else f"UNAVAILABLE: {vs.get('reason')}"),
+        "embedder  " + (f"{info['embedder']['name']} ({info['embedder']['model']}; {info['embedder']['why']})"
+                        if info["embedder"]["available"] else f"NONE, keyword search only: {info['embedder']['reason']}"),
         f"grep      {info['grep']['engine']}" + (f" ({info['grep']['path']})" if info["grep"]["path"] else ""),
         f"tokens    {info['token_counter']}",
         "config    " + (", ".join(info["config_files"]) or "defaults only"),
