@@ -187,11 +187,11 @@ def test_run_once_ignores_schedules_and_rejects_unknown_names(home: Path, projec
         coord = Coordinator(app)
         note_activity(app)
         assert coord.run_once("iv") == {"iv": {"done": 2}}
-        assert set(coord.run_once()) == {"filter", "staleness_marker", "pruner", "iv", "idler"}
+        assert set(coord.run_once()) >= {"filter", "staleness_marker", "pruner", "iv", "idler"}
         assert iv.calls == 2 and idle.calls == 1
         from memtree_core.errors import NotFound
 
-        with pytest.raises(NotFound, match="registered: filter, staleness_marker, pruner"):
+        with pytest.raises(NotFound, match="no walker named 'nope' .registered: filter, staleness_marker, pruner"):
             coord.run_once("nope")
     finally:
         app.close()
