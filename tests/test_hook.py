@@ -199,3 +199,25 @@ def test_a_secret_in_bash_output_never_reaches_the_db_through_the_hook(served: A
     dump = "\n".join(str(r) for r in served.store.query("SELECT * FROM nodes"))
     assert token not in dump
     assert served.store.query("SELECT id FROM nodes_fts WHERE nodes_fts MATCH ?", (f'"{token}"',)) == []
+
+
+def test_the_python_sender_works_where_nc_would_be_chosen(home: Path, project: Path, monkeypatch) -> None:
+    monkeypatch.setenv("MEMTREE_HOOK_SENDER", "python")  # what a machine without nc gets
+    app = App.open(project)
+    sock = ingest.bind(app.paths, app.identity.root)
+    stop = threading.Event()
+    thread = threading.Thread(target=ingest.serve, args=(sock, app, stop), daemon=True)
+    thread.start()
+    try:
+        for _ in range(100):
+            if (home / ingest.SENDER_FILE).exists():
+                break
+            threading.Event().wait(0.05)
+        assert (home / ingest.SENDER_FILE).read_text().startswith("python\n")
+        for f in sorted(FIXTURES.glob("*.json")):
+            assert run_hook(f.read_bytes(), project).returncode == 0
+        assert len(contents(app)) == 5 and drops(home) == {}
+    finally:
+        stop.set()
+        thread.join(10)
+        app.close()

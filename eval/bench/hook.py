@@ -61,7 +61,7 @@ def main() -> None:
             break
         time.sleep(0.05)
     sender = (home / ingest.SENDER_FILE).read_text().splitlines()
-    python = sender[1] if sender[0] == "python" else (shutil.which("python3") or "/usr/bin/python3")
+    python = sender[1] if sender[0] == "python" else os.path.realpath(sys.executable)
 
     command = json.loads((REPO / "plugin/hooks/hooks.json").read_text())["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
     base_env = {**os.environ, "CLAUDE_PLUGIN_ROOT": str(REPO)}

@@ -1,0 +1,127 @@
+"""Server-side ingest: one capture's receive -> redact -> insert -> commit -> ack time (p50/p95, measured by an
+in-process client so no process start is counted), and the sustained rate with 4 concurrent senders.
+Floor, same run: an echo round trip over a Unix socket (connect, send, half-close, read one line).
+
+    .venv/bin/python eval/bench/ingest.py [--n 400]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PAYLOAD = json.loads(Path("/work/shared/fixtures/claude-code-payloads/post-bash.json").read_text())
+
+
+def roundtrip(path: str, data: bytes) -> float:
+    t0 = time.perf_counter()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
+        c.connect(path)
+        c.sendall(data)
+        c.shutdown(socket.SHUT_WR)
+        buf = b""
+        while not buf.endswith(b"\n"):
+            more = c.recv(4096)
+            if not more:
+                break
+            buf += more
+    return (time.perf_counter() - t0) * 1000
+
+
+def echo_server(path: str, stop: threading.Event) -> None:
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(128)
+    srv.settimeout(0.2)
+    while not stop.is_set():
+        try:
+            conn, _ = srv.accept()
+        except TimeoutError:
+            continue
+        with conn:
+            while conn.recv(1 << 16):
+                pass
+            conn.sendall(b'{"ok":true}\n')
+    srv.close()
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=400)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="memtree-bench-ingest-"))
+    os.environ.update({"MEMTREE_HOME": str(tmp / "home"), "MEMTREE_LOAD_PLUGINS": ""})
+    (tmp / "proj").mkdir()
+    sys.path.insert(0, str(REPO))
+    from memtree_core import ingest
+    from memtree_core.app import App
+
+    app = App.open(tmp / "proj")
+    sock = ingest.bind(app.paths, app.identity.root)
+    stop = threading.Event()
+    threading.Thread(target=ingest.serve, args=(sock, app, stop), daemon=True).start()
+    echo_path = str(tmp / "echo.sock")
+    threading.Thread(target=echo_server, args=(echo_path, stop), daemon=True).start()
+    time.sleep(0.3)
+
+    def payload(i: int) -> bytes:
+        p = json.loads(json.dumps(PAYLOAD))
+        p["tool_response"]["stdout"] = f"run {i}\n" + PAYLOAD["tool_response"]["stdout"]
+        return json.dumps(p).encode()
+
+    path = str(app.paths.ingest_socket)
+    for i in range(20):
+        roundtrip(path, payload(-i))
+    floor, serial = [], []
+    for i in range(args.n):
+        floor.append(roundtrip(echo_path, payload(i)))
+        serial.append(roundtrip(path, payload(i)))
+
+    per = args.n // 4
+    lat: list[float] = []
+    lock = threading.Lock()
+
+    def sender(k: int) -> None:
+        mine = [roundtrip(path, payload(100000 + k * per + i)) for i in range(per)]
+        with lock:
+            lat.extend(mine)
+
+    t0 = time.perf_counter()
+    threads = [threading.Thread(target=sender, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - t0
+    stop.set()
+
+    f50 = statistics.median(floor)
+    print(f"payload {len(payload(0))} bytes, {args.n} serial captures, {per * 4} with 4 concurrent senders")
+    print(f"{'case':44s} {'p50 ms':>8s} {'p95 ms':>8s} {'p50/floor':>10s}")
+    for name, vals in (("floor: echo round trip, same socket kind", floor), ("ingest, serial (commit before ack)", serial),
+                       ("ingest, 4 concurrent senders", lat)):
+        print(f"{name:44s} {statistics.median(vals):8.2f} {pct(vals, 0.95):8.2f} {statistics.median(vals) / f50:9.2f}x")
+    print(f"sustained rate, 4 senders: {per * 4 / elapsed:.0f} captures/s")
+    stored = app.store.query_one("SELECT count(*) FROM nodes")[0]  # type: ignore[index]
+    print(f"stored {stored} of {20 + args.n + per * 4} sent")
+    app.close()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
