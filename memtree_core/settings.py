@@ -20,7 +20,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_CONFIG_NAME = ".memtree.json"
 # MEMTREE_* variables that are not settings keys (read directly where they matter).
-NON_SETTING_ENV = {"HOME", "LOAD_PLUGINS", "DISABLE_PLUGINS", "STRICT_PLUGINS", "TRACE_PLUGINS", "DEBUG"}
+NON_SETTING_ENV = {"HOME", "LOAD_PLUGINS", "DISABLE_PLUGINS", "STRICT_PLUGINS", "TRACE_PLUGINS", "DEBUG", "HOOK_SENDER"}
 
 
 class SettingsError(Exception):
