@@ -1,0 +1,27 @@
+"""Built-in chunkers: Python by symbol, Markdown by heading, and 200-line windows for everything else.
+
+``App.chunker_for(path)`` picks the highest-priority chunker whose ``matches(path)`` is true; the
+window chunker matches every path at priority 0, so a plugin's chunker for a language wins by
+registering a higher priority (or replaces one of these by name with ``replaces=True``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memtree_core.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from memtree_core.registry import Register
+    from memtree_core.types import Chunker
+
+
+@hookimpl
+def memtree_register_chunkers(register: Register[Chunker]) -> None:
+    from memtree_plugins.chunkers.markdown import MarkdownChunker
+    from memtree_plugins.chunkers.python import PythonChunker
+    from memtree_plugins.chunkers.window import WindowChunker
+
+    register(PythonChunker())
+    register(MarkdownChunker())
+    register(WindowChunker())
