@@ -1,1 +1,0 @@
-"""Built-in retrieval (placeholder module: its hooks land with the issue that builds them)."""

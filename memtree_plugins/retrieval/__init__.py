@@ -1,0 +1,132 @@
+"""Built-in retrieval tools: ``search``, ``neighbors``, ``path_to_root``, ``recent``, ``compose`` (spec §4-5).
+
+The query logic lives in plain functions (``search.search``, ``graph.neighbors``, ``compose.compose``...)
+shared by these MCP tools and the ``memtree search`` / ``memtree show`` commands.  Every tool here is
+read-only and defaults to live nodes; pass ``status`` to look at others.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import Field
+
+from memtree_core.hookspecs import hookimpl
+from memtree_core.types import ToolSpec
+
+if TYPE_CHECKING:
+    from memtree_core.app import App
+    from memtree_core.registry import Register
+
+from memtree_plugins.retrieval.models import (
+    ComposeResult,
+    NeighborsResult,
+    PathResult,
+    RecentResult,
+    SearchResult,
+)
+
+Status = Annotated[str, Field(description="'live' (default), a comma list such as 'live,stale', or 'any'")]
+
+
+def _search_tool(app: App):
+    from memtree_plugins.retrieval.search import Filters
+    from memtree_plugins.retrieval.search import search as run
+
+    def search(
+        query: Annotated[str, Field(description="words to find; every word must match (quotes and "
+                                                "operators are plain text)")],
+        mode: Annotated[str, Field(description="keyword | semantic | hybrid")] = "keyword",
+        limit: Annotated[int, Field(ge=1, le=200)] = 10,
+        kind: Annotated[str | None, Field(description="file_chunk, tool_output, summary, note, "
+                                                      "observation, file (comma list)")] = None,
+        status: Status = "live",
+        path_prefix: Annotated[str | None, Field(description="source path or URI prefix, e.g. src/")] = None,
+        since: Annotated[str | None, Field(description="created at or after: epoch ms, ISO time or an "
+                                                       "age like 2h")] = None,
+        until: Annotated[str | None, Field(description="created before (same forms as since)")] = None,
+        parent_id: Annotated[str | None, Field(description="only children of this node")] = None,
+    ) -> SearchResult:
+        """Keyword search (FTS5 bm25) over the store: node ids, snippets, scores, token counts.
+
+        Every word must match; if too few nodes match them all, nodes matching some words follow.
+        Use compose or get on the ids to read more."""
+        filters = Filters.build(kind=kind, status=status, path_prefix=path_prefix, since=since, until=until,
+                                parent_id=parent_id, project_root=app.project_root)
+        return run(app, query, mode=mode, limit=limit, filters=filters)
+
+    return search
+
+
+def _neighbors_tool(app: App):
+    from memtree_plugins.retrieval.graph import neighbors as run
+
+    def neighbors(
+        node_id: str,
+        depth: Annotated[int, Field(ge=1, le=5)] = 1,
+        edge_kinds: Annotated[list[str] | None, Field(description="derived_from, references, summarizes, "
+                                                                  "supersedes; default all")] = None,
+        status: Status = "live",
+    ) -> NeighborsResult:
+        """Nodes around a node: parent, children and lateral edges (both directions), with distances."""
+        return run(app, node_id, depth=depth, edge_kinds=edge_kinds, status=status)
+
+    return neighbors
+
+
+def _path_tool(app: App):
+    from memtree_plugins.retrieval.graph import path_to_root as run
+
+    def path_to_root(node_id: str) -> PathResult:
+        """The chain of parents from the root down to this node (root first)."""
+        return run(app, node_id)
+
+    return path_to_root
+
+
+def _recent_tool(app: App):
+    from memtree_plugins.retrieval.graph import recent as run
+
+    def recent(
+        since: Annotated[str | None, Field(description="epoch ms, ISO time or an age like 30m")] = None,
+        kind: Annotated[str | None, Field(description="node kind (comma list)")] = None,
+        limit: Annotated[int, Field(ge=1, le=500)] = 20,
+        status: Status = "live",
+    ) -> RecentResult:
+        """The newest nodes first (what was captured or stored lately)."""
+        return run(app, since=since, kind=kind, limit=limit, status=status)
+
+    return recent
+
+
+def _compose_tool(app: App):
+    from memtree_plugins.retrieval.compose import compose as run
+
+    def compose(
+        node_ids: Annotated[list[str], Field(description="seed node ids")],
+        budget_tokens: Annotated[int, Field(description="hard cap on the returned text's tokens")],
+        format: Annotated[str, Field(description="mixed (raw for seeds and direct neighbours, summaries or "
+                                                 "outlines further out) | raw | outline")] = "mixed",
+        depth: Annotated[int, Field(ge=0, le=5, description="how far to expand from the seeds")] = 2,
+        query: Annotated[str | None, Field(description="optional: rank nodes matching it higher")] = None,
+    ) -> ComposeResult:
+        """Pack the seeds and their surroundings into one text within budget_tokens, with a manifest
+        of what was included, summarized or outlined, and dropped (and why)."""
+        return run(app, node_ids, budget_tokens, format=format, depth=depth, query=query)
+
+    return compose
+
+
+TOOLS = (
+    ToolSpec("search", _search_tool, title="Search the store", read_only=True),
+    ToolSpec("neighbors", _neighbors_tool, title="Neighbors of a node", read_only=True),
+    ToolSpec("path_to_root", _path_tool, title="Path to the root", read_only=True),
+    ToolSpec("recent", _recent_tool, title="Recent nodes", read_only=True),
+    ToolSpec("compose", _compose_tool, title="Compose context within a budget", read_only=True),
+)
+
+
+@hookimpl
+def memtree_register_tools(register: Register[ToolSpec]) -> None:
+    for spec in TOOLS:
+        register(spec)

@@ -1,0 +1,154 @@
+"""Graph and time queries: ``neighbors`` (parent_id spine + lateral edges, both directions),
+``path_to_root`` (the spine) and ``recent`` (created_at, newest first)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from memtree_core.store import EDGE_KINDS, KINDS, NODE_COLUMNS, row_to_node
+from memtree_plugins.retrieval.models import Neighbor, NeighborsResult, PathResult, RecentResult
+from memtree_plugins.retrieval.nodes import parse_statuses, ref, require_node
+from memtree_plugins.retrieval.when import parse_time
+
+if TYPE_CHECKING:
+    from memtree_core.app import App
+    from memtree_core.store import NodeRow, Store
+
+MAX_DEPTH = 5
+MAX_NEIGHBORS = 500  # per call: a file node can have thousands of chunks
+MAX_RECENT = 500
+MAX_PATH = 1000  # a parent_id cycle (a corrupt store) must not hang the walk
+
+
+def _chunks(ids: list[str], n: int = 500) -> Iterable[list[str]]:
+    for i in range(0, len(ids), n):
+        yield ids[i:i + n]
+
+
+def step(store: Store, frontier: list[str], edge_kinds: tuple[str, ...] | None, *, spine: bool = True,
+         child_limit: int = MAX_NEIGHBORS) -> list[tuple[str, str, str]]:
+    """One hop from ``frontier``: (from_id, to_id, relation) over parent_id and edges, both directions.
+
+    Relations: ``parent``, ``child``, ``<kind> ->`` (an edge from the frontier node), ``<- <kind>`` (an
+    edge into it).  Order is deterministic (by relation, then id).
+    """
+    out: list[tuple[str, str, str]] = []
+    for part in _chunks(frontier):
+        marks = ",".join("?" * len(part))
+        if spine:
+            out += [(a, b, "parent") for a, b in store.query(
+                f"SELECT id, parent_id FROM nodes WHERE id IN ({marks}) AND parent_id IS NOT NULL", part)]
+            out += [(a, b, "child") for b, a in store.query(
+                f"SELECT id, parent_id FROM nodes WHERE parent_id IN ({marks}) ORDER BY id LIMIT ?",
+                [*part, child_limit])]
+        kind_sql, kind_params = "", []
+        if edge_kinds is not None:
+            kind_sql = f" AND kind IN ({','.join('?' * len(edge_kinds))})"
+            kind_params = list(edge_kinds)
+        out += [(s, d, f"{k} ->") for s, d, k in store.query(
+            f"SELECT src_id, dst_id, kind FROM edges WHERE src_id IN ({marks}){kind_sql}", [*part, *kind_params])]
+        out += [(d, s, f"<- {k}") for s, d, k in store.query(
+            f"SELECT src_id, dst_id, kind FROM edges WHERE dst_id IN ({marks}){kind_sql}", [*part, *kind_params])]
+    out.sort(key=lambda t: (t[0], t[2], t[1]))
+    return out
+
+
+def parse_edge_kinds(edge_kinds: list[str] | str | None) -> tuple[str, ...] | None:
+    if edge_kinds is None:
+        return None
+    items = edge_kinds.split(",") if isinstance(edge_kinds, str) else list(edge_kinds)
+    kinds = tuple(dict.fromkeys(k.strip() for k in items if k and k.strip()))
+    bad = [k for k in kinds if k not in EDGE_KINDS]
+    if bad:
+        raise ValueError(f"unknown edge kind(s) {', '.join(map(repr, bad))}; use {', '.join(EDGE_KINDS)}")
+    return kinds or None
+
+
+def neighbors(app: App, node_id: str, depth: int = 1, edge_kinds: list[str] | str | None = None,
+              status: str | None = "live") -> NeighborsResult:
+    if not isinstance(depth, int) or depth < 1:
+        raise ValueError(f"depth must be 1..{MAX_DEPTH}, not {depth!r}")
+    notes = []
+    if depth > MAX_DEPTH:
+        notes.append(f"depth {depth} capped at {MAX_DEPTH}")
+        depth = MAX_DEPTH
+    kinds = parse_edge_kinds(edge_kinds)
+    statuses = parse_statuses(status)
+    store = app.store
+    start = require_node(app, node_id)
+    seen: dict[str, tuple[int, str, str]] = {start.id: (0, "", "")}
+    frontier = [start.id]
+    truncated = False
+    for d in range(1, depth + 1):
+        nxt: list[str] = []
+        hops = step(store, frontier, kinds)
+        rows = store.get_nodes(b for _, b, _ in hops if b not in seen)
+        for a, b, rel in hops:
+            if b in seen or b not in rows:
+                continue
+            if statuses is not None and rows[b].status not in statuses:
+                continue
+            if len(seen) > MAX_NEIGHBORS:
+                truncated = True
+                break
+            seen[b] = (d, rel, a)
+            nxt.append(b)
+        frontier = nxt
+        if not frontier or truncated:
+            break
+    others = [nid for nid in seen if nid != start.id]
+    rows = store.get_nodes(others)
+    result = NeighborsResult(node=ref(app, start), depth=depth, truncated=truncated, notes=notes)
+    for nid in sorted(others, key=lambda n: (seen[n][0], n)):
+        d, rel, via = seen[nid]
+        result.neighbors.append(Neighbor(**ref(app, rows[nid]).model_dump(), distance=d, relation=rel, via=via))
+    if truncated:
+        result.notes.append(f"stopped after {MAX_NEIGHBORS} neighbors; lower depth or pass edge_kinds")
+    return result
+
+
+def path_to_root(app: App, node_id: str) -> PathResult:
+    store = app.store
+    node: NodeRow | None = require_node(app, node_id)
+    chain: list[NodeRow] = []
+    seen: set[str] = set()
+    notes = []
+    while node is not None and node.id not in seen and len(chain) < MAX_PATH:
+        chain.append(node)
+        seen.add(node.id)
+        if not node.parent_id:
+            break
+        parent = store.get_node(node.parent_id)
+        if parent is None:
+            notes.append(f"parent {node.parent_id} of {node.id} is missing from the store (deleted)")
+        node = parent
+    if node is not None and node.id in seen:
+        notes.append(f"parent_id cycle at {node.id}; the walk stopped there")
+    chain.reverse()
+    return PathResult(node_id=chain[-1].id, path=[ref(app, n) for n in chain], notes=notes)
+
+
+def recent(app: App, since: str | int | None = None, kind: str | None = None, limit: int = 20,
+           status: str | None = "live") -> RecentResult:
+    if not isinstance(limit, int) or not 1 <= limit <= MAX_RECENT:
+        raise ValueError(f"limit must be 1..{MAX_RECENT}, not {limit!r}")
+    kinds = tuple(k.strip() for k in kind.split(",") if k.strip()) if kind else ()
+    bad = [k for k in kinds if k not in KINDS]
+    if bad:
+        raise ValueError(f"unknown kind(s) {', '.join(map(repr, bad))}; use {', '.join(KINDS)}")
+    since_ms = parse_time(since, "since")
+    statuses = parse_statuses(status)
+    where, params = ["created_at >= ?"], [since_ms if since_ms is not None else 0]
+    if kinds:
+        where.append(f"+kind IN ({','.join('?' * len(kinds))})")
+        params += kinds
+    if statuses is not None:
+        where.append(f"+status IN ({','.join('?' * len(statuses))})")
+        params += statuses
+    # created_at leads the nodes_created_parent index: SQLite walks it backwards and stops at `limit`.
+    # The unary + keeps the planner off the status/kind indexes, which would sort every live node.
+    rows = app.store.query(f"SELECT {NODE_COLUMNS} FROM nodes "
+                           f"WHERE {' AND '.join(where)} ORDER BY created_at DESC, id DESC LIMIT ?",
+                           [*params, limit])
+    return RecentResult(items=[ref(app, row_to_node(r)) for r in rows], since=since_ms, kind=kind or None)

@@ -1,0 +1,295 @@
+"""``search``: keyword retrieval over ``nodes_fts`` (FTS5 bm25), with a seam for semantic/hybrid modes.
+
+How keyword search stays fast on a big store
+--------------------------------------------
+FTS5 computes bm25 for *every* row that matches before it can sort, so ``ORDER BY bm25 LIMIT 10`` over a
+word found in 300k of 1M nodes costs ~1 s.  memtree bounds the work instead of the store:
+
+1. A probe walks the match list newest-first (rowid order is insertion order) and stops after
+   ``window`` rows (2000 by default): ``... ORDER BY rowid DESC LIMIT 1 OFFSET window-1``.  That costs
+   O(window), not O(matches).
+2. If the probe finds no row there, the query matches fewer than ``window`` nodes and ranking is
+   **exact**.  Otherwise only the ``window`` newest matches are ranked (``rowid >= cutoff``), and the
+   result says ``approximate: true, candidates: window``.  The trade-off, stated plainly: for a query
+   whose every term is very common, an older node that would have ranked first under a full bm25 can be
+   missed; a query with at least one selective term (the usual case for an identifier, an error message,
+   a file name) is ranked exactly, because an AND is never larger than its rarest term.
+3. When a filter (kind, status, path, time) leaves fewer than ``limit`` hits inside the window, the
+   window grows 4x at a time up to ``MAX_WINDOW`` before giving up; ``parent_id`` narrows the rowid range
+   to that parent's children first.
+4. Terms are ANDed.  When the AND finds fewer than ``limit`` hits, an OR over the terms fills the rest
+   (marked ``matched: some``, strategy ``and+or``); terms matching at least ``window`` nodes are left out
+   of that OR when rarer terms exist, since their idf is near zero and they would flood the window.
+
+bm25's idf still reads each term's full match list once per query (FTS5's own counting, ~20 ns a row),
+which is what remains of the cost for a very common term.
+
+Modes
+-----
+``keyword`` is built in.  ``semantic`` and ``hybrid`` use retrievers found in
+``app.state['retrieval.retrievers']`` (name -> ``fn(app, parsed_query, limit, filters) -> [(node_id,
+score)]``, added with :func:`register_retriever` by the plugin that owns embeddings) and the ranker named by
+the ``search.ranker`` setting for fusion.  Until one is there they fail with a clear "not available" error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memtree_core.store import NODE_COLUMNS, row_to_node
+from memtree_plugins.retrieval.models import SearchHit, SearchResult
+from memtree_plugins.retrieval.nodes import line_range, node_tokens, parse_statuses, preview
+from memtree_plugins.retrieval.query import ParsedQuery, Term, parse
+from memtree_plugins.retrieval.when import parse_time
+
+if TYPE_CHECKING:
+    from memtree_core.app import App
+    from memtree_core.store import NodeRow, Store
+
+MODES = ("keyword", "semantic", "hybrid")
+WINDOW = 2000
+PER_HIT = 50  # the window grows with the limit: at least this many candidates per requested hit
+MAX_WINDOW = 32_000
+MAX_LIMIT = 200
+SNIPPET_TOKENS = 16
+RETRIEVERS_KEY = "retrieval.retrievers"
+
+Retriever = Callable[["App", ParsedQuery, int, "Filters"], list[tuple[str, float]]]
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What a hit must satisfy besides matching the query.  ``status`` None means any status."""
+
+    kinds: tuple[str, ...] | None = None
+    statuses: tuple[str, ...] | None = ("live",)
+    path_prefix: str | None = None
+    since: int | None = None  # created_at >= since (epoch ms)
+    until: int | None = None  # created_at < until
+    parent_id: str | None = None
+
+    @classmethod
+    def build(cls, *, kind: str | None = None, status: str | None = "live", path_prefix: str | None = None,
+              since: str | int | None = None, until: str | int | None = None, parent_id: str | None = None,
+              project_root: Path | None = None) -> Filters:
+        kinds = tuple(k.strip() for k in kind.split(",") if k.strip()) if kind else None
+        since_ms = parse_time(since, "since")
+        until_ms = parse_time(until, "until")
+        if since_ms is not None and until_ms is not None and until_ms <= since_ms:
+            raise ValueError("'until' is not after 'since'; the time range is empty")
+        return cls(kinds or None, parse_statuses(status), _uri_prefix(path_prefix, project_root),
+                   since_ms, until_ms, (parent_id or "").strip() or None)
+
+    def sql(self) -> tuple[str, list[Any]]:
+        """A WHERE fragment over ``nodes n`` and its parameters."""
+        parts: list[str] = []
+        params: list[Any] = []
+        if self.statuses:
+            parts.append(f"n.status IN ({','.join('?' * len(self.statuses))})")
+            params += self.statuses
+        if self.kinds:
+            parts.append(f"n.kind IN ({','.join('?' * len(self.kinds))})")
+            params += self.kinds
+        if self.path_prefix:
+            parts.append("n.source_uri >= ? AND n.source_uri < ?")
+            params += [self.path_prefix, self.path_prefix + "\U0010ffff"]
+        if self.since is not None:
+            parts.append("n.created_at >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            parts.append("n.created_at < ?")
+            params.append(self.until)
+        if self.parent_id:
+            parts.append("n.parent_id = ?")
+            params.append(self.parent_id)
+        return (" AND ".join(parts) or "1"), params
+
+    def restrictive(self) -> bool:
+        return bool(self.kinds or self.path_prefix or self.since or self.until or self.parent_id
+                    or (self.statuses and set(self.statuses) != {"live"}))
+
+
+def _uri_prefix(path: str | None, root: Path | None) -> str | None:
+    """A source path prefix as stored in ``source_uri``: URIs pass through, paths become file:// URIs."""
+    if not path or not path.strip():
+        return None
+    path = path.strip()
+    if "://" in path or path.startswith("tool:"):
+        return path
+    p = Path(path).expanduser()
+    if not p.is_absolute() and root is not None:
+        p = root / p
+    text = str(p) if not path.endswith("/") else str(p).rstrip("/") + "/"
+    return "file://" + text
+
+
+@dataclass
+class _Ranked:
+    rowids: list[tuple[int, float]] = field(default_factory=list)
+    approximate: bool = False
+    candidates: int = 0
+
+
+def _rank(store: Store, expr: str, filters: Filters, limit: int, exclude: set[int],
+          rowid_range: tuple[int, int] | None) -> _Ranked:
+    """bm25-rank the matches of ``expr`` that pass ``filters``, over at most a window of the newest."""
+    where, params = filters.sql()
+    rng_sql, rng_params = "", []
+    if rowid_range is not None:
+        rng_sql, rng_params = " AND rowid BETWEEN ? AND ?", list(rowid_range)
+    window = max(WINDOW, limit * PER_HIT)
+    want = limit + len(exclude)
+    while True:
+        cutoff = store.query_one(
+            f"SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?{rng_sql} ORDER BY rowid DESC "
+            f"LIMIT 1 OFFSET ?", [expr, *rng_params, window - 1])
+        lo_sql, lo_params = "", []
+        if cutoff is not None:
+            lo_sql, lo_params = " AND f.rowid >= ?", [cutoff[0]]
+        f_rng = rng_sql.replace("rowid", "f.rowid")
+        rows = store.query(
+            f"SELECT f.rowid, bm25(f.nodes_fts) FROM nodes_fts f CROSS JOIN nodes n ON n.rowid = f.rowid "
+            f"WHERE f.nodes_fts MATCH ?{f_rng}{lo_sql} AND {where} ORDER BY 2, f.rowid DESC LIMIT ?",
+            [expr, *rng_params, *lo_params, *params, want])
+        got = [(r, -s) for r, s in rows if r not in exclude][:limit]
+        if cutoff is None:
+            return _Ranked(got, False, 0)
+        if len(got) >= limit or window >= MAX_WINDOW or not filters.restrictive():
+            return _Ranked(got, True, window)
+        window *= 4
+
+
+def _bounded_count(store: Store, term: Term, cap: int) -> int:
+    row = store.query_one("SELECT count(*) FROM (SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ? LIMIT ?)",
+                          (term.fts, cap))
+    return int(row[0]) if row else 0
+
+
+def _snippet(store: Store, expr: str, rowid: int) -> str:
+    row = store.query_one(f"SELECT snippet(nodes_fts, 1, '«', '»', '…', {SNIPPET_TOKENS}) FROM nodes_fts "
+                          "WHERE nodes_fts MATCH ? AND rowid = ?", (expr, rowid))
+    return (row[0] or "").strip() if row else ""
+
+
+def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters) -> SearchResult:
+    store = app.store
+    result = SearchResult(query=pq.raw, mode="keyword", terms=[t.text for t in pq.terms], strategy="and",
+                          notes=list(pq.notes))
+    notes = result.notes
+    rowid_range: tuple[int, int] | None = None
+    if filters.parent_id:
+        row = store.query_one("SELECT min(rowid), max(rowid) FROM nodes WHERE parent_id = ?",
+                              (filters.parent_id,))
+        if not row or row[0] is None:
+            notes.append(f"node {filters.parent_id} has no children")
+            return result
+        rowid_range = (int(row[0]), int(row[1]))
+
+    with store.lock:  # one consistent view for the probe, the ranking and the snippets
+        and_expr = pq.all_of()
+        ranked = _rank(store, and_expr, filters, limit, set(), rowid_range)
+        picked: list[tuple[int, float, str, str]] = [(r, s, and_expr, "all") for r, s in ranked.rowids]
+        approximate, candidates = ranked.approximate, ranked.candidates
+        if len(picked) < limit and len(pq.terms) > 1:
+            counts = {t: _bounded_count(store, t, WINDOW) for t in pq.terms}
+            selective = tuple(t for t in pq.terms if counts[t] < WINDOW)
+            or_terms = selective if selective else pq.terms
+            dropped = [t.text for t in pq.terms if t not in or_terms]
+            if dropped:
+                notes.append("very common term(s) left out of the any-term fallback: " + ", ".join(dropped))
+            or_expr = pq.any_of(or_terms)
+            more = _rank(store, or_expr, filters, limit - len(picked), {r for r, *_ in picked}, rowid_range)
+            if more.rowids:
+                result.strategy = "and+or"
+            picked += [(r, s, or_expr, "some") for r, s in more.rowids]
+            approximate = approximate or more.approximate
+            candidates = max(candidates, more.candidates)
+        snippets = {r: _snippet(store, expr, r) for r, _s, expr, _m in picked}
+        nodes = _nodes_by_rowid(store, [r for r, *_ in picked])
+
+    result.approximate = approximate
+    result.candidates = candidates
+    for rowid, score, _expr, matched in picked:
+        node = nodes.get(rowid)
+        if node is not None:
+            result.hits.append(_hit(app, node, score, snippets.get(rowid, ""), matched))
+    return result
+
+
+def _nodes_by_rowid(store: Store, rowids: list[int]) -> dict[int, NodeRow]:
+    if not rowids:
+        return {}
+    marks = ",".join("?" * len(rowids))
+    return {n.rowid: n for n in map(row_to_node, store.query(
+        f"SELECT {NODE_COLUMNS} FROM nodes WHERE rowid IN ({marks})", rowids))}
+
+
+def _hit(app: App, node: NodeRow, score: float, snippet: str, matched: str) -> SearchHit:
+    lines = line_range(node)
+    return SearchHit(id=node.id, kind=node.kind, status=node.status, source_uri=node.source_uri,
+                     created_at=node.created_at, tokens=node_tokens(app, node),
+                     lines=list(lines) if lines else None, preview=preview(node.content),
+                     score=round(score, 4), snippet=snippet or preview(node.content), matched=matched)
+
+
+# -- modes ---------------------------------------------------------------------------------------------
+def register_retriever(app: App, name: str, fn: Retriever) -> None:
+    """Make a retriever (e.g. 'semantic') available to ``search`` for this app."""
+    app.state.setdefault(RETRIEVERS_KEY, {})[name] = fn
+
+
+def _retriever(app: App, name: str) -> Retriever:
+    fn = app.state.get(RETRIEVERS_KEY, {}).get(name)
+    if fn is not None:
+        return fn
+    why = ("no embedding retriever is installed yet (semantic search lands with the embeddings work)"
+           if app.store.vector.available else f"vector search is off: {app.store.vector.reason}")
+    raise ValueError(f"search mode '{name}' is not available yet: {why}; use mode='keyword'")
+
+
+def search(app: App, query: str, mode: str = "keyword", limit: int = 10,
+           filters: Filters | None = None) -> SearchResult:
+    """Search the store; see the module docstring for how ranking stays bounded."""
+    mode = (mode or "keyword").strip().lower()
+    if mode not in MODES:
+        raise ValueError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
+    if not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"limit must be a positive integer, not {limit!r}")
+    if limit > MAX_LIMIT:
+        raise ValueError(f"limit {limit} is above the maximum of {MAX_LIMIT}; narrow the query or page "
+                         "with filters (since/until, kind, path_prefix)")
+    pq = parse(query)
+    filters = filters or Filters()
+    if mode == "keyword":
+        return keyword_search(app, pq, limit, filters)
+    if mode == "semantic":
+        lists = {"semantic": _retriever(app, "semantic")(app, pq, limit, filters)}
+    else:
+        semantic = _retriever(app, "semantic")
+        kw = keyword_search(app, pq, limit * 2, filters)
+        lists = {"keyword": [(h.id, h.score) for h in kw.hits], "semantic": semantic(app, pq, limit * 2, filters)}
+    return _fused(app, pq, mode, limit, lists)
+
+
+def _fused(app: App, pq: ParsedQuery, mode: str, limit: int,
+           lists: dict[str, list[tuple[str, float]]]) -> SearchResult:
+    if len(lists) == 1:
+        ((_, ranked),) = lists.items()
+        order = [(nid, score) for nid, score in ranked[:limit]]
+    else:
+        name = app.settings.search.ranker
+        ranker = app.plugins.rankers.get(name)
+        if ranker is None:
+            raise ValueError(f"search mode '{mode}' needs the ranker {name!r} (setting search.ranker), "
+                             "which no plugin registered; use mode='keyword'")
+        order = [(h.node_id, h.score) for h in ranker.fuse(lists, limit)]
+    nodes = app.store.get_nodes(nid for nid, _ in order)
+    result = SearchResult(query=pq.raw, mode=mode, terms=[t.text for t in pq.terms], strategy=mode)
+    for nid, score in order:
+        node = nodes.get(nid)
+        if node is not None:
+            result.hits.append(_hit(app, node, score, preview(node.content), "some"))
+    return result
