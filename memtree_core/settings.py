@@ -20,7 +20,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_CONFIG_NAME = ".memtree.json"
 # MEMTREE_* variables that are not settings keys (read directly where they matter).
-NON_SETTING_ENV = {"HOME", "LOAD_PLUGINS", "DISABLE_PLUGINS", "STRICT_PLUGINS", "TRACE_PLUGINS", "DEBUG", "HOOK_SENDER"}
+NON_SETTING_ENV = {"HOME", "LOAD_PLUGINS", "DISABLE_PLUGINS", "STRICT_PLUGINS", "TRACE_PLUGINS", "DEBUG", "HOOK_SENDER",
+                   "GREP_ENGINE"}  # grep: force ripgrep or the Python fallback (memtree_plugins.wrappers)
 
 
 class SettingsError(Exception):

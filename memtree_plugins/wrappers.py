@@ -1,1 +1,0 @@
-"""Built-in wrappers (placeholder module: its hooks land with the issue that builds them)."""

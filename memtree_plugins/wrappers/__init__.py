@@ -1,0 +1,37 @@
+"""The wrapped tools of spec §4 — ``read``, ``grep``, ``bash`` — and ``get``, as MCP tool plugins.
+
+Each tool module has ``build(app)`` returning the plain function the daemon serves (its signature is the
+input schema, its docstring the description, its pydantic result with ``render()`` the output).  The
+modules are imported only when a tool is built, so loading the plugin set stays cheap.  The shared
+budget cutter lives in :mod:`memtree_plugins.wrappers.budget`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from memtree_core.hookspecs import hookimpl
+from memtree_core.types import ToolSpec
+
+if TYPE_CHECKING:
+    from memtree_core.app import App
+    from memtree_core.registry import Register
+
+
+def _lazy(module: str) -> Callable[[App], Callable[..., Any]]:
+    def build(app: App) -> Callable[..., Any]:
+        return importlib.import_module(f"memtree_plugins.wrappers.{module}").build(app)
+
+    return build
+
+
+@hookimpl
+def memtree_register_tools(register: Register[ToolSpec]) -> None:
+    # read and grep write memtree's own store but never the user's files; only get is truly read-only.
+    register(ToolSpec(name="read", build=_lazy("read"), title="Read a file (stored, budgeted)"))
+    register(ToolSpec(name="grep", build=_lazy("grep"), title="Search files (stored, budgeted)"))
+    register(ToolSpec(name="bash", build=_lazy("bash"), title="Run a shell command (stored, budgeted)",
+                      destructive=True, open_world=True))
+    register(ToolSpec(name="get", build=_lazy("get"), title="Page through a stored node", read_only=True))

@@ -1,0 +1,232 @@
+"""``bash(command, timeout?, budget_tokens?)``: run in the project root, store, return a bounded preview.
+
+The stored ``tool_output`` node (``tool:bash#<sha256 of the command and directory>``) holds::
+
+    $ <command>
+    <stdout: head [… N bytes omitted …] tail>
+    [stderr]
+    <stderr: head … tail>
+    [exit 1]            (or [timed out after 5 s; killed, exit -15])
+
+cut to ``capture.maxBytes`` with the head/tail kept (``truncated``/``original_bytes`` on the row give the
+real size), after ``app.redact()``; the preview returned is cut from the same redacted text, so a secret
+never comes back either.  The same content within the hour reuses the existing node.  A command matched
+by the deny list (``env``, ``printenv``, ``bash.deny``) or ``capture.bash = false`` stores nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+
+from memtree_core.denylist import command_denied
+from memtree_plugins.wrappers.budget import head_tail
+from memtree_plugins.wrappers.records import (
+    args_digest,
+    budget_or_default,
+    recent_duplicate,
+    record_original_size,
+    stored_hash,
+)
+from memtree_plugins.wrappers.run import HeadTail, Outcome, run
+
+if TYPE_CHECKING:
+    from memtree_core.app import App
+
+DEFAULT_TIMEOUT_S = 120.0
+MAX_TIMEOUT_S = 600.0
+COMMAND_CHARS = 2000  # of the command kept in the stored text (all of it stays in metadata)
+
+
+class BashResult(BaseModel):
+    """Exit status, sizes, the stored node and a head/tail preview of the (redacted) output."""
+
+    command: str
+    exit_code: int | None
+    timed_out: bool
+    duration_ms: int
+    stdout_bytes: int
+    stderr_bytes: int
+    node_id: str | None = None
+    stored: bool
+    deduplicated: bool = False
+    not_stored_reason: str | None = None
+    preview: str
+    preview_truncated: bool
+    tokens: int = 0
+    budget_tokens: int
+    redactions: dict[str, int] = {}
+    notes: list[str] = []
+
+    def render(self) -> str:
+        return _render(self, self.preview)
+
+
+def _status(r: BashResult) -> str:
+    if r.timed_out:
+        return f"timed out, killed (exit {r.exit_code})"
+    if r.exit_code is not None and r.exit_code < 0:
+        try:
+            return f"killed by {signal.Signals(-r.exit_code).name}"
+        except ValueError:
+            return f"killed by signal {-r.exit_code}"
+    return f"exit {r.exit_code}"
+
+
+def _render(r: BashResult, preview: str) -> str:
+    head = (f"{_status(r)} · {r.duration_ms} ms · stdout {r.stdout_bytes:,} B, stderr {r.stderr_bytes:,} B · "
+            + (f"node {r.node_id}" + (" (reused)" if r.deduplicated else "") if r.stored
+               else f"not stored: {r.not_stored_reason}"))
+    parts = [head] + [f"note: {n}" for n in r.notes]
+    if r.redactions:
+        parts.append("redacted: " + ", ".join(f"{n} {k}" for k, n in sorted(r.redactions.items())))
+    parts.append(preview if preview else "(no output)")
+    return "\n".join(parts)
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def _stream_text(ht: HeadTail, limit: int) -> str:
+    """One stream as text within ``limit`` bytes: all of it, or head + marker + tail cut at line ends."""
+    head, tail, omitted = ht.parts()
+    if omitted == 0 and len(head) + len(tail) <= limit:
+        return _decode(head + tail)
+    omitted += max(0, len(head) + len(tail) - limit)
+    h = head[: int(limit * 0.4)]
+    t_room = limit - len(h)
+    t = (head[len(h):] + tail)[-t_room:] if t_room > 0 else b""
+    cut = h.rfind(b"\n")
+    if cut >= len(h) // 2:
+        h = h[: cut + 1]
+    nl = t.find(b"\n")
+    if 0 <= nl < len(t) // 2:
+        t = t[nl + 1:]
+    gone = ht.total - len(h) - len(t)
+    return _decode(h) + f"\n[… {gone:,} bytes omitted …]\n" + _decode(t)
+
+
+def compose(command: str, outcome: Outcome, max_bytes: int, timeout: float) -> tuple[str, bool]:
+    """The stored text (command, stdout, stderr, exit status) within ``max_bytes``, and whether output
+    had to be cut to fit."""
+    cmd = command if len(command) <= COMMAND_CHARS else command[:COMMAND_CHARS] + "…"
+    if outcome.timed_out:
+        footer = f"[timed out after {timeout:g} s; killed, exit {outcome.returncode}]"
+    else:
+        footer = f"[exit {outcome.returncode}]"
+    frame = len(f"$ {cmd}\n\n[stderr]\n\n{footer}\n".encode()) + 200  # markers and decoding slack
+    room = max(max_bytes - frame, 256)
+    err_total, out_total = outcome.stderr.total, outcome.stdout.total
+    cut = err_total + out_total > room or bool(outcome.stdout.parts()[2] or outcome.stderr.parts()[2])
+    if not cut:
+        err_room, out_room = err_total, out_total
+    else:
+        err_room = min(err_total, max(room // 3, room - out_total))
+        out_room = room - err_room
+    parts = [f"$ {cmd}"]
+    if out_total:
+        parts.append(_stream_text(outcome.stdout, out_room).rstrip("\n"))
+    if err_total:
+        parts += ["[stderr]", _stream_text(outcome.stderr, err_room).rstrip("\n")]
+    parts.append(footer)
+    return "\n".join(parts) + "\n", cut
+
+
+def _check(command: str, timeout: float | None) -> tuple[float, list[str]]:
+    if not isinstance(command, str) or not command.strip():
+        raise ValueError("command is empty; give a shell command to run in the project root")
+    if "\x00" in command:
+        raise ValueError("command holds a NUL byte, which no shell can run; remove it")
+    notes: list[str] = []
+    if timeout is None:
+        return DEFAULT_TIMEOUT_S, notes
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or math.isnan(timeout) or timeout <= 0:
+        raise ValueError(f"timeout must be a positive number of seconds (at most {MAX_TIMEOUT_S:g}), "
+                         f"got {timeout!r}")
+    if timeout > MAX_TIMEOUT_S:
+        notes.append(f"timeout {timeout:g} s lowered to the {MAX_TIMEOUT_S:g} s cap")
+        return MAX_TIMEOUT_S, notes
+    return float(timeout), notes
+
+
+def bash(app: App, command: str, timeout: float | None = None, budget_tokens: int | None = None) -> BashResult:
+    limit, notes = _check(command, timeout)
+    budget = budget_or_default(budget_tokens, app.settings.budgets.bash)
+    root = str(app.identity.root)
+    store = app.store
+    env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"}  # nothing may wait for a keypress
+    outcome = run(command, root, limit, keep=store.max_bytes, env=env)
+    if outcome.left_running:
+        notes.append("a background process kept the output open after the shell exited; its later output "
+                     "is not captured")
+    raw, cut_output = compose(command, outcome, store.max_bytes, limit)
+    text, hits = app.redact(raw)
+    clean_command, _ = app.redact(command)
+    result = BashResult(command=clean_command, exit_code=outcome.returncode, timed_out=outcome.timed_out,
+                        duration_ms=outcome.duration_ms, stdout_bytes=outcome.stdout.total,
+                        stderr_bytes=outcome.stderr.total, stored=False, preview="", preview_truncated=False,
+                        budget_tokens=budget, redactions=hits, notes=notes)
+    denied = command_denied(command, app.paths.bash_deny)
+    if denied:
+        result.not_stored_reason = f"command is on the deny list ({denied})"
+    elif not app.settings.capture.bash:
+        result.not_stored_reason = "capture.bash is false for this project"
+    else:
+        result.node_id, result.deduplicated = _store(app, text, command, clean_command, outcome, cut_output)
+        result.stored = True
+    # The preview leaves out the "$ command" line: the caller knows what it ran.
+    body = text.split("\n", 1)[1] if "\n" in text else text
+    frame = app.count_tokens(_render(result, ""))
+    if frame >= budget:
+        raise ValueError(f"budget_tokens={budget} cannot hold even the result header ({frame} tokens); ask "
+                         f"for at least {frame + 50} (the command ran: node {result.node_id or 'not stored'})")
+    cut = head_tail(body.rstrip("\n"), budget - frame, app.count_tokens)
+    result.preview, result.preview_truncated = cut.text, cut.truncated
+    while app.count_tokens(result.render()) > budget and result.preview:  # counter that does not add up
+        result.preview = result.preview[: len(result.preview) * 9 // 10]
+        result.preview_truncated = True
+    result.tokens = app.count_tokens(result.render())
+    return result
+
+
+def _store(app: App, text: str, command: str, clean_command: str, outcome: Outcome,
+           cut_output: bool) -> tuple[str, bool]:
+    store = app.store
+    digest = stored_hash(store, text)
+    with store.tx():
+        old = recent_duplicate(store, "tool_output", digest)
+        if old is not None:
+            store.bump("bash:deduplicated")
+            return old, True
+        total = outcome.stdout.total + outcome.stderr.total
+        meta = {"tool": "bash", "command": clean_command, "cwd": str(app.identity.root),
+                "exit_code": outcome.returncode, "timed_out": outcome.timed_out,
+                "duration_ms": outcome.duration_ms, "bytes": total, "stdout_bytes": outcome.stdout.total,
+                "stderr_bytes": outcome.stderr.total}
+        uri = f"tool:bash#{args_digest({'command': command, 'cwd': str(app.identity.root)})}"
+        node = store.insert_node("tool_output", text, source_uri=uri, status_="live", metadata=meta)
+        if cut_output or node.truncated:
+            record_original_size(store, node.id, max(total, node.original_bytes))
+    return node.id, False
+
+
+def build(app: App) -> Callable[..., BashResult]:
+    def bash_tool(command: str, timeout: float | None = None, budget_tokens: int | None = None) -> BashResult:
+        """Run a shell command in the project root and store its output, returning only a bounded preview.
+
+        Use instead of a plain shell for commands with long output (tests, builds, logs).  Returns the
+        exit code, byte counts, the stored node id and a head/tail preview within budget_tokens (default
+        from settings); page through the full stored output with get.  timeout: seconds (default 120, at
+        most 600); on timeout the whole process group is killed and the partial output kept.  Secrets are
+        redacted from what is stored and returned; env/printenv output is never stored.
+        """
+        return bash(app, command, timeout, budget_tokens)
+
+    bash_tool.__name__ = "bash"
+    return bash_tool

@@ -1,0 +1,542 @@
+"""``read(path, lines?, budget_tokens?)``: a file as ``file_chunk`` nodes under one ``file`` node.
+
+One version of a file on disk is one ``file`` node (``source_uri`` ``file:///abs``, ``mtime`` in ns — see
+:mod:`.files`) whose metadata holds the chunk table (id, lines, kind, symbol, outline, tokens) and whose
+content is the file's outline, plus one live ``file_chunk`` child per chunk (``file:///abs#La-b``).
+
+* Cached path: the live file node for the URI has the file's current mtime and size, so one indexed
+  query gives the chunk table and one primary-key query the needed chunks' text.  Nothing is written.
+* Changed or new file: chunk it, write the new version in one transaction, move the old version's live
+  nodes to ``stale`` and add ``supersedes`` edges newer -> older (file -> file; chunk -> the old chunk
+  with the same kind and symbol, else the one it overlaps most).
+
+Everything stored, and therefore everything returned, went through ``app.redact()`` first.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from memtree_core.store.store import new_id
+from memtree_core.types import Chunk
+from memtree_plugins.chunkers.lines import split_lines
+from memtree_plugins.wrappers.budget import fit_prefix
+from memtree_plugins.wrappers.files import display, file_uri, load_text, mtime_of, resolve, stat_file
+from memtree_plugins.wrappers.records import budget_or_default
+
+if TYPE_CHECKING:
+    from memtree_core.app import App
+    from memtree_core.store import Store
+
+
+class ChunkRef(BaseModel):
+    id: str
+    lines: str
+    kind: str
+    symbol: str | None = None
+    tokens: int
+
+
+class OmittedChunk(ChunkRef):
+    outline: str = ""
+    reason: str
+
+
+class ReadResult(BaseModel):
+    """The requested lines of a file (cut to the budget), the chunk nodes they came from, and a map of
+    the chunks left out."""
+
+    path: str
+    file_id: str
+    total_lines: int
+    start_line: int
+    end_line: int
+    content: str
+    tokens: int
+    budget_tokens: int
+    truncated: bool
+    next_line: int | None = None
+    chunks: list[ChunkRef]
+    omitted: list[OmittedChunk] = []
+    omitted_more: int = 0
+    cached: bool
+    notes: list[str] = []
+
+    def render(self) -> str:
+        return _render(self, self.omitted, self.omitted_more)
+
+
+# -- reading the lines argument ------------------------------------------------------------------------
+_LINES = re.compile(r"^\s*(\d*)\s*(?:([-:])\s*(\d*))?\s*$")
+
+
+def parse_lines(spec: str | None) -> tuple[int, int | None] | None:
+    """``"10-40"``, ``"10:40"``, ``"10"``, ``"10-"``, ``"-40"`` -> (first, last or None for the end)."""
+    if spec is None or not str(spec).strip():
+        return None
+    m = _LINES.match(str(spec))
+    if not m or not (m.group(1) or m.group(3)):
+        raise ValueError(f"lines={spec!r} is not a line range; use '10-40', '10:40', '10' or '10-' "
+                         f"(1-based, inclusive)")
+    first = int(m.group(1)) if m.group(1) else 1
+    last = int(m.group(3)) if m.group(3) else (None if m.group(2) else first)
+    if first < 1:
+        raise ValueError(f"lines={spec!r}: lines are numbered from 1")
+    if last is not None and last < first:
+        raise ValueError(f"lines={spec!r}: the range ends before it starts; write '{last}-{first}'?")
+    return first, last
+
+
+# -- one version of a file --------------------------------------------------------------------------
+@dataclass
+class ChunkEntry:
+    id: str
+    start: int
+    end: int
+    kind: str
+    symbol: str | None
+    outline: str
+    tokens: int
+
+    def ref(self) -> ChunkRef:
+        return ChunkRef(id=self.id, lines=f"{self.start}-{self.end}", kind=self.kind, symbol=self.symbol,
+                        tokens=self.tokens)
+
+
+@dataclass
+class Version:
+    file_id: str
+    total_lines: int
+    chunks: list[ChunkEntry]
+    notes: list[str]
+
+
+def _version_from_meta(file_id: str, meta: dict[str, Any]) -> Version:
+    return Version(file_id, int(meta.get("lines", 0)), [ChunkEntry(*row) for row in meta.get("chunks", [])],
+                   list(meta.get("notes", [])))
+
+
+def _live_files(store: Store, uri: str) -> list[tuple[str, int, str]]:
+    return store.query("SELECT id, mtime, metadata FROM nodes WHERE source_uri = ? AND kind = 'file' "
+                       "AND status = 'live' ORDER BY rowid DESC", (uri,))
+
+
+def _current(rows: list[tuple[str, int, str]], mtime: int, size: int) -> Version | None:
+    for file_id, node_mtime, metadata in rows:
+        if node_mtime == mtime:
+            meta = json.loads(metadata)
+            if meta.get("size") == size:
+                return _version_from_meta(file_id, meta)
+    return None
+
+
+def _texts(store: Store, ids: list[str]) -> dict[str, str] | None:
+    """Content of the given chunk nodes, or None if any is gone or no longer live."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = store.query(f"SELECT id, content, status, truncated FROM nodes WHERE id IN ({marks})", ids)
+    if len(rows) != len(ids) or any(r[2] != "live" for r in rows):
+        return None
+    return {r[0]: r[1] for r in rows}
+
+
+# -- chunking and writing a new version ----------------------------------------------------------------
+def _valid_tiling(chunks: list[Chunk], lines: list[str]) -> bool:
+    expect = 1
+    for c in chunks:
+        if c.start_line != expect or c.end_line < c.start_line or c.text != "".join(lines[c.start_line - 1:c.end_line]):
+            return False
+        expect = c.end_line + 1
+    return expect == len(lines) + 1
+
+
+def _split_oversize(chunks: list[Chunk], max_bytes: int) -> list[Chunk]:
+    """Cut chunks bigger than the store's per-node cap into line runs that fit (a lone huge line is
+    stored cut, and says so)."""
+    out: list[Chunk] = []
+    for c in chunks:
+        if len(c.text.encode("utf-8", "surrogatepass")) <= max_bytes:
+            out.append(c)
+            continue
+        part: list[str] = []
+        size = 0
+        start = c.start_line
+        for ln in split_lines(c.text):
+            n = len(ln.encode("utf-8", "surrogatepass"))
+            if part and size + n > max_bytes:
+                out.append(Chunk(start, start + len(part) - 1, "".join(part), c.kind, c.symbol, c.outline))
+                start += len(part)
+                part, size = [], 0
+            part.append(ln)
+            size += n
+        if part:
+            out.append(Chunk(start, start + len(part) - 1, "".join(part), c.kind, c.symbol, c.outline))
+    return out
+
+
+def chunk_text(app: App, path: str, text: str, notes: list[str]) -> tuple[list[Chunk], str]:
+    """Chunk with the chosen chunker; a chunker that fails or leaves gaps falls back to windows."""
+    from memtree_plugins.chunkers.window import WindowChunker
+
+    lines = split_lines(text)
+    chunker = app.chunker_for(path)
+    try:
+        chunks = chunker.chunk(path, text)
+        if _valid_tiling(chunks, lines):
+            return chunks, chunker.name
+        notes.append(f"chunker {chunker.name!r} did not tile the file; used 200-line windows")
+    except Exception as exc:  # a plugin's bug must not make the file unreadable
+        notes.append(f"chunker {chunker.name!r} failed ({type(exc).__name__}: {exc}); used 200-line windows")
+    return WindowChunker().chunk(path, text), "window"
+
+
+def _redacted_chunks(app: App, path: str, text: str, notes: list[str]) -> tuple[list[Chunk], str, dict[str, int]]:
+    clean, hits = app.redact(text)
+    if clean.count("\n") == text.count("\n"):
+        chunks, name = chunk_text(app, path, clean, notes)
+    else:
+        # A rule removed or added lines (a multi-line key block): chunk the original for true line
+        # numbers, then redact each chunk and its outline.
+        chunks, name = chunk_text(app, path, text, notes)
+        hits = {}
+        fixed = []
+        for c in chunks:
+            t, h1 = app.redact(c.text)
+            o, h2 = app.redact(c.outline)
+            for k, v in (*h1.items(), *h2.items()):
+                hits[k] = hits.get(k, 0) + v
+            fixed.append(Chunk(c.start_line, c.end_line, t, c.kind, c.symbol, o))
+        chunks = fixed
+    if hits:
+        notes.append("redacted " + ", ".join(f"{n} {rule}" for rule, n in sorted(hits.items())))
+    return chunks, name, hits
+
+
+def _pairs(new: list[ChunkEntry], old: list[ChunkEntry]) -> list[tuple[str, str]]:
+    """(newer, older) chunk pairs for supersedes edges: same kind and symbol, else most overlap."""
+    by_symbol: dict[tuple[str, str], list[ChunkEntry]] = {}
+    for o in old:
+        if o.symbol:
+            by_symbol.setdefault((o.kind, o.symbol), []).append(o)
+    out = []
+    for n in new:
+        same = by_symbol.get((n.kind, n.symbol)) if n.symbol else None
+        if same:
+            out.append((n.id, same.pop(0).id))
+            continue
+        best, overlap = None, 0
+        for o in old:
+            ov = min(n.end, o.end) - max(n.start, o.start) + 1
+            if ov > overlap:
+                best, overlap = o, ov
+        if best is not None:
+            out.append((n.id, best.id))
+    return out
+
+
+def _file_outline(shown: str, total: int, chunker: str, entries: list[ChunkEntry]) -> str:
+    out = [f"{shown} — {total} lines, {len(entries)} chunks ({chunker})"]
+    for e in entries:
+        label = e.symbol or e.kind
+        out.append(f"L{e.start}-{e.end} {e.kind} {label}" if e.symbol else f"L{e.start}-{e.end} {label}")
+        out += ["  " + ln for ln in e.outline.splitlines()]
+    return "\n".join(out)
+
+
+def write_version(app: App, p: Path, shown: str, uri: str) -> tuple[Version, dict[str, str], bool]:
+    """Load, chunk and store the file's current version (unless a concurrent call just did)."""
+    store = app.store
+    loaded = load_text(p, shown)
+    notes = list(loaded.notes)
+    chunks, chunker, _hits = _redacted_chunks(app, str(p), loaded.text, notes)
+    chunks = _split_oversize(chunks, store.max_bytes)
+    total = len(split_lines(loaded.text))
+    entries = [ChunkEntry(new_id(), c.start_line, c.end_line, c.kind, c.symbol, c.outline,
+                          app.count_tokens(c.text)) for c in chunks]
+    texts = {e.id: c.text for e, c in zip(entries, chunks, strict=True)}
+    meta = {"path": str(p), "size": loaded.size, "mtime_ns": loaded.mtime, "lines": total, "chunker": chunker,
+            "notes": notes, "tokens": sum(e.tokens for e in entries),
+            "chunks": [[e.id, e.start, e.end, e.kind, e.symbol, e.outline, e.tokens] for e in entries]}
+    with store.tx():
+        rows = _live_files(store, uri)
+        raced = _current(rows, loaded.mtime, loaded.size)
+        if raced is not None:
+            got = _texts(store, [e.id for e in raced.chunks])
+            if got is not None:
+                return raced, got, True
+        file_node = store.insert_node("file", _file_outline(shown, total, chunker, entries), source_uri=uri,
+                                      status_="live", mtime=loaded.mtime, metadata=meta)
+        for e in entries:
+            store.insert_node("file_chunk", texts[e.id], parent_id=file_node.id,
+                              source_uri=file_uri(p, e.start, e.end), status_="live", mtime=loaded.mtime,
+                              node_id=e.id,
+                              metadata={"path": str(p), "start_line": e.start, "end_line": e.end,
+                                        "symbol": e.symbol, "kind": e.kind, "outline": e.outline,
+                                        "tokens": e.tokens, "chunker": chunker})
+        _retire(store, rows, file_node.id, entries)
+    return Version(file_node.id, total, entries, notes), texts, False
+
+
+def _retire(store: Store, old_files: list[tuple[str, int, str]], new_file: str, entries: list[ChunkEntry]) -> None:
+    """Older versions' live nodes go stale; supersedes edges point from the new nodes to them."""
+    for file_id, _mtime, metadata in old_files:
+        old = _version_from_meta(file_id, json.loads(metadata))
+        ids = [file_id] + [c.id for c in old.chunks]
+        marks = ",".join("?" * len(ids))
+        live = [r[0] for r in store.query(f"SELECT id FROM nodes WHERE id IN ({marks}) AND status = 'live'", ids)]
+        store.transition(live, "stale", "source file changed")
+        store.add_edge(new_file, file_id, "supersedes")
+        for newer, older in _pairs(entries, old.chunks):
+            store.add_edge(newer, older, "supersedes")
+
+
+# -- assembling the answer -----------------------------------------------------------------------------
+def _header(r: ReadResult) -> list[str]:
+    head = [f"{r.path} · lines {r.start_line}-{r.end_line} of {r.total_lines} · {r.tokens} tokens · "
+            f"file {r.file_id}" + (" · cached" if r.cached else "")]
+    if r.chunks:
+        head.append("chunks: " + " ".join(f"{c.id} L{c.lines}" for c in r.chunks))
+    head += [f"note: {n}" for n in r.notes]
+    return head
+
+
+def _omitted_line(o: OmittedChunk) -> str:
+    # The signature or heading says most: skip decorators and a method's "class X:" context line.
+    lines = [ln.strip() for ln in o.outline.splitlines()]
+    if o.kind == "method" and lines and lines[0].startswith("class "):
+        lines = lines[1:]
+    first = next((ln for ln in lines if not ln.startswith("@")), "")
+    label = o.symbol or o.kind
+    return f"  L{o.lines} {label} {o.id}" + (f": {first}" if first and first != label else "")
+
+
+_LEFT_OUT = "left out:"
+
+
+def _render(r: ReadResult, omitted: list[OmittedChunk], more: int) -> str:
+    parts = _header(r)
+    parts.append(r.content.rstrip("\n") if r.content else "(no lines)")
+    if r.truncated:
+        parts.append(f"[cut at the {r.budget_tokens}-token budget; continue with lines=\"{r.next_line}-\"]")
+    if omitted:
+        parts.append(_LEFT_OUT)
+        parts += [_omitted_line(o) for o in omitted]
+    if more:
+        parts.append(f"  … {more} more chunks (see the file node {r.file_id})")
+    return "\n".join(parts)
+
+
+def _slice(version: Version, texts: dict[str, str], first: int, last: int) -> str:
+    out = []
+    for c in version.chunks:
+        if c.end < first or c.start > last:
+            continue
+        if first <= c.start and c.end <= last:
+            out.append(texts[c.id])
+        else:
+            lines = split_lines(texts[c.id])
+            out.append("".join(lines[max(first, c.start) - c.start:min(last, c.end) - c.start + 1]))
+    return "".join(out)
+
+
+def _partial_note(line: int) -> str:
+    return f"line {line} is longer than the budget and was cut; get the chunk that holds it to page through it"
+
+
+def assemble(app: App, version: Version, texts: dict[str, str], want: tuple[int, int | None] | None,
+             budget: int, shown: str, cached: bool) -> ReadResult:
+    """Cut the requested lines to the budget; everything rendered (header, content, map) fits in it."""
+    count = app.count_tokens
+    total = version.total_lines
+    notes = list(version.notes)
+    if want is None:
+        first, last = 1, total
+    else:
+        first, last = want[0], want[1] if want[1] is not None else total
+        if total == 0:
+            raise ValueError(f"{shown} is empty; there are no lines to read")
+        if first > total:
+            raise ValueError(f"{shown} has {total} lines; line {first} is past the end")
+        if last > total:
+            notes.append(f"the file has {total} lines; read up to line {total}")
+            last = total
+    in_range = [c for c in version.chunks if c.end >= first and c.start <= last]
+    outside = sorted((c for c in version.chunks if c.end < first or c.start > last),
+                     key=lambda c: (c.start < first, abs(c.start - last)))
+    text = _slice(version, texts, first, last)
+
+    known: dict[int, int] = {}  # len(prefix of text) -> its count, so no text is counted twice
+
+    def tokens_of(content: str) -> int:
+        if len(content) not in known:
+            known[len(content)] = count(content)
+        return known[len(content)]
+
+    def build(content: str) -> ReadResult:
+        touched = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+        end = first + touched - 1
+        partial = bool(content) and not content.endswith("\n") and len(content) < len(text)
+        truncated = len(content) < len(text)
+        return ReadResult(
+            path=shown, file_id=version.file_id, total_lines=total, start_line=first, end_line=end,
+            content=content, tokens=tokens_of(content), budget_tokens=budget, truncated=truncated,
+            next_line=(end if partial else end + 1) if truncated else None,
+            chunks=[c.ref() for c in in_range if c.start <= end], cached=cached,
+            notes=notes + ([_partial_note(end)] if partial else []))
+
+    # An upper bound of everything around the content, so the content gets the rest of the budget.
+    probe = ReadResult(path=shown, file_id=version.file_id, total_lines=total, start_line=first, end_line=last,
+                       content="", tokens=budget, budget_tokens=budget, truncated=True, next_line=last,
+                       chunks=[c.ref() for c in in_range], cached=cached, notes=notes + [_partial_note(last)])
+    frame = count(_render(probe, [], len(version.chunks)))
+    if frame >= budget:
+        raise ValueError(f"budget_tokens={budget} cannot hold even the result header ({frame} tokens); "
+                         f"ask for at least {frame + 50}, or read fewer lines")
+    others = in_range[1:] + outside
+    reserve = 0
+    if others:  # room for the map of what is left out: at most a quarter of the budget
+        reserve = min(count(_LEFT_OUT + "\n" + "\n".join(_omitted_line(_omitted(c, "")) for c in others[:64])),
+                      budget // 4)
+    room = budget - frame - reserve
+    whole = tokens_of(text) if text else 0
+    result = build(text if whole <= room else fit_prefix(text, room, count))
+
+    omitted = [_omitted(c, "over the token budget") for c in in_range if c.start > result.end_line]
+    omitted += [_omitted(c, "outside the requested lines") for c in outside]
+    # As many left-out entries as the budget still allows (each costed once); the rest are only counted.
+    # (the content's count is known; the rest is small; the final check below catches any shortfall)
+    used = count(_render(result.model_copy(update={"content": ""}), [], len(omitted))) + result.tokens + 1
+    used += count(_LEFT_OUT) + 1 if omitted else 0
+    kept: list[OmittedChunk] = []
+    for o in omitted:
+        cost = count(_omitted_line(o)) + 1
+        if used + cost > budget:
+            break
+        used += cost
+        kept.append(o)
+    result.omitted, result.omitted_more = kept, len(omitted) - len(kept)
+    while (over := count(result.render()) - budget) > 0:  # a counter that does not add up: trim
+        if result.omitted:
+            result.omitted.pop()
+            result.omitted_more += 1
+            continue
+        if not result.content:
+            break  # cannot happen: the frame was checked against the budget above
+        shorter = build(fit_prefix(result.content, max(0, result.tokens - over), count))
+        shorter.omitted_more = result.omitted_more + sum(
+            1 for c in in_range if result.end_line >= c.start > shorter.end_line)
+        result = shorter
+    return result
+
+
+def _omitted(c: ChunkEntry, reason: str) -> OmittedChunk:
+    return OmittedChunk(id=c.id, lines=f"{c.start}-{c.end}", kind=c.kind, symbol=c.symbol, tokens=c.tokens,
+                        outline=c.outline, reason=reason)
+
+
+class _Memo:
+    """Answers already assembled for a file version: the cached path's shortcut past token counting.
+
+    A version's chunks never change (a new version gets new nodes), so an answer keyed by (file node,
+    lines, budget) stays right as long as the file node is current and its chunks are still live —
+    both checked on every use."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self.items: OrderedDict[tuple[Any, ...], tuple[int, list[str], ReadResult]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...]) -> tuple[int, list[str], ReadResult] | None:
+        with self.lock:
+            hit = self.items.get(key)
+            if hit is not None:
+                self.items.move_to_end(key)
+            return hit
+
+    def put(self, key: tuple[Any, ...], value: tuple[int, list[str], ReadResult]) -> None:
+        with self.lock:
+            self.items[key] = value
+            self.items.move_to_end(key)
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+
+
+def _memo(app: App) -> _Memo:
+    memo = app.state.get("wrappers.read.memo")
+    if memo is None:
+        memo = app.state.setdefault("wrappers.read.memo", _Memo())
+    return memo
+
+
+def _all_live(store: Store, ids: list[str]) -> bool:
+    if not ids:
+        return True
+    marks = ",".join("?" * len(ids))
+    row = store.query_one(f"SELECT count(*) FROM nodes WHERE id IN ({marks}) AND status = 'live'", ids)
+    return bool(row) and row[0] == len(ids)
+
+
+def read(app: App, path: str, lines: str | None = None, budget_tokens: int | None = None) -> ReadResult:
+    budget = budget_or_default(budget_tokens, app.settings.budgets.read)
+    root = app.identity.root
+    p = resolve(root, path)
+    shown = display(p, root)
+    want = parse_lines(lines)
+    st = stat_file(p, shown)
+    mtime = mtime_of(st)
+    uri = file_uri(p)
+    store = app.store
+    memo = _memo(app)
+    rows = _live_files(store, uri)
+    for file_id, node_mtime, _meta in rows:
+        hit = memo.get((file_id, shown, want, budget)) if node_mtime == mtime else None
+        if hit is not None and hit[0] == st.st_size and _all_live(store, hit[1]):
+            return hit[2].model_copy()
+    version = _current(rows, mtime, st.st_size)
+    texts = None
+    if version is not None:
+        texts = _texts(store, [c.id for c in _needed(version, want)])
+    cached = version is not None and texts is not None
+    if not cached:
+        version, texts, cached = write_version(app, p, shown, uri)
+    assert version is not None and texts is not None
+    result = assemble(app, version, texts, want, budget, shown, cached)
+    if cached:
+        # Remember what this answer depends on: the size (the mtime is the file node's) and its chunks.
+        memo.put((version.file_id, shown, want, budget),
+                 (st.st_size, [c.id for c in _needed(version, want)], result.model_copy()))
+    return result
+
+
+def _needed(version: Version, want: tuple[int, int | None] | None) -> list[ChunkEntry]:
+    if want is None:
+        return version.chunks
+    first, last = want
+    return [c for c in version.chunks if c.end >= first and (last is None or c.start <= last)]
+
+
+def build(app: App) -> Callable[..., ReadResult]:
+    def read_tool(path: str, lines: str | None = None, budget_tokens: int | None = None) -> ReadResult:
+        """Read a text file, or some of its lines, through memtree's store.
+
+        The file is split by symbol (Python), heading (Markdown) or 200-line windows into stored chunk
+        nodes; an unchanged file is served from the store without re-reading it.  Returns the requested
+        lines cut to budget_tokens (default from settings), the ids of the chunks they came from, and an
+        outline of the chunks left out (other lines, or lines over the budget).
+        path: absolute, or relative to the project root.  lines: "10-40", "10:40", "10" or "10-" (1-based,
+        inclusive); omit for the whole file.  Continue a cut read with lines="<next_line>-".
+        """
+        return read(app, path, lines, budget_tokens)
+
+    read_tool.__name__ = "read"
+    return read_tool

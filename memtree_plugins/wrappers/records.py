@@ -1,0 +1,48 @@
+"""Store helpers the wrapped tools share: budgets, recent duplicates, the real size of a cut capture."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from memtree_core.store.store import Store, cap_text, content_hash, now_ms
+
+HOUR_MS = 3_600_000
+
+
+def budget_or_default(budget_tokens: int | None, default: int) -> int:
+    if budget_tokens is None:
+        return default
+    if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int):
+        raise ValueError(f"budget_tokens must be a whole number of tokens, got {budget_tokens!r}")
+    if budget_tokens <= 0:
+        raise ValueError(f"budget_tokens must be positive, got {budget_tokens}; leave it out to use the "
+                         f"default of {default}")
+    return budget_tokens
+
+
+def args_digest(args: dict[str, Any]) -> str:
+    """sha256 of a tool call's arguments in canonical JSON: the stable part of a ``tool:`` URI."""
+    blob = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def stored_hash(store: Store, text: str) -> str:
+    """The ``content_hash`` the store will compute for ``text`` (after its maxBytes cap)."""
+    return content_hash(cap_text(text, store.max_bytes)[0])
+
+
+def recent_duplicate(store: Store, kind: str, digest: str, window_ms: int = HOUR_MS) -> str | None:
+    """Id of a live node of ``kind`` with this content hash created within ``window_ms``, if any."""
+    row = store.query_one(
+        "SELECT id FROM nodes WHERE content_hash = ? AND kind = ? AND status = 'live' AND created_at >= ? "
+        "ORDER BY created_at DESC LIMIT 1", (digest, kind, now_ms() - window_ms))
+    return row[0] if row else None
+
+
+def record_original_size(store: Store, node_id: str, original_bytes: int) -> None:
+    """Mark a node whose content the tool had already cut (head + tail) as truncated, with the real size.
+
+    Content is untouched, so the FTS index is not rewritten (its trigger fires on content only)."""
+    store.execute("UPDATE nodes SET truncated = 1, original_bytes = ? WHERE id = ?", (original_bytes, node_id))
