@@ -6,8 +6,9 @@ from collections.abc import Iterable
 
 from memtree_core.store import Store
 
-# SQLite's default limit on bound parameters is 999 on old builds; stay well below it.
-CHUNK = 500
+# Rows per write transaction.  Small, because in the daemon the MCP tools share the store's connection and
+# lock with the walkers: 100 pruned rows hold it for ~15 ms on a 1M-node store (500 held it ~70 ms).
+CHUNK = 100
 
 
 def move_still(store: Store, ids: Iterable[str], from_statuses: tuple[str, ...], to: str, reason: str) -> list[str]:

@@ -1,6 +1,6 @@
 """The ``pruner`` walker: retention horizons, the audit horizon, the size cap and space reclaim.
 
-Each run, in short transactions of at most 500 rows, each phase bounded by ``walkers.pruneBatchRows``:
+Each run, in short transactions of at most 100 rows (``CHUNK``), each phase bounded by ``walkers.pruneBatchRows``:
 
 1. ``stale`` nodes not updated for ``retention.staleHours`` and ``superseded`` ones not updated for
    ``retention.supersededDays`` -> ``pruned`` (the FTS trigger removes them from ``nodes_fts``; their
