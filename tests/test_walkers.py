@@ -331,3 +331,18 @@ def test_memtree_walk_once_as_a_subprocess(app: App, project: Path) -> None:
     stats = json.loads(run_memtree("stats", "--json", "--project", str(project)).stdout)
     assert stats["walkers"]["filter"]["last_run"] and stats["pending"] == 0
     assert stats["counters"]["walker:filter:kept"] == 1 and stats["storage"]["auto_vacuum"] == "incremental"
+
+
+def test_memtree_walk_says_when_a_daemon_is_running(app: App, project: Path) -> None:
+    from memtree_core.lockfile import try_lock, write_state
+
+    app.paths.ensure()
+    fd = try_lock(app.paths.lock)  # what a running daemon holds
+    assert fd is not None
+    try:
+        write_state(app.paths, {"pid": os.getpid(), "version": "test"})
+        proc = run_memtree("walk", "--once", "--only", "filter", "--project", str(project))
+        assert proc.returncode == 0, proc.stderr
+        assert f"daemon (pid {os.getpid()}) is running" in proc.stdout
+    finally:
+        os.close(fd)
