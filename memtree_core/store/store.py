@@ -321,8 +321,8 @@ class Store:
                                           for p in ("page_size", "page_count", "freelist_count", "auto_vacuum"))
         walkers: dict[str, dict[str, str]] = {}  # walker -> last_run / last_error, kept by the coordinator
         for key, value in self.query("SELECT key, value FROM meta WHERE key >= 'walker:' AND key < 'walker;'"):
-            _, name, field = key.split(":", 2)
-            walkers.setdefault(name, {})[field] = value
+            name, _, field = key[len("walker:"):].rpartition(":")
+            walkers.setdefault(name or field, {})[field if name else "value"] = value
         return {
             "db_bytes": size,
             "storage": {"page_size": page_size, "pages": pages, "free_pages": free,
