@@ -1,0 +1,185 @@
+"""Semantic recall end to end with the real local model: index real chunks, find them by meaning through
+the ``search`` function; mixed-model rejection and ``reembed``; dedupe marks and never deletes (and undo);
+summaries without an API key; keyword-only when sqlite-vec is off."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from memtree_core import vectors
+from memtree_core.app import App
+from memtree_core.store.status import IllegalTransition
+from memtree_plugins.rankers import ReciprocalRankFusion, ScoreFusion
+from memtree_plugins.semantic.dedupe import Dedupe, restore
+from memtree_plugins.semantic.indexer import EmbeddingIndexer
+from memtree_plugins.semantic.summarize import SummarizerWalker
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+
+
+def _closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@pytest.fixture
+def sapp(home: Path, project: Path):
+    """An App whose 'auto' embedder is the local model (no Ollama answers on a closed port)."""
+    a = App.open(project, environ={**os.environ, "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{_closed_port()}",
+                                   "MEMTREE_WALKERS__SUMMARIZER_SUBTREE_THRESHOLD": "3"})
+    a.environ.pop("ANTHROPIC_API_KEY", None)  # the summarizer test must never call the API
+    yield a
+    a.close()
+
+
+# Real chunks of real modules, a few per topic so the test stays fast on a loaded 2-core machine.
+SYMBOLS = {"shutil.py": {"copytree", "_copytree", "rmtree", "move", "which", "disk_usage", "make_archive",
+                         "chown", "get_terminal_size"},
+           "gzip.py": {"open", "compress", "decompress"}}
+
+
+def _index_stdlib_chunks(app: App, names: list[str]) -> dict[str, str]:
+    """Chunk real stdlib modules with memtree's chunker; store the chunks of SYMBOLS live; return symbol ->
+    node id."""
+    by_symbol: dict[str, str] = {}
+    for name in names:
+        path = STDLIB / name
+        text = path.read_text(encoding="utf-8")
+        for ch in app.chunker_for(str(path)).chunk(str(path), text):
+            if ch.symbol not in SYMBOLS[name]:
+                continue
+            node = app.store.insert_node("file_chunk", ch.text, source_uri=f"file://{path}#L{ch.start_line}-"
+                                         f"{ch.end_line}", status_="live",
+                                         metadata={"symbol": ch.symbol, "outline": ch.outline})
+            if ch.symbol:
+                by_symbol[ch.symbol] = node.id
+    return by_symbol
+
+
+def _embed_all(app: App) -> int:
+    walker = EmbeddingIndexer()
+    total = 0
+    while walker.has_work(app):
+        total += walker.run(app)["embedded"]
+    return total
+
+
+def test_natural_language_query_finds_the_chunk_through_search(sapp: App) -> None:
+    from memtree_plugins.retrieval.search import search
+    from memtree_plugins.semantic.retriever import default_mode, install
+
+    by_symbol = _index_stdlib_chunks(sapp, ["shutil.py", "gzip.py"])
+    assert "copytree" in by_symbol and "rmtree" in by_symbol
+    assert default_mode(sapp)[0] == "keyword"  # nothing embedded yet: keyword, with the reason
+    assert _embed_all(sapp) == vectors.backlog(sapp.store) + sapp.store.query_one(
+        "SELECT count(*) FROM nodes_vec")[0]
+    assert vectors.backlog(sapp.store) == 0
+    assert sapp.store.counters("walker:embedding_indexer:backlog") == {"walker:embedding_indexer:backlog": 0}
+    install(sapp)
+    assert default_mode(sapp) == ("hybrid", "")
+
+    result = search(sapp, "recursively copy an entire directory to a new location", mode="semantic", limit=5)
+    assert result.hits[0].id in (by_symbol["copytree"], by_symbol["_copytree"])
+    result = search(sapp, "delete a folder and everything inside it", mode="semantic", limit=5)
+    assert by_symbol["rmtree"] in [h.id for h in result.hits[:3]]
+    hybrid = search(sapp, "copy directory tree recursively", mode="hybrid", limit=5)
+    assert by_symbol["copytree"] in [h.id for h in hybrid.hits[:3]]
+
+
+def test_mixed_models_are_refused_until_reembed(sapp: App) -> None:
+    from memtree_core.commands.reembed import reembed
+
+    ids = [sapp.store.insert_node("note", text, status_="live").id for text in (
+        "the deploy script pushes the docker image to the registry",
+        "unit tests for the tokenizer live in tests/test_tokens.py")]
+    # A store embedded earlier by another model: same vectors, labelled with that model.
+    vecs = vectors.choose_embedder(sapp).embedder.embed(["x", "y"])
+    vectors.put_vectors(sapp.store, list(zip(ids, vecs, strict=True)), "old-model", 384)
+    with pytest.raises(vectors.ModelMismatch, match="memtree reembed"):
+        vectors.semantic_search(sapp, "where are the tokenizer tests", 2)
+    assert EmbeddingIndexer().run(sapp)["embedded"] == 0  # the indexer never mixes models either
+    seen: list[tuple[int, int]] = []
+    out = reembed(sapp, progress=lambda done, total: seen.append((done, total)))
+    assert out["embedded"] == 2 and out["model"] == "all-MiniLM-L6-v2" and seen[-1] == (2, 2)
+    assert vectors.stored_models(sapp.store) == [("all-MiniLM-L6-v2", 384, 2)]
+    hits = vectors.semantic_search(sapp, "where are the tokenizer tests", 2)
+    assert hits[0][0] == ids[1]
+
+
+def test_dedupe_marks_older_superseded_never_deletes_and_undo_works(sapp: App) -> None:
+    log = ("FAILED tests/test_api.py::test_login - AssertionError: expected 200, got 500\n"
+           "1 failed, 41 passed in 3.2s\n")
+    older = sapp.store.insert_node("tool_output", log, status_="live", created_at=1_000)
+    newer = sapp.store.insert_node("tool_output", log.replace("3.2s", "3.4s"), status_="live", created_at=2_000)
+    other = sapp.store.insert_node("tool_output", "Successfully installed requests-2.32.3 urllib3-2.2.2",
+                                   status_="live", created_at=3_000)
+    chunk = sapp.store.insert_node("file_chunk", log, source_uri="file:///a.txt#L1-2", status_="live")
+    rows_before = sapp.store.query_one("SELECT count(*) FROM nodes")[0]
+    _embed_all(sapp)
+    counts = Dedupe().run(sapp)
+    assert counts["superseded"] == 1
+    nodes = sapp.store.get_nodes([older.id, newer.id, other.id, chunk.id])
+    assert nodes[older.id].status == "superseded"
+    assert nodes[newer.id].status == "live" and nodes[other.id].status == "live"
+    assert nodes[chunk.id].status == "live"  # same text, other kind: not a duplicate
+    assert sapp.store.query("SELECT src_id, dst_id FROM edges WHERE kind = 'supersedes'") == [(newer.id, older.id)]
+    assert sapp.store.query_one("SELECT count(*) FROM nodes")[0] == rows_before  # nothing deleted
+
+    assert "is live again" in restore(sapp, older.id)
+    assert sapp.store.get_node(older.id).status == "live"
+    assert sapp.store.query("SELECT * FROM edges WHERE kind = 'supersedes'") == []
+    with pytest.raises(IllegalTransition):
+        restore(sapp, newer.id)  # it was never superseded
+
+
+def test_summarizer_without_a_key_writes_extractive_summaries(sapp: App) -> None:
+    parent = sapp.store.insert_node("tool_output", "pytest run", status_="live")
+    kids = [sapp.store.insert_node("tool_output", f"line one of output {i}\nERROR: thing {i} failed",
+                                   parent_id=parent.id, status_="live") for i in range(4)]
+    walker = SummarizerWalker()
+    assert walker.has_work(sapp)
+    assert walker.run(sapp)["summaries"] == 1
+    (summary,) = sapp.store.query("SELECT id, content, metadata FROM nodes WHERE kind = 'summary'")
+    assert '"summarizer":"extractive"' in summary[2]
+    assert "4 nodes" in summary[1] and "ERROR: thing 3 failed" in summary[1]
+    edges = {d for (d,) in sapp.store.query("SELECT dst_id FROM edges WHERE src_id = ? AND kind = 'summarizes'",
+                                            (summary[0],))}
+    assert edges == {k.id for k in kids}
+    assert not walker.has_work(sapp)  # fresh
+
+    sapp.store.insert_node("tool_output", "a fifth output", parent_id=parent.id, status_="live",
+                           created_at=sapp.store.get_node(summary[0]).created_at + 10)
+    assert walker.has_work(sapp)
+    walker.run(sapp)
+    assert sapp.store.get_node(summary[0]).status == "superseded"
+    assert len(sapp.store.query("SELECT 1 FROM nodes WHERE kind = 'summary' AND status = 'live'")) == 1
+
+
+def test_keyword_only_when_sqlite_vec_is_off(home: Path, project: Path) -> None:
+    from memtree_core.store import Store
+
+    store = Store.open(project / "plain.db", vectors=False)
+    try:
+        assert not store.vector.available
+        with pytest.raises(vectors.SemanticUnavailable, match="vector search is off"):
+            vectors.knn(store, [0.0] * 384, "m", 384, 5)
+        assert vectors.backlog(store) == 0 and vectors.stored_models(store) == []
+    finally:
+        store.close()
+
+
+def test_rankers() -> None:
+    lists = {"keyword": [("a", 9.0), ("b", 5.0), ("c", 1.0)], "semantic": [("c", 0.9), ("a", 0.8), ("d", 0.1)]}
+    rrf = ReciprocalRankFusion().fuse(lists, 10)
+    assert [h.node_id for h in rrf][:2] == ["a", "c"]
+    assert rrf[0].score == pytest.approx(1 / 61 + 1 / 62)
+    score = ScoreFusion().fuse(lists, 2)
+    assert [h.node_id for h in score] == ["a", "c"] and len(score) == 2
