@@ -89,10 +89,11 @@ def _summaries(store: Store, ids: list[str]) -> dict[str, NodeRow]:
     return out
 
 
-def _header(node: NodeRow, form: str, distance: int, via: NodeRow | None = None) -> str:
+def _header(node: NodeRow, form: str, via: NodeRow | None = None) -> str:
+    # Short on purpose: it is paid once per block.  The id lets the agent page the full text with get.
     where = f" {node.source_uri}" if node.source_uri else ""
-    extra = f" via summary {via.id}" if via is not None else ""
-    return f"### {node.id} {node.kind}{where} [{form}, d={distance}{extra}]\n"
+    tag = "" if form == "raw" else f" ({form} of it{' from ' + via.id if via is not None else ''})"
+    return f"## {node.id} {node.kind}{where}{tag}\n"
 
 
 def _score(cands: dict[str, _Cand], search_scores: dict[str, float]) -> list[_Cand]:
@@ -159,7 +160,7 @@ def compose(app: App, node_ids: list[str], budget_tokens: int, format: str = "mi
     other_drops: list[ManifestEntry] = []
     sep_cost = count(SEPARATOR)
     # No block is cheaper than a bare header plus one token of body: below that, the text is full.
-    min_block = count(f"### {seeds[0].id} note [raw, d=0]\n") + 1
+    min_block = count(f"## {seeds[0].id} note\n") + 1
     for c in ranked:
         node = c.node
         left = budget_tokens - used_est
@@ -170,7 +171,7 @@ def compose(app: App, node_ids: list[str], budget_tokens: int, format: str = "mi
         cheapest: int | None = None
         raw_first = fmt == "raw" or (fmt == "mixed" and c.distance <= 1)
         for form, body, via in _options(node, fmt, raw_first, summaries):
-            header = _header(node, form, c.distance, via)
+            header = _header(node, form, via)
             # Sum of parts for packing (the raw part is cached by content hash); the whole text is
             # counted again below, so a counter that is not additive cannot push it over the budget.
             body_cost = node_tokens(app, node) if form == "raw" else count(body)
@@ -230,7 +231,7 @@ def _options(node: NodeRow, fmt: str, raw_first: bool,
             out.append(("summary", s.content, s))
         ol = outline(node)
         if ol:
-            out.append(("outline", f"{ol}\n(outline; get {node.id} for the full text)", None))
+            out.append(("outline", ol, None))
     return out
 
 

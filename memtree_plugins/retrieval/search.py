@@ -243,6 +243,11 @@ def register_retriever(app: App, name: str, fn: Retriever) -> None:
 
 def _retriever(app: App, name: str) -> Retriever:
     fn = app.state.get(RETRIEVERS_KEY, {}).get(name)
+    if fn is None and name == "semantic" and (info := app.plugins.info("semantic")) and info.status == "loaded":
+        from memtree_plugins.semantic.retriever import install  # the built-in embeddings plugin
+
+        install(app)
+        fn = app.state.get(RETRIEVERS_KEY, {}).get(name)
     if fn is not None:
         return fn
     why = ("no embedding retriever is installed yet (semantic search lands with the embeddings work)"
@@ -268,9 +273,14 @@ def search(app: App, query: str, mode: str = "keyword", limit: int = 10,
     if mode == "semantic":
         lists = {"semantic": _retriever(app, "semantic")(app, pq, limit, filters)}
     else:
-        semantic = _retriever(app, "semantic")
         kw = keyword_search(app, pq, limit * 2, filters)
-        lists = {"keyword": [(h.id, h.score) for h in kw.hits], "semantic": semantic(app, pq, limit * 2, filters)}
+        try:
+            sem = _retriever(app, "semantic")(app, pq, limit * 2, filters)
+        except ValueError as exc:  # no embedder / no vectors / mixed models: keyword, saying why
+            kw = keyword_search(app, pq, limit, filters)
+            kw.notes.append(f"hybrid fell back to keyword search: {exc}")
+            return kw
+        lists = {"keyword": [(h.id, h.score) for h in kw.hits], "semantic": sem}
     return _fused(app, pq, mode, limit, lists)
 
 
