@@ -1,0 +1,210 @@
+"""``memtree daemon``: the boot order, the threads, the idle timeout and a clean shutdown.
+
+Boot order (what a capture or a forwarder can see, as early as possible):
+
+1. identity, paths, the lock (another daemon holds it -> exit 0 quietly);
+2. the ingest socket, then the MCP socket (both 0600; connections queue in the backlog from here on);
+3. the state file (pid, version, sockets) -- a forwarder can check the version now;
+4. only then the heavy imports (MCP SDK, settings, plugins); the store opens on first use;
+5. threads: ingest server, walker coordinator; the main thread serves MCP sessions.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from memtree_core import ingest
+from memtree_core.daemon.control import code_version
+from memtree_core.lockfile import try_lock, write_state
+from memtree_core.project import ProjectPaths, identify, memtree_home
+
+log = logging.getLogger("memtree.daemon")
+
+POLL_S = 0.2  # how often the main loop looks at the stop flag and the idle clock
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        a, b = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def setup_logging(paths: ProjectPaths) -> None:
+    """Log to the project's daemon.log (0600) and to stderr -- never stdout, and not twice when stderr
+    already is the log (a detached daemon)."""
+    fd = os.open(paths.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    os.fchmod(fd, 0o600)
+    fmt = logging.Formatter(f"%(asctime)s [{os.getpid()}] %(levelname)s %(name)s: %(message)s")
+    handlers: list[logging.Handler] = [logging.StreamHandler(os.fdopen(fd, "a", buffering=1, encoding="utf-8"))]
+    if not _same_file(2, paths.log):
+        handlers.append(logging.StreamHandler(sys.stderr))
+    root = logging.getLogger()
+    for h in handlers:
+        h.setFormatter(fmt)
+        root.addHandler(h)
+    root.setLevel(logging.INFO)
+
+
+def bind_unix(path: Path) -> socket.socket:
+    """Bind a listening socket at ``path``, 0600 from its first instant.  Only the lock holder calls this,
+    so a file already there is a stale one left by a killed daemon."""
+    path.unlink(missing_ok=True)
+    old = os.umask(0o177)
+    try:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(str(path))
+    finally:
+        os.umask(old)
+    sock.listen(128)
+    return sock
+
+
+def _remove_socket(sock: socket.socket | None, path: Path) -> None:
+    if sock is None:
+        return
+    try:
+        sock.close()
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _last_capture() -> float | None:
+    """The ingest server's last activity as a ``time.monotonic()`` value, when it offers one."""
+    probe = getattr(ingest, "last_activity", None)
+    if not callable(probe):
+        return None
+    try:
+        value = probe()
+    except Exception:
+        return None
+    return float(value) if isinstance(value, int | float) else None
+
+
+class Daemon:
+    def __init__(self, project: str | None) -> None:
+        self.identity = identify(project or os.getcwd())
+        self.paths = ProjectPaths.for_hash(memtree_home(), self.identity.hash)
+        self.stop_event = threading.Event()
+        self.version = code_version()
+        self.lock_fd: int | None = None
+        self.ingest_sock: socket.socket | None = None
+        self.mcp_sock: socket.socket | None = None
+        self.threads: list[threading.Thread] = []
+        self.app: Any = None
+        self.stop_reason = ""
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+    def run(self) -> int:
+        self.paths.ensure()
+        self.lock_fd = try_lock(self.paths.lock)
+        if self.lock_fd is None:
+            return 0  # another daemon serves this project; the forwarder that started us will find it
+        try:
+            self.paths.state.unlink(missing_ok=True)  # a killed daemon's state must not be mistaken for ours
+            self.ingest_sock = ingest.bind(self.paths, self.identity.root)  # root: the hook finds us at boot
+            self.mcp_sock = bind_unix(self.paths.mcp_socket)
+            write_state(self.paths, {
+                "pid": os.getpid(), "version": self.version, "project_root": str(self.identity.root),
+                "ingest_socket": str(self.paths.ingest_socket), "mcp_socket": str(self.paths.mcp_socket),
+                "started_at": time.time(),
+            })
+            self._install_signals()
+            setup_logging(self.paths)
+            log.info("daemon %s starting for %s (pid %d)", self.version, self.identity.root, os.getpid())
+            return self._serve()
+        finally:
+            self._shutdown()
+
+    def _install_signals(self) -> None:
+        def on_signal(signum: int, _frame: Any) -> None:
+            self.stop_reason = f"signal {signal.Signals(signum).name}"
+            self.stop_event.set()
+
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+        signal.signal(signal.SIGHUP, on_signal)
+
+    def _serve(self) -> int:
+        # Heavy imports happen here, after every socket is bound and the state file is written.
+        import anyio
+
+        from memtree_core.app import App
+        from memtree_core.coordinator import Coordinator
+        from memtree_core.daemon.sessions import Activity
+        from memtree_core.daemon.tools import build_server
+
+        self.app = App.open(self.identity.root)
+        self._start_thread("ingest", ingest.serve, self.ingest_sock, self.app, self.stop_event)
+        self._start_thread("coordinator", Coordinator(self.app).run, self.stop_event)
+        server = build_server(self.app, self.version)
+        log.info("serving MCP on %s with tools: %s", self.paths.mcp_socket,
+                 ", ".join(self.app.plugins.tools.names()) or "(none)")
+        activity = Activity()
+        idle_s = float(self.app.settings.daemon.idle_timeout_s)
+        anyio.run(self._main_loop, server, activity, idle_s)
+        return 0
+
+    def _start_thread(self, name: str, target: Any, *args: Any) -> None:
+        def guarded() -> None:
+            try:
+                target(*args)
+            except Exception:
+                log.exception("%s thread crashed", name)
+
+        t = threading.Thread(target=guarded, name=f"memtree-{name}", daemon=True)
+        t.start()
+        self.threads.append(t)
+
+    async def _main_loop(self, server: Any, activity: Any, idle_s: float) -> None:
+        import anyio
+
+        from memtree_core.daemon.sessions import serve_socket
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(serve_socket, self.mcp_sock, server, activity)
+            while not self.stop_event.is_set():
+                await anyio.sleep(POLL_S)
+                if activity.sessions == 0:
+                    last = max(activity.last_change, _last_capture() or 0.0)
+                    if time.monotonic() - last >= idle_s:
+                        self.stop_reason = f"idle for {idle_s:g}s with no session and no capture"
+                        self.stop_event.set()
+            log.info("stopping: %s", self.stop_reason or "asked to")
+            tg.cancel_scope.cancel()
+        self.mcp_sock = None  # the listener closed it
+
+    def _shutdown(self) -> None:
+        self.stop_event.set()
+        if self.lock_fd is None:
+            return
+        try:
+            for t in self.threads:
+                t.join(timeout=5)
+                if t.is_alive():
+                    log.warning("%s did not stop within 5s", t.name)
+            _remove_socket(self.mcp_sock, self.paths.mcp_socket)
+            if self.mcp_sock is None:
+                self.paths.mcp_socket.unlink(missing_ok=True)
+            _remove_socket(self.ingest_sock, self.paths.ingest_socket)
+            if self.app is not None:
+                self.app.close()
+            self.paths.state.unlink(missing_ok=True)
+            log.info("daemon stopped")
+        finally:
+            # Released last: a new daemon can only bind after this one has cleaned up.
+            os.close(self.lock_fd)
+            self.lock_fd = None
+
+
+def run(project: str | None) -> int:
+    return Daemon(project).run()

@@ -1,0 +1,115 @@
+"""The daemon's MCP server: server name ``memtree``, one tool per registered :class:`ToolSpec`.
+
+A tool function returns a pydantic model with ``render() -> str``.  The client gets both forms: the model
+as structured content (validated against the published output schema) and ``render()`` as the text the
+model reads.  A tool that raises gets an error result carrying its message; the session goes on.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import typing
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel
+
+from memtree_core.types import ToolSpec
+
+log = logging.getLogger("memtree.daemon.tools")
+
+# Failures a caller can cause and fix (bad path, unknown node id, bad budget): the message goes back as is.
+EXPECTED_ERRORS: tuple[type[BaseException], ...] = (ValueError, LookupError, OSError, TimeoutError)
+
+
+def _renders(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel) and callable(
+        getattr(annotation, "render", None))
+
+
+def _error_message(spec: ToolSpec, exc: BaseException, log_path: str) -> str:
+    from memtree_core.errors import UserFacingError
+
+    if isinstance(exc, EXPECTED_ERRORS + UserFacingError):
+        return str(exc) or type(exc).__name__
+    # A bug in a tool: say what broke and where the traceback is, never hide it behind a generic line.
+    return f"internal error in tool {spec.name!r}: {type(exc).__name__}: {exc} (traceback in {log_path})"
+
+
+def _to_result(value: Any) -> Any:
+    if isinstance(value, BaseModel) and callable(getattr(value, "render", None)):
+        return CallToolResult(content=[TextContent(type="text", text=value.render())],
+                              structured_content=value.model_dump(mode="json", by_alias=True))
+    return value
+
+
+def wrap_tool(spec: ToolSpec, fn: Callable[..., Any], app: Any) -> Callable[..., Any]:
+    """Give ``fn`` the same parameters, return both result forms and turn its exceptions into tool errors.
+
+    A sync ``fn`` stays sync, so the SDK runs it on a worker thread; an async one stays async.  Every call
+    counts as activity for the walkers that wait for a quiet period.
+    """
+    from memtree_core.coordinator import note_activity
+
+    log_path = str(app.paths.log)
+    hints = typing.get_type_hints(fn, include_extras=True)
+    sig = inspect.signature(fn)
+    returns = hints.get("return", sig.return_annotation)
+    # Annotated[CallToolResult, Model]: the SDK publishes Model's schema and checks our structured content.
+    new_return = Annotated[CallToolResult, returns] if _renders(returns) else returns
+    params = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()]
+
+    def fail(exc: Exception) -> typing.NoReturn:
+        if isinstance(exc, ToolError):
+            raise exc
+        if not isinstance(exc, EXPECTED_ERRORS):
+            log.exception("tool %s crashed", spec.name)
+        raise ToolError(_error_message(spec, exc, log_path)) from exc
+
+    if inspect.iscoroutinefunction(fn):
+        async def tool(**kwargs: Any) -> Any:
+            note_activity(app)
+            try:
+                return _to_result(await fn(**kwargs))
+            except Exception as exc:
+                fail(exc)
+    else:
+        def tool(**kwargs: Any) -> Any:
+            note_activity(app)
+            try:
+                return _to_result(fn(**kwargs))
+            except Exception as exc:
+                fail(exc)
+
+    tool.__name__ = getattr(fn, "__name__", spec.name)
+    tool.__qualname__ = tool.__name__
+    tool.__doc__ = fn.__doc__
+    tool.__annotations__ = {**{k: v for k, v in hints.items() if k != "return"}, "return": new_return}
+    tool.__signature__ = sig.replace(parameters=params, return_annotation=new_return)  # type: ignore[attr-defined]
+    return tool
+
+
+def build_server(app: Any, version: str) -> MCPServer:
+    """An ``MCPServer`` named ``memtree`` with every tool the plugin set registered."""
+    server: MCPServer = MCPServer(name="memtree", version=version,
+                                  instructions="memtree: a local context store for this project. "
+                                               "Wrapped read/grep/bash keep large outputs out of the "
+                                               "context window; search/compose recall what was stored.")
+    for entry in app.plugins.tools.entries():
+        spec: ToolSpec = entry.item
+        try:
+            fn = spec.build(app)
+            server.add_tool(
+                wrap_tool(spec, fn, app), name=spec.name, title=spec.title,
+                description=spec.description or (fn.__doc__ or "").strip(),
+                annotations=ToolAnnotations(title=spec.title, read_only_hint=spec.read_only,
+                                            destructive_hint=spec.destructive,
+                                            open_world_hint=spec.open_world))
+        except Exception:
+            # One broken tool plugin must not take the others down; `memtree info` and the log say why.
+            log.exception("tool %r from plugin %s could not be registered; skipped", spec.name, entry.plugin)
+    return server

@@ -1,0 +1,385 @@
+"""``memtree serve``: join the agent's stdin/stdout to the project's daemon (DESIGN.md §7).
+
+Stdlib only -- no MCP SDK, no pydantic, no settings -- so it starts in tens of milliseconds and every
+session after the first gets its ``initialize`` answered by a daemon that is already warm.
+
+* Bytes pass through untouched, whole lines only (the stdio framing: one JSON-RPC message per line).
+* No daemon answers: start one detached (the lock decides among racing forwarders) and wait for it.
+* The running daemon is older than the installed code: stop it and start a new one.
+* The daemon dies mid-session: every request in flight gets a JSON-RPC error (never re-sent: a tool may
+  not be idempotent), a new daemon is started, the client's ``initialize`` is replayed under a fresh id
+  (its reply dropped) and ``notifications/initialized`` re-sent, so the agent's session goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from memtree_core.daemon.control import code_version, log_tail, running_daemon, spawn, stop
+from memtree_core.lockfile import is_locked
+from memtree_core.project import ProjectPaths, identify, memtree_home
+
+START_TIMEOUT_S = 60.0  # a cold daemon imports the SDK (~1 s here); a loaded machine can take much longer
+REPLAY_TIMEOUT_S = 30.0
+MAX_SILENT_LOSSES = 3  # daemons lost in a row without a single answer: it crashes at boot, stop trying
+STATE_WAIT_S = 1.0  # the state file follows the socket bind by microseconds
+MAX_BUFFER = 64 << 20  # stop reading stdin while this much waits for a slow daemon
+READ_CHUNK = 1 << 16
+DRAIN_S = 30.0  # after EOF on stdin, how long answers to requests already sent are awaited
+DAEMON_LOST = -32000  # JSON-RPC "server error" range
+
+
+class DaemonUnavailable(Exception):
+    """No daemon could be reached or started; the message names the log.  ``crashed``: the daemon we started
+    exited with an error (retrying would only crash it again)."""
+
+    def __init__(self, message: str, crashed: bool = False) -> None:
+        super().__init__(message)
+        self.crashed = crashed
+
+
+def _id_key(value: Any) -> str:
+    return json.dumps(value)
+
+
+def _send_all_fd(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def try_connect(path: Path) -> socket.socket | None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(str(path))
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def connect(paths: ProjectPaths, root: Path, version: str, timeout: float = START_TIMEOUT_S,
+            check_version: bool = True) -> socket.socket:
+    """A connected socket to a daemon of the installed version, starting one when none answers."""
+    deadline = time.monotonic() + timeout
+    proc = None
+    spawned = 0
+    while True:
+        sock = try_connect(paths.mcp_socket)
+        if sock is not None:
+            if not check_version or _version_ok(paths, version):
+                return sock
+            sock.close()
+            state = running_daemon(paths) or {}
+            _note(f"daemon pid {state.get('pid')} runs {state.get('version')}, installed is {version}: restarting it")
+            stop(paths, timeout=10.0, force=True)
+            check_version = False  # one restart; a new daemon is of the installed version by construction
+            continue
+        if proc is not None and proc.poll() not in (None, 0):
+            raise DaemonUnavailable(f"the memtree daemon exited with status {proc.returncode} while starting; "
+                                    f"see {paths.log}" + _tail(paths), crashed=True)
+        if not is_locked(paths.lock) and (proc is None or proc.poll() is not None):
+            if spawned >= 5:
+                raise DaemonUnavailable(f"the memtree daemon keeps exiting at start; see {paths.log}" + _tail(paths))
+            proc = spawn(paths, root)  # if another forwarder's daemon wins the lock, ours exits 0 at once
+            spawned += 1
+        if time.monotonic() > deadline:
+            raise DaemonUnavailable(f"no memtree daemon answered on {paths.mcp_socket} within {timeout:g}s; "
+                                    f"see {paths.log}" + _tail(paths))
+        time.sleep(0.01)
+
+
+def _version_ok(paths: ProjectPaths, version: str) -> bool:
+    deadline = time.monotonic() + STATE_WAIT_S
+    while True:
+        state = running_daemon(paths)
+        if state is not None:
+            return state.get("version") == version
+        if time.monotonic() > deadline:
+            return True  # cannot tell (no state file): do not stop a daemon we cannot identify
+        time.sleep(0.01)
+
+
+def _tail(paths: ProjectPaths) -> str:
+    tail = log_tail(paths)
+    return f"\nlast lines of the log:\n{tail}" if tail else ""
+
+
+def _note(message: str) -> None:
+    try:
+        sys.stderr.write(f"memtree serve: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+class Forwarder:
+    def __init__(self, paths: ProjectPaths, root: Path, stdin: int = 0, stdout: int = 1) -> None:
+        self.paths = paths
+        self.root = root
+        self.stdin = stdin
+        self.stdout = stdout
+        self.version = code_version()
+        self.sock: socket.socket | None = None
+        self.from_client = bytearray()  # a partial line from the agent
+        self.from_daemon = bytearray()  # a partial line from the daemon
+        self.to_daemon = bytearray()  # whole lines waiting for the socket
+        self.held: list[bytes] = []  # agent lines held back while a replayed initialize is answered
+        self.inflight: dict[str, tuple[Any, str]] = {}  # id key -> (id, method) of requests sent
+        self.initialize: dict[str, Any] | None = None
+        self.initialized: bytes | None = None
+        self.replay: str | None = None  # id key of our replayed initialize; its reply is dropped
+        self.replay_deadline = 0.0
+        self.replays = 0
+        self.silent_losses = 0  # daemons lost since the last line a daemon sent
+        self.stdin_open = True
+        self.drain_deadline = 0.0
+        self.head_sent = False  # the first line in to_daemon was partly sent
+
+    # -- the loop ------------------------------------------------------------------------------------
+    def run(self) -> int:
+        try:
+            self.sock = connect(self.paths, self.root, self.version)
+        except DaemonUnavailable as exc:
+            return self._fail_start(str(exc))
+        self.sock.setblocking(False)
+        while True:
+            now = time.monotonic()
+            if not self.stdin_open and ((not self.to_daemon and not self.inflight) or now > self.drain_deadline):
+                return 0
+            rlist: list[Any] = [self.sock]
+            if self.stdin_open and len(self.to_daemon) < MAX_BUFFER:
+                rlist.append(self.stdin)
+            wlist = [self.sock] if self.to_daemon else []
+            deadlines = ([self.replay_deadline] if self.replay else []) + ([] if self.stdin_open else [self.drain_deadline])
+            timeout = max(0.0, min(deadlines) - now) if deadlines else None
+            readable, writable, _ = select.select(rlist, wlist, [], timeout)
+            if self.replay and not readable and time.monotonic() > self.replay_deadline:
+                self._lost("the restarted daemon did not answer the replayed initialize")
+                continue
+            try:
+                if self.sock in writable:
+                    self._flush()
+                if self.sock in readable:
+                    self._read_daemon()
+            except BlockingIOError:
+                pass
+            except OSError as exc:
+                if not self.stdin_open and not self.inflight:
+                    return 0
+                self._lost(str(exc) or type(exc).__name__)
+                continue
+            if self.stdin in readable:
+                self._read_client()
+
+    def _read_client(self) -> None:
+        data = os.read(self.stdin, READ_CHUNK)
+        if not data:
+            # The agent hung up.  Answers to requests it already sent are still delivered (a pipe like
+            # `printf ... | memtree serve` expects them), within a bound.
+            self.stdin_open = False
+            self.drain_deadline = time.monotonic() + DRAIN_S
+            return
+        self.from_client += data
+        for line in self._lines(self.from_client):
+            self._from_client(line)
+
+    def _from_client(self, line: bytes) -> None:
+        msg = _parse(line)
+        if isinstance(msg, dict):
+            method = msg.get("method")
+            if method == "initialize" and "id" in msg:
+                self.initialize = msg
+            elif method == "notifications/initialized":
+                self.initialized = line
+            if isinstance(method, str) and "id" in msg:
+                self.inflight[_id_key(msg["id"])] = (msg["id"], method)
+            elif method == "notifications/cancelled" and isinstance(msg.get("params"), dict):
+                # A cancelled request may never be answered; do not wait for it.
+                self.inflight.pop(_id_key(msg["params"].get("requestId")), None)
+        if self.replay:
+            self.held.append(line)
+        else:
+            self.to_daemon += line
+
+    def _read_daemon(self) -> None:
+        assert self.sock is not None
+        data = self.sock.recv(READ_CHUNK)
+        if not data:
+            raise ConnectionResetError("the daemon closed the connection")
+        self.from_daemon += data
+        self.silent_losses = 0
+        out = bytearray()
+        for line in self._lines(self.from_daemon):
+            if self.inflight or self.replay:
+                msg = _parse(line)
+                if isinstance(msg, dict) and "method" not in msg and "id" in msg:
+                    key = _id_key(msg["id"])
+                    if key == self.replay:
+                        self._replayed()
+                        continue
+                    self.inflight.pop(key, None)
+            out += line
+        if out:
+            self._to_client(bytes(out))
+
+    def _flush(self) -> None:
+        assert self.sock is not None
+        sent = self.sock.send(self.to_daemon)
+        if sent:
+            chunk = self.to_daemon[:sent]
+            # Is the head of what is left a line the daemon has already seen part of?
+            self.head_sent = not chunk.endswith(b"\n") if b"\n" in chunk else True
+        del self.to_daemon[:sent]
+
+    def _to_client(self, data: bytes) -> None:
+        try:
+            _send_all_fd(self.stdout, data)
+        except (BrokenPipeError, OSError):
+            # The agent is gone; nothing left to serve.
+            raise SystemExit(0) from None
+
+    @staticmethod
+    def _lines(buf: bytearray) -> list[bytes]:
+        end = buf.rfind(b"\n")
+        if end < 0:
+            return []
+        lines = [line + b"\n" for line in bytes(buf[:end]).split(b"\n")]
+        del buf[:end + 1]
+        return lines
+
+    # -- a lost daemon -------------------------------------------------------------------------------
+    def _lost(self, why: str) -> None:
+        _note(f"lost the daemon ({why}); restarting it")
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        self.from_daemon.clear()
+        # Lines the kernel never took are safe to send to the next daemon; a partly sent one is not.
+        unsent = bytes(self.to_daemon)
+        if self.head_sent:
+            unsent = unsent.partition(b"\n")[2]
+        self.to_daemon.clear()
+        self.head_sent = False
+        carried = []
+        for line in unsent.splitlines(keepends=True):
+            msg = _parse(line)
+            method = msg.get("method") if isinstance(msg, dict) else None
+            if method in ("initialize", "notifications/initialized") or (
+                    isinstance(msg, dict) and _id_key(msg.get("id")) == self.replay):
+                continue  # the handshake is redone below
+            carried.append(line)
+        self.held = carried + self.held
+        resend: list[bytes] = []
+        errors = bytearray()
+        never_sent = {_id_key(m["id"]) for m in map(_parse, self.held) if isinstance(m, dict) and "id" in m}
+        for key, (rid, method) in list(self.inflight.items()):
+            if key in never_sent:
+                continue
+            if method == "initialize":
+                # Nothing has run yet for this session: sending initialize again is safe and the agent
+                # gets the answer it waits for.
+                resend.append(json.dumps(self.initialize).encode() + b"\n")
+                continue
+            del self.inflight[key]
+            errors += json.dumps({"jsonrpc": "2.0", "id": rid, "error": {
+                "code": DAEMON_LOST,
+                "message": f"the memtree daemon stopped while handling {method!r} ({why}); the request was not "
+                           f"re-sent in case it is not safe to repeat. The daemon has been restarted: retry the "
+                           f"call if it is safe. Log: {self.paths.log}"}}).encode() + b"\n"
+        if errors:
+            self._to_client(bytes(errors))
+        pending = resend + self.held
+        self.held = []
+        self.replay = None
+        self.silent_losses += 1
+        if self.silent_losses >= MAX_SILENT_LOSSES:
+            self._fail_all(f"the memtree daemon exited {self.silent_losses} times in a row without answering; "
+                           f"see {self.paths.log}" + _tail(self.paths), pending)
+            return
+        for attempt in range(3):  # a SIGKILLed daemon can reset the first reconnect
+            try:
+                self.sock = connect(self.paths, self.root, self.version, check_version=False)
+                break
+            except DaemonUnavailable as exc:
+                if attempt == 2 or exc.crashed:
+                    self._fail_all(str(exc), pending)
+                    return
+        assert self.sock is not None
+        self.sock.setblocking(False)
+        if self.initialize is not None and not resend:
+            self.replays += 1
+            replay = dict(self.initialize, id=f"memtree-serve-replay-{os.getpid()}-{self.replays}")
+            self.replay = _id_key(replay["id"])
+            self.replay_deadline = time.monotonic() + REPLAY_TIMEOUT_S
+            self.to_daemon += json.dumps(replay).encode() + b"\n"
+            self.held = pending
+        else:
+            for line in pending:
+                self.to_daemon += line
+
+    def _replayed(self) -> None:
+        """The restarted daemon answered our initialize: finish the handshake and release held lines."""
+        self.replay = None
+        if self.initialized is not None:
+            self.to_daemon += self.initialized
+        for line in self.held:
+            self.to_daemon += line
+        self.held = []
+
+    def _fail_all(self, why: str, pending: list[bytes]) -> None:
+        """No daemon could be restarted: answer every request with the reason, then stop."""
+        _note(why)
+        out = bytearray()
+        for line in pending:
+            msg = _parse(line)
+            if isinstance(msg, dict) and "id" in msg and "method" in msg:
+                out += _error_line(msg["id"], why)
+        if out:
+            self._to_client(bytes(out))
+        raise SystemExit(1)
+
+    def _fail_start(self, why: str) -> int:
+        """The daemon cannot start: say why on stderr and answer the agent's first request with it."""
+        _note(why)
+        buf = bytearray()
+        while True:
+            data = os.read(self.stdin, READ_CHUNK)
+            if not data:
+                return 1
+            buf += data
+            for line in self._lines(buf):
+                msg = _parse(line)
+                if isinstance(msg, dict) and "id" in msg and "method" in msg:
+                    self._to_client(_error_line(msg["id"], why))
+                    return 1
+
+
+def _error_line(rid: Any, why: str) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": rid,
+                       "error": {"code": DAEMON_LOST, "message": f"memtree is unavailable: {why}"}}).encode() + b"\n"
+
+
+def _parse(line: bytes) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None  # not ours to judge: the daemon answers it with a parse error
+
+
+def main(project: str | None) -> int:
+    identity = identify(project or os.getcwd())
+    paths = ProjectPaths.for_hash(memtree_home(), identity.hash)
+    paths.ensure()
+    try:
+        return Forwarder(paths, identity.root).run()
+    except KeyboardInterrupt:
+        return 130

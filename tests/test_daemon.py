@@ -1,0 +1,315 @@
+"""The process model (DESIGN.md §7): one daemon per project behind stdlib-only ``memtree serve`` forwarders.
+
+Real subprocesses, real sockets, the real SDK client.  Every test that starts a daemon uses ``daemon_guard``,
+which stops it and checks that no daemon process of the project is left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import test_mcp_stdio as shared  # helpers and fixtures shared with the end-to-end tool tests
+from test_mcp_stdio import (
+    MEMTREE,
+    daemon_processes,
+    mcp_session,
+    project_paths,
+    run_async,
+    state_pid,
+    text_of,
+    wait_for,
+)
+
+from memtree_core.daemon.control import code_version, pid_alive
+
+daemon_guard = shared.daemon_guard
+env = shared.env
+tool_plugin_site = shared.tool_plugin_site
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw-test", "version": "1"}}}
+
+
+class RawClient:
+    """``memtree serve`` driven with raw JSON-RPC lines (no SDK in the loop)."""
+
+    def __init__(self, project: Path, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen([MEMTREE, "serve", "--project", str(project)], env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.buf = b""
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def receive(self, timeout: float = 60.0) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise AssertionError("no answer from memtree serve")
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise AssertionError(f"memtree serve exited: {self.proc.stderr.read().decode()}")  # type: ignore[union-attr]
+            self.buf += chunk
+        line, _, self.buf = self.buf.partition(b"\n")
+        return json.loads(line)
+
+    def close(self) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        return self.proc.wait(timeout=30)
+
+
+# -- serve stays stdlib-only -----------------------------------------------------------------------------
+def test_serve_imports_no_sdk_pydantic_or_plugins(home: Path, project: Path, env: dict[str, str],
+                                                  daemon_guard: list[int], tmp_path: Path) -> None:
+    modules_file = tmp_path / "modules.json"
+    code = ("import atexit, json, sys\n"
+            f"atexit.register(lambda: open({str(modules_file)!r}, 'w').write(json.dumps(sorted(sys.modules))))\n"
+            "from memtree_core.cli import main\n"
+            f"sys.exit(main(['serve', '--project', {str(project)!r}]))\n")
+    init = json.dumps(INIT) + "\n"
+    out = subprocess.run([sys.executable, "-c", code], input=init, env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "memtree"
+    loaded = json.loads(modules_file.read_text())
+    heavy = [m for m in loaded if m.split(".")[0] in {"mcp", "mcp_types", "pydantic", "pydantic_core", "pluggy",
+                                                      "anyio", "sqlite3", "sqlean"}
+             or m in {"memtree_core.app", "memtree_core.plugins", "memtree_core.settings",
+                      "memtree_core.store", "memtree_core.daemon.main"}]
+    assert heavy == [], f"memtree serve imported {heavy}"
+
+
+# -- one daemon per project ------------------------------------------------------------------------------
+def test_two_sessions_share_one_daemon(home: Path, project: Path, env: dict[str, str],
+                                       daemon_guard: list[int]) -> None:
+    async def main() -> None:
+        async with mcp_session(project, env) as first:
+            pid = state_pid(project)
+            assert pid is not None
+            daemon_guard.append(pid)
+            async with mcp_session(project, env) as second:
+                a, b = await first.call_tool("t_echo", {"text": "one"}), await second.call_tool("t_echo", {"text": "two"})
+                assert text_of(a) == "echo: one (3 chars)" and text_of(b) == "echo: two (3 chars)"
+                assert state_pid(project) == pid
+                assert daemon_processes(project) == [pid]
+                info = json.loads(subprocess.run([MEMTREE, "info", "--json", "--project", str(project)],
+                                                 env=env, capture_output=True, text=True, timeout=60).stdout)
+                assert info["daemon"]["running"] is True and info["daemon"]["pid"] == pid
+            # the second session ended; the first goes on with the same daemon
+            c = await first.call_tool("t_echo", {"text": "three"})
+            assert text_of(c) == "echo: three (5 chars)"
+            assert state_pid(project) == pid
+
+    run_async(main)
+
+
+def test_forwarders_started_at_once_start_exactly_one_daemon(home: Path, project: Path, env: dict[str, str],
+                                                             daemon_guard: list[int]) -> None:
+    clients = [RawClient(project, env) for _ in range(4)]
+    try:
+        for c in clients:
+            c.send(INIT)
+        replies = [c.receive() for c in clients]
+        assert all(r["result"]["serverInfo"]["name"] == "memtree" for r in replies)
+        pids = daemon_processes(project)
+        daemon_guard.extend(pids)
+        assert len(pids) == 1, f"daemons running: {pids}"
+        assert state_pid(project) == pids[0]
+    finally:
+        assert all(c.close() == 0 for c in clients), "EOF on stdin ends memtree serve with status 0"
+
+
+# -- tool results and errors ----------------------------------------------------------------------------
+def test_tool_results_carry_structured_and_text_forms_and_errors_keep_the_session(
+        home: Path, project: Path, env: dict[str, str], daemon_guard: list[int]) -> None:
+    async def main() -> None:
+        async with mcp_session(project, env) as s:
+            tools = {t.name: t for t in (await s.list_tools()).tools}
+            assert tools["t_echo"].output_schema is not None
+            assert set(tools["t_echo"].output_schema["properties"]) == {"text", "length"}
+            assert tools["t_crash"].annotations.destructive_hint is True
+            assert tools["t_sleep"].annotations.open_world_hint is True
+
+            ok = await s.call_tool("t_echo", {"text": "hello"})
+            assert not ok.is_error
+            assert ok.structured_content == {"text": "hello", "length": 5}
+            assert text_of(ok) == "echo: hello (5 chars)"
+
+            aok = await s.call_tool("t_aecho", {"text": "hi"})
+            assert aok.structured_content == {"text": "HI", "length": 2}
+
+            failed = await s.call_tool("t_fail", {"message": "no such node: 01XYZ; call search first"})
+            assert failed.is_error
+            assert "no such node: 01XYZ; call search first" in text_of(failed)
+
+            crashed = await s.call_tool("t_crash", {})
+            assert crashed.is_error
+            assert "RuntimeError: kaboom" in text_of(crashed)
+            assert str(project_paths(project).log) in text_of(crashed)
+
+            bad_args = await s.call_tool("t_echo", {"text": 5, "extra": True})
+            assert bad_args.is_error
+
+            after = await s.call_tool("t_echo", {"text": "still here"})
+            assert after.structured_content == {"text": "still here", "length": 10}
+
+    run_async(main)
+    log = project_paths(project).log.read_text()
+    assert "tool t_crash crashed" in log and "RuntimeError: kaboom" in log, "a crash leaves its traceback in the log"
+
+
+# -- a daemon that dies ---------------------------------------------------------------------------------
+def test_sigkill_mid_session_restarts_the_daemon_and_the_session_goes_on(
+        home: Path, project: Path, env: dict[str, str], daemon_guard: list[int]) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    async def main() -> None:
+        async with mcp_session(project, env) as s:
+            first = state_pid(project)
+            assert first is not None
+            daemon_guard.append(first)
+            assert text_of(await s.call_tool("t_echo", {"text": "before"})) == "echo: before (6 chars)"
+
+            os.kill(first, signal.SIGKILL)
+            # The forwarder restarts the daemon as soon as it sees it go, not at the next call.  (A call sent
+            # while the dying daemon still had the socket open would be failed, never re-sent: see below.)
+            wait_for(lambda: state_pid(project) not in (None, first), 60, "a restarted daemon")
+            after = await s.call_tool("t_echo", {"text": "after"})
+            assert text_of(after) == "echo: after (5 chars)"
+            second = state_pid(project)
+            assert second is not None and second != first
+            daemon_guard.append(second)
+
+            # A request in flight when the daemon dies fails (never re-sent); the next one succeeds.
+            outcome: dict[str, Any] = {}
+
+            async def slow() -> None:
+                try:
+                    outcome["result"] = await s.call_tool("t_sleep", {"seconds": 30})
+                except MCPError as exc:
+                    outcome["error"] = str(exc)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(slow)
+                await anyio.sleep(1.0)
+                os.kill(second, signal.SIGKILL)
+            assert "error" in outcome, outcome
+            assert "not re-sent" in outcome["error"] and str(project_paths(project).log) in outcome["error"]
+            third_call = await s.call_tool("t_echo", {"text": "third"})
+            assert text_of(third_call) == "echo: third (5 chars)"
+            third = state_pid(project)
+            assert third not in (None, first, second)
+            daemon_guard.append(third)
+
+    run_async(main)
+
+
+def test_an_older_daemon_is_replaced_by_the_installed_version(home: Path, project: Path, env: dict[str, str],
+                                                              daemon_guard: list[int]) -> None:
+    paths = project_paths(project)
+    old = RawClient(project, env)
+    try:
+        old.send(INIT)
+        old.receive()
+        first = state_pid(project)
+        assert first is not None
+        daemon_guard.append(first)
+        state = json.loads(paths.state.read_text())
+        assert state["version"] == code_version()
+        # Pretend the running daemon came from an older install.
+        paths.state.write_text(json.dumps({**state, "version": "0.0.1+old"}))
+
+        new = RawClient(project, env)
+        try:
+            new.send(INIT)
+            # (compared with the old one, not with code_version(): other work in this checkout may edit files)
+            assert new.receive()["result"]["serverInfo"]["version"] not in ("0.0.1+old", "")
+            second = state_pid(project)
+            assert second is not None and second != first
+            daemon_guard.append(second)
+            assert not pid_alive(first)
+            # The older session is carried over to the new daemon.
+            old.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+            assert any(t["name"] == "t_echo" for t in old.receive()["result"]["tools"])
+        finally:
+            new.close()
+    finally:
+        old.close()
+
+
+def test_a_daemon_that_cannot_start_is_reported_to_the_client(home: Path, project: Path, env: dict[str, str],
+                                                              daemon_guard: list[int]) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text('{"daemon": {"idleTimeoutS": "soon"}}')
+    client = RawClient(project, env)
+    client.send(INIT)
+    reply = client.receive()
+    assert "error" in reply and reply["id"] == 1
+    assert str(project_paths(project).log) in reply["error"]["message"]
+    assert client.proc.wait(timeout=60) == 1
+    stderr = client.proc.stderr.read().decode()  # type: ignore[union-attr]
+    assert str(project_paths(project).log) in stderr
+    assert "idleTimeoutS" in project_paths(project).log.read_text(), "the log says what is wrong"
+
+
+# -- stop, idle timeout, info ---------------------------------------------------------------------------
+def test_memtree_stop_stops_the_daemon_and_cleans_up(home: Path, project: Path, env: dict[str, str],
+                                                     daemon_guard: list[int]) -> None:
+    paths = project_paths(project)
+    client = RawClient(project, env)
+    client.send(INIT)
+    client.receive()
+    assert client.close() == 0
+    pid = state_pid(project)
+    assert pid is not None
+    daemon_guard.append(pid)
+    assert paths.mcp_socket.exists() and paths.ingest_socket.exists()
+    assert paths.mcp_socket.stat().st_mode & 0o777 == 0o600
+
+    out = subprocess.run([MEMTREE, "stop", "--project", str(project)], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert str(pid) in out.stdout
+    assert not pid_alive(pid)
+    assert not paths.mcp_socket.exists() and not paths.ingest_socket.exists() and not paths.state.exists()
+    info = json.loads(subprocess.run([MEMTREE, "info", "--json", "--project", str(project)], env=env,
+                                     capture_output=True, text=True, timeout=60).stdout)
+    assert info["daemon"] == {**info["daemon"], "running": False, "pid": None}
+
+    again = subprocess.run([MEMTREE, "stop", "--project", str(project)], env=env, capture_output=True,
+                           text=True, timeout=60)
+    assert again.returncode == 0 and "no daemon running" in again.stdout
+
+
+def test_idle_daemon_exits_on_its_own(home: Path, project: Path, env: dict[str, str],
+                                      daemon_guard: list[int]) -> None:
+    paths = project_paths(project)
+    short = {**env, "MEMTREE_DAEMON__IDLE_TIMEOUT_S": "2"}
+    client = RawClient(project, short)
+    client.send(INIT)
+    client.receive()
+    pid = state_pid(project)
+    assert pid is not None
+    daemon_guard.append(pid)
+    time.sleep(3)
+    assert pid_alive(pid), "a connected session keeps the daemon up, however long it is quiet"
+    assert client.close() == 0
+    wait_for(lambda: not pid_alive(pid), 30, "the idle daemon to exit")
+    assert not paths.mcp_socket.exists() and not paths.state.exists()
+    assert "idle for" in paths.log.read_text()

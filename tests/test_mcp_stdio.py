@@ -1,0 +1,382 @@
+"""The MCP server end to end: the SDK's ``stdio_client`` + ``ClientSession`` against ``memtree serve``, a real
+daemon behind it, real tools.
+
+Helpers here are shared with ``test_daemon.py``: a client session on a project, the daemon guard every test
+that starts a daemon uses (it stops the daemon and checks no daemon process of the project is left), and a
+small third-party plugin installed as a real distribution (a ``.dist-info`` with an entry point on
+``PYTHONPATH``) that adds tools which echo, fail, crash and sleep.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from memtree_core.project import ProjectPaths, identify
+
+REPO = Path(__file__).resolve().parent.parent
+MEMTREE = str(Path(sys.executable).parent / "memtree")
+
+# -- a third-party tool plugin, installed for real -------------------------------------------------------
+PLUGIN_SOURCE = '''
+"""Test tools: memtree sees them exactly as it sees any pip-installed plugin."""
+import asyncio
+import time
+
+from pydantic import BaseModel
+
+from memtree_core.hookspecs import hookimpl
+from memtree_core.types import ToolSpec
+
+
+class Echo(BaseModel):
+    text: str
+    length: int
+
+    def render(self) -> str:
+        return f"echo: {self.text} ({self.length} chars)"
+
+
+def build_echo(app):
+    def echo(text: str) -> Echo:
+        """Echo the text back."""
+        return Echo(text=text, length=len(text))
+    return echo
+
+
+def build_aecho(app):
+    async def aecho(text: str) -> Echo:
+        """Echo, from a coroutine."""
+        await asyncio.sleep(0)
+        return Echo(text=text.upper(), length=len(text))
+    return aecho
+
+
+def build_fail(app):
+    def fail(message: str) -> Echo:
+        """Raise a ValueError with the message: what a tool does on bad input."""
+        raise ValueError(message)
+    return fail
+
+
+def build_crash(app):
+    def crash() -> Echo:
+        """A bug in a tool."""
+        raise RuntimeError("kaboom")
+    return crash
+
+
+def build_sleep(app):
+    def sleep(seconds: float) -> Echo:
+        """Sleep, then answer (to have a request in flight)."""
+        time.sleep(seconds)
+        return Echo(text="slept", length=0)
+    return sleep
+
+
+@hookimpl
+def memtree_register_tools(register):
+    register(ToolSpec("t_echo", build_echo, description="echo", read_only=True))
+    register(ToolSpec("t_aecho", build_aecho, description="async echo", read_only=True))
+    register(ToolSpec("t_fail", build_fail, description="fails", read_only=True))
+    register(ToolSpec("t_crash", build_crash, description="crashes", destructive=True))
+    register(ToolSpec("t_sleep", build_sleep, description="sleeps", open_world=True))
+'''
+
+
+@pytest.fixture(scope="session")
+def tool_plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    site = tmp_path_factory.mktemp("plugin-site")
+    (site / "memtree_testtools.py").write_text(PLUGIN_SOURCE)
+    dist = site / "memtree_testtools-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: memtree-testtools\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[memtree]\ntesttools = memtree_testtools\n")
+    return site
+
+
+# -- environment, daemon guard ---------------------------------------------------------------------------
+def project_paths(project: Path) -> ProjectPaths:
+    from memtree_core.project import memtree_home
+
+    return ProjectPaths.for_hash(memtree_home(), identify(project).hash)
+
+
+def daemon_processes(project: Path) -> list[int]:
+    """Pids of live ``memtree daemon`` processes for ``project`` (Linux /proc scan; zombies excluded)."""
+    from memtree_core.daemon.control import pid_alive
+
+    root = str(identify(project).root)
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        args = [a.decode(errors="replace") for a in argv]
+        if "memtree_core.cli" in args and "daemon" in args and root in args and pid_alive(int(entry)):
+            out.append(int(entry))
+    return out
+
+
+def wait_for(predicate: Any, timeout: float = 30.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def state_pid(project: Path) -> int | None:
+    from memtree_core.daemon.control import running_daemon
+
+    state = running_daemon(project_paths(project))
+    return state["pid"] if state else None
+
+
+@pytest.fixture
+def env(home: Path, tool_plugin_site: Path) -> dict[str, str]:
+    """The environment ``memtree serve`` runs in: the isolated home, the test plugin selected."""
+    e = dict(os.environ)
+    e["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tool_plugin_site), e.get("PYTHONPATH")]))
+    e["MEMTREE_LOAD_PLUGINS"] = "testtools"
+    return e
+
+
+@pytest.fixture
+def daemon_guard(home: Path, project: Path) -> Iterator[list[int]]:
+    """Every test that starts a daemon leaves none behind: ``memtree stop`` at the end, then no daemon
+    process of the project may be alive.  Tests append pids they saw to the yielded list."""
+    seen: list[int] = []
+    yield seen
+    subprocess.run([MEMTREE, "stop", "--project", str(project), "--force"], capture_output=True, timeout=60)
+    from memtree_core.daemon.control import pid_alive
+
+    wait_for(lambda: not daemon_processes(project) and not any(pid_alive(p) for p in seen), 20,
+             "every daemon of the project to exit")
+
+
+@asynccontextmanager
+async def mcp_session(project: Path, env: dict[str, str]) -> AsyncIterator[Any]:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=MEMTREE, args=["serve", "--project", str(project)], env=env,
+                                   cwd=str(project))
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+def text_of(result: Any) -> str:
+    return "\n".join(getattr(c, "text", "") for c in result.content)
+
+
+def run_async(fn: Any, *args: Any) -> Any:
+    return anyio.run(fn, *args)
+
+
+# -- real tools, by the contract (spec §4–§5, issue 3) ----------------------------------------------------
+SAMPLE = textwrap.dedent('''\
+    """A small module for the memtree end-to-end tests."""
+
+
+    def alpha(x):
+        """Return x doubled."""
+        return x * 2
+
+
+    class Zebra:
+        """Stripes."""
+
+        def gallop(self):
+            return "zoom quokkaword"
+''')
+
+REAL_TOOLS = ["read", "grep", "bash", "get", "search", "neighbors", "path_to_root", "recent", "compose"]
+
+
+def _require(tools: set[str], *names: str) -> None:
+    missing = [n for n in names if n not in tools]
+    if missing:
+        pytest.skip(f"tool(s) {', '.join(missing)} not registered yet (built in memtree_plugins)")
+
+
+def _structured(result: Any) -> dict[str, Any]:
+    assert not result.is_error, text_of(result)
+    assert isinstance(result.structured_content, dict), "tools return a pydantic model as structured content"
+    return result.structured_content
+
+
+def _ids_in(value: Any) -> list[str]:
+    """Every node id (26-char ULID) in a structured result, in order."""
+    found: list[str] = []
+
+    def walk(v: Any, key: str = "") -> None:
+        if isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, k)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x, key)
+        elif isinstance(v, str) and len(v) == 26 and v.isalnum() and v.isupper() and "id" in key:
+            found.append(v)
+
+    walk(value)
+    return found
+
+
+def open_store(project: Path) -> Any:
+    from memtree_core.store.sqlite_route import choose_route
+
+    return choose_route().module.connect(str(project_paths(project).store))
+
+
+def test_every_registered_tool_is_listed_with_annotations(home: Path, project: Path, env: dict[str, str],
+                                                         daemon_guard: list[int], tool_plugin_site: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from memtree_core.app import App
+
+    monkeypatch.syspath_prepend(str(tool_plugin_site))  # so this process sees the same plugin set
+    expected = App.open(project, environ=env).plugins.tools
+
+    async def main() -> None:
+        async with mcp_session(project, env) as s:
+            listed = {t.name: t for t in (await s.list_tools()).tools}
+            assert set(listed) == set(expected.names())
+            for spec in expected:
+                tool = listed[spec.name]
+                assert tool.annotations is not None
+                assert tool.annotations.read_only_hint is spec.read_only
+                assert tool.annotations.destructive_hint is spec.destructive
+                assert tool.annotations.open_world_hint is spec.open_world
+                assert tool.description
+            retrieval = {"search", "neighbors", "path_to_root", "recent", "compose", "get"} & set(listed)
+            for name in retrieval:
+                assert listed[name].annotations.read_only_hint is True, f"{name} only reads"
+
+    run_async(main)
+
+
+def test_read_grep_get_search_through_mcp(home: Path, project: Path, env: dict[str, str],
+                                         daemon_guard: list[int]) -> None:
+    src = project / "sample.py"
+    src.write_text(SAMPLE)
+
+    async def main() -> None:
+        async with mcp_session(project, env) as s:
+            tools = {t.name for t in (await s.list_tools()).tools}
+            _require(tools, "read", "grep", "get", "search")
+            read = await s.call_tool("read", {"path": str(src)})
+            assert "def alpha(x):" in text_of(read)
+            read_ids = _ids_in(_structured(read))
+            assert read_ids, "read names the nodes it stored"
+
+            got = await s.call_tool("get", {"node_id": read_ids[0]})
+            assert not got.is_error, text_of(got)
+            assert text_of(got).strip()
+
+            grep = await s.call_tool("grep", {"pattern": "quokkaword", "path": str(project)})
+            assert "quokkaword" in text_of(grep)
+            assert _ids_in(_structured(grep))
+
+            found = await s.call_tool("search", {"query": "quokkaword"})
+            assert _ids_in(_structured(found)), text_of(found)
+
+            nothing = await s.call_tool("search", {"query": "zzqqxxnotaword"})
+            assert not nothing.is_error
+            assert not _ids_in(_structured(nothing))
+
+    run_async(main)
+
+
+def test_bash_neighbors_path_to_root_recent_compose(home: Path, project: Path, env: dict[str, str],
+                                                   daemon_guard: list[int]) -> None:
+    src = project / "sample.py"
+    src.write_text(SAMPLE)
+
+    async def main() -> None:
+        async with mcp_session(project, env) as s:
+            tools = {t.name for t in (await s.list_tools()).tools}
+            _require(tools, "bash", "read", "neighbors", "path_to_root", "recent", "compose")
+            bash = await s.call_tool("bash", {"command": "echo memtree-bash-ok"})
+            assert "memtree-bash-ok" in text_of(bash)
+            assert _ids_in(_structured(bash))
+
+            read = _structured(await s.call_tool("read", {"path": str(src)}))
+            chunk_ids = _ids_in(read)
+            db = open_store(project)
+            kinds = dict(db.execute("SELECT id, kind FROM nodes").fetchall())
+            chunk = next(i for i in chunk_ids if kinds.get(i) == "file_chunk")
+            parent = db.execute("SELECT parent_id FROM nodes WHERE id = ?", (chunk,)).fetchone()[0]
+            db.close()
+
+            spine = await s.call_tool("path_to_root", {"node_id": chunk})
+            assert parent in _ids_in(_structured(spine))
+
+            near = await s.call_tool("neighbors", {"node_id": chunk})
+            assert parent in _ids_in(_structured(near))
+
+            recent = await s.call_tool("recent", {})
+            assert chunk in _ids_in(_structured(recent))
+
+            composed = await s.call_tool("compose", {"node_ids": [chunk], "budget_tokens": 200})
+            assert not composed.is_error, text_of(composed)
+            assert "200" in json.dumps(_structured(composed)), "the manifest reports the budget"
+
+            bad = await s.call_tool("compose", {"node_ids": [chunk], "budget_tokens": 0})
+            assert bad.is_error, "budget <= 0 is a tool error"
+            missing = await s.call_tool("get", {"node_id": "01ARZ3NDEKTSV4RRFFQ69G5FAV"})
+            assert missing.is_error and text_of(missing), "an unknown node id is a clear tool error"
+            again = await s.call_tool("bash", {"command": "echo still-up"})
+            assert "still-up" in text_of(again)
+
+    run_async(main)
+
+
+def test_edit_invalidates_cached_chunks_through_mcp(home: Path, project: Path, env: dict[str, str],
+                                                   daemon_guard: list[int]) -> None:
+    src = project / "sample.py"
+    src.write_text(SAMPLE)
+
+    async def main() -> None:
+        async with mcp_session(project, env) as s:
+            _require({t.name for t in (await s.list_tools()).tools}, "read")
+            first = _ids_in(_structured(await s.call_tool("read", {"path": str(src)})))
+            again = _ids_in(_structured(await s.call_tool("read", {"path": str(src)})))
+            assert set(again) == set(first), "an unchanged file reuses its nodes"
+            src.write_text(SAMPLE.replace("x * 2", "x * 3"))
+            os.utime(src, ns=(time.time_ns() + 2_000_000_000,) * 2)  # mtime moves even on coarse clocks
+            third = await s.call_tool("read", {"path": str(src)})
+            assert "x * 3" in text_of(third)
+            new_ids = set(_ids_in(_structured(third)))
+            assert new_ids - set(first), "a changed file gets new nodes"
+
+        db = open_store(project)
+        try:
+            status = dict(db.execute("SELECT id, status FROM nodes WHERE kind = 'file_chunk'").fetchall())
+            old_chunks = [i for i in first if i in status]
+            assert old_chunks and all(status[i] in ("stale", "superseded") for i in old_chunks), status
+            edges = db.execute("SELECT src_id, dst_id FROM edges WHERE kind = 'supersedes'").fetchall()
+            assert any(dst in old_chunks and src in new_ids for src, dst in edges), edges
+        finally:
+            db.close()
+
+    run_async(main)
