@@ -1,1 +1,0 @@
-"""Built-in redaction (placeholder module: its hooks land with the issue that builds them)."""

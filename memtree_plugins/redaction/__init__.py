@@ -1,0 +1,24 @@
+"""Built-in redaction: registers every rule of :mod:`memtree_plugins.redaction.rules`, one by one.
+
+Each rule is registered under its own name, so a third-party plugin can ``register.remove("<name>")`` a
+single built-in rule, or ``register(rule, replaces=True)`` to swap in its own version of it.  The rule set
+is versioned (``RULESET_VERSION``) so an audit can say which rules a store was written under.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memtree_core.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from memtree_core.registry import Register
+    from memtree_core.types import RedactionRule
+
+
+@hookimpl
+def memtree_register_redaction_rules(register: Register[RedactionRule]) -> None:
+    from memtree_plugins.redaction.rules import RULES
+
+    for rule in RULES:
+        register(rule)

@@ -1,0 +1,536 @@
+"""memtree's built-in redaction rules, in the order they run.  Read this file to audit what is redacted.
+
+Every capture (Read, Grep, Bash output) and every wrapper output passes through these rules before anything
+is written: rows, the FTS index, vectors, logs.  A secret is replaced in place by ``[REDACTED:<tag>]``;
+the text around it (key names, URL scheme/user/host, quotes) is kept so the capture stays useful.
+
+Bump :data:`RULESET_VERSION` whenever a rule is added, removed or changes what it matches.
+
+How to extend: register more rules from a plugin (see ``memtree_plugins/redaction/__init__.py``)::
+
+    from memtree_core.hookspecs import hookimpl
+    from memtree_plugins.redaction.engine import PatternRule
+    import re
+
+    @hookimpl
+    def memtree_register_redaction_rules(register):
+        register(PatternRule("acme-token", re.compile(r"acme_[A-Za-z0-9]{32}"), literals=("acme_",)))
+        register.remove("mailchimp-api-key")        # or drop a built-in by name
+
+Order matters: token shapes with a vendor prefix run first, then structured places (key blocks, URLs,
+headers, config files), then the two context rules.  Each rule leaves ``[REDACTED:...]`` alone, so running
+the whole set twice gives the same text as running it once.
+
+How values are judged (the context rules)
+-----------------------------------------
+Vendor-prefixed tokens (``ghp_``, ``AKIA``, ``sk-ant-``...) are redacted whatever they look like.
+Values found by context (a key name, a flag, a header) are redacted unless they are:
+
+* a placeholder — ``changeme``, ``${API_KEY}``, ``$TOKEN``, ``<your-key>``, ``{{ .Values.x }}``, ``xxxx``,
+  ``***``, ``your_api_key_here``, ``REDACTED``, ``None``/``true``/numbers;
+* code, when unquoted — ``getpass()``, ``os.environ["TOKEN"]``, ``settings.API_KEY``, a type such as ``str``;
+* a path or a credential-free URL.
+
+Two tiers decide how much context is enough:
+
+* **env-assignment** — ``NAME=value`` with an UPPER_SNAKE name holding a secret word (PASSWORD, SECRET,
+  TOKEN, API_KEY, PRIVATE_KEY, CREDENTIALS, AUTH, PASS, PWD...) as a whole ``_`` segment: any literal value
+  is redacted, low entropy or not.  These are the lines of ``.env`` files, ``export`` lines and environment
+  dumps, where ``DB_PASSWORD=hunter2`` is a real password.  Names ending in a non-secret qualifier
+  (``_FILE``, ``_PATH``, ``_URL``, ``_TTL``, ``_ENABLED``, ``_ID``...) are skipped.
+* **secret-assignment** — any other ``name = value`` / ``name: value`` / ``"name": "value"`` /
+  ``--name value`` whose name holds a secret word (any case, camelCase too): redacted only when the value
+  looks random — at least 8 characters and at least 3.0 bits/char of Shannon entropy over its own
+  characters.  Random tokens of 16+ chars score 3.5–4.5; ``hunter2hunter2hunter2`` scores 2.8 and passes;
+  ordinary human passwords (``Tr0ub4dor&3``: 3.3) are mostly caught.  A bare ``key`` name (not api_key,
+  secret_key...) needs 20+ characters, as the spec's "generic 32+ char hex/base64 after key=" intends.
+
+Not redacted on purpose (false-positive guards): git SHAs, ``sha256:``/``sha512-`` digests and integrity
+hashes, UUIDs and ULIDs on their own, public keys and certificates, Stripe publishable keys (``pk_``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+
+from memtree_plugins.redaction.engine import (
+    PatternRule,
+    is_number_or_flag,
+    is_pathlike,
+    is_placeholder,
+    is_random_looking,
+    looks_like_code,
+)
+
+RULESET_VERSION = "2025.1"
+
+# Token boundaries: a token must not be glued to more token characters on either side.
+L = r"(?<![A-Za-z0-9_])"
+R = r"(?![A-Za-z0-9_])"
+LD = r"(?<![A-Za-z0-9_-])"  # for tokens whose alphabet has '-'
+RD = r"(?![A-Za-z0-9_-])"
+UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+# A key name then an assignment: `name = `, `name: `, `"name": `, `name := `, `name => `.
+SEP = r"[\"']?[ \t]{0,3}(?::=|=>|=|:)(?![=:])[ \t]{0,3}"
+ASSIGN = SEP + r"[\"']?"
+# Stricter, for the name-only context rule: a bare `name:value` (no space) is a logger prefix or a
+# host:port far more often than a YAML key, so `:` needs a quoted name or a space after it.
+LOOSE_SEP = (r"(?:[\"'][ \t]{0,3}(?::=|=>|=|:)|[ \t]{0,3}(?::=|=>|=)|[ \t]{0,3}:(?=[ \t]))"
+             r"(?![=:>])[ \t]{0,3}")
+
+
+def rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
+
+
+_MASKED_RUN = re.compile(r"(.)\1{7}")
+
+
+def not_masked(m: re.Match[str]) -> bool:
+    """``sk_test_xxxxxxxxxxxxxxxx`` is documentation; a random token never has 8 equal characters in a row."""
+    return not _MASKED_RUN.search(m.group(0))
+
+
+HEXCHARS = "0123456789abcdef"
+ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def token(name: str, pattern: str, *prefixes: str, description: str = "", back: str = "",
+          anchored: bool = True) -> PatternRule:
+    """A token recognised by its shape.  ``prefixes`` are case-sensitive literals: the prefilter, and the
+    places a match starts (after stepping back over ``back`` characters when the literal is inside)."""
+    return PatternRule(name, rx(pattern), literals=prefixes, check=not_masked, description=description,
+                       anchored=anchored, back_over=back)
+
+
+def _unquote(value: str) -> tuple[str, bool]:
+    v = value.strip()
+    if len(v) >= 2 and v[0] in "\"'" and v[-1] == v[0]:
+        return v[1:-1], True
+    return v, False
+
+
+def literal_value(m: re.Match[str]) -> bool:
+    """A literal that is not a placeholder, a reference or code."""
+    value, quoted = _unquote(m.group("secret"))
+    if is_placeholder(value) or is_number_or_flag(value):
+        return False
+    return quoted or not looks_like_code(value)
+
+
+def flag_value(m: re.Match[str]) -> bool:
+    """A command-line flag's value; help texts show metavars (``--token TOKEN``, ``--password string``)."""
+    value, _ = _unquote(m.group("secret"))
+    if re.fullmatch(r"[A-Z][A-Z_]*|string|str|text|value|secret|token|password", value):
+        return False
+    return literal_value(m)
+
+
+AUTH_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "x-auth-token", "x-access-token", "api-key",
+                "private-token", "x-vault-token", "x-goog-api-key", "x-figma-token", "circle-token",
+                "x-shopify-access-token", "ocp-apim-subscription-key", "x-redmine-api-key", "x-gitlab-token")
+YAML_SECRET_KEYS = ("client-key-data", "token", "id-token", "refresh-token", "access-token", "auth-token",
+                    "client-secret")
+_K8S_BOOTSTRAP = re.compile(r"[a-z0-9]{6}\.[a-z0-9]{16}")
+_YAML_KEY_PREFIX = re.compile(r"[ \t]*(?:-[ \t]+)?\Z")
+
+
+def yaml_token_value(m: re.Match[str]) -> bool:
+    """Only a YAML key that starts its line (kubeconfig ``users:`` entries, ``- token: ...``)."""
+    line_start = m.string.rfind("\n", 0, m.start()) + 1
+    if not _YAML_KEY_PREFIX.match(m.string, line_start, m.start()):
+        return False
+    value, _ = _unquote(m.group("secret"))
+    return bool(_K8S_BOOTSTRAP.fullmatch(value)) or literal_value(m)
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+
+
+def header_value(m: re.Match[str]) -> bool:
+    """An unquoted identifier after a header name is a variable in code (``"X-Api-Key": api_key``) unless
+    it looks random (a real key of letters and digits only)."""
+    value, quoted = _unquote(m.group("secret"))
+    if not quoted and _IDENTIFIER.fullmatch(value) and not is_random_looking(value, min_len=16):
+        return False
+    return literal_value(m)
+
+
+def random_value(m: re.Match[str]) -> bool:
+    value, _ = _unquote(m.group("secret"))
+    return literal_value(m) and not is_pathlike(value) and is_random_looking(value)
+
+
+# ---- secret-looking names (shared by the two context rules) -----------------------------------------
+
+_STRONG = re.compile(
+    r"(?:^|_)(?:PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|SECRETS?|TOKENS?|APIKEY|CREDENTIALS?|CREDS|AUTH|PAT)"
+    r"(?:_|$)|(?:^|_)(?:API|ACCESS|PRIVATE|SECRET|MASTER|SIGNING|ENCRYPTION|SESSION|LICENSE|ADMIN|SERVICE|"
+    r"ACCOUNT|APP|CLIENT|SHARED|WRITE|DEPLOY|SSH|GPG|SUBSCRIPTION|INGEST|WEBHOOK|AUTH|HMAC|JWT)_?KEY(?:_|$)")
+_WEAK = re.compile(r"(?:^|_)KEY(?:_|$)")
+_NOT_SECRET = re.compile(
+    r"_(?:FILE|FILES|PATH|DIR|URL|URI|HOST|PORT|ENDPOINT|SOCK|SOCKET|LENGTH|LEN|SIZE|TTL|EXPIRY|EXPIRES|"
+    r"EXPIRATION|EXPIRES_IN|TIMEOUT|LIFETIME|AGE|ENABLED|DISABLED|REQUIRED|TYPE|KIND|NAME|ID|IDS|HEADER|"
+    r"FIELD|PARAM|PREFIX|ALGORITHM|ALG|METHOD|MODE|VERSION|REGION|USER|USERNAME|LOGIN|EMAIL|SCOPE|SCOPES|"
+    r"ENV|VAR|COMMAND|CMD|HELPER|PROVIDER|ISSUER|AUDIENCE|FORMAT|POLICY|ROTATION|COUNT|LIMIT|MIN|MAX|"
+    r"HINT|LABEL|PROMPT|MESSAGE|STRENGTH|POLICY|RESET|CHANGED|CHANGED_AT|UPDATED_AT|STORE|MANAGER|TOOL|"
+    r"INDEX|COLUMN|TABLE|SCHEME|STYLE|REGEX|PATTERN|VALIDATOR|FUNCTION|FN|CLASS|CALLBACK)$")
+
+
+def secret_name(name: str) -> str | None:
+    """'strong', 'weak' (a bare KEY) or None for a variable name, in any case convention."""
+    norm = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).upper().replace("-", "_").replace(".", "_")
+    norm = norm.strip("_")
+    if _NOT_SECRET.search(norm):
+        return None
+    if _STRONG.search(norm):
+        return "strong"
+    if _WEAK.search(norm):
+        return "weak"
+    return None
+
+
+def env_value(m: re.Match[str]) -> bool:
+    kind = secret_name(m.group("name"))
+    if kind is None:
+        return False
+    value, quoted = _unquote(m.group("secret"))
+    value = value.strip()
+    if len(value) < 4 or is_placeholder(value) or is_number_or_flag(value) or is_pathlike(value):
+        return False
+    if not quoted and looks_like_code(value):
+        return False
+    return kind == "strong" or is_random_looking(value)
+
+
+_NAME_EXTRA = frozenset("_.-$")
+
+
+def _name_start(text: str, end: int) -> int:
+    """Where the identifier that ends at ``end`` begins (at most 60 characters back)."""
+    i, lo = end, max(0, end - 60)
+    while i > lo and (text[i - 1].isalnum() or text[i - 1] in _NAME_EXTRA):
+        i -= 1
+    return i
+
+
+def assignment_value(m: re.Match[str]) -> bool:
+    # Cheapest tests first: this runs for every `key = ...` in ordinary code.
+    value, quoted = _unquote(m.group("secret"))
+    if len(value) < 8 or any(c.isspace() for c in value):
+        return False
+    # The match starts at the secret word; the variable name may begin earlier (client_secret, apiKey).
+    text = m.string
+    name = text[_name_start(text, m.start()):m.start()] + m.group("word") + m.group("rest")
+    kind = secret_name(name.rsplit(".", 1)[-1])
+    if kind is None:
+        return False
+    if not is_random_looking(value, min_len=20 if kind == "weak" else 8):
+        return False
+    return not is_pathlike(value) and literal_value(m)
+
+
+_PEM_BODY = re.compile(r"[A-Za-z0-9+/=]{32}")
+
+
+def pem_has_body(m: re.Match[str]) -> bool:
+    """``-----BEGIN PRIVATE KEY-----\\n...\\n-----END...`` in docs is not a key."""
+    return bool(_PEM_BODY.search(m.group(0)))
+
+
+def b64_private_key(m: re.Match[str]) -> bool:
+    head = m.group(0)[:96]
+    head = head[: len(head) - len(head) % 4]
+    try:
+        return b"PRIVATE KEY" in base64.b64decode(head)
+    except (binascii.Error, ValueError):
+        return False
+
+
+_COOKIE_ATTRS = frozenset("path domain expires max-age samesite secure httponly priority partitioned version "
+                          "comment".split())
+_COOKIE_PAIR = re.compile(r"(?P<n>[^\s=;,]{1,128}+)=(?P<v>[^\s;,]{1,4096}+)")
+_SESSIONISH = re.compile(r"(?i)sess|sid|token|auth|jwt|csrf|xsrf|login|remember|key|secret")
+
+
+def rewrite_cookies(line: str) -> tuple[str, int]:
+    hits = 0
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal hits
+        name, value = m.group("n"), m.group("v")
+        if name.lower() in _COOKIE_ATTRS or value.startswith("[REDACTED") or is_placeholder(value):
+            return m.group(0)
+        if len(value) >= 16 and (is_random_looking(value) or _SESSIONISH.search(name)):
+            hits += 1
+            return f"{name}=[REDACTED:cookie]"
+        return m.group(0)
+
+    head, sep, rest = line.partition(":")
+    return head + sep + _COOKIE_PAIR.sub(one, rest), hits
+
+
+# ---- the rules ------------------------------------------------------------------------------------------
+
+def _rules() -> list[PatternRule]:
+    R_ = []
+    add = R_.append
+
+    # --- private key material (multi-line blocks first: their bodies must not be seen piecemeal) ---
+    add(PatternRule(
+        "private-key",
+        rx(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[^-]|-(?!----)){0,131072}+"
+           r"(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----)?"),
+        literals=("PRIVATE KEY",), check=pem_has_body,
+        description="PEM / OpenSSH / PGP / encrypted private key blocks, also inside JSON strings (\\n)"))
+    add(PatternRule(
+        "private-key-base64", rx(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}+={0,2}"), literals=("LS0tLS1CRUdJTi",),
+        check=b64_private_key, anchored=True, description="base64 of a PEM private key (kubeconfig client-key-data, k8s secrets)"))
+    add(PatternRule(
+        "putty-private-key",
+        rx(r"Private-Lines:[ \t]*\d+\r?\n(?P<secret>(?:[A-Za-z0-9+/=]{1,128}+\r?\n?){1,256}+)"),
+        literals=("Private-Lines:",), anchored=True, description="PuTTY .ppk private lines"))
+    add(token("age-secret-key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", "AGE-SECRET-KEY-1"))
+
+    # --- cloud providers ---
+    add(token("aws-access-key-id", r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])",
+              "AKIA", "ASIA", "ABIA", "ACCA", "A3T"))
+    add(PatternRule(
+        "aws-secret-access-key",
+        rx(r"(?i)(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)" + ASSIGN +
+           r"(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"),
+        keywords=("aws_secret", "awssecret", "secret_access", "secretaccess"), check=literal_value, anchored=True,
+        description="aws_secret_access_key = ..., \"SecretAccessKey\": \"...\" (aws sts/iam JSON)"))
+    add(PatternRule(
+        "aws-session-token",
+        rx(r"(?i)(?:aws_?session_?token|aws_?security_?token|session_?token)" + ASSIGN +
+           r"(?P<secret>[A-Za-z0-9/+=]{16,}+)|" + LD + r"(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdz)[A-Za-z0-9/+=]{80,}+"),
+        keywords=("aws_session", "awssession", "aws_security", "awssecurity", "session_token", "sessiontoken",
+                  "iqojb3jpz2lux2vj", "fwogzxivyxdz"), anchored=True))
+    add(token("aws-mws-key", r"amzn\.mws\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+              "amzn.mws."))
+    add(token("google-api-key", L + r"AIza[0-9A-Za-z_-]{35}" + RD, "AIza"))
+    add(token("google-oauth",
+              LD + r"(?:GOCSPX-[A-Za-z0-9_-]{28}|ya29\.[A-Za-z0-9_-]{20,}+|1//0[A-Za-z0-9_-]{40,}+)" + RD,
+              "GOCSPX-", "ya29.", "1//0", description="OAuth client secrets, access and refresh tokens"))
+    add(PatternRule("gcp-service-account-key-id",
+                    rx(r"\"private_key_id\"\s{0,3}:\s{0,3}\"(?P<secret>[0-9a-f]{40})\""),
+                    keywords=('"private_key_id"',), anchored=True, description="service-account JSON (the key itself: private-key)"))
+    add(token("firebase-cloud-messaging", r"AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{130,}+", "APA91b", anchored=False))
+    add(PatternRule(
+        "azure-connection-string",
+        rx(r"(?i)(?:AccountKey|SharedAccessKey|SharedSecretValue|PrimaryKey|SecondaryKey|AccessKey)"
+           r"\s{0,2}=\s{0,2}(?P<secret>[A-Za-z0-9+/]{20,}+={0,2})"),
+        keywords=("accountkey", "sharedaccesskey", "primarykey", "secondarykey", "accesskey", "sharedsecretvalue"),
+        check=literal_value, anchored=True, description="storage / service bus / event hub connection strings"))
+    add(token("azure-ad-client-secret", r"(?<![\w~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![\w~.-])",
+              "Q~", back=ALNUM + "_~."))
+    add(token("alibaba-access-key", L + r"LTAI[A-Za-z0-9]{20}" + R, "LTAI"))
+    add(token("digitalocean-token", L + r"do[opr]_v1_[a-f0-9]{64}" + R, "dop_v1_", "doo_v1_", "dor_v1_"))
+    add(PatternRule(
+        "heroku-api-key",
+        rx(LD + r"HRKU-[A-Za-z0-9_-]{60}" + RD + r"|(?i:heroku)[\w.-]{0,24}" + ASSIGN + r"(?P<secret>" + UUID + ")"),
+        literals=("HRKU-",), keywords=("heroku",), anchored=True))
+    add(token("cloudflare-origin-ca-key", r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}", "v1.0-"))
+    add(token("databricks-token", L + r"dapi[a-f0-9]{32}(?:-\d)?" + R, "dapi"))
+    add(token("vault-token", L + r"hv[sbr]\.[A-Za-z0-9_-]{24,}+", "hvs.", "hvb.", "hvr."))
+    add(token("terraform-cloud-token", L + r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}" + RD, ".atlasv1.", back=ALNUM))
+    add(token("pulumi-token", L + r"pul-[a-f0-9]{40}" + R, "pul-"))
+    add(token("doppler-token", L + r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}" + R, "dp."))
+    add(token("flyio-token", LD + r"(?:fo1_[A-Za-z0-9_-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,}+={0,3})",
+              "fo1_", "fm1", "fm2"))
+    add(token("netlify-token", L + r"nfp_[A-Za-z0-9]{36}" + R, "nfp_"))
+    add(token("render-api-key", L + r"rnd_[A-Za-z0-9]{32}" + R, "rnd_"))
+    add(token("planetscale-token", L + r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,64}", "pscale_"))
+    add(token("supabase-key", L + r"(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{30,}+)", "sbp_", "sb_secret_"))
+    add(token("tailscale-key", L + r"tskey-(?:api|auth|client|webhook|scim)-[A-Za-z0-9]+-[A-Za-z0-9]{20,}+",
+              "tskey-"))
+
+    # --- source hosting, CI and package registries ---
+    add(token("github-pat", L + r"ghp_[A-Za-z0-9]{36,}+", "ghp_"))
+    add(token("github-oauth-token", L + r"gho_[A-Za-z0-9]{36,}+", "gho_"))
+    add(token("github-app-token", L + r"gh[us]_[A-Za-z0-9]{36,}+", "ghu_", "ghs_"))
+    add(token("github-refresh-token", L + r"ghr_[A-Za-z0-9]{36,}+", "ghr_"))
+    add(token("github-fine-grained-pat", L + r"github_pat_[A-Za-z0-9_]{60,}+", "github_pat_"))
+    add(token("gitlab-token",
+              LD + r"(?:gl(?:pat|dt|rt|cbt|oas|soat|ffct|imt|agent|ft|ptt|wt)-[A-Za-z0-9_.-]{20,}+|"
+              r"GR1348941[A-Za-z0-9_-]{20,}+)", "gl", "GR1348941"))
+    add(token("atlassian-token", L + r"(?:ATATT3|ATCTT3)[A-Za-z0-9_=-]{100,}+|" + L + r"ATBB[A-Za-z0-9_=.-]{28,}+",
+              "ATATT3", "ATCTT3", "ATBB", description="Atlassian/Jira/Confluence API tokens, Bitbucket app passwords"))
+    add(token("npm-token", L + r"npm_[A-Za-z0-9]{36}" + R, "npm_"))
+    add(token("pypi-token", L + r"pypi-Ag[EI][A-Za-z0-9_-]{50,}+", "pypi-Ag"))
+    add(token("rubygems-token", L + r"rubygems_[a-f0-9]{48}" + R, "rubygems_"))
+    add(token("nuget-api-key", L + r"oy2[a-z0-9]{43}" + R, "oy2"))
+    add(token("clojars-token", L + r"CLOJARS_[a-z0-9]{60}" + R, "CLOJARS_"))
+    add(token("dockerhub-token", L + r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,}+", "dckr_"))
+    add(token("jfrog-token", L + r"(?:AKCp[A-Za-z0-9]{69}|cmVmdGtuOjAx[A-Za-z0-9]{52})" + R, "AKCp", "cmVmdGtuOjAx"))
+    add(token("sonarqube-token", L + r"sq[pua]_[a-f0-9]{40}" + R, "sqp_", "sqa_", "squ_"))
+    add(token("sourcegraph-token", L + r"sgp_(?:[a-f0-9]{16}_)?[a-f0-9]{40}" + R, "sgp_"))
+    add(token("buildkite-token", L + r"bkua_[a-f0-9]{40}" + R, "bkua_"))
+    add(token("circleci-token", L + r"CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}" + R, "CCIPAT_"))
+    add(token("octopus-deploy-key", L + r"API-[A-Z0-9]{26}" + R, "API-"))
+    add(token("harness-token", L + r"pat\.[A-Za-z0-9_-]{22}\.[0-9a-f]{24}\.[A-Za-z0-9]{20}" + R, "pat."))
+
+    # --- AI providers (Anthropic and OpenRouter before the generic sk- shape) ---
+    add(token("anthropic-api-key", LD + r"sk-ant-[A-Za-z0-9_-]{32,}+", "sk-ant-"))
+    add(token("openrouter-api-key", LD + r"sk-or-v1-[a-f0-9]{64}" + R, "sk-or-"))
+    add(token("openai-api-key",
+              LD + r"sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,}+|[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}+|"
+              r"[A-Za-z0-9]{32,}+" + R + ")", "sk-",
+              description="OpenAI keys (sk-, sk-proj-, sk-svcacct-) and other sk-<32+> provider keys"))
+    add(token("huggingface-token", L + r"(?:hf_[A-Za-z0-9]{34,40}|api_org_[A-Za-z0-9]{34})" + R, "hf_", "api_org_"))
+    add(token("groq-api-key", L + r"gsk_[A-Za-z0-9]{52}" + R, "gsk_"))
+    add(token("xai-api-key", L + r"xai-[A-Za-z0-9]{80}" + R, "xai-"))
+    add(token("perplexity-api-key", L + r"pplx-[A-Za-z0-9]{48}" + R, "pplx-"))
+    add(token("replicate-api-token", L + r"r8_[A-Za-z0-9]{37}" + R, "r8_"))
+    add(token("langsmith-api-key", L + r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}" + R, "lsv2_"))
+
+    # --- chat, messaging, webhooks ---
+    add(token("slack-token",
+              LD + r"(?:xox[abposr]-[0-9A-Za-z-]{10,}+|xoxe\.xox[bp]-\d-[A-Za-z0-9]{100,}+|xoxe-\d-[A-Za-z0-9]{100,}+|"
+              r"xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+)", "xox", "xapp-"))
+    add(PatternRule("slack-webhook",
+                    rx(r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9+/_-]{20,}+)"),
+                    keywords=("hooks.slack.com",), anchored=True))
+    add(PatternRule("discord-webhook",
+                    rx(r"discord(?:app)?\.com/api/webhooks/\d+/(?P<secret>[A-Za-z0-9_-]{60,}+)"),
+                    keywords=("discord",), anchored=True))
+    add(PatternRule("discord-bot-token",
+                    rx(LD + r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}" + RD),
+                    keywords=("discord",), description="only looked for where the word 'discord' occurs"))
+    add(PatternRule("teams-webhook",
+                    rx(r"\.webhook\.office\.com/webhookb2/(?P<secret>[^\s\"'<>]{20,}+)"),
+                    keywords=(".webhook.office.com",), anchored=True))
+    add(token("telegram-bot-token", r"(?<!\d)\d{8,10}:AA[0-9A-Za-z_-]{33}" + RD, ":AA", back="0123456789"))
+    add(token("sendgrid-api-key", L + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + RD, "SG."))
+    add(token("twilio-api-key", L + r"SK[0-9a-fA-F]{32}" + R, "SK"))
+    add(token("mailgun-api-key", LD + r"key-[0-9a-f]{32}" + RD, "key-"))
+    add(token("mailchimp-api-key", L + r"[0-9a-f]{32}-us\d{1,2}" + R, "-us", back=HEXCHARS))
+    add(token("postman-api-key", L + r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}" + R, "PMAK-"))
+    add(token("linear-api-key", L + r"lin_(?:api|oauth)_[A-Za-z0-9]{40,64}" + R, "lin_api_", "lin_oauth_"))
+    add(token("figma-token", L + r"fig[dou]_[A-Za-z0-9_-]{38,}+", "figd_", "figo_", "figu_"))
+    add(token("notion-token", L + r"(?:ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})" + R, "ntn_", "secret_"))
+    add(token("airtable-token", L + r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}" + R, "pat"))
+    add(token("dropbox-token", L + r"sl\.(?:u\.)?[A-Za-z0-9_-]{130,}+", "sl."))
+    add(token("contentful-token", L + r"CFPAT-[A-Za-z0-9_-]{43}" + RD, "CFPAT-"))
+    add(token("typeform-token", L + r"tfp_[A-Za-z0-9_.=-]{59}" + RD, "tfp_"))
+    add(token("frameio-token", L + r"fio-u-[A-Za-z0-9_=-]{64}" + RD, "fio-u-"))
+    add(token("adobe-client-secret", L + r"p8e-[A-Za-z0-9]{32}" + R, "p8e-"))
+    add(token("readme-api-key", L + r"rdme_[a-z0-9]{70}" + R, "rdme_"))
+    add(token("prefect-api-key", L + r"pnu_[A-Za-z0-9]{36}" + R, "pnu_"))
+    add(token("onepassword-service-token", L + r"ops_eyJ[A-Za-z0-9+/=_-]{100,}+", "ops_eyJ"))
+    add(token("launchdarkly-key", L + r"(?:api|sdk)-" + UUID + RD, "api-", "sdk-"))
+
+    # --- payments and commerce ---
+    add(token("stripe-secret-key", L + r"(?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{10,247}+",
+              "sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_"))
+    add(token("stripe-webhook-secret", L + r"whsec_[A-Za-z0-9+/=]{32,}+", "whsec_"))
+    add(token("square-token", LD + r"(?:sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}+|EAAA[A-Za-z0-9_-]{60}" + RD + ")",
+              "sq0atp-", "sq0csp-", "EAAA"))
+    add(token("shopify-token", L + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + R, "shpat_", "shpca_", "shppa_", "shpss_"))
+    add(token("plaid-access-token", L + r"access-(?:sandbox|development|production)-" + UUID + R, "access-"))
+    add(token("shippo-token", L + r"shippo_(?:live|test)_[a-f0-9]{40}" + R, "shippo_"))
+    add(token("flutterwave-key", L + r"FLW(?:SECK|PUBK)_TEST-[a-h0-9]{32}-X" + R, "FLW"))
+    add(token("easypost-key", L + r"EZ[AT]K[A-Za-z0-9]{54}" + R, "EZAK", "EZTK"))
+    add(token("duffel-token", L + r"duffel_(?:test|live)_[A-Za-z0-9_=-]{43}" + RD, "duffel_"))
+    add(token("facebook-access-token", L + r"EAA[B-Z][A-Za-z0-9]{80,}+", "EAA"))
+    add(token("salesforce-access-token", L + r"00[A-Za-z0-9]{13}![A-Za-z0-9_.]{96}", "!", back=ALNUM))
+
+    # --- observability and identity ---
+    add(token("grafana-token",
+              L + r"(?:glc_[A-Za-z0-9+/]{32,}+={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,}+={0,2})",
+              "glc_", "glsa_", "eyJrIjoi"))
+    add(token("newrelic-key", L + r"(?:NR(?:AK|JS|II|AA|IQ)-[A-Za-z0-9_-]{19,40}+|[a-f0-9]{36}NRAL)" + RD,
+              "NRAK-", "NRJS-", "NRII-", "NRAA-", "NRIQ-", "NRAL", back=HEXCHARS))
+    add(token("sentry-token", L + r"(?:sntrys_eyJ[A-Za-z0-9=+/_-]{60,}+|sntryu_[a-f0-9]{64})", "sntrys_", "sntryu_"))
+    add(token("mapbox-secret-token", L + r"sk\.eyJ[A-Za-z0-9._-]{80,}+", "sk.eyJ"))
+    add(PatternRule("okta-token",
+                    rx(r"(?i:okta)[\w.-]{0,30}" + ASSIGN + r"(?P<secret>00[A-Za-z0-9_=-]{40})" + RD),
+                    keywords=("okta",), anchored=True))
+
+    # --- generic shapes and structured places ---
+    add(token("jwt", LD + r"eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+", "eyJ",
+              description="JSON Web Tokens (also signed-less ones); covers k8s service-account tokens"))
+    add(PatternRule(
+        "url-credentials",
+        rx(r"[A-Za-z][A-Za-z0-9+.-]{1,30}://[^\s:/?#@\"'<>\[\]]{0,256}+:(?P<secret>[^\s/?#\"'<>]{1,256})@"),
+        keywords=("://",), check=literal_value, anchored=True, back_over=ALNUM + "+.-",
+        description="scheme://user:PASSWORD@host — the password only; scheme, user and host are kept"))
+    add(PatternRule(
+        "url-query-secret",
+        rx(r"(?i)(?<=[?&;])(?:access_token|id_token|refresh_token|auth_token|token|api_?key|apikey|client_secret|"
+           r"secret|password|passwd|pwd|sig|signature|x-amz-signature|x-amz-security-token|key)="
+           r"(?P<secret>[^&\s\"'<>#]{8,}+)"),
+        keywords=("token=", "key=", "secret=", "password=", "passwd=", "pwd=", "sig=", "signature="),
+        check=random_value, anchored=True, back_over=ALNUM + "_-", description="tokens in query strings (incl. Azure SAS sig= and S3 presigned URLs)"))
+    add(PatternRule(
+        "auth-header",
+        rx(r"(?i)(?<![\w-])(?:" + "|".join(map(re.escape, AUTH_HEADERS)) + ")" + ASSIGN +
+           r"(?:(?:bearer|basic|token|bot|ssws|apikey|api-key|key|sso-key|flyv1|negotiate|ntlm|otp)[ \t]+)?"
+           r"(?P<secret>[^\s\"',;)}\]]{6,}+)"),
+        keywords=AUTH_HEADERS, check=header_value, anchored=True,
+        description="HTTP Authorization (Bearer/Basic/token/SSWS...) and API-key headers, curl -v included"))
+    add(PatternRule("bearer-token", rx(r"(?i)\bbearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{16,}+=*)"),
+                    keywords=("bearer",), check=random_value, anchored=True))
+    add(PatternRule("cookie", rx(r"(?i)(?<![\w])cookie:[^\n]{1,8192}+"),
+                    keywords=("cookie:",), rewrite=rewrite_cookies, anchored=True,
+                    description="session-like values in Cookie / Set-Cookie headers"))
+    add(PatternRule(
+        "netrc-password",
+        rx(r"(?:^|(?<=\s))(?:machine[ \t\r\n]+\S+|default)(?:[ \t\r\n]+(?:login|account|port)[ \t\r\n]+\S+)*+"
+           r"[ \t\r\n]+password[ \t\r\n]+(?P<secret>\S+)"),
+        keywords=("machine", "default"), check=literal_value, anchored=True))
+    add(PatternRule(
+        "docker-config-auth",
+        rx(r"\"(?:auth|identitytoken|registrytoken)\"\s{0,3}:\s{0,3}\"(?P<secret>[^\"\s]{4,}+)\""),
+        keywords=('"auth"', '"identitytoken"', '"registrytoken"'), check=literal_value, anchored=True,
+        description="~/.docker/config.json auths entries"))
+    add(PatternRule(
+        "npmrc-auth",
+        rx(r"(?i)(?<![\w])(?:_authToken|_auth|_password)[ \t]*=[ \t]*(?P<secret>\S+)"),
+        keywords=("_auth", "_password"), check=literal_value, anchored=True, description=".npmrc / .yarnrc credentials"))
+    add(PatternRule(
+        "kubeconfig-secret",
+        rx(r"(?<![\w-])(?:" + "|".join(YAML_SECRET_KEYS) + r")[ \t]*:[ \t]*(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s#]+)"),
+        keywords=YAML_SECRET_KEYS, check=yaml_token_value, anchored=True,
+        description="kubeconfig users (client-key-data, token, auth-provider tokens) and YAML token: lines"))
+    add(PatternRule(
+        "cli-secret-flag",
+        rx(r"(?i)(?<![\w-])--(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|"
+           r"auth-token|secret-key|access-key|private-key-password)(?:=|[ \t]+)"
+           r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'-][^\s\"']*+)"),
+        keywords=("--pass", "--token", "--api", "--secret", "--client-secret", "--access", "--auth", "--private"),
+        check=flag_value, anchored=True))
+    add(PatternRule(
+        "cli-user-password",
+        rx(r"(?<![\w-])(?:-u|--user|--basic-auth)[ \t]+[\"']?[^\s:\"']{1,128}+:(?P<secret>[^\s\"']+)"),
+        keywords=("-u", "--user", "--basic-auth"), check=literal_value, anchored=True, description="curl -u user:PASSWORD"))
+    add(PatternRule(
+        "login-password-flag",
+        rx(r"(?i)\blogin\b[^\n]{0,200}?[ \t]-p[ \t]+(?P<secret>[^\s\"'-]\S*)"),
+        keywords=("login",), check=flag_value, anchored=True, description="docker/podman/helm login -p PASSWORD"))
+
+    # --- the two context rules (last: they see what the others left) ---
+    add(PatternRule(
+        "env-assignment",
+        # bol: the name starts its line (optionally after export/set/declare -x/ENV/ARG); then an unquoted
+        # value runs to the end of the line (env dumps print values with spaces unquoted).
+        rx(r"(?m)(?<![^\s\"'(;&|])(?:(?P<bol>(?<=^)|(?<=^export )|(?<=^set )|(?<=^declare -x )|(?<=^typeset -x )|"
+           r"(?<=^ENV )|(?<=^ARG ))|)(?P<name>[A-Z][A-Z0-9_]{0,127}+)[ \t]*=(?!=)[ \t]*"
+           r"(?P<secret>\"[^\"\n]*+\"|'[^'\n]*+'|(?(bol)[^\n]*+|[^\s\"';&|)]++))"),
+        keywords=("pass", "pwd", "secret", "token", "key", "auth", "cred", "pat"), check=env_value,
+        anchored=True, back_over="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
+        description=".env / export / env-dump lines whose UPPER_SNAKE name holds a secret word"))
+    add(PatternRule(
+        "secret-assignment",
+        rx(r"(?i)(?P<word>pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
+           r"private[_-]?key|credentials?|auth|key)(?P<rest>[\w.-]{0,30}+)" + LOOSE_SEP +
+           r"(?P<secret>\"[^\"\n]{1,512}+\"|'[^'\n]{1,512}+'|[^\s\"'`,;)}\]<>]{1,512}+)"),
+        keywords=("pass", "pwd", "secret", "token", "key", "auth", "cred"), check=assignment_value, anchored=True,
+        description="any other secret-named assignment whose value looks random (entropy >= 3.0 bits/char)"))
+    return R_
+
+
+RULES: list[PatternRule] = _rules()

@@ -1,0 +1,59 @@
+"""The command denylist: built-in environment dumps and the user's bash.deny regexes."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from memtree_core.denylist import command_denied, read_deny_file
+
+DUMPS = ["env", "printenv", "printenv AWS_SECRET_ACCESS_KEY", "env -0", "env | grep AWS", "ls && env",
+         "make; printenv", "false || env", "echo $(env)", 'echo "$(printenv)"', "echo `env`", "(env)",
+         "sudo env", "sudo -u root env", "sudo -E printenv", "/usr/bin/env", "/usr/bin/printenv", "FOO=1 env",
+         "env -i", "env -u HOME", "time env", "nohup env &", "export", "export -p", "declare -x", "declare -p",
+         "typeset -x", "set", "cat /proc/self/environ", "tr '\\0' '\\n' < /proc/1234/environ", "x\nenv"]
+RUNS = ["env FOO=1 python x.py", "/usr/bin/env python3 script.py", "env -i bash -c 'make'", "env -- ls",
+        'env -S "python -u" x.py', "export FOO=1", "declare -x FOO=bar", "declare -f", "set -e", "set -o pipefail",
+        'git commit -m "drop env; add printenv"', "echo 'env'", "python -m venv env", "cd env && ls", "ls env/",
+        "npm run env", "printenvx", "grep -r environment .", "cat .env.example", "docker compose --env-file x up"]
+
+
+@pytest.mark.parametrize("command", DUMPS)
+def test_environment_dumps_are_denied(tmp_path: Path, command: str):
+    reason = command_denied(command, tmp_path / "bash.deny")
+    assert reason is not None and reason.startswith("env-dump:")
+
+
+@pytest.mark.parametrize("command", RUNS)
+def test_commands_that_run_a_program_pass(tmp_path: Path, command: str):
+    assert command_denied(command, tmp_path / "bash.deny") is None
+
+
+def test_bash_deny_regexes_comments_and_blank_lines(tmp_path: Path):
+    deny = tmp_path / "bash.deny"
+    deny.write_text("# secrets tools\n\n^gh auth token\n  aws\\s+sts\\s+  \nvault (read|kv get)\n")
+    assert command_denied("gh auth token", deny) == "bash.deny:^gh auth token"
+    assert command_denied("aws sts get-session-token", deny) == "bash.deny:aws\\s+sts\\s+"
+    assert command_denied("vault kv get secret/x", deny) == "bash.deny:vault (read|kv get)"
+    assert command_denied("# secrets tools", deny) is None
+    assert command_denied("gh pr list", deny) is None
+
+
+def test_bad_regex_is_reported_not_fatal(tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    deny = tmp_path / "bash.deny"
+    deny.write_text("kubectl get secret\nfoo(bar\ncat .*credentials\n")
+    loaded = read_deny_file(deny)
+    assert [p.pattern for p in loaded.patterns] == ["kubectl get secret", "cat .*credentials"]
+    assert len(loaded.errors) == 1 and "bash.deny:2" in loaded.errors[0] and "foo(bar" in loaded.errors[0]
+    with caplog.at_level(logging.WARNING, logger="memtree_core.denylist"):
+        assert command_denied("cat ~/.aws/credentials", deny) == "bash.deny:cat .*credentials"
+    assert any("foo(bar" in rec.getMessage() for rec in caplog.records)
+    assert command_denied("ls", deny) is None
+
+
+def test_missing_or_unreadable_deny_file(tmp_path: Path):
+    assert command_denied("ls", tmp_path / "nope" / "bash.deny") is None
+    assert read_deny_file(tmp_path / "nope").errors == []
+    assert read_deny_file(tmp_path).errors  # a directory cannot be read: reported

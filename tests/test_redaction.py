@@ -1,0 +1,303 @@
+"""Redaction rules at the rule level, through App.redact with the built-in plugin set.
+
+The leaky fixture (eval/leaky/cases.json) lists secrets that must not survive; eval/leaky/clean/ must come
+out byte-identical.  Each built-in rule has a sample below built from fresh random values, and a
+meta-test keeps that table complete.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import random
+import string
+import uuid
+from pathlib import Path
+
+import pytest
+
+from memtree_core.hookspecs import hookimpl
+from memtree_core.plugins import build
+from memtree_core.settings import Settings
+from memtree_plugins.redaction.engine import PatternRule, shannon_entropy
+from memtree_plugins.redaction.rules import RULES, RULESET_VERSION
+
+LEAKY = Path(__file__).resolve().parent.parent / "eval" / "leaky"
+CASES = json.loads((LEAKY / "cases.json").read_text())["cases"]
+CLEAN = sorted((LEAKY / "clean").iterdir())
+rng = random.SystemRandom()
+AN = string.ascii_letters + string.digits
+HEX = "0123456789abcdef"
+
+
+def r(n: int, alphabet: str = AN) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
+def test_leaky_fixture_comes_out_clean(app, case):
+    text = (LEAKY / case["file"]).read_text()
+    out, hits = app.redact(text)
+    leaked = [s for s in case["secrets"] if s in out]
+    assert not leaked, f"{case['file']}: {len(leaked)} secrets survived, e.g. {leaked[0][:12]}..."
+    assert hits and all(n > 0 for n in hits.values())
+    assert app.redact(out) == (out, {}), "redacting twice must equal redacting once"
+
+
+@pytest.mark.parametrize("path", CLEAN, ids=[p.name for p in CLEAN])
+def test_clean_corpus_is_untouched(app, path):
+    text = path.read_text()
+    assert app.redact(text) == (text, {})
+
+
+def test_every_builtin_rule_is_registered_by_name(app):
+    names = app.plugins.redaction_rules.names()
+    assert names == [rule.name for rule in RULES]
+    assert len(set(names)) == len(names) >= 50
+    assert all(app.plugins.redaction_rules.entry(n).plugin == "redaction" for n in names)
+    assert RULESET_VERSION
+
+
+def _pem(kind: str) -> str:
+    body = base64.b64encode(os.urandom(600)).decode()
+    return f"-----BEGIN {kind}-----\n" + "\n".join(body[i:i + 64] for i in range(0, len(body), 64)) + \
+        f"\n-----END {kind}-----"
+
+
+def _jwt() -> str:
+    enc = lambda b: base64.urlsafe_b64encode(b).decode().rstrip("=")  # noqa: E731
+    return enc(b'{"alg":"HS256","typ":"JWT"}') + "." + enc(json.dumps({"sub": r(8)}).encode()) + "." + enc(os.urandom(32))
+
+
+# rule name -> (text containing a secret, the secret).  Built fresh on every run.
+def samples() -> dict[str, tuple[str, str]]:
+    s: dict[str, tuple[str, str]] = {}
+
+    def add(name: str, secret: str, template: str = "value: {s} end") -> None:
+        s[name] = (template.format(s=secret), secret)
+
+    key = _pem("RSA PRIVATE KEY")
+    s["private-key"] = (f"$ cat id_rsa\n{key}\n$ ls", key.splitlines()[2])
+    b64key = base64.b64encode(_pem("EC PRIVATE KEY").encode()).decode()
+    add("private-key-base64", b64key, "    client-key-data: {s}\n")
+    ppk = "\n".join(base64.b64encode(os.urandom(48)).decode() for _ in range(4))
+    s["putty-private-key"] = (f"PuTTY-User-Key-File-3: ssh-rsa\nPrivate-Lines: 4\n{ppk}\nPrivate-MAC: {r(64, HEX)}\n",
+                              ppk.splitlines()[1])
+    add("age-secret-key", "AGE-SECRET-KEY-1" + r(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"))
+    add("aws-access-key-id", "AKIA" + r(16, string.ascii_uppercase + "234567"))
+    add("aws-secret-access-key", r(40, AN + "/+"), "aws_secret_access_key = {s}\n")
+    add("aws-session-token", "IQoJb3JpZ2luX2Vj" + r(200, AN + "/+"), "creds {s} ok")
+    add("aws-mws-key", f"amzn.mws.{uuid.uuid4()}")
+    add("google-api-key", "AIza" + r(35, AN + "_-"))
+    add("google-oauth", "GOCSPX-" + r(28, AN + "_-"))
+    add("gcp-service-account-key-id", r(40, HEX), '  "private_key_id": "{s}",\n')
+    add("firebase-cloud-messaging", "AAAA" + r(7) + ":APA91b" + r(134, AN + "_-"))
+    add("azure-connection-string", base64.b64encode(os.urandom(64)).decode(),
+        "DefaultEndpointsProtocol=https;AccountName=x;AccountKey={s};EndpointSuffix=core.windows.net")
+    add("azure-ad-client-secret", r(3) + "8Q~" + r(34, AN + "_~-"), 'secret "{s}"')
+    add("alibaba-access-key", "LTAI" + r(20))
+    add("digitalocean-token", "dop_v1_" + r(64, HEX))
+    add("heroku-api-key", "HRKU-AA" + r(58, AN + "_-"))
+    add("cloudflare-origin-ca-key", "v1.0-" + r(24, HEX) + "-" + r(146, HEX))
+    add("databricks-token", "dapi" + r(32, HEX))
+    add("vault-token", "hvs." + r(90, AN + "_-"))
+    add("terraform-cloud-token", r(14) + ".atlasv1." + r(67, AN + "_-"))
+    add("pulumi-token", "pul-" + r(40, HEX))
+    add("doppler-token", "dp.st." + r(43))
+    add("flyio-token", "fo1_" + r(43, AN + "_-"))
+    add("netlify-token", "nfp_" + r(36))
+    add("render-api-key", "rnd_" + r(32))
+    add("planetscale-token", "pscale_tkn_" + r(43, AN + "_"))
+    add("supabase-key", "sbp_" + r(40, HEX))
+    add("tailscale-key", "tskey-api-k" + r(10) + "CNTRL-" + r(32))
+    add("github-pat", "ghp_" + r(36))
+    add("github-oauth-token", "gho_" + r(36))
+    add("github-app-token", "ghs_" + r(36))
+    add("github-refresh-token", "ghr_" + r(76))
+    add("github-fine-grained-pat", "github_pat_11" + r(20, string.ascii_uppercase) + "_" + r(59))
+    add("gitlab-token", "glpat-" + r(20, AN + "_-"))
+    add("atlassian-token", "ATATT3xFfGF0" + r(180, AN + "_-"))
+    add("npm-token", "npm_" + r(36))
+    add("pypi-token", "pypi-AgEIcHlwaS5vcmc" + r(120, AN + "_-"))
+    add("rubygems-token", "rubygems_" + r(48, HEX))
+    add("nuget-api-key", "oy2" + r(43, string.ascii_lowercase + string.digits))
+    add("clojars-token", "CLOJARS_" + r(60, string.ascii_lowercase + string.digits))
+    add("dockerhub-token", "dckr_pat_" + r(27, AN + "_-"))
+    add("jfrog-token", "AKCp" + r(69))
+    add("sonarqube-token", "sqp_" + r(40, HEX))
+    add("sourcegraph-token", "sgp_" + r(16, HEX) + "_" + r(40, HEX))
+    add("buildkite-token", "bkua_" + r(40, HEX))
+    add("circleci-token", "CCIPAT_" + r(22) + "_" + r(40, HEX))
+    add("octopus-deploy-key", "API-" + r(26, string.ascii_uppercase + string.digits))
+    add("harness-token", "pat." + r(22, AN + "_-") + "." + r(24, HEX) + "." + r(20))
+    add("anthropic-api-key", "sk-ant-api03-" + r(93, AN + "_-") + "AA")
+    add("openrouter-api-key", "sk-or-v1-" + r(64, HEX))
+    add("openai-api-key", "sk-proj-" + r(80, AN + "_-"))
+    add("huggingface-token", "hf_" + r(34, string.ascii_letters))
+    add("groq-api-key", "gsk_" + r(52))
+    add("xai-api-key", "xai-" + r(80))
+    add("perplexity-api-key", "pplx-" + r(48))
+    add("replicate-api-token", "r8_" + r(37))
+    add("langsmith-api-key", "lsv2_pt_" + r(32, HEX) + "_" + r(10, HEX))
+    add("slack-token", f"xoxb-{rng.randint(10**11, 10**12)}-{rng.randint(10**12, 10**13)}-{r(24)}")
+    add("slack-webhook", f"T{r(8, string.ascii_uppercase)}/B{r(10, string.ascii_uppercase)}/{r(24)}",
+        "POST https://hooks.slack.com/services/{s} 200")
+    add("discord-webhook", f"{rng.randint(10**17, 10**18)}/{r(68, AN + '_-')}",
+        "https://discord.com/api/webhooks/{s}")
+    add("discord-bot-token", "M" + r(25) + "." + r(6, AN + "_-") + "." + r(38, AN + "_-"), "DISCORD bot: {s}")
+    add("teams-webhook", f"{uuid.uuid4()}@{uuid.uuid4()}/IncomingWebhook/{r(32, HEX)}/{uuid.uuid4()}",
+        "https://acme.webhook.office.com/webhookb2/{s}")
+    add("telegram-bot-token", f"{rng.randint(10**8, 10**9 - 1)}:AA{r(33, AN + '_-')}")
+    add("sendgrid-api-key", "SG." + r(22, AN + "_-") + "." + r(43, AN + "_-"))
+    add("twilio-api-key", "SK" + r(32, HEX))
+    add("mailgun-api-key", "key-" + r(32, HEX))
+    add("mailchimp-api-key", r(32, HEX) + "-us14")
+    add("postman-api-key", "PMAK-" + r(24, HEX) + "-" + r(34, HEX))
+    add("linear-api-key", "lin_api_" + r(40))
+    add("figma-token", "figd_" + r(40, AN + "_-"))
+    add("notion-token", "ntn_" + r(11, string.digits) + r(35))
+    add("airtable-token", "pat" + r(14) + "." + r(64, HEX))
+    add("dropbox-token", "sl.u." + r(140, AN + "_-"))
+    add("contentful-token", "CFPAT-" + r(43, AN + "_-"))
+    add("typeform-token", "tfp_" + r(59, AN + "_"))
+    add("frameio-token", "fio-u-" + r(64, AN + "_"))
+    add("adobe-client-secret", "p8e-" + r(32))
+    add("readme-api-key", "rdme_" + r(70, string.ascii_lowercase + string.digits))
+    add("prefect-api-key", "pnu_" + r(36))
+    add("onepassword-service-token", "ops_eyJ" + r(200, AN + "_-"))
+    add("launchdarkly-key", f"sdk-{uuid.uuid4()}")
+    add("stripe-secret-key", "sk_live_51" + r(97))
+    add("stripe-webhook-secret", "whsec_" + r(32))
+    add("square-token", "sq0csp-" + r(43, AN + "_-"))
+    add("shopify-token", "shpat_" + r(32, HEX))
+    add("plaid-access-token", f"access-production-{uuid.uuid4()}")
+    add("shippo-token", "shippo_live_" + r(40, HEX))
+    add("flutterwave-key", "FLWSECK_TEST-" + r(32, "abcdefgh0123456789") + "-X")
+    add("easypost-key", "EZAK" + r(54))
+    add("duffel-token", "duffel_live_" + r(43, AN + "_-"))
+    add("facebook-access-token", "EAAG" + r(120))
+    add("salesforce-access-token", "00D" + r(12) + "!" + r(96, AN + "._"))
+    add("grafana-token", "glsa_" + r(32) + "_" + r(8, HEX))
+    add("newrelic-key", "NRAK-" + r(27, string.ascii_uppercase + string.digits))
+    add("sentry-token", "sntryu_" + r(64, HEX))
+    add("mapbox-secret-token", "sk.eyJ" + r(90, AN + "_-."))
+    add("okta-token", "00" + r(40, AN + "_-"), "OKTA_API_TOKEN: {s}\n")
+    add("jwt", _jwt())
+    add("url-credentials", r(20), "redis://default:{s}@cache.internal:6379/0")
+    add("url-query-secret", r(32), "GET https://api.example.com/v1/items?limit=5&access_token={s} 200")
+    add("auth-header", r(40), "> Private-Token: {s}\n")
+    add("bearer-token", r(48, AN + "._-"), "use Bearer {s} for the call")
+    add("cookie", r(40, AN + "_-"), "< Set-Cookie: sid={s}; Path=/; HttpOnly\n")
+    add("netrc-password", r(16, AN + "!#%"), "machine example.org\n  login me\n  password {s}\n")
+    add("docker-config-auth", base64.b64encode(f"me:{r(20)}".encode()).decode(), '{{"auths": {{"r.io": {{"auth": "{s}"}}}}}}')
+    add("npmrc-auth", str(uuid.uuid4()), "//registry.example/:_authToken={s}\n")
+    add("kubeconfig-secret", r(6, "abcdefghij0123456789") + "." + r(16, "abcdefghij0123456789"), "  user:\n    token: {s}\n")
+    add("cli-secret-flag", r(14), "$ psql --password={s} orders")
+    add("cli-user-password", r(12), "$ curl -u admin:{s} https://jenkins/api")
+    add("login-password-flag", r(18), "$ docker login -u me -p {s} ghcr.io")
+    add("env-assignment", "Summer2024!", "DB_PASSWORD={s}\n")
+    add("secret-assignment", r(24, AN + "!#"), 'config = {{"clientSecret": "{s}"}}')
+    return s
+
+
+SAMPLES = samples()
+
+
+def test_every_rule_has_a_family_sample():
+    assert set(SAMPLES) == {rule.name for rule in RULES}
+
+
+@pytest.mark.parametrize("name", list(SAMPLES))
+def test_family(app, name):
+    text, secret = SAMPLES[name]
+    out, hits = app.redact(text)
+    assert secret not in out
+    assert name in hits, f"expected rule {name} to fire, got {hits}"
+    assert f"[REDACTED:{name}]" in out
+    assert app.redact(out) == (out, {})
+
+
+@pytest.mark.parametrize("text", [
+    "password = getpass()", 'token = os.environ["TOKEN"]', "api_key=settings.API_KEY", "secret_key: str",
+    "password: str = Field(..., min_length=8)", "const apiKey = process.env.OPENAI_API_KEY;",
+    'headers = {"Authorization": f"Bearer {token}"}', "API_KEY=${API_KEY}", "SECRET=<your-key>",
+    "TOKEN=changeme", "PASSWORD=xxxxxxxx", "OPENAI_API_KEY=your_api_key_here", "X_TOKEN=REDACTED",
+    "DB_PASSWORD=***", "password=hunter2hunter2hunter2", "commit 3f786850e387550fdab836ed7e6dc881de23001b",
+    "fixed in 3f78685 and a1b2c3d", "id 550e8400-e29b-41d4-a716-446655440000", "job 01ARZ3NDEKTSV4RRFFQ69G5FAV",
+    "image@sha256:" + "ab" * 32, '"integrity": "sha512-' + "A" * 20 + base64.b64encode(os.urandom(64)).decode() + '"',
+    "STRIPE_SECRET_KEY=sk_test_xxxxxxxxxxxxxxxxxxxxxxxx", "--token TOKEN   the API token",
+    "--password string   Password", "docker login --password-stdin", "[REDACTED:github-pat]",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGm9dDkZ9mMKvu2zY0Ht8b2b4sQ2n5vJ0yRk1f3u7sJq dev@box",
+    "SSH_AUTH_SOCK=/tmp/ssh-abc/agent.1", "TOKENIZERS_PARALLELISM=false", "JWT_EXPIRES_IN=3600",
+    "INFO auth:session.py:41 session started", "-----BEGIN RSA PRIVATE KEY-----\n...\n-----END RSA PRIVATE KEY-----",
+    "https://user@example.com/repo.git", "postgres://postgres:${POSTGRES_PASSWORD}@localhost/app",
+])
+def test_false_positive_guards(app, text):
+    assert app.redact(text) == (text, {})
+
+
+def test_entropy_threshold_separates_words_from_random():
+    assert shannon_entropy("hunter2hunter2hunter2") < 3.0 <= shannon_entropy(r(16))
+
+
+def test_quotes_and_context_are_kept(app):
+    pw = r(20)
+    out, _ = app.redact(f"postgres://app:{pw}@db.internal:5432/x and SECRET_KEY = '{r(40)}'")
+    assert out.startswith("postgres://app:[REDACTED:url-credentials]@db.internal:5432/x")
+    assert out.endswith("SECRET_KEY = '[REDACTED:env-assignment]'")
+
+
+PATHOLOGICAL = ["a", "=", "KEY=", "password=", "token: ", "-----BEGIN RSA PRIVATE KEY-----\n", "https://u:",
+                "eyJabcdefgh.", "machine h login u ", "sk-", "QUJD", "Cookie: a=", "a:b@", "export A_TOKEN",
+                "--password ", "_auth=", "Private-Lines: 1\n", "xoxb-", "0123456789abcdef", '"password": "',
+                "Authorization: ", "TOKENTOKEN", "pass" * 3 + "\n"]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("seed", PATHOLOGICAL)
+def test_pathological_100kb_input_finishes(app, seed):
+    # No timing assertion (see eval/bench/redaction.py); the timeout catches catastrophic backtracking.
+    text = (seed * (100_000 // len(seed) + 1))[:100_000]
+    out, _ = app.redact(text)
+    assert app.redact(out)[0] == out
+
+
+class MyRules:
+    """A third-party plugin: adds a rule and withdraws a built-in one by name."""
+
+    @hookimpl
+    def memtree_register_redaction_rules(self, register):
+        import re
+
+        register(PatternRule("acme-token", re.compile(r"acme_[A-Za-z0-9]{32}"), literals=("acme_",)))
+        register.remove("mailgun-api-key")
+
+
+def test_third_party_plugin_adds_and_removes_rules(home, project):
+    from memtree_core.app import App
+
+    app = App.open(project, extra=[("myrules", MyRules())])
+    try:
+        rules = app.plugins.redaction_rules
+        assert "acme-token" in rules and rules.entry("acme-token").plugin == "myrules"
+        assert "mailgun-api-key" not in rules and rules.removed["mailgun-api-key"] == "myrules"
+        acme, mailgun = "acme_" + r(32), "key-" + r(32, HEX)
+        out, hits = app.redact(f"{acme} {mailgun}")
+        assert acme not in out and hits.get("acme-token") == 1
+        assert mailgun in out  # its built-in rule is gone
+    finally:
+        app.close()
+
+
+def test_replacing_a_builtin_rule_by_name(home):
+    import re
+
+    class Stricter:
+        @hookimpl
+        def memtree_register_redaction_rules(self, register):
+            register(PatternRule("jwt", re.compile(r"eyJ\S+"), literals=("eyJ",)), replaces=True)
+
+    plugins = build(Settings(), {"MEMTREE_LOAD_PLUGINS": ""}, extra=[("stricter", Stricter())])
+    entry = plugins.redaction_rules.entry("jwt")
+    assert entry.plugin == "stricter" and entry.replaced == "redaction"
