@@ -46,18 +46,21 @@ def test_plugin_manifest_has_the_required_fields_and_no_version() -> None:
 def test_the_mcp_server_runs_memtree_serve_from_the_plugin_root_for_the_users_project() -> None:
     server = load(PLUGIN)["mcpServers"]["memtree"]
     argv = [server["command"], *server["args"]]
-    # Only uv is needed on the user's machine: uvx builds (then caches) an environment from the plugin root.
-    assert argv[:3] == ["uvx", "--from", "${CLAUDE_PLUGIN_ROOT}"]
-    assert argv[3:5] == ["memtree", "serve"]
+    # Only uv is needed on the user's machine: `uv run --project <plugin root>` builds the plugin's own
+    # environment once (in <plugin root>/.venv) and afterwards starts without touching the network.  (uvx
+    # --from <dir> was rejected: it re-resolves against the index on every start and fails offline.)
+    assert argv[:4] == ["uv", "run", "--project", "${CLAUDE_PLUGIN_ROOT}"]
+    assert argv[-4:-2] == ["memtree", "serve"]
     # The project is the user's, never the plugin's install directory (which may be the server's cwd).
-    assert argv[5:] == ["--project", "${CLAUDE_PROJECT_DIR}"]
+    assert argv[-2:] == ["--project", "${CLAUDE_PROJECT_DIR}"]
 
 
 def test_the_console_script_uvx_runs_is_the_one_the_package_declares() -> None:
     import tomllib
 
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    assert load(PLUGIN)["mcpServers"]["memtree"]["args"][2] in scripts
+    args = load(PLUGIN)["mcpServers"]["memtree"]["args"]
+    assert args[args.index("serve") - 1] in scripts
 
 
 def component_paths(manifest: dict[str, Any]) -> list[str]:
