@@ -155,11 +155,36 @@ def _check(command: str, timeout: float | None) -> tuple[float, list[str]]:
     return float(timeout), notes
 
 
+def _why_not_stored(app: App, command: str) -> str | None:
+    denied = command_denied(command, app.paths.bash_deny)
+    if denied:
+        return f"command is on the deny list ({denied})"
+    if not app.settings.capture.bash:
+        return "capture.bash is false for this project"
+    return None
+
+
+# What a redactions line can add to the header after the run (checked again at the end).
+_REDACTION_ROOM = 40
+
+
 def bash(app: App, command: str, timeout: float | None = None, budget_tokens: int | None = None) -> BashResult:
     limit, notes = _check(command, timeout)
     budget = budget_or_default(budget_tokens, app.settings.budgets.bash)
     root = str(app.identity.root)
     store = app.store
+    clean_command, _ = app.redact(command)
+    not_stored = _why_not_stored(app, command)
+    # Refuse a budget too small for the header before running anything (worst-case figures).
+    probe = BashResult(command=clean_command, exit_code=-15, timed_out=True, duration_ms=int(limit * 1000),
+                       stdout_bytes=10**11, stderr_bytes=10**11, node_id=None if not_stored else "0" * 26,
+                       stored=not not_stored, deduplicated=True, not_stored_reason=not_stored, preview="",
+                       preview_truncated=True, budget_tokens=budget, notes=notes + ["a background process kept "
+                       "the output open after the shell exited; its later output is not captured"])
+    frame = app.count_tokens(_render(probe, "")) + _REDACTION_ROOM
+    if frame >= budget:
+        raise ValueError(f"budget_tokens={budget} cannot hold even the result header ({frame} tokens); ask "
+                         f"for at least {frame + 50} (the command was not run)")
     env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"}  # nothing may wait for a keypress
     outcome = run(command, root, limit, keep=store.max_bytes, env=env)
     if outcome.left_running:
@@ -167,30 +192,23 @@ def bash(app: App, command: str, timeout: float | None = None, budget_tokens: in
                      "is not captured")
     raw, cut_output = compose(command, outcome, store.max_bytes, limit)
     text, hits = app.redact(raw)
-    clean_command, _ = app.redact(command)
     result = BashResult(command=clean_command, exit_code=outcome.returncode, timed_out=outcome.timed_out,
                         duration_ms=outcome.duration_ms, stdout_bytes=outcome.stdout.total,
-                        stderr_bytes=outcome.stderr.total, stored=False, preview="", preview_truncated=False,
-                        budget_tokens=budget, redactions=hits, notes=notes)
-    denied = command_denied(command, app.paths.bash_deny)
-    if denied:
-        result.not_stored_reason = f"command is on the deny list ({denied})"
-    elif not app.settings.capture.bash:
-        result.not_stored_reason = "capture.bash is false for this project"
-    else:
+                        stderr_bytes=outcome.stderr.total, stored=False, not_stored_reason=not_stored,
+                        preview="", preview_truncated=False, budget_tokens=budget, redactions=hits, notes=notes)
+    if not not_stored:
         result.node_id, result.deduplicated = _store(app, text, command, clean_command, outcome, cut_output)
         result.stored = True
     # The preview leaves out the "$ command" line: the caller knows what it ran.
     body = text.split("\n", 1)[1] if "\n" in text else text
-    frame = app.count_tokens(_render(result, ""))
-    if frame >= budget:
-        raise ValueError(f"budget_tokens={budget} cannot hold even the result header ({frame} tokens); ask "
-                         f"for at least {frame + 50} (the command ran: node {result.node_id or 'not stored'})")
-    cut = head_tail(body.rstrip("\n"), budget - frame, app.count_tokens)
-    result.preview, result.preview_truncated = cut.text, cut.truncated
+    room = budget - app.count_tokens(_render(result, ""))
+    cut = head_tail(body.rstrip("\n"), room, app.count_tokens) if room > 0 else None
+    result.preview, result.preview_truncated = (cut.text, cut.truncated) if cut else ("", bool(body.strip()))
     while app.count_tokens(result.render()) > budget and result.preview:  # counter that does not add up
         result.preview = result.preview[: len(result.preview) * 9 // 10]
         result.preview_truncated = True
+    if app.count_tokens(result.render()) > budget and result.redactions:
+        result.redactions = {"secrets": sum(result.redactions.values())}  # the short form of the same fact
     result.tokens = app.count_tokens(result.render())
     return result
 

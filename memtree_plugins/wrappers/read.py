@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, PrivateAttr
 
 from memtree_core.store.store import new_id
 from memtree_core.types import Chunk
@@ -70,6 +70,9 @@ class ReadResult(BaseModel):
     omitted_more: int = 0
     cached: bool
     notes: list[str] = []
+
+    # How many chunk ids the text form lists (all of them are in ``chunks``); lowered for tiny budgets.
+    _ids_shown: int = PrivateAttr(default=3)
 
     def render(self) -> str:
         return _render(self, self.omitted, self.omitted_more)
@@ -304,8 +307,10 @@ def _retire(store: Store, old_files: list[tuple[str, int, str]], new_file: str, 
 def _header(r: ReadResult) -> list[str]:
     head = [f"{r.path} · lines {r.start_line}-{r.end_line} of {r.total_lines} · {r.tokens} tokens · "
             f"file {r.file_id}" + (" · cached" if r.cached else "")]
-    if r.chunks:
-        head.append("chunks: " + " ".join(f"{c.id} L{c.lines}" for c in r.chunks))
+    shown = r.chunks[: r._ids_shown]
+    if shown:
+        more = len(r.chunks) - len(shown)
+        head.append("chunks: " + ", ".join(f"{c.id} L{c.lines}" for c in shown) + (f" +{more} more" if more else ""))
     head += [f"note: {n}" for n in r.notes]
     return head
 
@@ -327,12 +332,12 @@ def _render(r: ReadResult, omitted: list[OmittedChunk], more: int) -> str:
     parts = _header(r)
     parts.append(r.content.rstrip("\n") if r.content else "(no lines)")
     if r.truncated:
-        parts.append(f"[cut at the {r.budget_tokens}-token budget; continue with lines=\"{r.next_line}-\"]")
+        parts.append(f"[budget reached; continue with lines=\"{r.next_line}-\"]")
     if omitted:
         parts.append(_LEFT_OUT)
         parts += [_omitted_line(o) for o in omitted]
     if more:
-        parts.append(f"  … {more} more chunks (see the file node {r.file_id})")
+        parts.append(f"  … {more} more chunks")
     return "\n".join(parts)
 
 
@@ -350,7 +355,7 @@ def _slice(version: Version, texts: dict[str, str], first: int, last: int) -> st
 
 
 def _partial_note(line: int) -> str:
-    return f"line {line} is longer than the budget and was cut; get the chunk that holds it to page through it"
+    return f"line {line} was cut at the budget; get its chunk to page through it"
 
 
 def assemble(app: App, version: Version, texts: dict[str, str], want: tuple[int, int | None] | None,
@@ -387,18 +392,24 @@ def assemble(app: App, version: Version, texts: dict[str, str], want: tuple[int,
         end = first + touched - 1
         partial = bool(content) and not content.endswith("\n") and len(content) < len(text)
         truncated = len(content) < len(text)
-        return ReadResult(
+        out = ReadResult(
             path=shown, file_id=version.file_id, total_lines=total, start_line=first, end_line=end,
             content=content, tokens=tokens_of(content), budget_tokens=budget, truncated=truncated,
             next_line=(end if partial else end + 1) if truncated else None,
             chunks=[c.ref() for c in in_range if c.start <= end], cached=cached,
             notes=notes + ([_partial_note(end)] if partial else []))
+        out._ids_shown = probe._ids_shown
+        return out
 
     # An upper bound of everything around the content, so the content gets the rest of the budget.
     probe = ReadResult(path=shown, file_id=version.file_id, total_lines=total, start_line=first, end_line=last,
                        content="", tokens=budget, budget_tokens=budget, truncated=True, next_line=last,
                        chunks=[c.ref() for c in in_range], cached=cached, notes=notes + [_partial_note(last)])
-    frame = count(_render(probe, [], len(version.chunks)))
+    for ids in (3, 1, 0):  # list fewer chunk ids when the budget is small
+        probe._ids_shown = ids
+        frame = count(_render(probe, [], len(version.chunks)))
+        if frame <= budget // 2:
+            break
     if frame >= budget:
         raise ValueError(f"budget_tokens={budget} cannot hold even the result header ({frame} tokens); "
                          f"ask for at least {frame + 50}, or read fewer lines")
@@ -410,6 +421,10 @@ def assemble(app: App, version: Version, texts: dict[str, str], want: tuple[int,
     room = budget - frame - reserve
     whole = tokens_of(text) if text else 0
     result = build(text if whole <= room else fit_prefix(text, room, count))
+    if reserve and result.truncated and result.next_line == first:
+        # Not even the first line fitted beside the map: the content matters more, drop the map's room
+        # (otherwise a caller paging with lines="N-" would never get past line N).
+        result = build(text if whole <= budget - frame else fit_prefix(text, budget - frame, count))
 
     omitted = [_omitted(c, "over the token budget") for c in in_range if c.start > result.end_line]
     omitted += [_omitted(c, "outside the requested lines") for c in outside]
