@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
@@ -95,10 +96,34 @@ def test_empty_and_bad_queries_are_clear_errors(app, store):
         search(app, "yaml", limit=0)
 
 
-def test_semantic_and_hybrid_say_not_available_yet(app, store):
-    for mode in ("semantic", "hybrid"):
+def test_without_the_semantic_plugin_semantic_is_unavailable_and_hybrid_is_keyword(home, project):
+    from memtree_core.app import App
+
+    app = App.open(project, environ={**os.environ, "MEMTREE_DISABLE_PLUGINS": "semantic"})
+    try:
+        app.store.insert_node("note", "yaml config", status_="live")
         with pytest.raises(ValueError, match="not available yet"):
-            search(app, "yaml", mode=mode)
+            search(app, "yaml", mode="semantic")
+        r = search(app, "yaml", mode="hybrid")  # the spec: hybrid falls back to keyword, saying why
+        assert len(r.hits) == 1 and any("fell back to keyword" in n for n in r.notes)
+    finally:
+        app.close()
+
+
+def test_retriever_seam_fuses_keyword_and_semantic_with_the_ranker(app, store):
+    from memtree_plugins.retrieval.search import register_retriever
+
+    seen = {}
+
+    def fake_semantic(app_, pq, limit, filters):
+        seen["where"] = filters.sql()[0]
+        return [(store["gamma"], 0.9), (store["root"], 0.5)]
+
+    register_retriever(app, "semantic", fake_semantic)
+    r = search(app, "yaml", mode="semantic", limit=5)
+    assert hit_ids(r) == [store["gamma"], store["root"]] and "n.status" in seen["where"]
+    r = search(app, "yaml", mode="hybrid", limit=5)
+    assert set(hit_ids(r)) == {store["alpha"], store["gamma"], store["root"]}
 
 
 def test_default_live_filter_hides_other_statuses(app):

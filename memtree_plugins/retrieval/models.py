@@ -42,6 +42,8 @@ class SearchResult(BaseModel):
     terms: list[str] = Field(description="the terms searched, as the FTS index sees them")
     strategy: str = Field(description="'and': every term must match; 'and+or': too few hits had every "
                                       "term, so hits with only some terms follow")
+    ranking: str = Field("bm25", description="'bm25', or 'recency' when every term is so common that "
+                                             "the newest matches are returned first")
     approximate: bool = Field(False, description="true when only the newest `candidates` matches were "
                                                  "ranked (very common terms); older matches may be missing")
     candidates: int = Field(0, description="how many matching nodes were ranked")
@@ -49,7 +51,7 @@ class SearchResult(BaseModel):
     notes: list[str] = []
 
     def render(self) -> str:
-        head = f"search {self.query!r} ({self.mode}, {self.strategy}): {len(self.hits)} hit(s)"
+        head = f"search {self.query!r} ({self.mode}, {self.strategy}, {self.ranking}): {len(self.hits)} hit(s)"
         if self.approximate:
             head += f", approximate: ranked the newest {self.candidates} matches"
         out = [head, *(f"note: {n}" for n in self.notes)]

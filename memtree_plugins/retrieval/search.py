@@ -50,8 +50,10 @@ if TYPE_CHECKING:
     from memtree_core.store import NodeRow, Store
 
 MODES = ("keyword", "semantic", "hybrid")
-WINDOW = 2000
+WINDOW = 1000
 PER_HIT = 50  # the window grows with the limit: at least this many candidates per requested hit
+DF_BM25_MAX = 100_000  # above this many matches a term's idf count costs more than a few ms: see above
+DF_PROBE = 256
 MAX_WINDOW = 32_000
 MAX_LIMIT = 200
 SNIPPET_TOKENS = 16
@@ -133,13 +135,26 @@ class _Ranked:
     candidates: int = 0
 
 
+def _heavy(store: Store, term: Term, top_rowid: int) -> bool:
+    """Does ``term`` match more than ``DF_BM25_MAX`` nodes?  Estimated from how densely it occurs among
+    the newest rows (an O(``DF_PROBE``) walk), because an exact count is O(matches)."""
+    row = store.query_one("SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY rowid DESC "
+                          "LIMIT 1 OFFSET ?", (term.fts, DF_PROBE - 1))
+    if row is None:
+        return False
+    return DF_PROBE * top_rowid / max(1, top_rowid - int(row[0]) + 1) > DF_BM25_MAX
+
+
 def _rank(store: Store, expr: str, filters: Filters, limit: int, exclude: set[int],
-          rowid_range: tuple[int, int] | None) -> _Ranked:
-    """bm25-rank the matches of ``expr`` that pass ``filters``, over at most a window of the newest."""
+          rowid_range: tuple[int, int] | None, by_recency: bool = False) -> _Ranked:
+    """Rank the matches of ``expr`` that pass ``filters`` (bm25, or newest first when ``by_recency``),
+    over at most a window of the newest matches."""
     where, params = filters.sql()
     rng_sql, rng_params = "", []
     if rowid_range is not None:
         rng_sql, rng_params = " AND rowid BETWEEN ? AND ?", list(rowid_range)
+    f_rng = rng_sql.replace("rowid", "f.rowid")
+    score_sql, order_sql = ("0.0", "f.rowid DESC") if by_recency else ("bm25(f.nodes_fts)", "2, f.rowid DESC")
     window = max(WINDOW, limit * PER_HIT)
     want = limit + len(exclude)
     while True:
@@ -149,17 +164,37 @@ def _rank(store: Store, expr: str, filters: Filters, limit: int, exclude: set[in
         lo_sql, lo_params = "", []
         if cutoff is not None:
             lo_sql, lo_params = " AND f.rowid >= ?", [cutoff[0]]
-        f_rng = rng_sql.replace("rowid", "f.rowid")
-        rows = store.query(
-            f"SELECT f.rowid, bm25(f.nodes_fts) FROM nodes_fts f CROSS JOIN nodes n ON n.rowid = f.rowid "
-            f"WHERE f.nodes_fts MATCH ?{f_rng}{lo_sql} AND {where} ORDER BY 2, f.rowid DESC LIMIT ?",
-            [expr, *rng_params, *lo_params, *params, want])
-        got = [(r, -s) for r, s in rows if r not in exclude][:limit]
+        head = f"SELECT f.rowid, {score_sql} FROM nodes_fts f"
+        match = f"f.nodes_fts MATCH ?{f_rng}{lo_sql}"
+        rows = None
+        if not filters.restrictive():
+            # Fast path: rank without joining nodes (a random page read per candidate on a big store),
+            # then check the status of the few best only.
+            extra = want * 2 + 10
+            top = store.query(f"{head} WHERE {match} ORDER BY {order_sql} LIMIT ?",
+                              [expr, *rng_params, *lo_params, extra])
+            ok = _passing(store, [r for r, _ in top], where, params)
+            rows = [(r, sc) for r, sc in top if r in ok]
+            if len(rows) < want and len(top) == extra:
+                rows = None  # too many filtered out: take the exact (joined) path
+        if rows is None:
+            rows = store.query(
+                f"{head} CROSS JOIN nodes n ON n.rowid = f.rowid WHERE {match} AND {where} "
+                f"ORDER BY {order_sql} LIMIT ?", [expr, *rng_params, *lo_params, *params, want])
+        got = [(r, -sc) for r, sc in rows if r not in exclude][:limit]
         if cutoff is None:
             return _Ranked(got, False, 0)
         if len(got) >= limit or window >= MAX_WINDOW or not filters.restrictive():
             return _Ranked(got, True, window)
         window *= 4
+
+
+def _passing(store: Store, rowids: list[int], where: str, params: list[Any]) -> set[int]:
+    if not rowids:
+        return set()
+    marks = ",".join("?" * len(rowids))
+    return {r for (r,) in store.query(f"SELECT n.rowid FROM nodes n WHERE n.rowid IN ({marks}) AND {where}",
+                                      [*rowids, *params])}
 
 
 def _bounded_count(store: Store, term: Term, cap: int) -> int:
@@ -190,7 +225,13 @@ def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters) -> S
 
     with store.lock:  # one consistent view for the probe, the ranking and the snippets
         and_expr = pq.all_of()
-        ranked = _rank(store, and_expr, filters, limit, set(), rowid_range)
+        top = int((store.query_one("SELECT max(rowid) FROM nodes") or (0,))[0] or 0)
+        by_recency = all(_heavy(store, t, top) for t in pq.terms)
+        if by_recency:
+            result.ranking = "recency"
+            notes.append(f"every term matches more than ~{DF_BM25_MAX:,} nodes: the newest matches come "
+                         "first (bm25 would have to read every match); add a rarer word to rank by relevance")
+        ranked = _rank(store, and_expr, filters, limit, set(), rowid_range, by_recency)
         picked: list[tuple[int, float, str, str]] = [(r, s, and_expr, "all") for r, s in ranked.rowids]
         approximate, candidates = ranked.approximate, ranked.candidates
         if len(picked) < limit and len(pq.terms) > 1:
@@ -201,7 +242,8 @@ def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters) -> S
             if dropped:
                 notes.append("very common term(s) left out of the any-term fallback: " + ", ".join(dropped))
             or_expr = pq.any_of(or_terms)
-            more = _rank(store, or_expr, filters, limit - len(picked), {r for r, *_ in picked}, rowid_range)
+            more = _rank(store, or_expr, filters, limit - len(picked), {r for r, *_ in picked}, rowid_range,
+                         by_recency and not selective)
             if more.rowids:
                 result.strategy = "and+or"
             picked += [(r, s, or_expr, "some") for r, s in more.rowids]
