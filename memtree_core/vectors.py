@@ -290,10 +290,11 @@ def knn(store: Store, vector: Sequence[float], model: str, dim: int, k: int, *,
                     f"SELECT rowid FROM {btab} WHERE embedding MATCH vec_quantize_binary(?) AND k = ?",
                     (blob, max(prefilter, fetch)))]
                 marks = ",".join("?" * len(cand)) or "NULL"
+                # Re-rank from nodes_vec: a rowid IN (...) lookup on the vec0 table scans it whole.
                 rows = store.query(
-                    f"SELECT n.id, vec_distance_cosine(f.embedding, ?) AS d FROM {ftab} f "
-                    f"JOIN nodes n ON n.rowid = f.rowid JOIN nodes_vec v ON v.id = n.id "
-                    f"WHERE f.rowid IN ({marks}) AND ({cond}) ORDER BY d LIMIT ?",
+                    f"SELECT n.id, vec_distance_cosine(v.embedding, ?) AS d FROM nodes n "
+                    f"JOIN nodes_vec v ON v.id = n.id "
+                    f"WHERE n.rowid IN ({marks}) AND ({cond}) ORDER BY d LIMIT ?",
                     [blob, *cand, *cond_params, want])
             else:
                 rows = store.query(
