@@ -197,6 +197,21 @@ def test_common_terms_rank_a_bounded_newest_window(app, monkeypatch):
     assert hit_ids(r) == [ids[-1]]
 
 
+def test_very_common_terms_are_ranked_newest_first_and_say_so(app, monkeypatch):
+    from memtree_plugins.retrieval import search as search_mod
+
+    monkeypatch.setattr(search_mod, "DF_BM25_MAX", 5)
+    monkeypatch.setattr(search_mod, "DF_PROBE", 4)
+    s = app.store
+    ids = [s.insert_node("note", f"lemur {'lemur ' * (i % 3)}{i}", status_="live").id for i in range(12)]
+    rare = s.insert_node("note", "lemur capybara", status_="live").id
+    r = search(app, "lemur", limit=3)
+    assert r.ranking == "recency" and hit_ids(r) == [rare, ids[-1], ids[-2]]
+    assert any("newest matches come first" in n for n in r.notes)
+    r = search(app, "lemur capybara", limit=3)  # one selective term: bm25 again
+    assert r.ranking == "bm25" and hit_ids(r)[0] == rare and r.hits[0].matched == "all"
+
+
 def test_common_terms_left_out_of_or_fallback(app, monkeypatch):
     from memtree_plugins.retrieval import search as search_mod
 

@@ -3,26 +3,31 @@
 How keyword search stays fast on a big store
 --------------------------------------------
 FTS5 computes bm25 for *every* row that matches before it can sort, so ``ORDER BY bm25 LIMIT 10`` over a
-word found in 300k of 1M nodes costs ~1 s.  memtree bounds the work instead of the store:
+word found in 300k of 1M nodes costs 0.15-1.4 s.  memtree bounds the work instead of the store:
 
 1. A probe walks the match list newest-first (rowid order is insertion order) and stops after
-   ``window`` rows (2000 by default): ``... ORDER BY rowid DESC LIMIT 1 OFFSET window-1``.  That costs
-   O(window), not O(matches).
+   ``window`` rows (``WINDOW`` = 1000, or 50 per requested hit): ``... ORDER BY rowid DESC LIMIT 1 OFFSET
+   window-1``.  That costs O(window), not O(matches).
 2. If the probe finds no row there, the query matches fewer than ``window`` nodes and ranking is
    **exact**.  Otherwise only the ``window`` newest matches are ranked (``rowid >= cutoff``), and the
-   result says ``approximate: true, candidates: window``.  The trade-off, stated plainly: for a query
-   whose every term is very common, an older node that would have ranked first under a full bm25 can be
-   missed; a query with at least one selective term (the usual case for an identifier, an error message,
-   a file name) is ranked exactly, because an AND is never larger than its rarest term.
-3. When a filter (kind, status, path, time) leaves fewer than ``limit`` hits inside the window, the
-   window grows 4x at a time up to ``MAX_WINDOW`` before giving up; ``parent_id`` narrows the rowid range
-   to that parent's children first.
-4. Terms are ANDed.  When the AND finds fewer than ``limit`` hits, an OR over the terms fills the rest
+   result says ``approximate: true, candidates: window``.  The trade-off, stated plainly: an older node
+   that a full bm25 would have put first can be missed when the query matches more than ``window`` nodes.
+   A query with one selective term (an identifier, an error message, a file name) is ranked exactly,
+   because an AND is never larger than its rarest term.
+3. bm25's idf makes FTS5 read each term's *whole* match list once per query (~25 ns a row: ~8 ms for a
+   term in 300k nodes).  A term estimated (from its density among the newest rows, an O(256) walk) to
+   match more than ``DF_BM25_MAX`` = 100k nodes is "very common".  When *every* term is very common, the
+   window is returned newest first instead (``ranking: recency``, with a note): at that frequency idf is
+   near zero and bm25 would only reorder by term counts, at a cost that grows with the store.  So the same
+   one-word query can be bm25-ranked on a 100k store and recency-ranked on a 1M one; that is the price
+   of a latency that does not grow with the store.
+4. The window is ranked without joining ``nodes`` (a random page read per candidate on a big store); only
+   the best few are checked against the filters.  When a filter (kind, path, time, a non-default status)
+   is restrictive, the join is used and the window grows 4x at a time up to ``MAX_WINDOW`` until enough
+   hits pass; ``parent_id`` first narrows the rowid range to that parent's children.
+5. Terms are ANDed.  When the AND finds fewer than ``limit`` hits, an OR over the terms fills the rest
    (marked ``matched: some``, strategy ``and+or``); terms matching at least ``window`` nodes are left out
    of that OR when rarer terms exist, since their idf is near zero and they would flood the window.
-
-bm25's idf still reads each term's full match list once per query (FTS5's own counting, ~20 ns a row),
-which is what remains of the cost for a very common term.
 
 Modes
 -----
