@@ -5,8 +5,10 @@ Boot order (what a capture or a forwarder can see, as early as possible):
 1. identity, paths, the lock (another daemon holds it -> exit 0 quietly);
 2. the ingest socket, then the MCP socket (both 0600; connections queue in the backlog from here on);
 3. the state file (pid, version, sockets) -- a forwarder can check the version now;
-4. only then the heavy imports (MCP SDK, settings, plugins); the store opens on first use;
-5. threads: ingest server, walker coordinator; the main thread serves MCP sessions.
+4. only then the heavy imports: settings (a bad config stops here) and the MCP SDK;
+5. the main thread answers MCP sessions at once, while a worker thread opens the app (plugins), starts the
+   ingest server and the walker coordinator threads and registers the tools (``tools/list`` and
+   ``tools/call`` wait for it); the store opens on first use.
 """
 
 from __future__ import annotations
@@ -102,6 +104,8 @@ class Daemon:
         self.threads: list[threading.Thread] = []
         self.app: Any = None
         self.stop_reason = ""
+        self.boot_failed = False
+        self.t0 = time.perf_counter()
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def run(self) -> int:
@@ -138,21 +142,38 @@ class Daemon:
         # Heavy imports happen here, after every socket is bound and the state file is written.
         import anyio
 
+        from memtree_core.daemon.sessions import Activity
+        from memtree_core.daemon.tools import create_server
+        from memtree_core.settings import load_settings
+
+        # A bad config stops the daemon here, before any session: the forwarder reports it with the log.
+        settings = load_settings(self.paths.home, self.identity.root).settings
+        server = create_server(self.version)
+        log.info("answering MCP on %s after %.0f ms; loading plugins and tools", self.paths.mcp_socket,
+                 (time.perf_counter() - self.t0) * 1000)
+        anyio.run(self._main_loop, server, Activity(), float(settings.daemon.idle_timeout_s))
+        return 0
+
+    def _boot(self, server: Any) -> None:
+        """On a worker thread while the first handshake is answered: the app, the threads, the tools."""
         from memtree_core.app import App
         from memtree_core.coordinator import Coordinator
-        from memtree_core.daemon.sessions import Activity
-        from memtree_core.daemon.tools import build_server
+        from memtree_core.daemon.tools import register_tools
 
-        self.app = App.open(self.identity.root)
-        self._start_thread("ingest", ingest.serve, self.ingest_sock, self.app, self.stop_event)
-        self._start_thread("coordinator", Coordinator(self.app).run, self.stop_event)
-        server = build_server(self.app, self.version)
-        log.info("serving MCP on %s with tools: %s", self.paths.mcp_socket,
-                 ", ".join(self.app.plugins.tools.names()) or "(none)")
-        activity = Activity()
-        idle_s = float(self.app.settings.daemon.idle_timeout_s)
-        anyio.run(self._main_loop, server, activity, idle_s)
-        return 0
+        try:
+            self.app = App.open(self.identity.root)
+            self._start_thread("ingest", ingest.serve, self.ingest_sock, self.app, self.stop_event)
+            self._start_thread("coordinator", Coordinator(self.app).run, self.stop_event)
+            names = register_tools(server, self.app)
+            log.info("tools ready after %.0f ms: %s", (time.perf_counter() - self.t0) * 1000,
+                     ", ".join(names) or "(none)")
+        except Exception as exc:
+            log.exception("the daemon could not load its plugins and tools")
+            server.boot_error = (f"memtree could not start its tools: {type(exc).__name__}: {exc} "
+                                 f"(see {self.paths.log}); fix it, then 'memtree stop' or end this session")
+            self.boot_failed = True
+        finally:
+            server.tools_ready.set()
 
     def _start_thread(self, name: str, target: Any, *args: Any) -> None:
         def guarded() -> None:
@@ -172,9 +193,14 @@ class Daemon:
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(serve_socket, self.mcp_sock, server, activity)
+            tg.start_soon(anyio.to_thread.run_sync, self._boot, server)
             while not self.stop_event.is_set():
                 await anyio.sleep(POLL_S)
-                if activity.sessions == 0:
+                if self.boot_failed and activity.sessions == 0:
+                    # Do not linger broken: the next session starts a fresh daemon (after the fix).
+                    self.stop_reason = "plugins and tools failed to load and no session is left"
+                    self.stop_event.set()
+                elif activity.sessions == 0:
                     last = max(activity.last_change, _last_capture() or 0.0)
                     if time.monotonic() - last >= idle_s:
                         self.stop_reason = f"idle for {idle_s:g}s with no session and no capture"

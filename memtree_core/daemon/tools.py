@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import inspect
 import logging
+import threading
 import typing
 from collections.abc import Callable
 from typing import Annotated, Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 from memtree_core.types import ToolSpec
@@ -93,12 +96,45 @@ def wrap_tool(spec: ToolSpec, fn: Callable[..., Any], app: Any) -> Callable[...,
     return tool
 
 
-def build_server(app: Any, version: str) -> MCPServer:
-    """An ``MCPServer`` named ``memtree`` with every tool the plugin set registered."""
-    server: MCPServer = MCPServer(name="memtree", version=version,
-                                  instructions="memtree: a local context store for this project. "
-                                               "Wrapped read/grep/bash keep large outputs out of the "
-                                               "context window; search/compose recall what was stored.")
+class MemtreeServer(MCPServer):
+    """``MCPServer`` that answers the handshake before its tools exist.
+
+    The daemon serves ``initialize`` as soon as the SDK is imported and registers the plugins' tools on a
+    worker thread meanwhile (DESIGN.md §1: keep memtree's share of the cold start small); ``tools/list`` and
+    ``tools/call`` wait until the tools are there, or answer with the reason they never will be.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tools_ready = threading.Event()  # set by the boot thread
+        self.boot_error: str | None = None
+
+    async def _tools(self) -> None:
+        while not self.tools_ready.is_set():
+            await anyio.sleep(0.005)
+        if self.boot_error is not None:
+            raise MCPError(code=INTERNAL_ERROR, message=self.boot_error)
+
+    async def _handle_list_tools(self, ctx: Any, params: Any) -> Any:
+        await self._tools()
+        return await super()._handle_list_tools(ctx, params)
+
+    async def _handle_call_tool(self, ctx: Any, params: Any) -> Any:
+        await self._tools()
+        return await super()._handle_call_tool(ctx, params)
+
+
+def create_server(version: str) -> MemtreeServer:
+    return MemtreeServer(name="memtree", version=version,
+                         instructions="memtree: a local context store for this project. Wrapped read/grep/bash "
+                                      "keep large outputs out of the context window; search/compose recall "
+                                      "what was stored.")
+
+
+def register_tools(server: MCPServer, app: Any) -> list[str]:
+    """Add every tool the plugin set registered; return their names.  Runs on any thread, before
+    ``tools_ready`` is set."""
+    added = []
     for entry in app.plugins.tools.entries():
         spec: ToolSpec = entry.item
         try:
@@ -109,7 +145,16 @@ def build_server(app: Any, version: str) -> MCPServer:
                 annotations=ToolAnnotations(title=spec.title, read_only_hint=spec.read_only,
                                             destructive_hint=spec.destructive,
                                             open_world_hint=spec.open_world))
+            added.append(spec.name)
         except Exception:
-            # One broken tool plugin must not take the others down; `memtree info` and the log say why.
+            # One broken tool plugin must not take the others down; the log says why.
             log.exception("tool %r from plugin %s could not be registered; skipped", spec.name, entry.plugin)
+    return added
+
+
+def build_server(app: Any, version: str) -> MemtreeServer:
+    """A ready server with every registered tool (for embedding memtree in-process)."""
+    server = create_server(version)
+    register_tools(server, app)
+    server.tools_ready.set()
     return server
