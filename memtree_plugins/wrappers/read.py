@@ -416,7 +416,7 @@ def assemble(app: App, version: Version, texts: dict[str, str], want: tuple[int,
     others = in_range[1:] + outside
     reserve = 0
     if others:  # room for the map of what is left out: at most a quarter of the budget
-        reserve = min(count(_LEFT_OUT + "\n" + "\n".join(_omitted_line(_omitted(c, "")) for c in others[:64])),
+        reserve = min(count(_LEFT_OUT + "\n" + "\n".join(_omitted_line(_omitted(c, "")) for c in others[:16])),
                       budget // 4)
     room = budget - frame - reserve
     whole = tokens_of(text) if text else 0
