@@ -77,10 +77,10 @@ def choose_embedder(app: App, store_models: list[tuple[str, int, int]] | None = 
     for e in registry:
         _configure(app, e)
     if setting.lower() != AUTO:
-        for e in registry:
-            if setting in (e.name, e.model):
-                ok, why = e.available()
-                return EmbedderChoice(e, f"embeddingModel={setting!r}") if ok else EmbedderChoice(None, why)
+        # A plugin name wins over a model name (Ollama takes any unknown setting as its model).
+        for e in [*(e for e in registry if e.name == setting), *(e for e in registry if e.model == setting)]:
+            ok, why = e.available()
+            return EmbedderChoice(e, f"embeddingModel={setting!r}") if ok else EmbedderChoice(None, why)
         return EmbedderChoice(None, f"no embedder named {setting!r} (registered: "
                                     f"{', '.join(registry.names()) or 'none'}); set embeddingModel to one "
                                     f"of them or 'auto'")

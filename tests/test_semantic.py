@@ -183,3 +183,62 @@ def test_rankers() -> None:
     assert rrf[0].score == pytest.approx(1 / 61 + 1 / 62)
     score = ScoreFusion().fuse(lists, 2)
     assert [h.node_id for h in score] == ["a", "c"] and len(score) == 2
+
+
+class _ThirdParty:
+    """A third-party plugin: its own summarizer (tried before the built-ins), a ranker replacing 'rrf',
+    and an embedder that is never available (so 'auto' skips it with its reason)."""
+
+    class Summ:
+        name = "shout"
+
+        def available(self) -> tuple[bool, str]:
+            return True, ""
+
+        def summarize(self, nodes, app) -> str:
+            return f"{len(nodes)} NODES"
+
+    class Rank(ReciprocalRankFusion):
+        def __init__(self) -> None:
+            super().__init__(k=1)
+
+    class Emb:
+        name, model, dim = "broken", "broken-model", 8
+
+        def available(self) -> tuple[bool, str]:
+            return False, "broken on purpose"
+
+        def embed(self, texts):
+            raise AssertionError("never called")
+
+    from memtree_core.hookspecs import hookimpl
+
+    @hookimpl
+    def memtree_register_summarizers(self, register) -> None:
+        register(self.Summ())
+
+    @hookimpl
+    def memtree_register_rankers(self, register) -> None:
+        register(self.Rank(), replaces=True)
+
+    @hookimpl
+    def memtree_register_embedders(self, register) -> None:
+        register(self.Emb())
+
+
+def test_third_party_summarizer_ranker_and_embedder(home: Path, project: Path) -> None:
+    app = App.open(project, environ={**os.environ, "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{_closed_port()}",
+                                     "MEMTREE_WALKERS__SUMMARIZER_SUBTREE_THRESHOLD": "1"},
+                   extra=[("thirdparty", _ThirdParty())])
+    try:
+        assert app.plugins.rankers["rrf"].k == 1
+        parent = app.store.insert_node("note", "p", status_="live")
+        for i in range(2):
+            app.store.insert_node("note", f"c{i}", parent_id=parent.id, status_="live")
+        SummarizerWalker().run(app)
+        assert app.store.query("SELECT content FROM nodes WHERE kind = 'summary'") == [("2 NODES",)]
+        app.loaded.settings = app.settings.model_copy(update={"embedding_model": "broken"})
+        choice = vectors.choose_embedder(app)
+        assert choice.embedder is None and choice.reason == "broken on purpose"
+    finally:
+        app.close()

@@ -36,9 +36,15 @@ def due_subtrees(app: Any, limit: int = PER_RUN) -> list[tuple[str, int]]:
 
 
 def pick_summarizers(app: Any) -> list[Any]:
-    """Available summarizers in registration order (configured for this app first)."""
+    """Available summarizers: third-party ones first, then the built-ins in registration order (anthropic,
+    then extractive, which always is)."""
     out = []
-    for s in app.plugins.summarizers:
+
+    def builtin(entry: Any) -> bool:
+        info = app.plugins.info(entry.plugin)
+        return bool(info and info.source.startswith("builtin:"))
+
+    for s in [e.item for e in sorted(app.plugins.summarizers.entries(), key=builtin)]:
         configure = getattr(s, "configure", None)
         if callable(configure):
             configure(app)
