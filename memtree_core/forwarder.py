@@ -94,7 +94,7 @@ def connect(paths: ProjectPaths, root: Path, version: str, timeout: float = STAR
         if time.monotonic() > deadline:
             raise DaemonUnavailable(f"no memtree daemon answered on {paths.mcp_socket} within {timeout:g}s; "
                                     f"see {paths.log}" + _tail(paths))
-        time.sleep(0.01)
+        time.sleep(0.003)
 
 
 def _version_ok(paths: ProjectPaths, version: str) -> bool:

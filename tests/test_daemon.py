@@ -255,17 +255,38 @@ def test_an_older_daemon_is_replaced_by_the_installed_version(home: Path, projec
 
 def test_a_daemon_that_cannot_start_is_reported_to_the_client(home: Path, project: Path, env: dict[str, str],
                                                               daemon_guard: list[int]) -> None:
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "config.json").write_text('{"daemon": {"idleTimeoutS": "soon"}}')
+    paths = project_paths(project)
+    paths.ensure()
+    paths.mcp_socket.mkdir()  # a directory where the socket must go: the daemon dies at boot
     client = RawClient(project, env)
     client.send(INIT)
     reply = client.receive()
     assert "error" in reply and reply["id"] == 1
-    assert str(project_paths(project).log) in reply["error"]["message"]
+    assert str(paths.log) in reply["error"]["message"]
     assert client.proc.wait(timeout=60) == 1
     stderr = client.proc.stderr.read().decode()  # type: ignore[union-attr]
-    assert str(project_paths(project).log) in stderr
-    assert "idleTimeoutS" in project_paths(project).log.read_text(), "the log says what is wrong"
+    assert str(paths.log) in stderr and "exited with status" in stderr
+    assert "IsADirectoryError" in paths.log.read_text(), "the log holds the daemon's traceback"
+    assert daemon_processes(project) == []
+
+
+def test_a_bad_config_is_reported_by_tools_list_and_the_daemon_does_not_linger(
+        home: Path, project: Path, env: dict[str, str], daemon_guard: list[int]) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text('{"daemon": {"idleTimeoutS": "soon"}}')
+    client = RawClient(project, env)
+    client.send(INIT)
+    assert client.receive()["result"]["serverInfo"]["name"] == "memtree"
+    pid = state_pid(project)
+    assert pid is not None
+    daemon_guard.append(pid)
+    client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    client.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    reply = client.receive()
+    message = reply["error"]["message"]
+    assert "idleTimeoutS" in message and str(project_paths(project).log) in message
+    assert client.close() == 0
+    wait_for(lambda: not pid_alive(pid), 30, "the broken daemon to exit once its last session ended")
 
 
 # -- stop, idle timeout, info ---------------------------------------------------------------------------

@@ -6,10 +6,13 @@ from typing import Any
 
 
 def add_arguments(parser: Any) -> None:
-    pass
+    import argparse
+
+    # Internal: 'memtree serve' passes the project hash it computed, so the daemon's cold start skips git.
+    parser.add_argument("--project-hash", default=None, help=argparse.SUPPRESS)
 
 
 def run(args: Any) -> int:
     from memtree_core.daemon.main import run as run_daemon
 
-    return run_daemon(args.project)
+    return run_daemon(args.project, args.project_hash)

@@ -158,7 +158,8 @@ def spawn(paths: ProjectPaths, root: Path | str) -> subprocess.Popen[bytes]:
     log_fd = open_log(paths)
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "memtree_core.cli", "daemon", "--project", str(root)],
+            [sys.executable, "-m", "memtree_core.cli", "daemon", "--project", str(root),
+             "--project-hash", paths.dir.name],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_fd,
             start_new_session=True, close_fds=True, cwd=str(root))
     finally:

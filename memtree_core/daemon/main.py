@@ -5,10 +5,11 @@ Boot order (what a capture or a forwarder can see, as early as possible):
 1. identity, paths, the lock (another daemon holds it -> exit 0 quietly);
 2. the ingest socket, then the MCP socket (both 0600; connections queue in the backlog from here on);
 3. the state file (pid, version, sockets) -- a forwarder can check the version now;
-4. only then the heavy imports: settings (a bad config stops here) and the MCP SDK;
-5. the main thread answers MCP sessions at once, while a worker thread opens the app (plugins), starts the
-   ingest server and the walker coordinator threads and registers the tools (``tools/list`` and
-   ``tools/call`` wait for it); the store opens on first use.
+4. only then the heavy import, the MCP SDK;
+5. the main thread answers MCP sessions at once, while a worker thread opens the app (settings, plugins),
+   starts the ingest server and the walker coordinator threads and registers the tools (``tools/list`` and
+   ``tools/call`` wait for it, and answer with the reason if it fails, e.g. a bad config); the store opens
+   on first use.
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ from typing import Any
 from memtree_core import ingest
 from memtree_core.daemon.control import code_version
 from memtree_core.lockfile import try_lock, write_state
-from memtree_core.project import ProjectPaths, identify, memtree_home
+from memtree_core.project import Identity, ProjectPaths, identify, memtree_home
 
 log = logging.getLogger("memtree.daemon")
 
 POLL_S = 0.2  # how often the main loop looks at the stop flag and the idle clock
+DEFAULT_IDLE_TIMEOUT_S = 1800.0  # settings' default; the real value arrives with the settings
 
 
 def _same_file(fd: int, path: Path) -> bool:
@@ -93,8 +95,11 @@ def _last_capture() -> float | None:
 
 
 class Daemon:
-    def __init__(self, project: str | None) -> None:
-        self.identity = identify(project or os.getcwd())
+    def __init__(self, project: str | None, project_hash: str | None = None) -> None:
+        root = Path(project or os.getcwd()).expanduser().absolute()
+        # The forwarder already ran git for the identity; skip that on the cold-start path when it says so.
+        self.identity = (Identity(project_hash, root, False, None) if project_hash
+                         else identify(root))
         self.paths = ProjectPaths.for_hash(memtree_home(), self.identity.hash)
         self.stop_event = threading.Event()
         self.version = code_version()
@@ -105,6 +110,7 @@ class Daemon:
         self.app: Any = None
         self.stop_reason = ""
         self.boot_failed = False
+        self.idle_timeout_s = DEFAULT_IDLE_TIMEOUT_S  # until the settings are loaded
         self.t0 = time.perf_counter()
 
     # -- lifecycle -----------------------------------------------------------------------------------
@@ -144,14 +150,11 @@ class Daemon:
 
         from memtree_core.daemon.sessions import Activity
         from memtree_core.daemon.tools import create_server
-        from memtree_core.settings import load_settings
 
-        # A bad config stops the daemon here, before any session: the forwarder reports it with the log.
-        settings = load_settings(self.paths.home, self.identity.root).settings
         server = create_server(self.version)
-        log.info("answering MCP on %s after %.0f ms; loading plugins and tools", self.paths.mcp_socket,
+        log.info("answering MCP on %s after %.0f ms; loading settings, plugins and tools", self.paths.mcp_socket,
                  (time.perf_counter() - self.t0) * 1000)
-        anyio.run(self._main_loop, server, Activity(), float(settings.daemon.idle_timeout_s))
+        anyio.run(self._main_loop, server, Activity())
         return 0
 
     def _boot(self, server: Any) -> None:
@@ -161,7 +164,12 @@ class Daemon:
         from memtree_core.daemon.tools import register_tools
 
         try:
+            # A bad config fails here: tools/list and tools/call answer with the reason (and the log path).
             self.app = App.open(self.identity.root)
+            if self.app.identity.hash != self.identity.hash:
+                raise RuntimeError(f"the project's identity changed while the daemon started "
+                                   f"({self.identity.hash} -> {self.app.identity.hash}); start it again")
+            self.idle_timeout_s = float(self.app.settings.daemon.idle_timeout_s)
             self._start_thread("ingest", ingest.serve, self.ingest_sock, self.app, self.stop_event)
             self._start_thread("coordinator", Coordinator(self.app).run, self.stop_event)
             names = register_tools(server, self.app)
@@ -186,7 +194,7 @@ class Daemon:
         t.start()
         self.threads.append(t)
 
-    async def _main_loop(self, server: Any, activity: Any, idle_s: float) -> None:
+    async def _main_loop(self, server: Any, activity: Any) -> None:
         import anyio
 
         from memtree_core.daemon.sessions import serve_socket
@@ -202,8 +210,8 @@ class Daemon:
                     self.stop_event.set()
                 elif activity.sessions == 0:
                     last = max(activity.last_change, _last_capture() or 0.0)
-                    if time.monotonic() - last >= idle_s:
-                        self.stop_reason = f"idle for {idle_s:g}s with no session and no capture"
+                    if time.monotonic() - last >= self.idle_timeout_s:
+                        self.stop_reason = f"idle for {self.idle_timeout_s:g}s with no session and no capture"
                         self.stop_event.set()
             log.info("stopping: %s", self.stop_reason or "asked to")
             tg.cancel_scope.cancel()
@@ -232,5 +240,5 @@ class Daemon:
             self.lock_fd = None
 
 
-def run(project: str | None) -> int:
-    return Daemon(project).run()
+def run(project: str | None, project_hash: str | None = None) -> int:
+    return Daemon(project, project_hash).run()
