@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -34,7 +35,10 @@ FORMATS = ("raw", "outline", "mixed")
 MAX_DEPTH = 5
 MAX_SEEDS = 500
 MAX_CANDIDATES = 2000  # expansion stops growing past this many nodes
-LISTED_DROPS = 50  # non-seed drops listed by id in the manifest (all are counted)
+LISTED_DROPS = 20  # non-seed drops listed by id in the manifest (all are counted)
+# No tokenizer spends fewer than one token per 8 characters on real text: a block longer than 8x the
+# tokens left is skipped without counting it.
+MAX_CHARS_PER_TOKEN = 8
 SEPARATOR = "\n\n"
 
 
@@ -157,7 +161,7 @@ def compose(app: App, node_ids: list[str], budget_tokens: int, format: str = "mi
 
     blocks: list[tuple[_Cand, str, ManifestEntry]] = []  # in score order
     used_est = 0
-    other_drops: list[ManifestEntry] = []
+    drops = _Drops(app, dropped)
     sep_cost = count(SEPARATOR)
     # No block is cheaper than a bare header plus one token of body: below that, the text is full.
     min_block = count(f"## {seeds[0].id} note\n") + 1
@@ -165,13 +169,15 @@ def compose(app: App, node_ids: list[str], budget_tokens: int, format: str = "mi
         node = c.node
         left = budget_tokens - used_est
         if left < min_block:  # full: the rest are dropped without counting them one by one
-            _drop(app, c, f"over budget: {left} tokens left", dropped, other_drops)
+            drops.add(c, f"over budget: {left} tokens left")
             continue
         placed = False
         cheapest: int | None = None
         raw_first = fmt == "raw" or (fmt == "mixed" and c.distance <= 1)
         for form, body, via in _options(node, fmt, raw_first, summaries):
             header = _header(node, form, via)
+            if len(header) + len(body) > MAX_CHARS_PER_TOKEN * left:
+                continue  # cannot fit under any sane tokenizer: skip counting it
             # Sum of parts for packing (the raw part is cached by content hash); the whole text is
             # counted again below, so a counter that is not additive cannot push it over the budget.
             body_cost = node_tokens(app, node) if form == "raw" else count(body)
@@ -186,16 +192,20 @@ def compose(app: App, node_ids: list[str], budget_tokens: int, format: str = "mi
                 placed = True
                 break
         if not placed:
-            why = ("nothing to show (empty content, no summary, no outline)" if cheapest is None else
-                   f"over budget: needs {cheapest} tokens, {left} left")
-            _drop(app, c, why, dropped, other_drops, cheapest)
+            if cheapest is not None:
+                why = f"over budget: needs {cheapest} tokens, {left} left"
+            elif node.content.strip():
+                why = f"over budget: far more than the {left} tokens left"
+            else:
+                why = "nothing to show (empty content, no summary, no outline)"
+            drops.add(c, why, cheapest)
 
     # The final count is the contract: shrink until the whole text fits (the footer goes first).
     while True:
         body = "".join(b for _, b, _ in blocks)
         n_raw = sum(1 for *_, e in blocks if e.form == "raw")
         text = body + (f"[compose: {n_raw} raw, {len(blocks) - n_raw} summarized/outlined, "
-                       f"{len(dropped) + len(other_drops)} dropped; see the manifest]")
+                       f"{drops.total} dropped; see the manifest]")
         used = count(text)
         if used <= budget_tokens:
             break
@@ -204,45 +214,53 @@ def compose(app: App, node_ids: list[str], budget_tokens: int, format: str = "mi
         if used <= budget_tokens:
             break
         c, _block, entry = blocks.pop()
-        _drop(app, c, "over budget once the whole text was counted", dropped, other_drops, entry.tokens)
+        drops.add(c, "over budget once the whole text was counted", entry.tokens)
 
     included = [e for *_, e in blocks if e.form == "raw"]
     substituted = [e for *_, e in blocks if e.form != "raw"]
-    listed = dropped + other_drops[:LISTED_DROPS]
+    listed = dropped + drops.others
     if capped:
         listed.append(ManifestEntry(node_id="*", reason=f"expansion stopped at {MAX_CANDIDATES} nodes; "
                                     "lower depth or pass fewer seeds"))
     manifest = Manifest(budget=budget_tokens, used=used, counter=getattr(counter, "name", "?"), format=fmt,
                         depth=depth, included=included, substituted=substituted, dropped=listed,
-                        dropped_total=len(dropped) + len(other_drops))
+                        dropped_total=drops.total)
     manifest.hash = _manifest_hash(manifest)
     return ComposeResult(text=text, manifest=manifest)
 
 
 def _options(node: NodeRow, fmt: str, raw_first: bool,
-             summaries: dict[str, NodeRow]) -> list[tuple[str, str, NodeRow | None]]:
-    """What may stand for ``node`` in the text, best first: (form, body, summary node used)."""
-    out: list[tuple[str, str, NodeRow | None]] = []
+             summaries: dict[str, NodeRow]) -> Iterator[tuple[str, str, NodeRow | None]]:
+    """What may stand for ``node`` in the text, best first: (form, body, summary node used).  Lazy: the
+    outline is derived only when the raw text and the summary did not fit."""
     if raw_first and node.content.strip():
-        out.append(("raw", node.content, None))
+        yield "raw", node.content, None
     if fmt != "raw":
         s = summaries.get(node.id)
         if s is not None and s.content.strip():
-            out.append(("summary", s.content, s))
+            yield "summary", s.content, s
         ol = outline(node)
         if ol:
-            out.append(("outline", ol, None))
-    return out
+            yield "outline", ol, None
 
 
-def _drop(app: App, c: _Cand, reason: str, seeds_dropped: list[ManifestEntry],
-          others: list[ManifestEntry], tokens: int | None = None) -> None:
-    target = seeds_dropped if c.distance == 0 else others
-    # Count only what the manifest will list: counting thousands of unlisted drops would cost more
-    # than the composition itself.
-    if tokens is None and (c.distance == 0 or len(others) < LISTED_DROPS):
-        tokens = node_tokens(app, c.node)
-    target.append(ManifestEntry(node_id=c.node.id, reason=reason, tokens=tokens or 0, distance=c.distance))
+class _Drops:
+    """Dropped nodes: every seed and the first ``LISTED_DROPS`` others are listed; all are counted."""
+
+    def __init__(self, app: App, seeds: list[ManifestEntry]) -> None:
+        self.app = app
+        self.seeds = seeds  # starts with the unknown/pruned seed ids
+        self.others: list[ManifestEntry] = []
+        self.total = len(seeds)
+
+    def add(self, c: _Cand, reason: str, tokens: int | None = None) -> None:
+        self.total += 1
+        if c.distance != 0 and len(self.others) >= LISTED_DROPS:
+            return  # counted, not listed: counting thousands of drops would cost more than composing
+        if tokens is None:
+            tokens = node_tokens(self.app, c.node)
+        target = self.seeds if c.distance == 0 else self.others
+        target.append(ManifestEntry(node_id=c.node.id, reason=reason, tokens=tokens, distance=c.distance))
 
 
 def _reason(form: str, distance: int, raw_first: bool) -> str:
