@@ -42,9 +42,9 @@ def _search_tool(app: App):
                                                       "observation, file (comma list)")] = None,
         status: Status = "live",
         path_prefix: Annotated[str | None, Field(description="source path or URI prefix, e.g. src/")] = None,
-        since: Annotated[str | None, Field(description="created at or after: epoch ms, ISO time or an "
+        since: Annotated[str | int | None, Field(description="created at or after: epoch ms, ISO time or an "
                                                        "age like 2h")] = None,
-        until: Annotated[str | None, Field(description="created before (same forms as since)")] = None,
+        until: Annotated[str | int | None, Field(description="created before (same forms as since)")] = None,
         parent_id: Annotated[str | None, Field(description="only children of this node")] = None,
     ) -> SearchResult:
         """Keyword search (FTS5 bm25) over the store: node ids, snippets, scores, token counts.
@@ -88,7 +88,7 @@ def _recent_tool(app: App):
     from memtree_plugins.retrieval.graph import recent as run
 
     def recent(
-        since: Annotated[str | None, Field(description="epoch ms, ISO time or an age like 30m")] = None,
+        since: Annotated[str | int | None, Field(description="epoch ms, ISO time or an age like 30m")] = None,
         kind: Annotated[str | None, Field(description="node kind (comma list)")] = None,
         limit: Annotated[int, Field(ge=1, le=500)] = 20,
         status: Status = "live",

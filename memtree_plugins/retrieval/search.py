@@ -161,6 +161,10 @@ def _rank(store: Store, expr: str, filters: Filters, limit: int, exclude: set[in
     f_rng = rng_sql.replace("rowid", "f.rowid")
     score_sql, order_sql = ("0.0", "f.rowid DESC") if by_recency else ("bm25(f.nodes_fts)", "2, f.rowid DESC")
     window = max(WINDOW, limit * PER_HIT)
+    if by_recency and filters.restrictive():
+        # Newest first streams from FTS5 and stops at LIMIT: one pass over the widest window costs no
+        # more than the rows it reads, so there is nothing to gain from growing it step by step.
+        window = MAX_WINDOW
     want = limit + len(exclude)
     while True:
         cutoff = store.query_one(
