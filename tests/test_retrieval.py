@@ -46,6 +46,15 @@ def test_search_finds_a_word_with_snippet_score_tokens_and_lines(app, store):
     assert r.strategy == "and" and not r.approximate
 
 
+def test_a_big_hit_reports_a_scaled_token_estimate(app):
+    line = "ERROR 2026-05-17 worker-7 failed to fetch https://example.com/a/b?c=d (timeout after 30s)\n"
+    text = line * (90_000 // len(line))
+    nid = app.store.insert_node("tool_output", text, status_="live").id
+    (hit,) = search(app, "worker").hits
+    exact = app.count_tokens(text)
+    assert hit.id == nid and exact * 0.95 <= hit.tokens <= exact * 1.05
+
+
 def test_multi_word_query_is_an_and_of_words_not_a_phrase(app, store):
     # "gateway payment" never occurs as a phrase in that order; as AND it matches both nodes.
     r = search(app, "gateway payment")

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from memtree_plugins.retrieval.graph import step
 from memtree_plugins.retrieval.models import ComposeResult, Manifest, ManifestEntry
-from memtree_plugins.retrieval.nodes import node_tokens, outline
+from memtree_plugins.retrieval.nodes import node_tokens, node_tokens_estimate, outline
 
 if TYPE_CHECKING:
     from memtree_core.app import App
@@ -258,7 +258,7 @@ class _Drops:
         if c.distance != 0 and len(self.others) >= LISTED_DROPS:
             return  # counted, not listed: counting thousands of drops would cost more than composing
         if tokens is None:
-            tokens = node_tokens(self.app, c.node)
+            tokens = node_tokens_estimate(self.app, c.node)
         target = self.seeds if c.distance == 0 else self.others
         target.append(ManifestEntry(node_id=c.node.id, reason=reason, tokens=tokens, distance=c.distance))
 

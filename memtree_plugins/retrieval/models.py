@@ -18,7 +18,8 @@ class NodeRef(BaseModel):
     status: str
     source_uri: str | None = None
     created_at: int = Field(description="epoch ms")
-    tokens: int = Field(description="token estimate of the node's full content")
+    tokens: int = Field(description="tokens of the node's full content (scaled from its first 32k "
+                                    "characters when it is bigger and was not counted yet)")
     lines: list[int] | None = Field(None, description="[start, end], 1-based inclusive, when known")
     preview: str = ""
 

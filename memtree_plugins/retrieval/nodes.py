@@ -66,6 +66,24 @@ def node_tokens(app: App, node: NodeRow) -> int:
     return cached
 
 
+SAMPLE_CHARS = 32_000
+
+
+def node_tokens_estimate(app: App, node: NodeRow) -> int:
+    """Like :func:`node_tokens` but, for a big node not counted yet, scaled up from its first
+    ``SAMPLE_CHARS`` characters: a search listing ten 100 KB tool outputs must not count 1 MB of text.
+    For display only; budgets use :func:`node_tokens`."""
+    if len(node.content) <= SAMPLE_CHARS:
+        return node_tokens(app, node)
+    counter = app.plugins.token_counter
+    key = (f"{getattr(counter, 'name', type(counter).__name__)}:{id(counter)}", node.content_hash)
+    cached = _TOKENS.get(key)
+    if cached is not None:
+        return cached
+    sample = app.count_tokens(node.content[:SAMPLE_CHARS])
+    return -(-sample * len(node.content) // SAMPLE_CHARS)
+
+
 def line_range(node: NodeRow) -> tuple[int, int] | None:
     """1-based inclusive line range from metadata (start_line/end_line or lines) or a ``#Lx-y`` URI."""
     meta = node.meta
@@ -90,7 +108,7 @@ def preview(text: str, chars: int = PREVIEW_CHARS) -> str:
 def ref(app: App, node: NodeRow, **extra: Any) -> NodeRef:
     lines = line_range(node)
     return NodeRef(id=node.id, kind=node.kind, status=node.status, source_uri=node.source_uri,
-                   created_at=node.created_at, tokens=node_tokens(app, node),
+                   created_at=node.created_at, tokens=node_tokens_estimate(app, node),
                    lines=list(lines) if lines else None, preview=preview(node.content), **extra)
 
 

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from memtree_core.store import NODE_COLUMNS, row_to_node
 from memtree_plugins.retrieval.models import SearchHit, SearchResult
-from memtree_plugins.retrieval.nodes import line_range, node_tokens, parse_statuses, preview
+from memtree_plugins.retrieval.nodes import line_range, node_tokens_estimate, parse_statuses, preview
 from memtree_plugins.retrieval.query import ParsedQuery, Term, parse
 from memtree_plugins.retrieval.when import parse_time
 
@@ -281,7 +281,7 @@ def _nodes_by_rowid(store: Store, rowids: list[int]) -> dict[int, NodeRow]:
 def _hit(app: App, node: NodeRow, score: float, snippet: str, matched: str) -> SearchHit:
     lines = line_range(node)
     return SearchHit(id=node.id, kind=node.kind, status=node.status, source_uri=node.source_uri,
-                     created_at=node.created_at, tokens=node_tokens(app, node),
+                     created_at=node.created_at, tokens=node_tokens_estimate(app, node),
                      lines=list(lines) if lines else None, preview=preview(node.content),
                      score=round(score, 4), snippet=snippet or preview(node.content), matched=matched)
 
