@@ -56,7 +56,8 @@ def _expand(store: Store, seeds: list[NodeRow], depth: int) -> tuple[dict[str, _
     for d in range(1, depth + 1):
         if not frontier:
             break
-        hops = [(a, b, rel) for a, b, rel in step(store, frontier, None)
+        parents = {i: cands[i].node.parent_id for i in frontier}
+        hops = [(a, b, rel) for a, b, rel in step(store, frontier, None, parents=parents)
                 if "summarizes" not in rel and b not in cands]
         rows = store.get_nodes(dict.fromkeys(b for _, b, _ in hops))
         nxt = []

@@ -27,18 +27,23 @@ def _chunks(ids: list[str], n: int = 500) -> Iterable[list[str]]:
 
 
 def step(store: Store, frontier: list[str], edge_kinds: tuple[str, ...] | None, *, spine: bool = True,
-         child_limit: int = MAX_NEIGHBORS) -> list[tuple[str, str, str]]:
+         child_limit: int = MAX_NEIGHBORS,
+         parents: dict[str, str | None] | None = None) -> list[tuple[str, str, str]]:
     """One hop from ``frontier``: (from_id, to_id, relation) over parent_id and edges, both directions.
 
     Relations: ``parent``, ``child``, ``<kind> ->`` (an edge from the frontier node), ``<- <kind>`` (an
-    edge into it).  Order is deterministic (by relation, then id).
+    edge into it).  Order is deterministic (by relation, then id).  ``parents`` (id -> parent_id of every
+    frontier node) saves a query when the caller already has the rows.
     """
     out: list[tuple[str, str, str]] = []
     for part in _chunks(frontier):
         marks = ",".join("?" * len(part))
         if spine:
-            out += [(a, b, "parent") for a, b in store.query(
-                f"SELECT id, parent_id FROM nodes WHERE id IN ({marks}) AND parent_id IS NOT NULL", part)]
+            if parents is not None:  # the caller already holds the frontier's rows
+                out += [(a, parents[a], "parent") for a in part if parents.get(a)]  # type: ignore[misc]
+            else:
+                out += [(a, b, "parent") for a, b in store.query(
+                    f"SELECT id, parent_id FROM nodes WHERE id IN ({marks}) AND parent_id IS NOT NULL", part)]
             out += [(a, b, "child") for b, a in store.query(
                 f"SELECT id, parent_id FROM nodes WHERE parent_id IN ({marks}) ORDER BY id LIMIT ?",
                 [*part, child_limit])]
