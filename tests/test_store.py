@@ -152,3 +152,33 @@ def test_keyword_only_route_reports_why(tmp_path: Path) -> None:
         assert info["available"] is True
     else:
         assert info["available"] is False and "without extension loading" in info["reason"]
+
+
+def test_fts_matches_word_forms(store: Store) -> None:
+    n = store.insert_node("note", "retries the charge; check digits weighted", status_="live")
+    assert fts_ids(store, "retry") == {n.id}
+    assert fts_ids(store, "digit") == {n.id}
+
+
+def test_a_store_from_schema_2_migrates_forward_keeping_its_index(tmp_path: Path) -> None:
+    from memtree_core.store import schema
+    from memtree_core.store.sqlite_route import choose_route
+
+    path = tmp_path / "old.db"
+    conn = choose_route().module.connect(str(path), isolation_level=None)
+    for version in range(2):
+        for stmt in schema.MIGRATIONS[version]:
+            conn.execute(stmt)
+    conn.execute("PRAGMA user_version = 2")
+    conn.execute("INSERT INTO nodes (id, kind, content, content_hash, status, created_at, updated_at) "
+                 "VALUES ('A', 'note', 'payments retried', 'h', 'live', 1, 1)")
+    conn.execute("INSERT INTO nodes (id, kind, content, content_hash, status, created_at, updated_at) "
+                 "VALUES ('B', 'note', 'payments retried', 'h', 'pruned', 1, 1)")
+    conn.close()
+    s = Store.open(path)
+    try:
+        assert s.query_one("PRAGMA user_version")[0] == SCHEMA_VERSION
+        assert fts_ids(s, "retry") == {"A"}  # rebuilt from live rows only, with the stemmer
+        s.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('integrity-check')")
+    finally:
+        s.close()

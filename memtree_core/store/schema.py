@@ -93,6 +93,15 @@ MIGRATIONS: list[list[str]] = [
                 THEN substr(source_uri, 1, instr(source_uri, '#') - 1) ELSE source_uri END
             FROM nodes WHERE source_uri LIKE 'file://%'""",
     ],
+    # 3: keyword search matches word forms: the porter stemmer over unicode61, so "digit" finds "digits" and
+    # "retry" finds "retries".  The triggers of migration 1 keep working against the new table (same name).
+    [
+        "DROP TABLE nodes_fts",
+        """CREATE VIRTUAL TABLE nodes_fts USING fts5(
+            id UNINDEXED, content, content='nodes', content_rowid='rowid',
+            tokenize='porter unicode61 remove_diacritics 2')""",
+        "INSERT INTO nodes_fts(rowid, id, content) SELECT rowid, id, content FROM nodes WHERE status != 'pruned'",
+    ],
 ]
 
 # Created only when sqlite-vec loads (spec §3); one row per embedded node.
