@@ -26,6 +26,15 @@ Protocol
     answers one line: ``{"ok":true,"ids":[...]}`` or ``{"ok":false,"reason":"..."}``.  An ack therefore means
     "committed" (WAL; survives SIGKILL of the daemon).
 
+    Replacement (issue 8, ``memtree_core.replace``): a payload preceded by the line ``MEMTREE-REPLACE 1``
+    is captured the same way; after the ack line the server writes the synchronous hook's stdout (one JSON
+    line with ``updatedToolOutput``) or nothing, then closes.  Old clients never send that line, and a
+    payload cannot start with it, so the extension is compatible both ways.
+
+    One node per tool call: the async capture hook and the sync replacement hook both send the same payload
+    for a Bash or Grep call.  The first to arrive stores it; the other waits for that and reuses its ids
+    (keyed by ``tool_use_id``, event and a hash of the output; counted ``capture:deduplicated``).
+
 Faults
     A connection may send at most :data:`MAX_PAYLOAD_BYTES` within :data:`READ_DEADLINE_S`; more is refused
     (``oversized``/``timeout``) without reading on.  Content bigger than ``capture.maxBytes`` is not refused:
@@ -63,8 +72,9 @@ READ_DEADLINE_S = 30.0  # whole-payload deadline per connection
 RECV_TIMEOUT_S = 5.0  # silence allowed between two reads
 MAX_CONNECTIONS = 32  # concurrent handler threads; more get {"ok":false,"reason":"busy"}
 ROOT_LINK_NAME = ".ingest.sock"
-# Which sender the hook runs, one field per line (paths may hold spaces): kind ("nc"/"python"), program,
-# and for python the send.py compiled by that interpreter (may be empty).
+# Which sender the hooks run, one field per line (paths may hold spaces): kind ("nc"/"perl"/"python"),
+# program, and for python the send.py compiled by that interpreter (may be empty); then the same three for
+# the replacement hook (perl or python).
 SENDER_FILE = "hook-sender"
 DROP_LOG = "hook-drops.log"  # written by the hook when it cannot deliver
 
@@ -200,19 +210,29 @@ def _compile_sender(python: str, dest: Path) -> Path | None:
     return dest if done.returncode == 0 and dest.is_file() else None
 
 
-def choose_sender(home: Path, environ: dict[str, str] | None = None) -> tuple[str, str, str]:
-    """The cheapest working sender for the hook: ``(kind, program, code)``.
+SEND_PL = SEND_PY.with_name("send.pl")
 
-    ``("nc", path, "")`` for an OpenBSD-style nc, else ``("python", interpreter, compiled send.py or "")``:
-    the fastest-starting working interpreter among the candidates, measured here once per daemon start.
-    """
+
+def _perl(env: dict[str, str] | os._Environ[str]) -> str | None:
+    """A perl that can open a Unix socket with builtins only (what send.pl needs), resolved to its path."""
     import shutil
+    import subprocess
 
-    env = os.environ if environ is None else environ
-    forced = env.get("MEMTREE_HOOK_SENDER", "")
-    nc = shutil.which("nc", path=env.get("PATH"))
-    if forced != "python" and nc and _nc_with_unix_and_eof(os.path.realpath(nc)):
-        return "nc", os.path.realpath(nc), ""
+    for candidate in (shutil.which("perl", path=env.get("PATH")), "/usr/bin/perl"):
+        if not candidate or not os.access(candidate, os.X_OK):
+            continue
+        path = os.path.realpath(candidate)
+        try:
+            ok = subprocess.run([path, "-e", "socket(S, 1, 1, 0) or exit 1"], capture_output=True,
+                                timeout=5).returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if ok:
+            return path
+    return None
+
+
+def _python_sender(home: Path) -> tuple[str, str, str]:
     timed = [(ms, py) for py in _python_candidates() if (ms := _startup_ms(py)) is not None]
     python = min(timed)[1] if timed else _python_candidates()[0]
     compiled = _compile_sender(python, home / f"hook-send.{os.getpid()}.pyc")
@@ -224,13 +244,48 @@ def choose_sender(home: Path, environ: dict[str, str] | None = None) -> tuple[st
     return "python", python, code
 
 
+def choose_sender(home: Path, environ: dict[str, str] | None = None) -> tuple[str, str, str]:
+    """The cheapest working capture sender for the hook: ``(kind, program, code)``.
+
+    Measured here (eval/bench/hook.py): nc ~1.5 ms to start, perl without modules ~4 ms, ``python -I -S``
+    ~15 ms.  So ``("nc", path, "")`` for an OpenBSD-style nc, else ``("perl", path, "")`` (the hook runs its
+    own send.pl), else ``("python", interpreter, compiled send.py or "")``: the fastest-starting working
+    interpreter among the candidates, measured here once per daemon start.  ``MEMTREE_HOOK_SENDER`` =
+    ``nc``/``perl``/``python`` skips the faster kinds (tests; a machine where one misbehaves).
+    """
+    import shutil
+
+    env = os.environ if environ is None else environ
+    forced = env.get("MEMTREE_HOOK_SENDER", "")
+    nc = shutil.which("nc", path=env.get("PATH"))
+    if forced in ("", "nc") and nc and _nc_with_unix_and_eof(os.path.realpath(nc)):
+        return "nc", os.path.realpath(nc), ""
+    if forced in ("", "nc", "perl") and (perl := _perl(env)):
+        return "perl", perl, ""
+    return _python_sender(home)
+
+
+def choose_reply_sender(home: Path, environ: dict[str, str] | None = None,
+                        capture: tuple[str, str, str] | None = None) -> tuple[str, str, str]:
+    """The sender of the synchronous replacement hook: perl, else python (never nc: it cannot keep a
+    sub-second deadline, nor tell a complete reply from a cut one before printing it)."""
+    env = os.environ if environ is None else environ
+    if env.get("MEMTREE_HOOK_SENDER", "") != "python" and (perl := _perl(env)):
+        return "perl", perl, ""
+    if capture is not None and capture[0] == "python":
+        return capture
+    return _python_sender(home)
+
+
 def write_sender_file(home: Path, environ: dict[str, str] | None = None) -> tuple[str, str, str]:
+    """Lines 1-3: the capture sender (kind, program, code); lines 4-6: the replacement hook's."""
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
     kind, program, code = choose_sender(home, environ)
+    r_kind, r_program, r_code = choose_reply_sender(home, environ, (kind, program, code))
     dest = home / SENDER_FILE
     tmp = home / f"{SENDER_FILE}.{os.getpid()}.tmp"
     try:
-        tmp.write_text(f"{kind}\n{program}\n{code}\n")
+        tmp.write_text(f"{kind}\n{program}\n{code}\n{r_kind}\n{r_program}\n{r_code}\n")
         os.replace(tmp, dest)
     except OSError as exc:
         log.warning("cannot write %s (%s); the hook falls back to python3 on PATH", dest, exc)
@@ -257,9 +312,10 @@ def drop_counts(home: Path) -> dict[str, int]:
 class Refused(Exception):
     """A capture that is dropped; ``reason`` is short and stable (it names a counter)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, counted: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.counted = counted  # the same tool call was already refused (and counted) once
 
 
 def peer_uid(conn: socket.socket) -> int | None:
@@ -323,42 +379,145 @@ def _clean(text: str) -> str:
         return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
+MAX_CLAIMS = 4096  # recent tool calls remembered for deduplication (the two hooks arrive within seconds)
+
+
+class _Claim:
+    """One tool call being (or having been) stored: the second sender waits on ``done``."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.ids: list[str] | None = None  # None: the first attempt failed, the next sender stores it
+        self.refused: str | None = None  # the first attempt was refused (denylist, empty...): so is this one
+        self.truncated = False
+
+
+def _call_key(payload: dict[str, Any]) -> str:
+    """Same tool call, same output: the id alone would merge two calls of a client that reuses ids."""
+    import hashlib
+
+    output = payload.get("tool_response", payload.get("error"))
+    digest = hashlib.blake2b(json.dumps(output, sort_keys=True, ensure_ascii=False).encode("utf-8", "replace"),
+                             digest_size=16).hexdigest()
+    return f"{payload.get('tool_use_id')}\x00{payload.get('hook_event_name')}\x00{digest}"
+
+
 class IngestServer:
     """Turns one connection into committed ``pending`` nodes (or a counted drop)."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
         self.uid = os.getuid()
+        # Recent tool calls (see "One node per tool call" above), oldest first.
+        self._claims: dict[str, _Claim] = {}
+        self._claims_lock = threading.Lock()
 
     def handle(self, conn: socket.socket) -> dict[str, Any]:
         """Serve one connection fully; return the ack it sent."""
         started = time.monotonic()
         tool = "?"
         size = 0
+        wants_reply = False
+        payload: dict[str, Any] = {}
+        truncated = False
         try:
             uid = peer_uid(conn)
             if uid is not None and uid != self.uid:
                 raise Refused("peer-uid")
             raw = read_payload(conn)
             size = len(raw)
+            from memtree_core.replace import split_request
+
+            wants_reply, raw = split_request(raw)
             payload = decode_payload(raw)
             tool = payload.get("tool_name") if payload.get("tool_name") in ("Read", "Grep", "Bash") else "?"
-            ids = self.ingest(payload)
+            ids, truncated = self.ingest_once(payload)
             ack: dict[str, Any] = {"ok": True, "ids": ids}
         except Refused as exc:
-            self._count_drop(exc.reason, tool, size)
+            if not exc.counted:
+                self._count_drop(exc.reason, tool, size)
             ack = {"ok": False, "reason": exc.reason}
         except Exception as exc:  # the store or a plugin failed: drop this one, keep serving
             log.exception("capture failed (tool=%s, %d bytes)", tool, size)
             self._count_drop(f"error:{type(exc).__name__}", tool, size)
             ack = {"ok": False, "reason": "error"}
-        try:
-            conn.sendall((json.dumps(ack) + "\n").encode())
-        except OSError:
-            pass  # the client gave up; the capture (if any) is committed either way
+        line = (json.dumps(ack) + "\n").encode()
+        if wants_reply and ack["ok"] and len(ack["ids"]) == 1:
+            self._reply(conn, line, payload, ack["ids"][0], truncated)
+        else:
+            try:
+                conn.sendall(line)
+            except OSError:
+                pass  # the client gave up; the capture (if any) is committed either way
         log.debug("capture %s tool=%s bytes=%d in %.1f ms", "ok" if ack["ok"] else ack["reason"], tool, size,
                   (time.monotonic() - started) * 1000)
         return ack
+
+    def _reply(self, conn: socket.socket, ack: bytes, payload: dict[str, Any], node_id: str,
+               truncated: bool) -> None:
+        """Ack, then the replacement (or nothing); count savings only once a waiting hook got them."""
+        from memtree_core import replace
+
+        outcome = replace.build(self.app, payload, node_id, truncated=truncated)
+        try:
+            conn.sendall(ack + replace.reply_bytes(outcome))
+            conn.shutdown(socket.SHUT_WR)
+        except OSError:
+            # The hook gave up (its timeout) before the answer: the model got the original output.
+            self._bump("replace:untouched:hook-gone")
+            return
+        if outcome.output is None:
+            replace.count_pass(self.app, outcome)
+            return
+        try:
+            replace.account(self.app, outcome)
+        except Exception:
+            log.exception("cannot count a replacement")
+
+    def _bump(self, name: str) -> None:
+        try:
+            self.app.store.bump(name)
+        except Exception:
+            log.exception("cannot bump %s", name)
+
+    def ingest_once(self, payload: dict[str, Any]) -> tuple[list[str], bool]:
+        """:meth:`ingest`, once per tool call: a second sender of the same call gets the first one's ids.
+
+        Returns the ids and whether the store had to cut the (single) node's content.
+        """
+        key = _call_key(payload)
+        with self._claims_lock:
+            claim = self._claims.get(key)
+            mine = claim is None or (claim.done.is_set() and claim.ids is None)
+            if mine:
+                claim = self._claims[key] = _Claim()
+                while len(self._claims) > MAX_CLAIMS:
+                    self._claims.pop(next(iter(self._claims)))
+        assert claim is not None
+        if not mine:
+            claim.done.wait(READ_DEADLINE_S)
+            if claim.ids is not None:
+                self._bump("capture:deduplicated")
+                return claim.ids, claim.truncated
+            if claim.refused is not None:
+                raise Refused(claim.refused, counted=True)
+            if not claim.done.is_set():
+                raise Refused("timeout")
+            return self.ingest_once(payload)  # the first attempt failed on an error: try again
+        try:
+            try:
+                ids = self.ingest(payload)
+            except Refused as exc:
+                claim.refused = exc.reason
+                raise
+            truncated = False
+            if len(ids) == 1:
+                row = self.app.store.query_one("SELECT truncated FROM nodes WHERE id = ?", (ids[0],))
+                truncated = bool(row and row[0])
+            claim.ids, claim.truncated = ids, truncated
+            return ids, truncated
+        finally:
+            claim.done.set()
 
     def _count_drop(self, reason: str, tool: str, size: int) -> None:
         log.info("capture dropped: %s (tool=%s, %d bytes)", reason, tool, size)
@@ -430,6 +589,13 @@ def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
     try:
         register_root(app.paths, app.identity.root)
         write_sender_file(app.paths.home, app.environ)
+        from memtree_core.replace import warm_up, write_flag
+
+        write_flag(app)
+        if app.settings.capture.replace.enabled:
+            # The sync hook waits at most timeoutMs: the first replacement must not pay for opening the
+            # store and compiling the redaction rules.
+            threading.Thread(target=warm_up, args=(app,), name="memtree-replace-warmup", daemon=True).start()
     except Exception:
         log.exception("cannot register the project for the capture hook")
     server = IngestServer(app)

@@ -248,7 +248,7 @@ def test_socket_is_0600_and_registered_for_the_hook(served: Served) -> None:
             break
         time.sleep(0.05)
     kind, sender, code = sender_file.read_text().split("\n")[:3]
-    assert kind in ("nc", "python") and os.access(sender, os.X_OK)
+    assert kind in ("nc", "perl", "python") and os.access(sender, os.X_OK)
     if kind == "python":
         assert code == str(served.app.paths.home / "hook-send.pyc") and Path(code).is_file()
 

@@ -221,8 +221,7 @@ def test_server_reads_ini_by_section_and_redacts_acme_tokens_in_bash(acme_instal
 
 def run_hook(payload: dict[str, Any], project: Path, env: dict[str, str]) -> None:
     """The capture hook exactly as plugin/hooks/hooks.json configures it, run the way Claude Code runs it."""
-    (group,) = HOOKS["hooks"]["PostToolUse"]
-    (hook,) = group["hooks"]
+    (hook,) = [h for g in HOOKS["hooks"]["PostToolUse"] for h in g["hooks"] if h["command"].endswith("/capture")]
     environ = {**env, "CLAUDE_PLUGIN_ROOT": str(REPO), "CLAUDE_PROJECT_DIR": str(project)}
     r = subprocess.run(["/bin/sh", "-c", hook["command"]], input=json.dumps(payload).encode(), env=environ,
                        capture_output=True, timeout=30)

@@ -20,8 +20,8 @@ HOOKS = json.loads((REPO / "plugin" / "hooks" / "hooks.json").read_text())
 
 
 def hook_command(event: str = "PostToolUse") -> str:
-    (group,) = HOOKS["hooks"][event]
-    (hook,) = group["hooks"]
+    """The async capture hook's command (PostToolUse also has the sync replacement hook: tests/test_replace.py)."""
+    (hook,) = [h for g in HOOKS["hooks"][event] for h in g["hooks"] if h.get("async")]
     return hook["command"]
 
 
@@ -66,7 +66,7 @@ def drops(home: Path) -> dict[str, int]:
 
 def test_hooks_json_registers_both_events_async_for_read_grep_bash() -> None:
     for event in ("PostToolUse", "PostToolUseFailure"):
-        (group,) = HOOKS["hooks"][event]
+        group = HOOKS["hooks"][event][0]
         assert group["matcher"] == "Read|Grep|Bash"
         (hook,) = group["hooks"]
         assert hook["type"] == "command" and hook["async"] is True and hook["timeout"] > 0

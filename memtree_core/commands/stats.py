@@ -13,8 +13,11 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any) -> int:
+    from memtree_core.replace import summary
+
     app = open_app(args)
     stats = app.store.stats()
+    stats["replace"] = summary(app.store.counters("replace:"))
     if args.json:
         print_json(stats)
         return 0
@@ -34,8 +37,11 @@ def run(args: Any) -> int:
     for kind, by in sorted(stats["nodes"].items()):
         print(f"  {kind:<12} " + "  ".join(f"{s}={n}" for s, n in sorted(by.items())))
     print(f"edges  {stats['edges']}")
+    _print_replace(stats["replace"])
     groups: dict[str, list[tuple[str, int]]] = {}
     for name, value in stats["counters"].items():
+        if name.startswith("replace:"):
+            continue  # shown above, per tool and per session
         group, _, rest = name.partition(":")
         groups.setdefault(group, []).append((rest or group, value))
     for group, items in sorted(groups.items()):
@@ -43,3 +49,22 @@ def run(args: Any) -> int:
         for name, value in items:
             print(f"  {name:<40} {value}")
     return 0
+
+
+def _print_replace(rep: dict[str, Any]) -> None:
+    """Tokens kept out of the agent's window by output replacement: replaced outputs only."""
+    if not rep["tools"] and not rep["untouched"]:
+        return
+    print("tokens kept out of the window (replaced outputs only; same counter as budgets)")
+    for tool, c in sorted(rep["tools"].items()):
+        orig, win = c.get("original_tokens", 0), c.get("window_tokens", 0)
+        pct = f"{100 * (orig - win) / orig:.0f}%" if orig else "-"
+        print(f"  {tool:<6} outputs={c.get('outputs', 0)}  original={orig}  in window={win}  "
+              f"saved={c.get('saved_tokens', 0)} ({pct})")
+    sessions = sorted(rep["sessions"].items(), key=lambda kv: -kv[1].get("saved_tokens", 0))
+    for sid, c in sessions[:10]:
+        print(f"  session {sid:<38} outputs={c.get('outputs', 0)}  saved={c.get('saved_tokens', 0)}")
+    if len(sessions) > 10:
+        print(f"  ... {len(sessions) - 10} more sessions (memtree stats --json)")
+    if rep["untouched"]:
+        print("  untouched  " + "  ".join(f"{k}={v}" for k, v in sorted(rep["untouched"].items())))

@@ -1,4 +1,5 @@
-"""memtree capture sender, run by ./capture as `python3 -I -S send.py [--here DIR]`.
+"""memtree capture sender, run by ./capture as `python3 -I -S send.py [--here DIR]`, and by ./replace as
+`python3 -I -S send.py --reply MS` (the synchronous replacement hook, when perl is missing).
 
 Builtin modules only (posix, _socket, sys, time): with -I -S nothing else is imported, which keeps this at
 the cost of a bare interpreter start (see the header of ./capture for the measurements).
@@ -108,8 +109,47 @@ def payload_cwd(data):
     return cwd if isinstance(cwd, str) and cwd.startswith("/") else ""
 
 
+def reply(ms):
+    """The replacement hook: payload out (after the header), reply in, all within `ms` milliseconds; print
+    what follows the ack line when it is a complete JSON line.  Silent on every failure."""
+    deadline = time.monotonic() + ms / 1000
+    data = b"MEMTREE-REPLACE 1\n" + read_all()
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(max(0.001, deadline - time.monotonic()))
+        sock.connect(".ingest.sock")
+        view = memoryview(data)
+        while view:
+            sock.settimeout(max(0.001, deadline - time.monotonic()))
+            sent = sock.send(view[:CHUNK])
+            view = view[sent:]
+        sock.shutdown(_socket.SHUT_WR)
+        got = []
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            sock.settimeout(left)
+            more = sock.recv(CHUNK)
+            if not more:
+                break
+            got.append(more)
+    except OSError:
+        return
+    finally:
+        sock.close()
+    answer = b"".join(got)
+    ack, nl, out = answer.partition(b"\n")
+    if nl and (ack.startswith(b'{"ok": true') or ack.startswith(b'{"ok":true')) and out.startswith(b"{") \
+            and out.rstrip(b"\n").endswith(b"}"):
+        while out:
+            out = out[posix.write(1, out):]
+
+
 def main(argv):
     buffered = None
+    if len(argv) >= 3 and argv[1] == "--reply":
+        return reply(int(argv[2]))
     if len(argv) >= 3 and argv[1] == "--here":
         project = argv[2]
     else:
@@ -158,7 +198,8 @@ try:
     main(sys.argv)
 except BaseException:  # noqa: BLE001 - whatever happens, the tool call must not see it
     try:
-        drop("sender-error", "")
+        if sys.argv[1:2] != ["--reply"]:
+            drop("sender-error", "")
     except BaseException:  # noqa: BLE001
         pass
 posix._exit(0)

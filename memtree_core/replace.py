@@ -1,0 +1,336 @@
+"""Shrinking native tool output: the server half of the synchronous PostToolUse hook (issue 8).
+
+Claude Code (>= 2.1.121) replaces what the model sees with ``hookSpecificOutput.updatedToolOutput`` when a
+*synchronous* PostToolUse hook prints it and it keeps the tool's output shape (same fields, same types;
+otherwise Claude Code logs an error and keeps the original).  ``plugin/hooks/replace`` sends the payload
+over the ingest socket prefixed with :data:`HEADER`; the ingest server stores the full output exactly as
+passive capture does (redacted, one node: the async capture of the same call is deduplicated by
+``tool_use_id``), then asks :func:`build` for the replacement and answers the ack line followed by the
+hook's stdout (nothing when the output passes untouched).
+
+What is replaced (``capture.replace``, off by default):
+    Bash ``stdout``/``stderr`` and Grep ``content`` (content and count modes) or ``filenames`` when their
+    tokens exceed the tool's threshold; each cut by the best matching selector to fit ``budgetTokens``
+    together with a footer naming the node that holds the whole output.  Every other field is copied.
+What never is:
+    Read (an Edit needs the model to have seen the file; see README), images and binary output,
+    PostToolUseFailure payloads (no ``tool_response``), outputs the store had to cut (``capture.maxBytes``:
+    the node would not hold what the slice leaves out), denied or uncaptured commands (no node at all).
+
+Accounting: only outputs actually replaced count, measured with ``app.count_tokens`` (the budgets'
+counter): ``replace:original_tokens:<tool>``, ``replace:window_tokens:<tool>``, ``replace:saved_tokens:
+<tool>``, ``replace:outputs:<tool>`` and per session ``replace:session:<session_id>:saved_tokens`` /
+``...:outputs``.  The ingest server bumps them only after the reply was written to a client still waiting.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memtree_core.types import Selector
+
+if TYPE_CHECKING:
+    from memtree_core.app import App
+
+log = logging.getLogger("memtree.replace")
+
+# First line of a request that wants a replacement back.  A payload is a JSON object, so it starts with
+# "{" or whitespace: this line cannot be mistaken for one, and an old client never sends it.
+HEADER = b"MEMTREE-REPLACE 1\n"
+# Written next to the hook's root link when replacement is on: its one line is the hook's timeout in ms.
+FLAG_NAME = ".replace"
+TOOLS = ("Bash", "Grep")
+
+
+def split_request(raw: bytes) -> tuple[bool, bytes]:
+    """(wants a replacement, the payload)."""
+    if raw.startswith(HEADER):
+        return True, raw[len(HEADER):]
+    return False, raw
+
+
+# -- the flag the hook reads ----------------------------------------------------------------------------------
+def write_flag(app: App) -> None:
+    """Tell ``plugin/hooks/replace`` whether to ask (file present) and its timeout; remove it when off."""
+    from memtree_core.ingest import root_link
+
+    settings = app.settings.capture.replace
+    root = app.identity.root
+    for form in dict.fromkeys((os.path.abspath(root), os.path.realpath(root))):
+        flag = root_link(app.paths.home, form).parent / FLAG_NAME
+        try:
+            if not settings.enabled:
+                flag.unlink(missing_ok=True)
+                continue
+            flag.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            tmp = flag.with_name(f"{FLAG_NAME}.{os.getpid()}.tmp")
+            tmp.write_text(f"{settings.timeout_ms}\n")
+            os.replace(tmp, flag)
+        except OSError as exc:
+            log.warning("cannot write %s (%s); tool output will not be shrunk there", flag, exc)
+
+
+def flag_path(home: Path, root: Path | str) -> Path:
+    from memtree_core.ingest import root_link
+
+    return root_link(home, root).parent / FLAG_NAME
+
+
+def warm_up(app: App) -> None:
+    """Open the store and run one replacement off the record, so the first real one is not the slow one."""
+    try:
+        app.store.counters("replace:")
+        text = "".join(f"warm-up line {i}: error? no\n" for i in range(400))
+        payload = {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "true"},
+                   "tool_response": {"stdout": text, "stderr": "", "interrupted": False}}
+        build(app, payload, "warm-up")
+    except Exception:
+        log.exception("replacement warm-up failed (the first replacement may be slow)")
+
+
+# -- choosing a selector --------------------------------------------------------------------------------------
+def selector_for(app: App, tool: str, command: str) -> Selector:
+    best: Selector | None = None
+    for selector in app.plugins.selectors:
+        try:
+            if not selector.matches(tool, command):
+                continue
+        except Exception:
+            log.exception("selector %s failed in matches(); skipped", getattr(selector, "name", "?"))
+            continue
+        if best is None or selector.priority >= best.priority:
+            best = selector
+    if best is None:
+        from memtree_plugins.selectors.generic import GenericSelector
+
+        best = GenericSelector()  # the selectors plugin is disabled: still never a plain "first N lines"
+    return best
+
+
+def cut(app: App, selector: Selector, text: str, budget: int) -> str:
+    """``selector.select`` held to the budget: a selector that overshoots or fails falls back to generic."""
+    count = app.count_tokens
+    if budget <= 0:
+        return ""
+    try:
+        out = selector.select(text, budget, count)
+        if isinstance(out, str) and count(out) <= budget:
+            return out
+        log.warning("selector %s returned more than %d tokens; using the generic one", selector.name, budget)
+    except Exception:
+        log.exception("selector %s failed; using the generic one", getattr(selector, "name", "?"))
+    from memtree_plugins.selectors.generic import select_lines
+
+    return select_lines(text, budget, count)
+
+
+# -- building the replacement ---------------------------------------------------------------------------------
+@dataclass
+class Outcome:
+    """What :func:`build` decided: ``output`` is the hook's stdout object, or None with ``reason``."""
+
+    output: dict[str, Any] | None
+    reason: str
+    tool: str = "?"
+    session_id: str = ""
+    original_tokens: int = 0
+    window_tokens: int = 0
+    fields: dict[str, str] = field(default_factory=dict)  # the replaced text fields (tests, benchmarks)
+
+
+def footer(node_id: str, kept: int, total: int, what: str = "output") -> str:
+    return (f"\n[memtree: {what} cut to ~{kept:,} of {total:,} tokens; the whole of it is node {node_id}: "
+            f'mcp__memtree__get {{"node_id": "{node_id}"}} pages through it, mcp__memtree__search finds in it]\n')
+
+
+def _shares(sizes: dict[str, int], room: int) -> dict[str, int]:
+    """Split ``room`` between text fields: a field that fits in its fair share is kept whole."""
+    out: dict[str, int] = {}
+    left = dict(sizes)
+    while left:
+        fair = room // len(left)
+        small = {k: v for k, v in left.items() if v <= fair}
+        if not small:
+            for k, v in left.items():
+                out[k] = room * v // sum(left.values()) if sum(left.values()) else 0
+            break
+        for k, v in small.items():
+            out[k] = v
+            room -= v
+            del left[k]
+    return out
+
+
+def build(app: App, payload: dict[str, Any], node_id: str, *, truncated: bool = False) -> Outcome:
+    """The replacement for one captured payload whose whole output is node ``node_id``; never raises."""
+    try:
+        return _build(app, payload, node_id, truncated)
+    except Exception as exc:
+        log.exception("building a replacement failed; the output passes untouched")
+        return Outcome(None, f"error:{type(exc).__name__}")
+
+
+def _build(app: App, payload: dict[str, Any], node_id: str, truncated: bool) -> Outcome:
+    settings = app.settings.capture.replace
+    tool = payload.get("tool_name") if isinstance(payload.get("tool_name"), str) else "?"
+    session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
+    if not settings.enabled:
+        return Outcome(None, "disabled", tool, session)
+    if payload.get("hook_event_name") != "PostToolUse":
+        return Outcome(None, "not-post-tool-use", tool, session)
+    if tool not in TOOLS:
+        # Read is never replaced, whatever its threshold says: see the module doc and README.
+        return Outcome(None, "tool-not-replaced", tool, session)
+    threshold = settings.thresholds.bash if tool == "Bash" else settings.thresholds.grep
+    if threshold <= 0:
+        return Outcome(None, "threshold-off", tool, session)
+    response = payload.get("tool_response")
+    if not isinstance(response, dict):
+        return Outcome(None, "no-response", tool, session)
+    fields = _text_fields(tool, response)
+    if fields is None:
+        return Outcome(None, "not-text", tool, session)
+    count = app.count_tokens
+    sizes = {k: count(v) for k, v in fields.items()}
+    total = sum(sizes.values())
+    if total <= threshold:
+        return Outcome(None, "under-threshold", tool, session, total)
+    if truncated:
+        # The node holds only capture.maxBytes of it: a slice would leave out text nothing can page back.
+        return Outcome(None, "stored-truncated", tool, session, total)
+    budget = settings.budget_tokens
+    command = _command(tool, payload)
+    selector = selector_for(app, tool, command)
+    # The footer's figures are not known until the cut is made: reserve room for the widest one.
+    room = budget - count(footer(node_id, budget, total))
+    host = "stdout" if tool == "Bash" else ("content" if "content" in fields else "filenames")
+    for _attempt in range(3):
+        cuts = _cut_fields(app, selector, fields, sizes, room)
+        kept = {k: _redacted(app, v) for k, v in cuts.items()}
+        tail = footer(node_id, sum(count(v) for v in kept.values()), total)
+        updated = _updated(response, kept, host, tail)
+        window = sum(count(_as_text(updated[k])) for k in dict.fromkeys((*fields, host)))
+        if window <= budget:
+            break
+        room -= window - budget  # redaction or a non-additive counter pushed it over: shrink and retry
+    else:
+        return Outcome(None, "over-budget", tool, session, total)
+    if window >= total:
+        return Outcome(None, "no-gain", tool, session, total)
+    output = {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": updated}}
+    return Outcome(output, "replaced", tool, session, total, window, {**kept, "footer": tail})
+
+
+def _updated(response: dict[str, Any], kept: dict[str, str], host: str, tail: str) -> dict[str, Any]:
+    """The original response with the cut text fields and the footer; every other field unchanged."""
+    updated = dict(response)
+    if host == "filenames":
+        names = [n for n in kept["filenames"].split("\n") if n]
+        updated["filenames"] = [*names, tail.strip()]
+        return updated
+    for k, v in kept.items():
+        updated[k] = v
+    updated[host] = kept.get(host, "") + tail
+    return updated
+
+
+def _as_text(value: Any) -> str:
+    return "\n".join(value) if isinstance(value, list) else value if isinstance(value, str) else ""
+
+
+def _text_fields(tool: str, response: dict[str, Any]) -> dict[str, str] | None:
+    if tool == "Bash":
+        if response.get("isImage"):
+            return None
+        out = {k: response[k] for k in ("stdout", "stderr") if isinstance(response.get(k), str)}
+        if "stdout" not in out or any("\x00" in v for v in out.values()):
+            return None
+        return {k: v for k, v in out.items() if v}
+    content = response.get("content")
+    if isinstance(content, str) and content:
+        return None if "\x00" in content else {"content": content}
+    names = response.get("filenames")
+    if isinstance(names, list) and names and all(isinstance(n, str) and "\n" not in n for n in names):
+        return {"filenames": "\n".join(names) + "\n"}
+    return None
+
+
+def _command(tool: str, payload: dict[str, Any]) -> str:
+    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+    key = "command" if tool == "Bash" else "pattern"
+    value = tool_input.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _cut_fields(app: App, selector: Selector, fields: dict[str, str], sizes: dict[str, int],
+                room: int) -> dict[str, str]:
+    shares = _shares(sizes, max(room, 0))
+    out: dict[str, str] = {}
+    for k, text in fields.items():
+        if sizes[k] <= shares[k]:
+            out[k] = text
+        elif k == "filenames":
+            from memtree_plugins.selectors.lines import Pick, assemble, split
+
+            # A file list keeps Claude Code's order (newest first); no omission markers inside a list.
+            lines = split(text)
+            picked = assemble(lines, [Pick(0, len(lines))], shares[k], app.count_tokens)
+            out[k] = "".join(line for line in picked.splitlines(keepends=True) if not line.startswith("[… "))
+        else:
+            out[k] = cut(app, selector, text, shares[k])
+    return out
+
+
+def _redacted(app: App, text: str) -> str:
+    # The slice shows what the node holds: secrets were redacted there, so they are here too.
+    return app.redact(text)[0] if text else text
+
+
+# -- accounting -----------------------------------------------------------------------------------------------
+def account(app: App, outcome: Outcome) -> None:
+    """Count one replacement the model actually received (the reply reached a waiting hook)."""
+    if outcome.output is None:
+        return
+    store = app.store
+    saved = max(0, outcome.original_tokens - outcome.window_tokens)
+    with store.tx():
+        store.bump(f"replace:outputs:{outcome.tool}")
+        store.bump(f"replace:original_tokens:{outcome.tool}", outcome.original_tokens)
+        store.bump(f"replace:window_tokens:{outcome.tool}", outcome.window_tokens)
+        store.bump(f"replace:saved_tokens:{outcome.tool}", saved)
+        if outcome.session_id:
+            store.bump(f"replace:session:{outcome.session_id}:outputs")
+            store.bump(f"replace:session:{outcome.session_id}:saved_tokens", saved)
+
+
+def count_pass(app: App, outcome: Outcome) -> None:
+    """An output the hook asked about and left untouched (never counted as savings)."""
+    try:
+        app.store.bump(f"replace:untouched:{outcome.reason}")
+    except Exception:
+        log.exception("cannot count an untouched output")
+
+
+def summary(counters: dict[str, int]) -> dict[str, Any]:
+    """``memtree stats`` view of the ``replace:`` counters: per tool and per session."""
+    tools: dict[str, dict[str, int]] = {}
+    sessions: dict[str, dict[str, int]] = {}
+    untouched: dict[str, int] = {}
+    for name, value in counters.items():
+        parts = name.split(":")
+        if len(parts) == 3 and parts[1] == "untouched":
+            untouched[parts[2]] = value
+        elif len(parts) == 3:
+            tools.setdefault(parts[2], {})[parts[1]] = value
+        elif len(parts) >= 4 and parts[1] == "session":
+            sessions.setdefault(":".join(parts[2:-1]), {})[parts[-1]] = value
+    return {"tools": tools, "sessions": sessions, "untouched": untouched}
+
+
+def reply_bytes(outcome: Outcome) -> bytes:
+    return b"" if outcome.output is None else json.dumps(outcome.output, ensure_ascii=False).encode() + b"\n"

@@ -1,1 +1,0 @@
-"""Built-in selectors (placeholder module: its hooks land with the issue that builds them)."""

@@ -1,0 +1,29 @@
+"""Built-in selectors: what to keep of a long output when memtree shrinks it to a budget.
+
+``memtree_core.replace`` picks, for each replaced output, the matching selector with the highest
+``priority`` (ties: the one registered last, so a third-party plugin wins over a built-in at equal
+priority).  The built-ins: ``generic`` (head, error lines, tail; matches everything, priority 0) and, at
+priority 10, ``pytest``, ``cargo``, ``node`` (npm/jest/vitest/tsc), ``git-log`` and ``grep``.
+A plugin adds its own through ``memtree_register_selectors``; ``memtree_plugins.selectors.lines`` has the
+budgeted line assembler they share.
+"""
+
+from __future__ import annotations
+
+from memtree_core.hookspecs import hookimpl
+from memtree_core.registry import Register
+from memtree_core.types import Selector
+
+
+@hookimpl
+def memtree_register_selectors(register: Register[Selector]) -> None:
+    from memtree_plugins.selectors.generic import GenericSelector
+    from memtree_plugins.selectors.gitlog import GitLogSelector
+    from memtree_plugins.selectors.grep import GrepSelector
+    from memtree_plugins.selectors.node import NodeSelector
+    from memtree_plugins.selectors.pytest import PytestSelector
+    from memtree_plugins.selectors.rust import CargoSelector
+
+    for selector in (GenericSelector(), PytestSelector(), CargoSelector(), NodeSelector(), GitLogSelector(),
+                     GrepSelector()):
+        register(selector)
