@@ -7,9 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import MEMTREE
 from plugin_fixtures import GOOD, RAISES_AT_IMPORT, RAISES_IN_HOOK, UNKNOWN_HOOK, env_with, make_dist
 
-from conftest import MEMTREE
 from memtree_core.hookspecs import hookimpl
 from memtree_core.plugins import PluginLoadError, build
 from memtree_core.registry import Register, Registry, RegistryConflict

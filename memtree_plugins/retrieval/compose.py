@@ -5,8 +5,8 @@
    only (seeds are taken whatever their status, since the caller named them).  ``summarizes`` edges are not
    followed: a summary is used in place of the node it summarizes, not next to it.
 3. Score: 1 for a seed, 0.5^distance otherwise, plus up to 0.1 for recency (rank among the candidates) and,
-   when a ``query`` is given, up to 0.3 for the node's keyword-search score.  Ties break by id, so the same
-   store state gives the same text and manifest.
+   when a ``query`` is given, up to 0.3 for the node's keyword-search score.  Ties break by insertion
+   order (rowid), so the same store state gives the same text and manifest.
 4. Pack greedily by score.  ``raw``: the content or nothing.  ``mixed``: raw for seeds and distance 1 when it
    fits, else (and always beyond distance 1) the node's newest live summary (a ``summary`` node with a
    ``summarizes`` edge to it), else its outline.  ``outline``: summary or outline only.
@@ -102,13 +102,14 @@ def _header(node: NodeRow, form: str, via: NodeRow | None = None) -> str:
 
 
 def _score(cands: dict[str, _Cand], search_scores: dict[str, float]) -> list[_Cand]:
-    by_age = sorted(cands.values(), key=lambda c: (c.node.created_at, c.node.id))
+    # rowid is insertion order: unlike the random part of a ULID, it is the same when the same work is redone
+    by_age = sorted(cands.values(), key=lambda c: (c.node.created_at, c.node.rowid, c.node.id))
     n = max(1, len(by_age) - 1)
     top = max(search_scores.values(), default=0.0) or 1.0
     for i, c in enumerate(by_age):
         base = 1.0 if c.distance == 0 else 0.5 ** c.distance
         c.score = base + 0.1 * (i / n) + 0.3 * max(0.0, search_scores.get(c.node.id, 0.0)) / top
-    return sorted(cands.values(), key=lambda c: (-round(c.score, 9), c.node.id))
+    return sorted(cands.values(), key=lambda c: (-round(c.score, 9), c.node.rowid, c.node.id))
 
 
 def compose(app: App, node_ids: list[str], budget_tokens: int, format: str = "mixed", depth: int = 2,

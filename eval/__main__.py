@@ -1,0 +1,28 @@
+"""``python -m eval``: run the acceptance harness, print the table, exit 1 if a gate fails."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import anyio
+
+from eval.harness import main_async, print_table
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m eval", description=__doc__)
+    parser.add_argument("--record", action="store_true",
+                        help="rewrite the compose manifest hashes in eval/golden/compose.json (after an intended change)")
+    parser.add_argument("--no-timing", action="store_true", help="skip the latency figures")
+    parser.add_argument("--no-semantic", action="store_true", help="skip the semantic/hybrid recall table")
+    parser.add_argument("--embed-timeout", type=float, default=180.0,
+                        help="seconds to wait for the embedding walker before measuring semantic recall")
+    args = parser.parse_args()
+    run = anyio.run(main_async, args.record, not args.no_timing, not args.no_semantic, args.embed_timeout)
+    print_table(run)
+    return 1 if run.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
