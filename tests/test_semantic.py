@@ -79,6 +79,9 @@ def test_natural_language_query_finds_the_chunk_through_search(sapp: App) -> Non
     by_symbol = _index_stdlib_chunks(sapp, ["shutil.py", "gzip.py"])
     assert "copytree" in by_symbol and "rmtree" in by_symbol
     assert default_mode(sapp)[0] == "keyword"  # nothing embedded yet: keyword, with the reason
+    before = search(sapp, "copy directory tree recursively", limit=5)  # mode='auto'
+    assert before.mode == "keyword" and any("not been embedded" in n for n in before.notes)
+    sapp.state.pop("retrieval.auto_mode")  # the auto decision is reused for a few seconds
     assert _embed_all(sapp) == vectors.backlog(sapp.store) + sapp.store.query_one(
         "SELECT count(*) FROM nodes_vec")[0]
     assert vectors.backlog(sapp.store) == 0
@@ -92,6 +95,7 @@ def test_natural_language_query_finds_the_chunk_through_search(sapp: App) -> Non
     assert by_symbol["rmtree"] in [h.id for h in result.hits[:3]]
     hybrid = search(sapp, "copy directory tree recursively", mode="hybrid", limit=5)
     assert by_symbol["copytree"] in [h.id for h in hybrid.hits[:3]]
+    assert search(sapp, "copy directory tree recursively", limit=5).mode == "hybrid"  # auto, now vectors exist
 
 
 def test_mixed_models_are_refused_until_reembed(sapp: App) -> None:

@@ -9,7 +9,8 @@ from memtree_core.commands._common import open_app, print_json
 
 def add_arguments(parser: Any) -> None:
     parser.add_argument("query", nargs="+", help="words to find (quotes and FTS operators are plain text)")
-    parser.add_argument("--mode", default="keyword", help="keyword (default) | semantic | hybrid")
+    parser.add_argument("--mode", default="auto",
+                        help="auto (default: hybrid when embeddings exist, else keyword) | keyword | semantic | hybrid")
     parser.add_argument("--limit", type=int, default=None, help="hits to return (default: search.defaultLimit)")
     parser.add_argument("--kind", default=None, help="only these node kinds (comma list)")
     parser.add_argument("--status", default="live", help="'live' (default), a comma list, or 'any'")

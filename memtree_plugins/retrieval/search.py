@@ -54,7 +54,9 @@ if TYPE_CHECKING:
     from memtree_core.app import App
     from memtree_core.store import NodeRow, Store
 
-MODES = ("keyword", "semantic", "hybrid")
+MODES = ("auto", "keyword", "semantic", "hybrid")
+AUTO_KEY = "retrieval.auto_mode"
+AUTO_TTL_S = 5.0  # how long the auto decision is reused: it costs a query over nodes_vec
 WINDOW = 1000
 PER_HIT = 50  # the window grows with the limit: at least this many candidates per requested hit
 DF_BM25_MAX = 100_000  # above this many matches a term's idf count costs more than a few ms: see above
@@ -306,10 +308,32 @@ def _retriever(app: App, name: str) -> Retriever:
     raise ValueError(f"search mode '{name}' is not available yet: {why}; use mode='keyword'")
 
 
-def search(app: App, query: str, mode: str = "keyword", limit: int = 10,
+def _auto_mode(app: App) -> tuple[str, str]:
+    """'hybrid' when semantic search can run on this store (spec §5's default), else 'keyword' and why."""
+    import time
+
+    cached = app.state.get(AUTO_KEY)
+    if cached and time.monotonic() - cached[0] < AUTO_TTL_S:
+        return cached[1], cached[2]
+    info = app.plugins.info("semantic")
+    if info is None or info.status != "loaded":
+        decision = ("keyword", "the semantic plugin is not loaded")
+    else:
+        from memtree_plugins.semantic.retriever import default_mode
+
+        decision = default_mode(app)
+    app.state[AUTO_KEY] = (time.monotonic(), *decision)
+    return decision
+
+
+def search(app: App, query: str, mode: str = "auto", limit: int = 10,
            filters: Filters | None = None) -> SearchResult:
-    """Search the store; see the module docstring for how ranking stays bounded."""
-    mode = (mode or "keyword").strip().lower()
+    """Search the store; see the module docstring for how ranking stays bounded.
+
+    ``mode='auto'`` is hybrid when the store has vectors from the configured embedder, else keyword (the
+    result's notes say why).
+    """
+    mode = (mode or "auto").strip().lower()
     if mode not in MODES:
         raise ValueError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
     if not isinstance(limit, int) or limit < 1:
@@ -319,8 +343,15 @@ def search(app: App, query: str, mode: str = "keyword", limit: int = 10,
                          "with filters (since/until, kind, path_prefix)")
     pq = parse(query)
     filters = filters or Filters()
+    auto_note = ""
+    if mode == "auto":
+        mode, why = _auto_mode(app)
+        auto_note = f"keyword search: {why}" if why else ""
     if mode == "keyword":
-        return keyword_search(app, pq, limit, filters)
+        result = keyword_search(app, pq, limit, filters)
+        if auto_note:
+            result.notes.append(auto_note)
+        return result
     if mode == "semantic":
         lists = {"semantic": _retriever(app, "semantic")(app, pq, limit, filters)}
     else:
