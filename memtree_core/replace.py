@@ -149,20 +149,13 @@ def footer(node_id: str, kept: int, total: int, what: str = "output") -> str:
 
 
 def _shares(sizes: dict[str, int], room: int) -> dict[str, int]:
-    """Split ``room`` between text fields: a field that fits in its fair share is kept whole."""
+    """Split ``room`` between text fields, smallest first, none over an equal share of what is left: a short
+    stderr is kept whole, and a long stdout cannot starve the stderr that holds the error."""
     out: dict[str, int] = {}
-    left = dict(sizes)
-    while left:
-        fair = room // len(left)
-        small = {k: v for k, v in left.items() if v <= fair}
-        if not small:
-            for k, v in left.items():
-                out[k] = room * v // sum(left.values()) if sum(left.values()) else 0
-            break
-        for k, v in small.items():
-            out[k] = v
-            room -= v
-            del left[k]
+    order = sorted(sizes, key=sizes.__getitem__)
+    for i, k in enumerate(order):
+        out[k] = min(sizes[k], room // (len(order) - i))
+        room -= out[k]
     return out
 
 

@@ -221,3 +221,33 @@ def test_the_python_sender_works_where_nc_would_be_chosen(home: Path, project: P
         stop.set()
         thread.join(10)
         app.close()
+
+
+def test_the_perl_sender_delivers_and_logs_drops_where_nc_would_be_chosen(home: Path, project: Path,
+                                                                          monkeypatch) -> None:
+    monkeypatch.setenv("MEMTREE_HOOK_SENDER", "perl")  # what a machine without nc (but with perl) gets
+    app = App.open(project)
+    sock = ingest.bind(app.paths, app.identity.root)
+    stop = threading.Event()
+    thread = threading.Thread(target=ingest.serve, args=(sock, app, stop), daemon=True)
+    thread.start()
+    try:
+        for _ in range(100):
+            if (home / ingest.SENDER_FILE).exists():
+                break
+            threading.Event().wait(0.05)
+        assert (home / ingest.SENDER_FILE).read_text().startswith("perl\n")
+        for f in sorted(FIXTURES.glob("*.json")):
+            r = run_hook(f.read_bytes(), project)
+            assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+        p = payload("post-bash.json")
+        p["tool_response"]["stdout"] = "y" * (3 * 1024 * 1024)  # several writes, then the ack
+        assert run_hook(json.dumps(p).encode(), project).returncode == 0
+        assert len(contents(app)) == 6 and drops(home) == {}
+    finally:
+        stop.set()
+        thread.join(10)
+        app.close()
+    r = run_hook((FIXTURES / "post-bash.json").read_bytes(), project)  # the daemon is gone now
+    assert (r.returncode, r.stdout) == (0, b"")
+    assert drops(home) == {"no-daemon": 1}

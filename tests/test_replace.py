@@ -439,3 +439,19 @@ def test_a_plugin_selector_wins_by_priority_and_cannot_overflow(home: Path, proj
     budget_ok(app, out, 200)
     assert "fatal: it broke" in out
     app.close()
+
+
+def test_a_long_stdout_cannot_starve_the_stderr_holding_the_error(home: Path, project: Path, tmp_path: Path,
+                                                                   monkeypatch) -> None:
+    script = tmp_path / "t.js"
+    script.write_text("for (let i = 0; i < 1500; i++) console.log(`migrating record ${i} ok`);\n"
+                      "function load(s) { throw new TypeError('cannot read config: ' + s); }\nload('app.json');\n")
+    r = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=60)
+    monkeypatch.setenv("MEMTREE_CAPTURE__REPLACE__ENABLED", "true")
+    app = App.open(project)
+    outcome = replace.build(app, bash("node t.js", r.stdout, r.stderr), "01TESTNODE")
+    assert outcome.output is not None
+    out = outcome.output["hookSpecificOutput"]["updatedToolOutput"]
+    assert "TypeError: cannot read config: app.json" in out["stderr"]
+    assert window(app, out, ("stdout", "stderr")) <= BUDGET
+    app.close()

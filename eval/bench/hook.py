@@ -1,8 +1,9 @@
 """Capture hook end-to-end latency, as Claude Code runs it (``sh -c <command from hooks.json>``), against the
 floor named by the goal: starting a bare ``python -I -S -c pass``, measured in the same run, interleaved.
 
-Cases: daemon up (an ingest server in this process over a real App and store), daemon down (the root link
-points at a socket nobody serves), and not a memtree project.  The goal: p50 <= the floor, p95 <= 20 ms.
+Cases: daemon up (an ingest server in this process over a real App and store) once per sender the daemon can
+choose — nc (when installed), perl (send.pl, builtins only), python (send.py) — each forced in its own
+MEMTREE_HOME; daemon down (the root link points at a socket nobody serves); not a memtree project.  The goal: p50 <= the floor, p95 <= 20 ms.
 
     .venv/bin/python eval/bench/hook.py [--runs 200]
 """
@@ -50,51 +51,78 @@ def main() -> None:
     from memtree_core import ingest
     from memtree_core.app import App
 
-    app = App.open(up_dir)
-    sock = ingest.bind(app.paths, app.identity.root)
-    stop = threading.Event()
-    threading.Thread(target=ingest.serve, args=(sock, app, stop), daemon=True).start()
-    down = App.open(down_dir)
-    ingest.bind(down.paths, down.identity.root).close()  # registered, then the "daemon" is gone
-    for _ in range(100):
-        if (home / ingest.SENDER_FILE).exists():
-            break
-        time.sleep(0.05)
-    sender = (home / ingest.SENDER_FILE).read_text().splitlines()
-    python = sender[1] if sender[0] == "python" else os.path.realpath(sys.executable)
-
     command = json.loads((REPO / "plugin/hooks/hooks.json").read_text())["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
     base_env = {**os.environ, "CLAUDE_PLUGIN_ROOT": str(REPO)}
+    servers = []
+
+    def serve(home_dir: Path, project: Path, sender: str) -> tuple[object, list[str]]:
+        """An ingest server in this process with its own home, its hook sender forced to ``sender``."""
+        env = {**os.environ, "MEMTREE_HOME": str(home_dir), "MEMTREE_HOOK_SENDER": sender}
+        app = App.open(project, environ=env)
+        sock = ingest.bind(app.paths, app.identity.root)
+        stop = threading.Event()
+        threading.Thread(target=ingest.serve, args=(sock, app, stop), daemon=True).start()
+        for _ in range(200):
+            if (home_dir / ingest.SENDER_FILE).exists():
+                break
+            time.sleep(0.05)
+        servers.append((app, stop))
+        return app, (home_dir / ingest.SENDER_FILE).read_text().splitlines()
+
+    app, sender = serve(home, up_dir, "")
+    down = App.open(down_dir)
+    ingest.bind(down.paths, down.identity.root).close()  # registered, then the "daemon" is gone
+    python = sender[1] if sender[0] == "python" else os.path.realpath(sys.executable)
     stdin = PAYLOAD.read_bytes()
+    calls = iter(range(10**9))
+
+    def call() -> bytes:
+        """A new tool call each time (the server stores one node per tool_use_id and output)."""
+        return stdin.replace(b'"toolu_01E6vWx"', f'"toolu_bench_{next(calls)}"'.encode())
     cases = {
         f"floor: {python} -I -S -c pass": ([python, "-I", "-S", "-c", "pass"], base_env),
         "floor: /usr/bin/python3 -I -S -c pass": (["/usr/bin/python3", "-I", "-S", "-c", "pass"], base_env),
-        "hook, daemon up": (["/bin/sh", "-c", command], {**base_env, "CLAUDE_PROJECT_DIR": str(up_dir)}),
-        "hook, daemon down": (["/bin/sh", "-c", command], {**base_env, "CLAUDE_PROJECT_DIR": str(down_dir)}),
-        "hook, not a project": (["/bin/sh", "-c", command], {**base_env, "CLAUDE_PROJECT_DIR": str(none_dir)}),
+        f"hook, daemon up ({sender[0]})": (["/bin/sh", "-c", command],
+                                           {**base_env, "CLAUDE_PROJECT_DIR": str(up_dir)}),
     }
+    # Each sender the daemon may choose, forced in its own home: nc (when installed), perl, python.
+    for kind in ("nc", "perl", "python"):
+        if kind == sender[0]:
+            continue
+        kind_home, kind_dir = tmp / f"home-{kind}", tmp / f"up-{kind}"
+        kind_dir.mkdir()
+        _, chosen = serve(kind_home, kind_dir, kind)
+        if chosen[0] != kind:
+            print(f"(no {kind} sender on this machine: the daemon chose {chosen[0]})")
+            continue
+        cases[f"hook, daemon up ({kind})"] = (["/bin/sh", "-c", command], {
+            **base_env, "MEMTREE_HOME": str(kind_home), "CLAUDE_PROJECT_DIR": str(kind_dir)})
+    cases["hook, daemon down"] = (["/bin/sh", "-c", command], {**base_env, "CLAUDE_PROJECT_DIR": str(down_dir)})
+    cases["hook, not a project"] = (["/bin/sh", "-c", command], {**base_env, "CLAUDE_PROJECT_DIR": str(none_dir)})
     if not os.path.exists("/usr/bin/python3"):
         cases.pop("floor: /usr/bin/python3 -I -S -c pass")
     times: dict[str, list[float]] = {k: [] for k in cases}
     for _ in range(5):  # warm caches
         for cmd, env in cases.values():
-            timed(cmd, stdin, env)
+            timed(cmd, call(), env)
     for _ in range(args.runs):
         for name, (cmd, env) in cases.items():
-            times[name].append(timed(cmd, stdin, env))
-    stop.set()
+            times[name].append(timed(cmd, call(), env))
+    for _, stop in servers:
+        stop.set()
 
     floor_name = next(iter(cases))
     floor = statistics.median(times[floor_name])
-    print(f"sender: {' '.join(sender)}   runs: {args.runs}   payload: {len(stdin)} bytes")
-    print(f"{'case':48s} {'p50 ms':>8s} {'p95 ms':>8s} {'p50/floor':>10s}")
+    print(f"sender file: {' | '.join(sender)}   runs: {args.runs}   payload: {len(stdin)} bytes")
+    print(f"{'case':48s} {'p50 ms':>8s} {'p95 ms':>8s} {'p50/floor':>10s}  goal: p50 <= floor, p95 <= 20 ms")
     for name, values in times.items():
         p50, p95 = statistics.median(values), pct(values, 0.95)
         print(f"{name:48s} {p50:8.2f} {p95:8.2f} {p50 / floor:10.2f}x")
     captured = app.store.query_one("SELECT count(*) FROM nodes")[0]  # type: ignore[index]
     print(f"captures stored: {captured} (expected {args.runs + 5}); "
           f"drops logged by the hook: {ingest.drop_counts(home)}")
-    app.close()
+    for a, _ in servers:
+        a.close()  # type: ignore[attr-defined]
     down.close()
     shutil.rmtree(tmp, ignore_errors=True)
 
