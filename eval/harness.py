@@ -403,13 +403,9 @@ def grep_baseline_rank(project: Project, query: str, expect: list[list[Any]]) ->
     return next((i + 1 for i, p in enumerate(ranked) if p in wanted), None)
 
 
-async def recall_table(s: Any, project: Project, run: Run, embed_timeout: float) -> None:
+async def recall_rows(s: Any, project: Project, run: Run, modes: list[str], label: str = "") -> None:
     spec = json.loads((GOLDEN / "semantic.json").read_text())
     k = spec["k"]
-    ready, why = wait_for_embeddings(project, embed_timeout)
-    modes = ["keyword"] + (["semantic", "hybrid"] if ready else [])
-    if not ready:
-        run.report("recall", "semantic/hybrid", f"not measured: {why}")
     for mode in modes:
         ranks = []
         for q in spec["queries"]:
@@ -418,12 +414,27 @@ async def recall_table(s: Any, project: Project, run: Run, embed_timeout: float)
             ranks.append(next((i + 1 for i, h in enumerate(hits) if hit_matches(h, project, q["expect"])), None))
         hit = sum(r is not None for r in ranks) / len(ranks)
         mrr = sum(1 / r for r in ranks if r) / len(ranks)
-        run.report("recall", f"{mode} (chunk level)", f"hit@{k} {hit:.2f}  MRR {mrr:.2f}")
+        if mode == "hybrid" and not label:
+            from memtree_core.settings import Settings
+
+            label = f" ranker={Settings().search.ranker}"
+        run.report("recall", f"{mode}{label} (chunk level)", f"hit@{k} {hit:.2f}  MRR {mrr:.2f}")
+
+
+async def recall_table(s: Any, project: Project, run: Run, embed_timeout: float) -> bool:
+    """Keyword, semantic and hybrid side by side, and the grep baseline; True when vectors were there."""
+    spec = json.loads((GOLDEN / "semantic.json").read_text())
+    k = spec["k"]
+    ready, why = wait_for_embeddings(project, embed_timeout)
+    if not ready:
+        run.report("recall", "semantic/hybrid", f"not measured: {why}")
+    await recall_rows(s, project, run, ["keyword"] + (["semantic", "hybrid"] if ready else []))
     ranks = [grep_baseline_rank(project, q["query"], q["expect"]) for q in spec["queries"]]
     ranks = [r if r and r <= k else None for r in ranks]
     run.report("recall", "plain grep (file level)",
                f"hit@{k} {sum(r is not None for r in ranks) / len(ranks):.2f}  "
                f"MRR {sum(1 / r for r in ranks if r) / len(ranks):.2f}")
+    return ready
 
 
 # -- the run ------------------------------------------------------------------------------------------------
@@ -495,8 +506,16 @@ async def main_async(record: bool, timing: bool, semantic: bool, embed_timeout: 
                                f"p50 {pct(hook_ms, .5):.1f} ms, p95 {pct(hook_ms, .95):.1f} ms vs bare "
                                f"python -I -S p50 {pct(floor, .5):.1f} ms (goal p95 < 20 ms; payloads up to "
                                f"{biggest // 1024 + 1} KB)")
-                if semantic:
-                    await recall_table(s, project, run, embed_timeout)
+                vectors = await recall_table(s, project, run, embed_timeout) if semantic else False
+            if vectors:
+                # The other fusion ranker, for the settings default (search.ranker) to be chosen on evidence.
+                project.stop()
+                from memtree_core.settings import Settings
+
+                other = "score" if Settings().search.ranker == "rrf" else "rrf"
+                project.env["MEMTREE_SEARCH__RANKER"] = other
+                async with session(project) as s:
+                    await recall_rows(s, project, run, ["hybrid"], f" ranker={other}")
         finally:
             project.stop()
     return run
