@@ -1,0 +1,55 @@
+"""``python -m eval.bench [NAME ...] [--full]``: run the benchmarks, each printing its figures as ratios
+against a floor measured in the same run.
+
+By default every benchmark runs at a size that finishes in minutes on a 2-core machine; ``--full`` uses the
+sizes the issues name (1M-node stores, 100k files), which take much longer the first time (stores are cached
+under $TMPDIR/memtree-bench).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+# name -> (quick arguments, full arguments)
+BENCHES: dict[str, tuple[list[str], list[str]]] = {
+    "startup": (["--cold", "3", "--warm", "10", "--reads", "100"], []),
+    "wrappers": (["--quick"], []),
+    "search": ([], ["--with-1m"]),
+    "compose": (["--runs", "10"], []),
+    "hook": (["--runs", "60"], []),
+    "ingest": (["--n", "200"], []),
+    "redaction": (["--repeat", "5"], []),
+    "replace": (["--runs", "40"], []),
+    "walkers": (["--files", "10000", "--nodes", "100000"], []),
+    "semantic": (["--sizes", "10000", "--queries", "20"], []),
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m eval.bench", description=__doc__)
+    parser.add_argument("names", nargs="*", choices=[[], *BENCHES], metavar="NAME",
+                        help=f"which to run (default: all): {', '.join(BENCHES)}")
+    parser.add_argument("--full", action="store_true", help="the sizes the issues name (slow)")
+    args = parser.parse_args()
+    failed = []
+    for name in args.names or list(BENCHES):
+        quick, full = BENCHES[name]
+        cmd = [sys.executable, str(HERE / f"{name}.py"), *(full if args.full else quick)]
+        print(f"\n=== {name}: {' '.join(cmd[1:])}", flush=True)
+        t0 = time.perf_counter()
+        if subprocess.run(cmd).returncode != 0:
+            failed.append(name)
+        print(f"=== {name} took {time.perf_counter() - t0:.0f} s", flush=True)
+    if failed:
+        print(f"\nbenchmarks that failed to run: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
