@@ -57,7 +57,7 @@ class Walkers(_Section):
 class ReplaceThresholds(_Section):
     bash: int = Field(2000, ge=0, alias="Bash")
     grep: int = Field(2000, ge=0, alias="Grep")
-    # 0 = never replace Read output (see README: an Edit needs the whole file to have been read).
+    # accepted but never applied: Read output is not replaced (README: an Edit needs what the model read).
     read: int = Field(0, ge=0, alias="Read")
 
 

@@ -70,8 +70,8 @@ def test_hooks_json_registers_both_events_async_for_read_grep_bash() -> None:
         assert group["matcher"] == "Read|Grep|Bash"
         (hook,) = group["hooks"]
         assert hook["type"] == "command" and hook["async"] is True and hook["timeout"] > 0
-        assert hook["command"].startswith("${CLAUDE_PLUGIN_ROOT}/")
-    script = REPO / hook_command().replace("${CLAUDE_PLUGIN_ROOT}/", "")
+        assert hook["command"].startswith("\"${CLAUDE_PLUGIN_ROOT}\"/")  # quoted: a path may hold spaces
+    script = REPO / hook_command().replace("\"${CLAUDE_PLUGIN_ROOT}\"/", "")
     assert os.access(script, os.X_OK)
 
 

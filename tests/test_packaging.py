@@ -214,8 +214,11 @@ def test_claude_plugin_validate_passes(tmp_path: Path) -> None:
     files = [report["manifest"], *report["contents"]]
     assert [e for f in files for e in f["errors"]] == []
     checked = {Path(f["file"]).relative_to(root).as_posix() for f in files}
-    assert {".claude-plugin/marketplace.json", ".claude-plugin/plugin.json", "plugin/hooks/hooks.json"} <= checked
+    assert {".claude-plugin/marketplace.json", ".claude-plugin/plugin.json"} <= checked
     provides = report["provides"]
+    # hooks.json is read (it is listed under contents only when it has something to say)
+    assert {(h["event"], h["command"].rsplit("/", 1)[-1]) for h in provides["hooks"]} >= {
+        ("PostToolUse", "capture"), ("PostToolUseFailure", "capture")}
     assert [s["name"] for s in provides["mcpServers"]] == ["memtree"]
     assert provides["skills"] == ["memtree:using-memtree"]
 
