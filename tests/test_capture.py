@@ -21,7 +21,7 @@ from memtree_core.app import App
 from memtree_core.hookspecs import hookimpl
 from memtree_core.payloads import Capture, Dropped, file_uri, to_captures
 
-FIXTURES = Path("/work/shared/fixtures/claude-code-payloads")
+FIXTURES = Path(__file__).resolve().parent / "data" / "claude-code-payloads"
 REPO = Path(__file__).resolve().parent.parent
 
 

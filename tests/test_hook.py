@@ -15,7 +15,7 @@ from memtree_core import ingest
 from memtree_core.app import App
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path("/work/shared/fixtures/claude-code-payloads")
+FIXTURES = Path(__file__).resolve().parent / "data" / "claude-code-payloads"
 HOOKS = json.loads((REPO / "plugin" / "hooks" / "hooks.json").read_text())
 
 

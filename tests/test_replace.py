@@ -23,7 +23,7 @@ from memtree_core.hookspecs import hookimpl
 from memtree_plugins.selectors.lines import marker
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path("/work/shared/fixtures/claude-code-payloads")
+FIXTURES = Path(__file__).resolve().parent / "data" / "claude-code-payloads"
 HOOKS = json.loads((REPO / "plugin" / "hooks" / "hooks.json").read_text())
 BUDGET = 800
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PAYLOAD = Path("/work/shared/fixtures/claude-code-payloads/post-bash.json")
+PAYLOAD = Path(__file__).resolve().parents[2] / "tests" / "data" / "claude-code-payloads" / "post-bash.json"
 
 
 def pct(values: list[float], q: float) -> float:

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PAYLOAD = json.loads(Path("/work/shared/fixtures/claude-code-payloads/post-bash.json").read_text())
+PAYLOAD = json.loads((REPO / "tests" / "data" / "claude-code-payloads" / "post-bash.json").read_text())
 
 
 def roundtrip(path: str, data: bytes) -> float:

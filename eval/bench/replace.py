@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-FIXTURES = Path("/work/shared/fixtures/claude-code-payloads")
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "data" / "claude-code-payloads"
 
 
 def pct(values: list[float], q: float) -> float:
