@@ -20,8 +20,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_CONFIG_NAME = ".memtree.json"
 # MEMTREE_* variables that are not settings keys (read directly where they matter).
-NON_SETTING_ENV = {"HOME", "LOAD_PLUGINS", "DISABLE_PLUGINS", "STRICT_PLUGINS", "TRACE_PLUGINS", "DEBUG", "HOOK_SENDER",
-                   "GREP_ENGINE"}  # grep: force ripgrep or the Python fallback (memtree_plugins.wrappers)
+NON_SETTING_ENV = {"HOME", "SQLITE", "LOAD_PLUGINS", "DISABLE_PLUGINS", "STRICT_PLUGINS", "TRACE_PLUGINS", "DEBUG", "HOOK_SENDER",
+                   "GREP_ENGINE",  # grep: force ripgrep or the Python fallback (memtree_plugins.wrappers)
+                   "DAEMON_EXEC"}  # start the daemon as a new interpreter, not a fork (memtree_core.daemon.control)
 
 
 class SettingsError(Exception):

@@ -56,6 +56,24 @@ def embedder_status(app: Any) -> dict[str, Any]:
     return app.state["embedder_status"]
 
 
+def capture_status(app: Any) -> dict[str, Any]:
+    """What the Claude Code hook uses to reach the daemon, what it could not deliver, and replacement."""
+    from memtree_core import ingest
+
+    home = app.paths.home
+    try:
+        sender = (home / ingest.SENDER_FILE).read_text().splitlines()[:2]
+    except OSError:
+        sender = []
+    out: dict[str, Any] = {
+        "hook_sender": " ".join(sender) if sender else "not chosen yet (the daemon picks it when it starts)",
+        "hook_drops": ingest.drop_counts(home),
+        "bash": app.settings.capture.bash,
+        "replace": app.settings.capture.replace.enabled,
+    }
+    return out
+
+
 def gather(app: Any) -> dict[str, Any]:
     from memtree_core import __version__
     from memtree_core.lockfile import daemon_status
@@ -74,6 +92,7 @@ def gather(app: Any) -> dict[str, Any]:
         "mcp_socket": str(app.paths.mcp_socket),
         "vector_search": vector_search,
         "embedder": embedder_status(app),
+        "capture": capture_status(app),
         "grep": grep_engine(),
         "daemon": daemon_status(app.paths),
         "plugins": [p.as_dict() for p in app.plugins.report],
@@ -93,6 +112,8 @@ def _degraded(app: Any, vector_search: dict[str, Any]) -> list[str]:
         out.append(f"semantic search off (keyword only): {emb['reason']}")
     for p in app.plugins.failures:
         out.append(f"plugin {p.name} {p.status}: {p.error}")
+    if not app.settings.capture.bash:
+        out.append("Bash capture is off (capture.bash = false)")
     out.extend(app.loaded.warnings)
     for kind, reg in app.plugins.registries.items():
         for name, by in reg.removed.items():
@@ -119,6 +140,11 @@ def run(args: Any) -> int:
         "embedder  " + (f"{info['embedder']['name']} ({info['embedder']['model']}; {info['embedder']['why']})"
                         if info["embedder"]["available"] else f"NONE, keyword search only: {info['embedder']['reason']}"),
         f"grep      {info['grep']['engine']}" + (f" ({info['grep']['path']})" if info["grep"]["path"] else ""),
+        f"capture   hook sender {info['capture']['hook_sender']}; Bash capture "
+        f"{'on' if info['capture']['bash'] else 'OFF'}; output replacement "
+        f"{'on' if info['capture']['replace'] else 'off'}"
+        + (f"; undelivered: {', '.join(f'{k} {v}' for k, v in info['capture']['hook_drops'].items())}"
+           if info["capture"]["hook_drops"] else ""),
         f"tokens    {info['token_counter']}",
         "config    " + (", ".join(info["config_files"]) or "defaults only"),
         "plugins   " + ", ".join(f"{p['name']}({p['status']})" for p in info["plugins"]),

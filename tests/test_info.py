@@ -1,0 +1,40 @@
+"""`memtree info --json`: the interface outside checks rely on (DESIGN.md §5), on this machine's Python."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import run_memtree
+
+from memtree_plugins import BUILTINS
+
+
+def test_info_json_has_the_documented_fields(home: Path, git_project: Path) -> None:
+    out = run_memtree("info", "--json", "--project", str(git_project))
+    assert out.returncode == 0, out.stderr
+    info = json.loads(out.stdout)
+    assert len(info["project_hash"]) == 16 and info["project_root"] == str(git_project)
+    assert info["store"].endswith(f"{info['project_hash']}/store.db")
+    assert info["socket"].endswith("ingest.sock")
+    vs = info["vector_search"]
+    assert isinstance(vs["available"], bool)
+    # sqlean.py is a dependency, so sqlite-vec really loads even where the stdlib sqlite3 cannot.
+    assert vs["available"] is True and vs["sqlite_vec"].startswith("v"), vs
+    assert {p["name"]: p["status"] for p in info["plugins"]} == {name: "loaded" for name in BUILTINS}
+    assert all(p["source"].startswith("builtin:") for p in info["plugins"])
+    assert info["daemon"] == {"running": False, "pid": None, "version": None}
+    assert info["capture"]["bash"] is True and info["capture"]["replace"] is False
+    assert info["degraded"] == [] or all(isinstance(d, str) for d in info["degraded"])
+
+
+def test_info_text_names_what_is_degraded_and_why(home: Path, project: Path) -> None:
+    Path(home).mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"capture": {"bash": False}}))
+    out = run_memtree("info", "--project", str(project), env={"MEMTREE_SQLITE": "stdlib"})
+    assert out.returncode == 0, out.stderr
+    assert "Bash capture is off (capture.bash = false)" in out.stdout
+    import sqlite3
+
+    if not hasattr(sqlite3.Connection, "enable_load_extension"):
+        assert "vector search off: this Python's sqlite3 was built without extension loading" in out.stdout
