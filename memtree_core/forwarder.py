@@ -4,7 +4,8 @@ Stdlib only -- no MCP SDK, no pydantic, no settings -- so it starts in tens of m
 session after the first gets its ``initialize`` answered by a daemon that is already warm.
 
 * Bytes pass through untouched, whole lines only (the stdio framing: one JSON-RPC message per line).
-* No daemon answers: start one detached (the lock decides among racing forwarders) and wait for it.
+* No daemon answers: start one detached (the lock decides among racing forwarders) and wait for it.  It is
+  a fork of this process (no second interpreter start), see :func:`memtree_core.daemon.control.fork_daemon`.
 * The running daemon is older than the installed code: stop it and start a new one.
 * The daemon dies mid-session: every request in flight gets a JSON-RPC error (never re-sent: a tool may
   not be idempotent), a new daemon is started, the client's ``initialize`` is replayed under a fresh id
@@ -22,7 +23,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memtree_core.daemon.control import code_version, log_tail, running_daemon, spawn, stop
+from memtree_core.daemon.control import (
+    ForkedDaemon,
+    code_version,
+    log_tail,
+    running_daemon,
+    start_daemon,
+    stop,
+)
 from memtree_core.lockfile import is_locked
 from memtree_core.project import ProjectPaths, identify, memtree_home
 
@@ -70,31 +78,47 @@ def connect(paths: ProjectPaths, root: Path, version: str, timeout: float = STAR
             check_version: bool = True) -> socket.socket:
     """A connected socket to a daemon of the installed version, starting one when none answers."""
     deadline = time.monotonic() + timeout
-    proc = None
+    proc: Any = None
     spawned = 0
-    while True:
-        sock = try_connect(paths.mcp_socket)
-        if sock is not None:
-            if not check_version or _version_ok(paths, version):
-                return sock
-            sock.close()
-            state = running_daemon(paths) or {}
-            _note(f"daemon pid {state.get('pid')} runs {state.get('version')}, installed is {version}: restarting it")
-            stop(paths, timeout=10.0, force=True)
-            check_version = False  # one restart; a new daemon is of the installed version by construction
-            continue
-        if proc is not None and proc.poll() not in (None, 0):
-            raise DaemonUnavailable(f"the memtree daemon exited with status {proc.returncode} while starting; "
-                                    f"see {paths.log}" + _tail(paths), crashed=True)
-        if not is_locked(paths.lock) and (proc is None or proc.poll() is not None):
-            if spawned >= 5:
-                raise DaemonUnavailable(f"the memtree daemon keeps exiting at start; see {paths.log}" + _tail(paths))
-            proc = spawn(paths, root)  # if another forwarder's daemon wins the lock, ours exits 0 at once
-            spawned += 1
-        if time.monotonic() > deadline:
-            raise DaemonUnavailable(f"no memtree daemon answered on {paths.mcp_socket} within {timeout:g}s; "
-                                    f"see {paths.log}" + _tail(paths))
-        time.sleep(0.003)
+    try:
+        while True:
+            sock = try_connect(paths.mcp_socket)
+            if sock is not None:
+                if not check_version or _version_ok(paths, version):
+                    return sock
+                sock.close()
+                state = running_daemon(paths) or {}
+                _note(f"daemon pid {state.get('pid')} runs {state.get('version')}, installed is {version}: "
+                      f"restarting it")
+                stop(paths, timeout=10.0, force=True)
+                check_version = False  # one restart; a new daemon is of the installed version by construction
+                continue
+            if proc is not None and proc.poll() not in (None, 0):
+                raise DaemonUnavailable(f"the memtree daemon exited with status {proc.returncode} while starting; "
+                                        f"see {paths.log}" + _tail(paths), crashed=True)
+            if not is_locked(paths.lock) and (proc is None or proc.poll() is not None):
+                if spawned >= 5:
+                    raise DaemonUnavailable(f"the memtree daemon keeps exiting at start; see {paths.log}"
+                                            + _tail(paths))
+                _close(proc)
+                proc = start_daemon(paths, root)  # if another forwarder's daemon wins the lock, ours exits 0
+                spawned += 1
+            if time.monotonic() > deadline:
+                raise DaemonUnavailable(f"no memtree daemon answered on {paths.mcp_socket} within {timeout:g}s; "
+                                        f"see {paths.log}" + _tail(paths))
+            if isinstance(proc, ForkedDaemon) and proc.fd is not None and not proc.ready:
+                # Sleep until our daemon says it listens (or exits), not in a polling loop: the CPU is the
+                # daemon's while it imports the SDK.  The timeout covers a daemon some other forwarder started.
+                proc.wait(0.05)
+            else:
+                time.sleep(0.003)
+    finally:
+        _close(proc)
+
+
+def _close(proc: Any) -> None:
+    if isinstance(proc, ForkedDaemon):
+        proc.close()
 
 
 def _version_ok(paths: ProjectPaths, version: str) -> bool:

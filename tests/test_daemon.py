@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 import test_mcp_stdio as shared  # helpers and fixtures shared with the end-to-end tool tests
 from test_mcp_stdio import (
     MEMTREE,
@@ -133,6 +134,48 @@ def test_forwarders_started_at_once_start_exactly_one_daemon(home: Path, project
         assert state_pid(project) == pids[0]
     finally:
         assert all(c.close() == 0 for c in clients), "EOF on stdin ends memtree serve with status 0"
+
+
+@pytest.mark.parametrize("exec_start", [False, True], ids=["forked", "exec-started"])
+def test_the_daemon_outlives_the_session_holding_none_of_the_agents_pipes(
+        home: Path, project: Path, env: dict[str, str], daemon_guard: list[int], exec_start: bool) -> None:
+    paths = project_paths(project)
+    client = RawClient(project, {**env, "MEMTREE_DAEMON_EXEC": "1"} if exec_start else env)
+    try:
+        agent_pipes = {os.fstat(f.fileno()).st_ino for f in (client.proc.stdin, client.proc.stdout,
+                                                              client.proc.stderr)}
+        client.send(INIT)
+        assert client.receive()["result"]["serverInfo"]["name"] == "memtree"
+        pid = state_pid(project)
+        assert pid is not None
+        daemon_guard.append(pid)
+        assert daemon_processes(project) == [pid]
+        assert os.getsid(pid) not in (os.getsid(client.proc.pid), os.getsid(0)), "the daemon has its own session"
+        held = {os.stat(f"/proc/{pid}/fd/{fd}").st_ino for fd in os.listdir(f"/proc/{pid}/fd")}
+        assert not held & agent_pipes, "the daemon holds one of the agent's pipes"
+        assert os.readlink(f"/proc/{pid}/fd/0") == os.readlink(f"/proc/{pid}/fd/1") == os.devnull
+        assert os.readlink(f"/proc/{pid}/fd/2") == str(paths.log)
+    finally:
+        assert client.close() == 0
+    assert client.proc.stdout.read() == b""  # type: ignore[union-attr]  # EOF: nobody else holds it
+    assert pid_alive(pid), "the daemon outlives the session that started it"
+    assert client.proc.pid not in _ancestors(pid)
+    second = RawClient(project, env)
+    try:
+        second.send(INIT)
+        assert second.receive()["result"]["serverInfo"]["name"] == "memtree"
+        assert state_pid(project) == pid
+    finally:
+        assert second.close() == 0
+
+
+def _ancestors(pid: int) -> list[int]:
+    out = []
+    while pid > 1:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+        pid = int(stat.rpartition(b")")[2].split()[1])
+        out.append(pid)
+    return out
 
 
 # -- tool results and errors ----------------------------------------------------------------------------

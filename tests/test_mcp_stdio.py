@@ -114,8 +114,9 @@ def project_paths(project: Path) -> ProjectPaths:
 
 
 def daemon_processes(project: Path) -> list[int]:
-    """Pids of live ``memtree daemon`` processes for ``project`` (Linux /proc scan; zombies excluded)."""
-    from memtree_core.daemon.control import pid_alive
+    """Pids of live memtree daemons for ``project`` (Linux /proc scan; zombies excluded): a forked one by its
+    process name and working directory (its argv is the forwarder's), a ``memtree daemon`` by its argv."""
+    from memtree_core.daemon.control import DAEMON_PROCESS_NAME, pid_alive
 
     root = str(identify(project).root)
     out = []
@@ -124,10 +125,13 @@ def daemon_processes(project: Path) -> list[int]:
             continue
         try:
             argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            comm = Path(f"/proc/{entry}/comm").read_text().strip()
+            cwd = os.readlink(f"/proc/{entry}/cwd") if comm == DAEMON_PROCESS_NAME else None
         except OSError:
             continue
         args = [a.decode(errors="replace") for a in argv]
-        if "memtree_core.cli" in args and "daemon" in args and root in args and pid_alive(int(entry)):
+        forked = comm == DAEMON_PROCESS_NAME and cwd == os.path.realpath(root)
+        if (forked or ("memtree_core.cli" in args and "daemon" in args and root in args)) and pid_alive(int(entry)):
             out.append(int(entry))
     return out
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import select
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from memtree_core.lockfile import is_locked, read_state
 from memtree_core.project import ProjectPaths
@@ -153,8 +154,10 @@ def open_log(paths: ProjectPaths) -> int:
 
 
 def spawn(paths: ProjectPaths, root: Path | str) -> subprocess.Popen[bytes]:
-    """Start ``memtree daemon`` for ``root`` detached from this process (own session, no terminal), its
-    stderr going to the log.  If another daemon wins the lock, this one exits 0 at once."""
+    """Start ``memtree daemon`` for ``root`` as a new interpreter, detached from this process (own session,
+    no terminal), its stderr going to the log.  If another daemon wins the lock, this one exits 0 at once.
+
+    :func:`start_daemon` prefers :func:`fork_daemon`, which skips this second interpreter start."""
     log_fd = open_log(paths)
     try:
         return subprocess.Popen(
@@ -164,6 +167,179 @@ def spawn(paths: ProjectPaths, root: Path | str) -> subprocess.Popen[bytes]:
             start_new_session=True, close_fds=True, cwd=str(root))
     finally:
         os.close(log_fd)
+
+
+# Set this (to anything but "" or "0") to start the daemon with spawn() even where fork_daemon() would do:
+# a way out should forking ever misbehave somewhere, and the "before" figure of eval/bench/startup.py.
+EXEC_ENV = "MEMTREE_DAEMON_EXEC"
+DAEMON_PROCESS_NAME = "memtree-daemon"  # what ps -o comm, top and pgrep show for a forked daemon
+
+
+def start_daemon(paths: ProjectPaths, root: Path | str) -> subprocess.Popen[bytes] | ForkedDaemon:
+    """Start the project's daemon detached; the result's ``poll()`` is None while it runs."""
+    threads = sys.modules.get("threading")
+    # fork() copies only the calling thread: a process with other threads (one embedding the forwarder, say)
+    # could hand the child a lock some other thread held.  The forwarder itself never starts a thread.
+    single_threaded = threads is None or threads.active_count() == 1
+    if hasattr(os, "fork") and single_threaded and os.environ.get(EXEC_ENV, "") in ("", "0"):
+        return fork_daemon(paths, root)
+    return spawn(paths, root)
+
+
+class ForkedDaemon:
+    """A daemon started by :func:`fork_daemon`, seen through its status pipe: it writes ``R`` once its
+    sockets and state file are in place and ``X<status>`` as it exits.  Like a ``Popen``, ``poll()`` is None
+    while it runs, else its exit status (-1: it was killed before it could say)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd: int | None = fd
+        self.ready = False
+        self.returncode: int | None = None
+        self._said = b""
+
+    def poll(self) -> int | None:
+        while self.fd is not None and select.select([self.fd], [], [], 0)[0]:
+            self._read()
+        return self.returncode
+
+    def wait(self, timeout: float) -> None:
+        """Sleep until the daemon says something (ready, or exited) or ``timeout`` passes."""
+        if self.fd is None:
+            time.sleep(timeout)
+        elif select.select([self.fd], [], [], timeout)[0]:
+            self._read()
+
+    def _read(self) -> None:
+        assert self.fd is not None
+        data = os.read(self.fd, 64)
+        self._said += data
+        self.ready = self.ready or b"R" in self._said
+        if not data:  # every copy of the write end is closed: the daemon has exited
+            status = self._said.partition(b"X")[2]
+            self.returncode = int(status) if status.lstrip(b"-").isdigit() else -1
+            self.close()
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def fork_daemon(paths: ProjectPaths, root: Path | str) -> ForkedDaemon:
+    """Start the daemon as a fork of this process: no second interpreter start, and the modules this process
+    has imported already are the daemon's too (the cold start of the first session, DESIGN.md §7).
+
+    Double fork: the daemon runs in its own session, reparented away from this process (the forwarder
+    exits with its agent session; the daemon outlives it).  Its stdin/stdout are /dev/null -- never the
+    agent's pipes, or the agent would wait for their EOF until the daemon exits -- its stderr the log, and no
+    other descriptor of ours stays open in it but its status pipe."""
+    log_fd = open_log(paths)
+    read_end, write_end = os.pipe()
+    for stream in (sys.stdout, sys.stderr):  # anything buffered would be written twice
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+    pid = os.fork()
+    if pid == 0:  # the intermediate child: never returns
+        try:
+            os.close(read_end)
+            os.setsid()  # no controlling terminal, no signals meant for the agent's process group
+            if os.fork() != 0:
+                os._exit(0)
+            _daemon_child(str(root), paths.dir.name, log_fd, write_end)
+        except BaseException:
+            _report_crash(log_fd, write_end)
+        os._exit(1)
+    os.close(write_end)
+    os.close(log_fd)
+    os.waitpid(pid, 0)  # the intermediate child exits at once
+    return ForkedDaemon(read_end)
+
+
+def _report_crash(log_fd: int, status_fd: int) -> None:
+    import traceback
+
+    try:
+        os.write(log_fd, traceback.format_exc().encode("utf-8", "replace"))
+        os.write(status_fd, b"X1")
+    except OSError:
+        pass
+
+
+def _above_stdio(fd: int) -> int:
+    import fcntl
+
+    return fd if fd > 2 else fcntl.fcntl(fd, fcntl.F_DUPFD, 3)
+
+
+def _daemon_child(root: str, project_hash: str, log_fd: int, status_fd: int) -> NoReturn:
+    """The daemon's side of :func:`fork_daemon`: detach from everything of the forwarder's, run, exit."""
+    import atexit
+
+    status = 1
+    try:
+        # stdin/stdout/stderr may have been closed by whoever started the forwarder: keep ours off 0-2.
+        log_fd, status_fd = _above_stdio(log_fd), _above_stdio(status_fd)
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+        os.dup2(log_fd, 2)
+        os.closerange(3, status_fd)  # as close_fds=True would: the log, null, the agent's fds, sockets
+        os.closerange(status_fd + 1, _max_fd())
+        os.chdir(root)
+        atexit._clear()  # the forwarder's exit handlers are not the daemon's
+        try:
+            with open("/proc/self/comm", "w") as f:  # Linux; ps/top/pgrep name it (argv stays "memtree serve")
+                f.write(DAEMON_PROCESS_NAME)
+        except OSError:
+            pass
+        from memtree_core.daemon.main import run
+
+        status = run(root, project_hash, on_ready=lambda: _say(status_fd, b"R"))
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        _finish(status, status_fd)
+
+
+def _finish(status: int, status_fd: int) -> NoReturn:
+    """What interpreter shutdown does, in a child that must not return into the forwarder's frames."""
+    import atexit
+    import threading
+
+    try:
+        for t in threading.enumerate():
+            if t is not threading.current_thread() and not t.daemon:
+                t.join(timeout=5)
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+    except BaseException:
+        pass
+    _say(status_fd, b"X%d" % status)
+    os._exit(status)
+
+
+def _say(fd: int, what: bytes) -> None:
+    try:
+        os.write(fd, what)
+    except OSError:
+        pass  # the forwarder has stopped listening (it only does while it waits for us to start)
+
+
+def _max_fd() -> int:
+    try:
+        return max(256, int(os.sysconf("SC_OPEN_MAX")))  # Linux closes the range in one syscall
+    except (OSError, ValueError):
+        return 1 << 16
 
 
 def log_tail(paths: ProjectPaths, lines: int = 5) -> str:

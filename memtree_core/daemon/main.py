@@ -21,6 +21,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +96,8 @@ def _last_capture() -> float | None:
 
 
 class Daemon:
-    def __init__(self, project: str | None, project_hash: str | None = None) -> None:
+    def __init__(self, project: str | None, project_hash: str | None = None,
+                 on_ready: Callable[[], None] | None = None) -> None:
         root = Path(project or os.getcwd()).expanduser().absolute()
         # The forwarder already ran git for the identity; skip that on the cold-start path when it says so.
         self.identity = (Identity(project_hash, root, False, None) if project_hash
@@ -112,6 +114,7 @@ class Daemon:
         self.boot_failed = False
         self.idle_timeout_s = DEFAULT_IDLE_TIMEOUT_S  # until the settings are loaded
         self.t0 = time.perf_counter()
+        self.on_ready = on_ready  # told once the sockets and the state file are in place
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def run(self) -> int:
@@ -129,6 +132,8 @@ class Daemon:
                 "started_at": time.time(),
             })
             self._install_signals()
+            if self.on_ready is not None:
+                self.on_ready()
             setup_logging(self.paths)
             log.info("daemon %s starting for %s (pid %d)", self.version, self.identity.root, os.getpid())
             return self._serve()
@@ -240,5 +245,6 @@ class Daemon:
             self.lock_fd = None
 
 
-def run(project: str | None, project_hash: str | None = None) -> int:
-    return Daemon(project, project_hash).run()
+def run(project: str | None, project_hash: str | None = None,
+        on_ready: Callable[[], None] | None = None) -> int:
+    return Daemon(project, project_hash, on_ready).run()
