@@ -8,11 +8,14 @@ package (MIT licence) shipped as ``anthropic/tokenizer.json`` up to version 0.38
 from __future__ import annotations
 
 import gzip
+import math
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from memtree_plugins.tokens import EstimatingCounter, estimate
+from memtree_plugins.tokens import RUN, SAFETY, SINGLE_BLANK, UNIT, EstimatingCounter, _is_blob, estimate
 
 REPO = Path(__file__).resolve().parent.parent
 TOKENIZER = REPO / "tests" / "data" / "claude-legacy-tokenizer.json.gz"
@@ -83,3 +86,38 @@ def test_counter_basics():
     assert c.count("") == 0
     assert c.count("a") >= 1
     assert c.count("word " * 100) > c.count("word " * 10)
+
+
+def by_the_rules(text: str) -> int:
+    """The estimate as the docstring states it: one regex match per unit (the fast path counts the same
+    units with bytes.translate/count; this is the readable definition it must agree with)."""
+    if not text:
+        return 0
+    units = UNIT.subn("", text)[1] - 0.5 * SINGLE_BLANK.subn("", text)[1]
+    nbytes = len(text.encode("utf-8", "surrogatepass"))
+    units += 0.75 * (nbytes - sum(1 for ch in text if ord(ch) < 128))
+    for run in RUN.findall(text):
+        if _is_blob(run):
+            units += (3 * len(run) + 3) // 4 - UNIT.subn("", run)[1]
+    return math.ceil(units * SAFETY)
+
+
+# Characters at every class boundary the fast path handles: lower/upper/digit/underscore runs, blanks, each
+# line break, punctuation, controls, "+/=" of base64 runs, multi-byte UTF-8 and a lone surrogate.
+EDGY = "aAbBzZqQ09_ \t\r\n\f\v!#~=+/\x00\x7f\x1fé東🙂\ud800"
+PIECES = ["HTTP", "Server", "ABc", "aB", "Ab", "parse", "__", "_" * 17, "  ", "\r\n", "12345", "Zm9vYmFyYmF6cXV4",
+          "==", "/usr/lib/python3", "é", "\t"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.text(alphabet=EDGY, max_size=80), st.text(max_size=80),
+                 st.lists(st.sampled_from(PIECES), max_size=30).map("".join)))
+def test_fast_count_equals_the_rules_on_any_text(text):
+    assert estimate(text) == by_the_rules(text)
+
+
+def test_fast_count_equals_the_rules_on_this_repo():
+    texts = [t for _, t in repo_texts()]
+    assert len(texts) > 20
+    for text in texts:
+        assert estimate(text) == by_the_rules(text)
