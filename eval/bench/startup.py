@@ -204,13 +204,21 @@ def main() -> None:
         first.close()
         stop_daemon(project, env)
 
-        print(f"python {sys.version.split()[0]}   cold runs {args.cold}   warm runs {args.warm}   reads {args.reads}")
+        load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+        print(f"python {sys.version.split()[0]}   cold runs {args.cold}   warm runs {args.warm}   reads {args.reads}   "
+              f"load {load} on {os.cpu_count()} cpus (cold figures are noisy on a loaded machine; the paired "
+              f"ratios compare runs of the same round)")
         print(f"{'figure':58s} {'p50 ms':>8s} {'p95 ms':>8s} {'ratio':>8s}  goal")
         print(f"{'(a) floor: bare MCPServer, spawn -> initialize':58s} {bare_p50:8.1f} {pct(cold_bare, .95):8.1f}")
         print(f"{'(a) memtree serve, cold (forks the daemon)':58s} {mt_p50:8.1f} {pct(cold_memtree, .95):8.1f} "
               f"{mt_p50 / bare_p50:7.2f}x  <= 1.10x of the floor")
         print(f"{'(a) ... same, daemon exec-started (MEMTREE_DAEMON_EXEC=1)':58s} {exec_p50:8.1f} "
               f"{pct(cold_exec, .95):8.1f} {exec_p50 / bare_p50:7.2f}x  (fork saves {exec_p50 - mt_p50:.0f} ms)")
+        paired = statistics.median(m / b for m, b in zip(cold_memtree, cold_bare, strict=True))
+        paired_exec = statistics.median(e / b for e, b in zip(cold_exec, cold_bare, strict=True))
+        print(f"{'(a) paired: median of memtree/bare over the rounds, fork':58s} {'':8s} {'':8s} {paired:7.2f}x  "
+              f"<= 1.10x")
+        print(f"{'(a) paired: median of memtree/bare over the rounds, exec':58s} {'':8s} {'':8s} {paired_exec:7.2f}x")
         lb, lm = statistics.median(listed_bare), statistics.median(listed_memtree)
         print(f"{'(a) floor: bare MCPServer, spawn -> tools/list answered':58s} {lb:8.1f} {pct(listed_bare, .95):8.1f}")
         print(f"{'(a) memtree serve, cold, spawn -> tools/list (all tools)':58s} {lm:8.1f} "

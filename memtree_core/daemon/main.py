@@ -33,6 +33,7 @@ from memtree_core.project import Identity, ProjectPaths, identify, memtree_home
 log = logging.getLogger("memtree.daemon")
 
 POLL_S = 0.2  # how often the main loop looks at the stop flag and the idle clock
+BOOT_SWITCH_INTERVAL_S = 0.0005  # see _main_loop
 DEFAULT_IDLE_TIMEOUT_S = 1800.0  # settings' default; the real value arrives with the settings
 
 
@@ -115,6 +116,7 @@ class Daemon:
         self.idle_timeout_s = DEFAULT_IDLE_TIMEOUT_S  # until the settings are loaded
         self.t0 = time.perf_counter()
         self.on_ready = on_ready  # told once the sockets and the state file are in place
+        self.switch_interval = sys.getswitchinterval()  # restored once the boot thread is done
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def run(self) -> int:
@@ -186,6 +188,7 @@ class Daemon:
                                  f"(see {self.paths.log}); fix it, then 'memtree stop' or end this session")
             self.boot_failed = True
         finally:
+            sys.setswitchinterval(self.switch_interval)
             server.tools_ready.set()
 
     def _start_thread(self, name: str, target: Any, *args: Any) -> None:
@@ -206,6 +209,10 @@ class Daemon:
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(serve_socket, self.mcp_sock, server, activity)
+            # The boot thread holds the GIL for long stretches (imports, settings, plugins); the sessions' thread
+            # would wait up to a whole switch interval (5 ms) at every socket wakeup while answering the first
+            # handshake.  A short interval until boot is done hands the GIL back sooner.
+            sys.setswitchinterval(BOOT_SWITCH_INTERVAL_S)
             tg.start_soon(anyio.to_thread.run_sync, self._boot, server)
             while not self.stop_event.is_set():
                 await anyio.sleep(POLL_S)
