@@ -2,16 +2,20 @@
 
 Layout (all created only when sqlite-vec loads; see ``Store.vector``):
 
-* ``nodes_vec`` (spec §3): ``id, embedding (float32 BLOB), embedding_model, embedding_dim, embedded_at``
-  — the record of what was embedded with which model.  The mixed-model check reads it (through the
-  ``nodes_vec_model`` index, so it never scans the blobs).
-* one KNN index per (model, dim): ``nodes_vec_f_<tag>`` (vec0, ``float[dim]``, cosine) and
-  ``nodes_vec_b_<tag>`` (vec0, ``bit[dim]``, for the binary pre-filter), keyed by ``nodes.rowid``.
-  vec0 needs a fixed dimension per table, hence one pair per model.  Rows whose ``nodes_vec`` entry is
-  gone (the pruner deletes those) are filtered at query time and swept by :func:`sweep_orphans`.
+* ``nodes_vec`` (spec §3): ``id, embedding (float32 BLOB, as the embedder returned it), embedding_model,
+  embedding_dim, embedded_at`` — the record of what was embedded with which model.  The mixed-model check
+  reads the two ends of the ``nodes_vec_model`` index (two seeks), so it never scans.
+* one KNN index per (model, dim): ``nodes_vec_l2_<tag>`` (vec0, ``float[dim]``, unit-normalised vectors
+  under L2, which ranks as cosine) and ``nodes_vec_bit_<tag>`` (vec0, ``bit[dim]``, for the binary
+  pre-filter), keyed by ``nodes.rowid``.  vec0 needs a fixed dimension per table, hence one pair per
+  model.  Tables of the older layout (``nodes_vec_f_/_b_``, cosine metric) are rebuilt from ``nodes_vec``
+  on first use.  Rows whose ``nodes_vec`` entry is gone (the pruner deletes those) are filtered at query
+  time and swept by :func:`sweep_orphans`.
 
-Why vec0 and not a scan of ``nodes_vec``: at 100k x 384 a vec0 KNN took 35 ms here, a
-``vec_distance_cosine`` scan of the plain table 94 ms (eval/bench/semantic.py measures both).
+Why vec0 and not a scan of ``nodes_vec``: at 100k x 384 a vec0 KNN takes 30-42 ms here, a
+``vec_distance_cosine`` scan of the plain table 90-100 ms (eval/bench/semantic.py measures both).
+Filters by status/kind/path/time/parent apply after the vec0 pass, or — when they admit few nodes —
+instead of it (see :func:`knn`).
 
 A search whose embedder's (model, dim) differs from what the store holds raises :class:`ModelMismatch`,
 naming ``memtree reembed``.
@@ -20,6 +24,7 @@ naming ``memtree reembed``.
 from __future__ import annotations
 
 import hashlib
+import math
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -119,9 +124,17 @@ def _tag(model: str, dim: int) -> str:
     return hashlib.sha1(f"{model}\0{dim}".encode()).hexdigest()[:12]
 
 
+# (float table prefix, binary table prefix) per index layout, newest first.  Layout 1 (e26bf14) used
+# distance_metric=cosine; layout 2 stores unit-normalised vectors under the default L2 metric, which ranks
+# the same (for unit vectors cosine distance = L2^2 / 2) and costs less per row in sqlite-vec's scalar
+# build: 28 vs 32-38 ms at 100k here (eval/bench/semantic.py).
+LAYOUTS = (("nodes_vec_l2_", "nodes_vec_bit_"), ("nodes_vec_f_", "nodes_vec_b_"))
+
+
 def index_tables(model: str, dim: int) -> tuple[str, str]:
     tag = _tag(model, dim)
-    return f"nodes_vec_f_{tag}", f"nodes_vec_b_{tag}"
+    fpre, bpre = LAYOUTS[0]
+    return f"{fpre}{tag}", f"{bpre}{tag}"
 
 
 def require_vectors(store: Store) -> None:
@@ -129,32 +142,77 @@ def require_vectors(store: Store) -> None:
         raise SemanticUnavailable(f"vector search is off: {store.vector.reason}")
 
 
-def ensure_index(store: Store, model: str, dim: int) -> tuple[str, str]:
-    """Create the KNN tables for (model, dim) if missing; idempotent."""
+def unit(vector: Sequence[float]) -> list[float]:
+    """``vector`` scaled to length 1 (a zero vector stays zero)."""
+    norm = math.hypot(*vector)
+    return [x / norm for x in vector] if norm > 0 else list(vector)
+
+
+def ensure_index(store: Store, model: str, dim: int, *, create: bool = True) -> tuple[str, str] | None:
+    """The KNN tables for (model, dim): created if missing (``create``), rebuilt from ``nodes_vec`` when
+    the store has them in an older layout.  None when there are none and ``create`` is False."""
     require_vectors(store)
     ftab, btab = index_tables(model, dim)
-    key = f"vec_index:{ftab}"
-    if store.get_meta(key) is None:
-        with store.tx() as c:
-            c.execute("CREATE INDEX IF NOT EXISTS nodes_vec_model ON nodes_vec(embedding_model, embedding_dim)")
-            c.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {ftab} USING vec0("
-                      f"embedding float[{int(dim)}] distance_metric=cosine)")
-            c.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {btab} USING vec0(embedding bit[{int(dim)}])")
-            c.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
-                      "value = excluded.value", (key, f"{model}\0{dim}"))
+    if store.get_meta(f"vec_index:{ftab}") is not None:
+        return ftab, btab
+    tag = _tag(model, dim)
+    old = [(f"{f}{tag}", f"{b}{tag}") for f, b in LAYOUTS[1:] if store.get_meta(f"vec_index:{f}{tag}") is not None]
+    if not old and not create:
+        return None
+    with store.tx() as c:
+        c.execute("CREATE INDEX IF NOT EXISTS nodes_vec_model ON nodes_vec(embedding_model, embedding_dim)")
+        c.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {ftab} USING vec0(embedding float[{int(dim)}])")
+        c.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {btab} USING vec0(embedding bit[{int(dim)}])")
+        if old:  # an older layout: copy this model's vectors over once, then drop its tables
+            rows = c.execute("SELECT n.rowid, v.embedding FROM nodes_vec v JOIN nodes n ON n.id = v.id "
+                             "WHERE v.embedding_model = ? AND v.embedding_dim = ?", (model, dim)).fetchall()
+            for rowid, blob in rows:
+                _insert_index_rows(c, ftab, btab, rowid, unit(unpack(blob)))
+            for oftab, obtab in old:
+                c.execute(f"DROP TABLE IF EXISTS {oftab}")
+                c.execute(f"DROP TABLE IF EXISTS {obtab}")
+                c.execute("DELETE FROM meta WHERE key = ?", (f"vec_index:{oftab}",))
+        c.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
+                  "value = excluded.value", (f"vec_index:{ftab}", f"{model}\0{dim}"))
     return ftab, btab
 
 
+def _insert_index_rows(c: Any, ftab: str, btab: str, rowid: int, unit_vec: Sequence[float]) -> None:
+    blob = pack(unit_vec)
+    c.execute(f"INSERT INTO {ftab} (rowid, embedding) VALUES (?, ?)", (rowid, blob))
+    c.execute(f"INSERT INTO {btab} (rowid, embedding) VALUES (?, vec_quantize_binary(?))", (rowid, blob))
+
+
+def _model_span(store: Store) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
+    """The first and last (model, dim) in ``nodes_vec_model`` order: two index seeks, whatever the size.
+    Equal ends mean one model holds every vector; this is what runs on each query (a GROUP BY over 100k
+    rows took 5-12 ms here, twice per search).  ``put_vectors`` creates the index with the first vector."""
+    ends = []
+    for order in ("ASC", "DESC"):
+        row = store.query_one(f"SELECT embedding_model, embedding_dim FROM nodes_vec "
+                              f"ORDER BY embedding_model {order}, embedding_dim {order} LIMIT 1")
+        ends.append((row[0], int(row[1])) if row else None)
+    return ends[0], ends[1]
+
+
 def stored_models(store: Store) -> list[tuple[str, int, int]]:
-    """(model, dim, count) of the vectors in the store."""
+    """(model, dim, count) of the vectors in the store, most vectors first."""
     if not store.vector.available:
         return []
+    first, last = _model_span(store)
+    if first is None:
+        return []
+    if first == last:
+        return [(first[0], first[1], int(store.query_one("SELECT count(*) FROM nodes_vec")[0]))]  # type: ignore[index]
     return [(m, int(d), int(n)) for m, d, n in store.query(
         "SELECT embedding_model, embedding_dim, count(*) FROM nodes_vec GROUP BY 1, 2 ORDER BY 3 DESC")]
 
 
 def check_model(store: Store, model: str, dim: int) -> None:
     """Raise :class:`ModelMismatch` unless every stored vector is (model, dim)."""
+    first, last = _model_span(store)
+    if first is None or first == last == (model, dim):
+        return
     other = [(m, d, n) for m, d, n in stored_models(store) if (m, d) != (model, dim)]
     if other:
         held = ", ".join(f"{n} x {m} ({d} dims)" for m, d, n in other)
@@ -167,7 +225,7 @@ def put_vectors(store: Store, rows: Sequence[tuple[str, Sequence[float]]], model
     """Write (node_id, vector) pairs for ``model``; replaces a node's earlier vector.  Returns rows written."""
     if not rows:
         return 0
-    ftab, btab = ensure_index(store, model, dim)
+    ftab, btab = ensure_index(store, model, dim)  # type: ignore[misc]
     ts = now_ms()
     written = 0
     with store.tx() as c:
@@ -183,8 +241,7 @@ def put_vectors(store: Store, rows: Sequence[tuple[str, Sequence[float]]], model
                       "VALUES (?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET embedding = excluded.embedding, "
                       "embedding_model = excluded.embedding_model, embedding_dim = excluded.embedding_dim, "
                       "embedded_at = excluded.embedded_at", (node_id, blob, model, dim, ts))
-            c.execute(f"INSERT INTO {ftab} (rowid, embedding) VALUES (?, ?)", (r[0], blob))
-            c.execute(f"INSERT INTO {btab} (rowid, embedding) VALUES (?, vec_quantize_binary(?))", (r[0], blob))
+            _insert_index_rows(c, ftab, btab, r[0], unit(vec))
             written += 1
     return written
 
@@ -194,7 +251,9 @@ def _all_index_tables(store: Store) -> list[str]:
     out = []
     for (key,) in store.query("SELECT key FROM meta WHERE key GLOB 'vec_index:*'"):
         ftab = key.split(":", 1)[1]
-        out += [ftab, ftab.replace("nodes_vec_f_", "nodes_vec_b_", 1)]
+        for fpre, bpre in LAYOUTS:
+            if ftab.startswith(fpre):
+                out += [ftab, bpre + ftab[len(fpre):]]
     return out
 
 
@@ -255,57 +314,95 @@ def backlog(store: Store) -> int:
 
 
 # -- KNN ----------------------------------------------------------------------------------------------
+WIDEN_MAX = 400  # vec0's top-k costs O(rows x k): beyond a few hundred, ranking the filter's nodes is cheaper
+# A filter admitting at most this many nodes is ranked directly (a few ms through the ``nodes`` indexes)
+# instead of after a vec0 pass over every vector (~30-40 ms at 100k here).
+SCAN_MAX = 2000
+
+
 def knn(store: Store, vector: Sequence[float], model: str, dim: int, k: int, *,
         statuses: Sequence[str] = ("live",), kinds: Sequence[str] | None = None,
-        where: tuple[str, Sequence[Any]] | None = None, prefilter: int = 0) -> list[tuple[str, float]]:
+        where: tuple[str, Sequence[Any]] | None = None, prefilter: int = 0,
+        selective: bool = False) -> list[tuple[str, float]]:
     """The ``k`` nearest nodes to ``vector`` as (node_id, cosine distance), nearest first.
 
-    ``prefilter=N`` first takes the N nearest by Hamming distance over the binary-quantized vectors and
-    re-ranks only those by exact cosine (faster, approximate; eval/bench/semantic.py reports its recall).
-    Only nodes in ``statuses`` (and ``kinds``) count — or, given ``where`` (a SQL fragment over
-    ``nodes n`` and its parameters), the nodes it admits; the search widens until it has ``k`` or runs out.
+    Only nodes in ``statuses`` (and ``kinds``) count — or, given ``where`` (a SQL fragment over ``nodes n``
+    and its parameters), the nodes it admits.  A filter that admits at most ``SCAN_MAX`` nodes (a bounded
+    count decides) or ``selective=True`` has its nodes ranked exactly through the ``nodes`` indexes, so the
+    cost follows the filter's size.  Otherwise the vec0 index ranks all vectors and the filter is applied
+    to its nearest few; when too few pass, it widens once or falls back to ranking the filter's nodes.
+    Results are exact either way, except with ``prefilter``.
+
+    ``prefilter=N`` takes the N nearest by Hamming distance over the binary-quantized vectors and re-ranks
+    only those by exact cosine: approximate, and off by default because at N=100 it is not faster here
+    (sqlite-vec's top-k is O(rows x N)); eval/bench/semantic.py reports its latency and recall@10.
     """
     require_vectors(store)
     check_model(store, model, dim)
     if len(vector) != dim:
         raise ValueError(f"query vector has {len(vector)} dims, the index {dim}")
-    ftab, btab = index_tables(model, dim)
-    if store.get_meta(f"vec_index:{ftab}") is None:
+    tables = ensure_index(store, model, dim, create=False)
+    if tables is None:
         return []
-    blob = pack(vector)
+    ftab, btab = tables
+    raw, blob = pack(vector), pack(unit(vector))
     want = max(1, k)
-    total = int((store.query_one("SELECT count(*) FROM nodes_vec") or (0,))[0])
-    fetch = min(max(want * 2, want + 8), max(total, 1))
     if where is None:
         parts, params = [f"n.status IN ({','.join('?' * len(statuses))})"], list(statuses)
         if kinds:
             parts.append(f"n.kind IN ({','.join('?' * len(kinds))})")
             params += list(kinds)
         where = (" AND ".join(parts), params)
-    cond, cond_params = where[0] or "1", list(where[1])
-    while True:
-        with store.lock:
-            if prefilter:
-                cand = [r for (r,) in store.query(
-                    f"SELECT rowid FROM {btab} WHERE embedding MATCH vec_quantize_binary(?) AND k = ?",
-                    (blob, max(prefilter, fetch)))]
-                marks = ",".join("?" * len(cand)) or "NULL"
-                # Re-rank from nodes_vec: a rowid IN (...) lookup on the vec0 table scans it whole.
-                rows = store.query(
-                    f"SELECT n.id, vec_distance_cosine(v.embedding, ?) AS d FROM nodes n "
-                    f"JOIN nodes_vec v ON v.id = n.id "
-                    f"WHERE n.rowid IN ({marks}) AND ({cond}) ORDER BY d LIMIT ?",
-                    [blob, *cand, *cond_params, want])
-            else:
-                rows = store.query(
-                    f"SELECT n.id, k.distance FROM (SELECT rowid, distance FROM {ftab} "
-                    f"WHERE embedding MATCH ? AND k = ?) k JOIN nodes n ON n.rowid = k.rowid "
-                    f"JOIN nodes_vec v ON v.id = n.id "
-                    f"WHERE ({cond}) ORDER BY k.distance LIMIT ?",
-                    [blob, fetch, *cond_params, want])
-        if len(rows) >= want or fetch >= total or fetch >= 4096:
+    # Pruned nodes are never results, whatever the filter says (keyword search drops them from FTS too);
+    # the pruner deletes their vectors, this covers the time until it has.
+    cond, cond_params = f"({where[0] or '1'}) AND n.status != 'pruned'", list(where[1])
+    with store.lock:
+        if not selective and not prefilter:
+            probe = store.query_one(f"SELECT count(*) FROM (SELECT 1 FROM nodes n WHERE {cond} LIMIT ?)",
+                                    [*cond_params, SCAN_MAX + 1])
+            selective = int(probe[0]) <= SCAN_MAX if probe else False
+        if selective:
+            return _ranked_scan(store, raw, cond, cond_params, model, dim, want)
+        if prefilter:
+            cand = [r for (r,) in store.query(
+                f"SELECT rowid FROM {btab} WHERE embedding MATCH vec_quantize_binary(?) AND k = ?",
+                (blob, max(prefilter, want)))]
+            # Re-rank from nodes_vec: a rowid IN (...) lookup on the vec0 table scans it whole.
+            rows = store.query(
+                f"SELECT n.id, vec_distance_cosine(v.embedding, ?) AS d FROM nodes n "
+                f"JOIN nodes_vec v ON v.id = n.id "
+                f"WHERE n.rowid IN ({','.join('?' * len(cand)) or 'NULL'}) AND ({cond}) ORDER BY d LIMIT ?",
+                [raw, *cand, *cond_params, want])
             return [(i, float(d)) for i, d in rows]
-        fetch = min(fetch * 4, total, 4096)
+        total = int((store.query_one("SELECT count(*) FROM nodes_vec") or (0,))[0])
+        fetch = min(max(want * 2, want + 8), max(total, 1))
+        while True:
+            # L2 over unit vectors -> cosine distance = d^2 / 2.
+            rows = store.query(
+                f"SELECT n.id, k.distance * k.distance / 2 FROM (SELECT rowid, distance FROM {ftab} "
+                f"WHERE embedding MATCH ? AND k = ?) k JOIN nodes n ON n.rowid = k.rowid "
+                f"JOIN nodes_vec v ON v.id = n.id "
+                f"WHERE ({cond}) ORDER BY k.distance LIMIT ?",
+                [blob, fetch, *cond_params, want])
+            if len(rows) >= want:
+                return [(i, float(d)) for i, d in rows]
+            # Too few passed.  Widen once if the pass rate says a few hundred would do; else rank the filter.
+            need = fetch * want * 3 // max(1, len(rows) * 2) if rows else WIDEN_MAX + 1
+            if need > WIDEN_MAX or fetch >= min(total, WIDEN_MAX):
+                return _ranked_scan(store, raw, cond, cond_params, model, dim, want)
+            fetch = min(need, total)
+
+
+def _ranked_scan(store: Store, raw: bytes, cond: str, cond_params: list[Any], model: str, dim: int,
+                 want: int) -> list[tuple[str, float]]:
+    """Exact cosine over the nodes ``cond`` admits (their ``nodes_vec`` rows), nearest first.  The unary
+    ``+`` keeps the planner off ``nodes_vec_model`` (which every row matches: a scan of all vectors) and on
+    the ``nodes`` indexes the filter can use."""
+    rows = store.query(
+        f"SELECT n.id, vec_distance_cosine(v.embedding, ?) AS d FROM nodes n JOIN nodes_vec v ON v.id = n.id "
+        f"WHERE ({cond}) AND +v.embedding_model = ? AND +v.embedding_dim = ? ORDER BY d LIMIT ?",
+        [raw, *cond_params, model, dim, want])
+    return [(i, float(d)) for i, d in rows]
 
 
 def embed_query(app: App, text: str) -> tuple[Embedder, list[float]]:

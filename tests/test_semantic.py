@@ -246,3 +246,100 @@ def test_third_party_summarizer_ranker_and_embedder(home: Path, project: Path) -
         assert choice.embedder is None and choice.reason == "broken on purpose"
     finally:
         app.close()
+
+
+# -- the KNN index itself: exact against a brute-force ranking, whatever the filter ----------------------
+def _vectors(n: int, dim: int, seed: int) -> list[list[float]]:
+    """Clustered, unnormalised vectors (the index must not assume unit length): data for the index, not
+    meaning — the semantic tests above use the real model."""
+    import random
+
+    rnd = random.Random(seed)
+    centres = [[rnd.gauss(0, 1) for _ in range(dim)] for _ in range(8)]
+    return [[c + 0.5 * rnd.gauss(0, 1) + 0.3 for c in centres[i % 8]] for i in range(n)]
+
+
+def _cos_distance(a: list[float], b: list[float]) -> float:
+    import math
+
+    return 1 - sum(x * y for x, y in zip(a, b, strict=True)) / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+
+
+def _brute(q: list[float], vecs: dict[str, list[float]], k: int) -> list[str]:
+    return sorted(vecs, key=lambda i: _cos_distance(q, vecs[i]))[:k]
+
+
+@pytest.fixture
+def vstore(project: Path):
+    from memtree_core.store import Store
+
+    store = Store.open(project / "vec.db")
+    if not store.vector.available:
+        store.close()
+        pytest.skip(f"sqlite-vec unavailable: {store.vector.reason}")
+    yield store
+    store.close()
+
+
+@pytest.fixture(params=["vec0", "ranked"])
+def knn_path(request, monkeypatch):
+    """Run a test through both KNN paths: the vec0 index (no filter counts as small) and the direct ranking
+    of the filter's nodes (every filter here admits fewer than SCAN_MAX)."""
+    if request.param == "vec0":
+        monkeypatch.setattr(vectors, "SCAN_MAX", 0)
+    return request.param
+
+
+def test_knn_is_exact_and_filters_never_starve_it(vstore, knn_path) -> None:
+    dim = 16
+    vecs = _vectors(300, dim, 1)
+    ids = [vstore.insert_node("note" if i % 60 == 0 else "tool_output", f"n{i}", status_="live").id
+           for i in range(300)]
+    assert vectors.put_vectors(vstore, list(zip(ids, vecs, strict=True)), "m", dim) == 300
+    by_id = dict(zip(ids, vecs, strict=True))
+    query = _vectors(301, dim, 2)[-1]
+
+    got = vectors.knn(vstore, query, "m", dim, 10)
+    assert [i for i, _ in got] == _brute(query, by_id, 10)
+    assert all(a[1] <= b[1] for a, b in zip(got, got[1:], strict=False))  # nearest first
+    assert [d for _, d in got] == pytest.approx([_cos_distance(query, by_id[i]) for i, _ in got], abs=1e-5)
+    # A kind held by 5 of 300 nodes: the index's nearest rarely include them; all 5 still come back, ranked.
+    notes = {i: v for i, v in by_id.items() if vstore.get_node(i).kind == "note"}
+    assert [i for i, _ in vectors.knn(vstore, query, "m", dim, 10, kinds=["note"])] == _brute(query, notes, 10)
+    # Non-live nodes are never returned, even when they are the nearest.
+    nearest = [i for i, _ in got[:3]]
+    vstore.transition(nearest, "superseded", "test")
+    live = {i: v for i, v in by_id.items() if i not in nearest}
+    assert [i for i, _ in vectors.knn(vstore, query, "m", dim, 10)] == _brute(query, live, 10)
+    assert [i for i, _ in vectors.knn(vstore, query, "m", dim, 3, statuses=["superseded"])] == nearest
+    vstore.transition(nearest, "pruned", "test")
+    assert not set(nearest) & {i for i, _ in vectors.knn(vstore, query, "m", dim, 300, statuses=["live", "pruned"])}
+    # selective=True ranks the filter's nodes directly: same answer.
+    cond = ("n.status = 'live' AND n.kind = ?", ["note"])
+    assert vectors.knn(vstore, query, "m", dim, 4, where=cond, selective=True) == \
+        vectors.knn(vstore, query, "m", dim, 4, where=cond)
+
+
+def test_an_index_of_the_older_layout_is_rebuilt_once(vstore, knn_path) -> None:
+    dim = 8
+    vecs = _vectors(40, dim, 3)
+    ids = [vstore.insert_node("note", f"n{i}", status_="live").id for i in range(40)]
+    vectors.put_vectors(vstore, list(zip(ids, vecs, strict=True)), "m", dim)
+    want = vectors.knn(vstore, vecs[5], "m", dim, 5)
+    # What e26bf14 left behind: distance_metric=cosine tables under the f_/b_ names, and no l2_ tables.
+    ftab, btab = vectors.index_tables("m", dim)
+    old_f, old_b = (pre + ftab.rsplit("_", 1)[1] for pre in vectors.LAYOUTS[1])
+    with vstore.tx() as c:
+        c.execute(f"DROP TABLE {ftab}")
+        c.execute(f"DROP TABLE {btab}")
+        c.execute("DELETE FROM meta WHERE key = ?", (f"vec_index:{ftab}",))
+        c.execute(f"CREATE VIRTUAL TABLE {old_f} USING vec0(embedding float[{dim}] distance_metric=cosine)")
+        c.execute(f"CREATE VIRTUAL TABLE {old_b} USING vec0(embedding bit[{dim}])")
+        c.execute("INSERT INTO meta (key, value) VALUES (?, 'm')", (f"vec_index:{old_f}",))
+    got = vectors.knn(vstore, vecs[5], "m", dim, 5)
+    assert [i for i, _ in got] == [i for i, _ in want] and got[0][1] == pytest.approx(0, abs=1e-6)
+    names = {r[0] for r in vstore.query("SELECT name FROM sqlite_master")}
+    assert ftab in names and btab in names and old_f not in names and old_b not in names
+    assert vstore.get_meta(f"vec_index:{old_f}") is None
+    assert vectors.delete_vectors(vstore, ids[:1]) == 1
+    assert ids[0] not in {i for i, _ in vectors.knn(vstore, vecs[0], "m", dim, 5)}
