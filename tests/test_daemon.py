@@ -169,6 +169,25 @@ def test_the_daemon_outlives_the_session_holding_none_of_the_agents_pipes(
         assert second.close() == 0
 
 
+@pytest.mark.parametrize("exec_start", [False, True], ids=["forked", "exec-started"])
+def test_the_projects_own_files_never_shadow_the_daemons_modules(
+        home: Path, project: Path, env: dict[str, str], daemon_guard: list[int], exec_start: bool) -> None:
+    # The daemon runs in the project's directory; a project may well hold files named like our dependencies.
+    for name in ("anyio", "mcp_types", "pydantic", "logging"):
+        (project / f"{name}.py").write_text("raise ImportError('a project file shadowed the daemon\\'s module')\n")
+    client = RawClient(project, {**env, "MEMTREE_DAEMON_EXEC": "1"} if exec_start else env)
+    try:
+        client.send(INIT)
+        assert client.receive()["result"]["serverInfo"]["name"] == "memtree"
+        daemon_guard.extend(p for p in [state_pid(project)] if p)
+        client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        client.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        assert any(t["name"] == "t_echo" for t in client.receive()["result"]["tools"])
+    finally:
+        assert client.close() == 0
+    assert "shadowed" not in project_paths(project).log.read_text()
+
+
 def _ancestors(pid: int) -> list[int]:
     out = []
     while pid > 1:

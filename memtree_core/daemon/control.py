@@ -161,7 +161,8 @@ def spawn(paths: ProjectPaths, root: Path | str) -> subprocess.Popen[bytes]:
     log_fd = open_log(paths)
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "memtree_core.cli", "daemon", "--project", str(root),
+            # -P: the working directory is the project's; none of its files may shadow a module of ours
+            [sys.executable, "-P", "-m", "memtree_core.cli", "daemon", "--project", str(root),
              "--project-hash", paths.dir.name],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_fd,
             start_new_session=True, close_fds=True, cwd=str(root))
@@ -273,7 +274,7 @@ def _report_crash(log_fd: int, status_fd: int) -> None:
 def _above_stdio(fd: int) -> int:
     import fcntl
 
-    return fd if fd > 2 else fcntl.fcntl(fd, fcntl.F_DUPFD, 3)
+    return fd if fd > 2 else fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)  # close-on-exec, as os.pipe() makes them
 
 
 def _daemon_child(root: str, project_hash: str, log_fd: int, status_fd: int) -> NoReturn:
