@@ -301,3 +301,132 @@ def test_replacing_a_builtin_rule_by_name(home):
     plugins = build(Settings(), {"MEMTREE_LOAD_PLUGINS": ""}, extra=[("stricter", Stricter())])
     entry = plugins.redaction_rules.entry("jwt")
     assert entry.plugin == "stricter" and entry.replaced == "redaction"
+
+
+# ---- the shared scan (scan.py) must give every rule exactly what its own search gave ------------------
+
+from memtree_plugins.redaction import scan  # noqa: E402
+
+
+def _redact_all(rules, text: str) -> tuple[str, list[int]]:
+    hits = []
+    for rule in rules:
+        text, n = rule.redact(text)
+        hits.append(n)
+    return text, hits
+
+
+def _per_rule(rules, text: str, monkeypatch) -> tuple[str, list[int]]:
+    with monkeypatch.context() as m:
+        m.setattr(scan, "enabled", False)
+        return _redact_all(rules, text)
+
+
+def _glued(seed: int, n: int) -> list[str]:
+    """Samples and fixture lines glued with little or nothing between them, so that redactions touch,
+    merge, and create or destroy each other's keywords (a mark such as [REDACTED:mailgun-api-key] holds
+    'key')."""
+    pick = random.Random(seed)
+    leaky = [line for c in CASES for line in (LEAKY / c["file"]).read_text().splitlines(keepends=True)]
+    pieces = [t for t, _ in SAMPLES.values()] + leaky
+    seps = ["", "", " ", "\n", "=", ": ", '"', "&", "KEY=", "token: ", "-----", "://"]
+    return ["".join(p + pick.choice(seps) for p in pick.choices(pieces, k=pick.randint(2, 14))) for _ in range(n)]
+
+
+def test_scan_available():
+    assert scan.available(), "ahocorasick-rs is a dependency: pip install -e ."
+
+
+@pytest.mark.parametrize("name", [c["file"] for c in CASES] + [p.name for p in CLEAN] + ["glued", "everything"])
+def test_scanned_redaction_equals_per_rule_search(name, monkeypatch):
+    if name == "glued":
+        texts = _glued(rng.randrange(2**32), 150)
+    elif name == "everything":
+        texts = ["\n".join((LEAKY / c["file"]).read_text() for c in CASES) + "".join(p.read_text() for p in CLEAN)]
+    else:
+        texts = [(LEAKY / name if (LEAKY / name).exists() else LEAKY / "clean" / name).read_text()]
+    for text in texts:
+        assert _redact_all(RULES, text) == _per_rule(RULES, text, monkeypatch), text[:200]
+
+
+def _find_all(hay: str, needle: str) -> list[int]:
+    out, i = [], hay.find(needle)
+    while i >= 0:
+        out.append(i)
+        i = hay.find(needle, i + 1)
+    return out
+
+
+def test_scan_positions_follow_every_redaction():
+    needles = scan.current_needles()
+    names = needles.literals + needles.keywords
+    checked = 0
+    for text in _glued(rng.randrange(2**32), 40):
+        for rule in RULES:
+            text, _ = rule.redact(text)
+            sc = scan.scan_of(text, needles)  # the version the rules built, not a fresh scan
+            low = text.lower()
+            for nid, needle in enumerate(names):
+                expected = _find_all(text if nid < needles.n_literals else low, needle)
+                if expected or nid in sc.present:
+                    assert sc.positions(nid) == expected, (rule.name, needle)
+                    checked += 1
+    assert checked > 1000
+
+
+@pytest.mark.parametrize("text", [
+    # back-to-back matches: one rule's edits touch each other
+    _pem("RSA PRIVATE KEY") + _pem("EC PRIVATE KEY") + "\nghp_" + r(36) + "ghp_" + r(36),
+    # str.lower() lengthens "İ": the scan steps aside and every rule searches on its own
+    "İstanbul DB_PASSWORD=" + r(12) + " ghp_" + r(36),
+    # a lone surrogate (surrogateescape'd output) cannot go through the automaton
+    "out \udcff AKIA" + r(16, string.ascii_uppercase) + " token: " + r(30),
+    # non-ASCII around secrets: character, not byte, positions
+    "→ ✓ 密码 password: '" + r(24) + "' ünïcödé sk-ant-api03-" + r(40) + " €",
+])
+def test_scan_edge_texts_match_per_rule_search(text, monkeypatch):
+    out, hits = _redact_all(RULES, text)
+    assert (out, hits) == _per_rule(RULES, text, monkeypatch)
+    assert sum(hits) >= 2
+
+
+def test_rules_the_scan_does_not_know_still_run(home, project, monkeypatch):
+    """A third-party rule created after the automaton was built, a rule without keywords, a rule that is not
+    a PatternRule, and a PatternRule subclass with its own applies() all run in order."""
+    import re
+
+    from memtree_core.app import App
+
+    class Upper:  # not a PatternRule: changes the text without telling the scan
+        name = "upper-marker"
+
+        def redact(self, text):
+            return (text.replace("marker-x", "MARKER-X"), 1) if "marker-x" in text else (text, 0)
+
+    class OnlyShort(PatternRule):
+        def applies(self, text):
+            return len(text) < 10_000
+
+    late = PatternRule("late-token", re.compile(r"zq9_[a-z0-9]{20}"), literals=("zq9_",), anchored=True)
+    bare = PatternRule("bare-shape", re.compile(r"\bVV[0-9]{12}\b"))  # no keywords: runs everywhere
+    sub = OnlyShort("only-short", re.compile(r"MARKER-X-[0-9]{8}"), literals=("MARKER-X",))
+
+    class Late:
+        @hookimpl
+        def memtree_register_redaction_rules(self, register):
+            for rule in (Upper(), sub, late, bare):
+                register(rule)
+
+    app = App.open(project, extra=[("late", Late())])
+    try:
+        tok, shape, digits = "zq9_" + r(20, string.ascii_lowercase + string.digits), "VV" + r(12, string.digits), r(8, string.digits)
+        text = f"a {tok} b {shape} c marker-x-{digits} ghp_{r(36)}"
+        out, hits = app.redact(text)
+        assert tok not in out and shape not in out and digits not in out, out
+        assert {"late-token", "bare-shape", "only-short", "upper-marker", "github-pat"} <= set(hits)
+        with monkeypatch.context() as m:
+            m.setattr(scan, "enabled", False)
+            assert app.redact(text) == (out, hits)
+        assert app.redact("x" * 10_001 + f" MARKER-X-{digits}")[1].get("only-short") is None  # its applies()
+    finally:
+        app.close()

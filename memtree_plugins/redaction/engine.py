@@ -4,8 +4,14 @@
 A :class:`PatternRule` is one regex plus the cheap checks that decide whether the regex runs at all:
 
 * ``keywords`` — lower-case substrings; the regex runs only when one occurs in the text (case-insensitive).
-  Every capture (up to 100 KB) passes through every rule, so on clean text most rules cost one ``in`` test.
 * ``literals`` — the same, but case-sensitive (for prefixes such as ``AKIA`` whose lower-case form is common).
+
+Every capture (up to 100 KB) passes through every rule, so the rules do not look for their keywords
+themselves: one Aho-Corasick pass over the text finds all of them (:mod:`.scan`), kept up to date as rules
+redact, and a rule runs only where its keywords are.  The result is the same as each rule's own search
+(``applies``/``_starts``, still used when the scan cannot vouch for a text, for a subclass that overrides
+them, and for rules whose needles it cannot search exactly); a rule without keywords or literals runs on
+every text.
 
 The secret is the named group ``secret`` when the pattern has one (the rest of the match — a key name, a
 scheme, a host — is kept), else the whole match.  It is replaced by ``[REDACTED:<tag>]``.  A ``check``
@@ -22,6 +28,9 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
+
+from memtree_plugins.redaction import scan
 
 MARK = "[REDACTED:"
 
@@ -45,6 +54,7 @@ def placeholder(tag: str) -> str:
     return f"{MARK}{tag}]"
 
 
+@lru_cache(maxsize=4096)  # values recur within a capture (the same key in every config block)
 def shannon_entropy(value: str) -> float:
     """Bits per character of ``value``'s own character distribution (0 for empty)."""
     if not value:
@@ -187,51 +197,129 @@ class PatternRule:
         n = len(text)
         return sorted({i - back.match(rev, n - i).end() + (n - i) for i in found})
 
+    def __post_init__(self) -> None:
+        # The shared scan (scan.py) may stand in for applies()/_starts() only for this class's own search,
+        # and only for needles it finds exactly where `in`/`find` would: non-empty, keywords ASCII (a
+        # lower-cased window then equals that slice of the lower-cased text).
+        cls = type(self)
+        scanned = (cls.applies is PatternRule.applies and cls._starts is PatternRule._starts
+                   and all(self.literals) and all(k and k.isascii() for k in self.keywords))
+        object.__setattr__(self, "_scanned", scanned)
+        object.__setattr__(self, "_plan", None)
+        if scanned:
+            scan.learn(self.literals, self.keywords)
+
     def redact(self, text: str) -> tuple[str, int]:
-        if not text or not self.applies(text):
+        if not text:
             return text, 0
-        hits = 0
+        if self._scanned and scan.available():
+            done = self._redact_scanned(text)
+            if done is not None:
+                return done
+        if not self.applies(text):
+            return text, 0
+        new, hits, _ = self._apply(text, self._starts(text) if self.anchored else None)
+        return new, hits
+
+    def _needle_ids(self, needles: scan.Needles) -> tuple[int, ...]:
+        plan = self._plan
+        if plan is None or plan[0] is not needles:
+            ids = {needles.ids[(False, s)] for s in self.literals} | {needles.ids[(True, s)] for s in self.keywords}
+            plan = (needles, frozenset(ids), tuple(sorted(ids)))
+            object.__setattr__(self, "_plan", plan)
+        return plan[1], plan[2]
+
+    def _redact_scanned(self, text: str) -> tuple[str, int] | None:
+        """redact() with applies()/_starts() answered by the shared scan; None if there is none."""
+        needles = scan.current_needles()
+        sc = scan.scan_of(text, needles)
+        if sc is None:
+            return None
+        idset, ids = self._needle_ids(needles)
+        lists: list[list[int]] = []
+        if ids:
+            if idset.isdisjoint(sc.present):
+                return text, 0
+            lists = [pos for nid in ids if (pos := sc.positions(nid))]
+            if not lists:
+                return text, 0
+        starts = None
+        if self.anchored:
+            if not lists:
+                return text, 0  # an anchored rule without needles has nowhere to start
+            starts = lists[0] if len(lists) == 1 else sorted(set().union(*lists))
+            if self.back_over:
+                rev, back, n = sc.reversed_text, _back_pattern(self.back_over), len(text)
+                starts = sorted({i - back.match(rev, n - i).end() + (n - i) for i in starts})
+        new, hits, edits = self._apply(text, starts)
+        if edits:
+            scan.remember(sc.after(new, edits))
+        return new, hits
+
+    def _judge(self, m: re.Match[str], text: str, mark: str, has_group: bool) -> tuple[int, int, str | None, int]:
+        """How one match is redacted: ``(lo, hi, replacement, hits)``, ``text[lo:hi]`` becoming
+        ``replacement`` (None: the match stays as it is), ``m.start() <= lo <= hi <= m.end()``."""
+        if self.rewrite is not None:
+            whole = m.group(0)
+            new, n = self.rewrite(whole)
+            return m.start(), m.end(), (None if new == whole else new), n
+        start, end = m.span("secret") if has_group else (-1, -1)
+        if start < 0:  # no secret group, or it did not take part: the whole match is the secret
+            start, end = m.span()
+        secret = text[start:end]
+        if len(secret) >= 2 and secret[0] in "\"'" and secret[-1] == secret[0]:
+            start, end, secret = start + 1, end - 1, secret[1:-1]  # keep the quotes around it
+        if not secret or secret.startswith(MARK) or (self.check is not None and not self.check(m)):
+            return start, end, None, 0
+        base, stop = m.span()
+        if base <= start and end <= stop:
+            return start, end, mark, 1
+        # A secret group outside the match (in a lookaround): the match becomes what slicing it gives.
+        whole = m.group(0)
+        new = whole[: start - base] + mark + whole[end - base:]
+        return base, stop, (None if new == whole else new), 1
+
+    def _apply(self, text: str, starts: list[int] | None) -> tuple[str, int, list[tuple[int, int, str]]]:
+        """Redact the matches tried at ``starts`` (an anchored rule), or everywhere as ``re.sub`` finds them:
+        the new text, the hits, and the edits made as ``(start, end, replacement)`` in ``text``."""
         mark = placeholder(self.tag or self.name)
         has_group = "secret" in self.pattern.groupindex
-
-        def replace(m: re.Match[str]) -> str:
-            nonlocal hits
-            whole = m.group(0)
-            if self.rewrite is not None:
-                new, n = self.rewrite(whole)
+        judge = self._judge
+        edits: list[tuple[int, int, str]] = []
+        hits = 0
+        if starts is None:
+            def replace(m: re.Match[str]) -> str:
+                nonlocal hits
+                lo, hi, new, n = judge(m, text, mark, has_group)
                 hits += n
-                return new
-            start, end = m.span("secret") if has_group else (-1, -1)
-            if start < 0:  # no secret group, or it did not take part: the whole match is the secret
-                start, end = m.span()
-            secret = text[start:end]
-            if len(secret) >= 2 and secret[0] in "\"'" and secret[-1] == secret[0]:
-                start, end, secret = start + 1, end - 1, secret[1:-1]  # keep the quotes around it
-            if not secret or secret.startswith(MARK) or (self.check is not None and not self.check(m)):
-                return whole
-            hits += 1
-            base = m.start()
-            return whole[: start - base] + mark + whole[end - base:]
+                if new is None:
+                    return m.group(0)
+                edits.append((lo, hi, new))
+                return text[m.start():lo] + new + text[hi:m.end()]
 
-        if self.anchored:
-            pieces: list[str] = []
-            emitted = resume = 0
-            for pos in self._starts(text):
-                if pos < resume:  # inside the previous match, as re.sub would skip it
-                    continue
-                m = self.pattern.match(text, pos)
-                if m is None or m.end() == pos:
-                    continue
-                resume = m.end()
-                new = replace(m)
-                if new != m.group(0):
-                    pieces.append(text[emitted:pos])
-                    pieces.append(new)
-                    emitted = m.end()
-            if not hits:
-                return text, 0
-            pieces.append(text[emitted:])
-            return "".join(pieces), hits
+            out = self.pattern.sub(replace, text)
+            return (out, hits, edits) if hits else (text, 0, [])
 
-        out = self.pattern.sub(replace, text)
-        return (out, hits) if hits else (text, 0)
+        pieces: list[str] = []
+        emitted = resume = 0
+        match = self.pattern.match
+        for pos in starts:
+            if pos < resume:  # inside the previous match, as re.sub would skip it
+                continue
+            m = match(text, pos)
+            if m is None or m.end() == pos:
+                continue
+            resume = m.end()
+            lo, hi, new, n = judge(m, text, mark, has_group)
+            hits += n
+            if new is not None:
+                pieces.append(text[emitted:lo])
+                pieces.append(new)
+                emitted = hi
+                edits.append((lo, hi, new))
+        if not hits:
+            return text, 0, []
+        if not edits:
+            return text, hits, []
+        pieces.append(text[emitted:])
+        return "".join(pieces), hits, edits

@@ -54,8 +54,10 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from functools import lru_cache
 
 from memtree_plugins.redaction.engine import (
+    MARK,
     PatternRule,
     is_number_or_flag,
     is_pathlike,
@@ -179,6 +181,7 @@ _NOT_SECRET = re.compile(
     r"INDEX|COLUMN|TABLE|SCHEME|STYLE|REGEX|PATTERN|VALIDATOR|FUNCTION|FN|CLASS|CALLBACK)$")
 
 
+@lru_cache(maxsize=4096)  # the same names (password, api_key, token) come back all through a capture
 def secret_name(name: str) -> str | None:
     """'strong', 'weak' (a bare KEY) or None for a variable name, in any case convention."""
     norm = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).upper().replace("-", "_").replace(".", "_")
@@ -216,10 +219,16 @@ def _name_start(text: str, end: int) -> int:
     return i
 
 
+_SPACE = re.compile(r"\s")  # matches exactly the characters str.isspace() accepts
+
+
 def assignment_value(m: re.Match[str]) -> bool:
     # Cheapest tests first: this runs for every `key = ...` in ordinary code.
     value, quoted = _unquote(m.group("secret"))
-    if len(value) < 8 or any(c.isspace() for c in value):
+    if len(value) < 8 or _SPACE.search(value):
+        return False
+    bare = value.strip().strip("\"'`")
+    if bare.startswith(MARK):  # already redacted by an earlier rule (literal_value would say so, later)
         return False
     # The match starts at the secret word; the variable name may begin earlier (client_secret, apiKey).
     text = m.string
@@ -397,8 +406,10 @@ def _rules() -> list[PatternRule]:
     add(PatternRule("discord-webhook",
                     rx(r"discord(?:app)?\.com/api/webhooks/\d+/(?P<secret>[A-Za-z0-9_-]{60,}+)"),
                     keywords=("discord",), anchored=True))
+    # `[MNO](?<!tok[MNO])` is `(?<!tok)[MNO]` with the letter first, so the regex engine can skip to the
+    # next M/N/O instead of trying every position (this rule scans the whole text).
     add(PatternRule("discord-bot-token",
-                    rx(LD + r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}" + RD),
+                    rx(r"[MNO](?<![A-Za-z0-9_-][MNO])[A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}" + RD),
                     keywords=("discord",), description="only looked for where the word 'discord' occurs"))
     add(PatternRule("teams-webhook",
                     rx(r"\.webhook\.office\.com/webhookb2/(?P<secret>[^\s\"'<>]{20,}+)"),
