@@ -381,6 +381,8 @@ def test_scan_positions_follow_every_redaction():
     "İstanbul DB_PASSWORD=" + r(12) + " ghp_" + r(36),
     # a lone surrogate (surrogateescape'd output) cannot go through the automaton
     "out \udcff AKIA" + r(16, string.ascii_uppercase) + " token: " + r(30),
+    # one rule redacting more than scan._MAX_EDITS times: the next rule scans afresh
+    " ".join(f"ghp_{r(36)} token: {r(30)}" for _ in range(100)),
     # non-ASCII around secrets: character, not byte, positions
     "→ ✓ 密码 password: '" + r(24) + "' ünïcödé sk-ant-api03-" + r(40) + " €",
 ])

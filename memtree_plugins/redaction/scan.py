@@ -63,6 +63,10 @@ class Needles:
         return found
 
 
+# A rule that redacts more than this in one text (a pathological input) makes the next rule scan afresh.
+_MAX_EDITS = 64
+
+
 class Scan:
     """The needles' positions in one version of a text, derived from the last full scan (the *base*):
 
@@ -128,6 +132,8 @@ class Scan:
     def after(self, new_text: str, edits: list[tuple[int, int, str]]) -> Scan | None:
         """The scan of ``new_text``, which is this text with ``edits`` ((start, end, replacement) in this
         text's coordinates, ascending, disjoint) applied; None if it cannot be derived exactly."""
+        if len(edits) > _MAX_EDITS:
+            return None  # merging them one by one would cost more than the next rule scanning afresh
         shift = sum(len(r) - (e - s) for s, e, r in edits)
         if len(new_text) != len(self.text) + shift:
             return None  # the edits do not describe new_text: let the next rule scan it afresh
@@ -212,6 +218,7 @@ class Scan:
         else:
             parts = [(text[lo:hi], None) for lo, hi in windows]
         w_lo = [lo for lo, _ in windows]
+        new: list[tuple[int, int]] = []
         for idx, (window, joined_at) in enumerate(parts):
             low = window.lower()
             if len(low) != len(window):
@@ -231,11 +238,14 @@ class Scan:
                     # New iff it touches a replacement: the last one starting before its end is the one.
                     k = bisect_left(starts, p + length) - 1
                     if k >= 0 and p < ends[k] and starts[k] < p + length:
-                        j = bisect_left(self._fpos, p)  # windows do not overlap: found once
-                        self._fpos.insert(j, p)
-                        self._fnid.insert(j, nid)
-                        self._fcount[nid] = self._fcount.get(nid, 0) + 1
-                        self.present.add(nid)
+                        new.append((p, nid))  # windows do not overlap: found once
+        if new:
+            merged = sorted([*zip(self._fpos, self._fnid, strict=True), *new])
+            self._fpos = [p for p, _ in merged]
+            self._fnid = [nid for _, nid in merged]
+            for _, nid in new:
+                self._fcount[nid] = self._fcount.get(nid, 0) + 1
+                self.present.add(nid)
         return True
 
 
