@@ -27,6 +27,7 @@ hook.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -130,6 +131,16 @@ def _is_blob(run: str) -> bool:
     return upper >= 3 and len(run) - upper >= 3
 
 
+def _blob_extra(run: str) -> int:
+    """Units a run costs as random-looking text beyond its word chunks (0 if it looks like words):
+    about 3 tokens per 4 characters."""
+    return (3 * len(run) + 3) // 4 - UNIT.subn("", run)[1] if _is_blob(run) else 0
+
+
+# Node ids (ULIDs) and paths are such runs, and compose counts a node's header once per form it tries.
+_blob_extra_short = functools.lru_cache(maxsize=4096)(_blob_extra)
+
+
 def estimate(text: str) -> int:
     if not text:
         return 0
@@ -139,9 +150,7 @@ def estimate(text: str) -> int:
     if len(b) != len(text):
         units += 0.75 * len(b.translate(None, _ASCII))
     for run in _runs(b):
-        if _is_blob(run):
-            # Random-looking text costs about 3 tokens per 4 characters, more than its word chunks say.
-            units += (3 * len(run) + 3) // 4 - UNIT.subn("", run)[1]
+        units += _blob_extra_short(run) if len(run) <= 128 else _blob_extra(run)
     return math.ceil(units * SAFETY)
 
 

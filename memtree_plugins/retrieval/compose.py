@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memtree_plugins.retrieval.graph import step
+from memtree_plugins.retrieval.graph import MAX_NEIGHBORS
 from memtree_plugins.retrieval.models import ComposeResult, Manifest, ManifestEntry
 from memtree_plugins.retrieval.nodes import node_tokens, node_tokens_estimate, outline
 
@@ -44,36 +44,122 @@ SEPARATOR = "\n\n"
 
 @dataclass
 class _Cand:
-    node: NodeRow
+    """A node reached by the expansion.  Ranking needs only ids, times and rowids; the full row (content,
+    metadata) is read when packing reaches the node, since most candidates of a big expansion are dropped
+    once the budget is full without their text being looked at."""
+
+    id: str
+    parent_id: str | None
+    kind: str
+    source_uri: str | None
+    created_at: int
+    rowid: int
     distance: int
+    node: NodeRow | None = None
     score: float = 0.0
 
 
+# What ranking and headers need; content and metadata are fetched by _Rows.
+_LIGHT = "id, parent_id, kind, source_uri, created_at, rowid"
+
+
+def _cand(row: tuple, distance: int) -> _Cand:
+    return _Cand(*row, distance=distance)
+
+
+def _seed(node: NodeRow) -> _Cand:
+    return _Cand(node.id, node.parent_id, node.kind, node.source_uri, node.created_at, node.rowid, 0, node)
+
+
+def _level(store: Store, frontier: list[_Cand]) -> list[tuple]:
+    """Light rows of the live nodes one hop from ``frontier`` (duplicates possible): children (the first
+    ``MAX_NEIGHBORS`` by id per 500 frontier nodes, whatever their status), then the parents and both ends
+    of edges other than ``summarizes`` in one statement that reads each row once."""
+    out: list[tuple] = []
+    for i in range(0, len(frontier), 500):
+        part = frontier[i:i + 500]
+        ids = [c.id for c in part]
+        parents = [c.parent_id for c in part if c.parent_id]
+        marks = ",".join("?" * len(ids))
+        out += [row[:-1] for row in store.query(
+            f"SELECT {_LIGHT}, status FROM nodes WHERE parent_id IN ({marks}) ORDER BY id LIMIT ?",
+            [*ids, MAX_NEIGHBORS]) if row[-1] == "live"]
+        given = f" UNION ALL VALUES {','.join(['(?)'] * len(parents))}" if parents else ""
+        out += store.query(
+            f"SELECT {_LIGHT} FROM nodes WHERE status = 'live' AND id IN ("
+            f"SELECT dst_id FROM edges WHERE src_id IN ({marks}) AND kind != 'summarizes' "
+            f"UNION ALL SELECT src_id FROM edges WHERE dst_id IN ({marks}) AND kind != 'summarizes'{given})",
+            [*ids, *ids, *parents])
+    return out
+
+
 def _expand(store: Store, seeds: list[NodeRow], depth: int) -> tuple[dict[str, _Cand], bool]:
-    cands = {n.id: _Cand(n, 0) for n in seeds}
-    frontier = [n.id for n in seeds]
+    cands = {n.id: _seed(n) for n in seeds}
+    frontier = list(cands.values())
     capped = False
     for d in range(1, depth + 1):
         if not frontier:
             break
-        parents = {i: cands[i].node.parent_id for i in frontier}
-        hops = [(a, b, rel) for a, b, rel in step(store, frontier, None, parents=parents)
-                if "summarizes" not in rel and b not in cands]
-        rows = store.get_nodes(dict.fromkeys(b for _, b, _ in hops))
+        found = {row[0]: row for row in _level(store, frontier) if row[0] not in cands}
         nxt = []
-        for b in sorted(dict.fromkeys(b for _, b, _ in hops)):
-            node = rows.get(b)
-            if node is None or node.status != "live" or b in cands:
-                continue
+        for nid in sorted(found):
             if len(cands) >= MAX_CANDIDATES:
                 capped = True
                 break
-            cands[b] = _Cand(node, d)
-            nxt.append(b)
+            cands[nid] = c = _cand(found[nid], d)
+            nxt.append(c)
         frontier = nxt
         if capped:
             break
     return cands, capped
+
+
+class _Rows:
+    """Full rows and newest live summaries of the ranked candidates, read in batches in rank order as
+    packing reaches them (one query each per batch, not one per node).  Summaries are read on their own:
+    deciding that nothing of a node can fit needs its summary's id, not its content."""
+
+    BATCH = 64
+
+    def __init__(self, store: Store, ranked: list[_Cand], summaries: bool) -> None:
+        self.store = store
+        self.ranked = ranked
+        self.want_summaries = summaries
+        self.summaries: dict[str, NodeRow] = {}
+        self._summaries_to = 0
+
+    def summary(self, i: int) -> NodeRow | None:
+        """The newest live summary of ``ranked[i]``, if any."""
+        if not self.want_summaries:
+            return None
+        if i >= self._summaries_to:
+            batch = self.ranked[i:i + self.BATCH]
+            self.summaries.update(_summaries(self.store, [x.id for x in batch]))
+            self._summaries_to = i + len(batch)
+        return self.summaries.get(self.ranked[i].id)
+
+    def node(self, i: int, drops: _Drops) -> NodeRow | None:
+        """The full row of ``ranked[i]`` (None if it left the store meanwhile).  Reads it with the rows
+        packing will surely need next: while nothing was dropped, the next ``BATCH`` (they are likely to be
+        placed); after that, the seeds and as many others as the manifest still lists by id (the rest of a
+        big expansion is usually dropped unread)."""
+        self.summary(i)
+        c = self.ranked[i]
+        if c.node is None:
+            window = self.ranked[i:i + self.BATCH]
+            if drops.total > len(drops.seeds):
+                slots = LISTED_DROPS - len(drops.others)
+                want = []
+                for x in window:
+                    if x.distance == 0 or slots > 0 or x is c:
+                        want.append(x)
+                        slots -= x.distance != 0
+                window = want
+            missing = [x for x in window if x.node is None]
+            rows = self.store.get_nodes(x.id for x in missing)
+            for x in missing:
+                x.node = rows.get(x.id)
+        return c.node
 
 
 def _summaries(store: Store, ids: list[str]) -> dict[str, NodeRow]:
@@ -94,7 +180,7 @@ def _summaries(store: Store, ids: list[str]) -> dict[str, NodeRow]:
     return out
 
 
-def _header(node: NodeRow, form: str, via: NodeRow | None = None) -> str:
+def _header(node: NodeRow | _Cand, form: str, via: NodeRow | None = None) -> str:
     # Short on purpose: it is paid once per block.  The id lets the agent page the full text with get.
     where = f" {node.source_uri}" if node.source_uri else ""
     tag = "" if form == "raw" else f" ({form} of it{' from ' + via.id if via is not None else ''})"
@@ -103,13 +189,13 @@ def _header(node: NodeRow, form: str, via: NodeRow | None = None) -> str:
 
 def _score(cands: dict[str, _Cand], search_scores: dict[str, float]) -> list[_Cand]:
     # rowid is insertion order: unlike the random part of a ULID, it is the same when the same work is redone
-    by_age = sorted(cands.values(), key=lambda c: (c.node.created_at, c.node.rowid, c.node.id))
+    by_age = sorted(cands.values(), key=lambda c: (c.created_at, c.rowid, c.id))
     n = max(1, len(by_age) - 1)
     top = max(search_scores.values(), default=0.0) or 1.0
     for i, c in enumerate(by_age):
         base = 1.0 if c.distance == 0 else 0.5 ** c.distance
-        c.score = base + 0.1 * (i / n) + 0.3 * max(0.0, search_scores.get(c.node.id, 0.0)) / top
-    return sorted(cands.values(), key=lambda c: (-round(c.score, 9), c.node.rowid, c.node.id))
+        c.score = base + 0.1 * (i / n) + 0.3 * max(0.0, search_scores.get(c.id, 0.0)) / top
+    return sorted(cands.values(), key=lambda c: (-round(c.score, 9), c.rowid, c.id))
 
 
 def compose(app: App, node_ids: list[str], budget_tokens: int, format: str = "mixed", depth: int = 2,
@@ -133,7 +219,6 @@ def compose(app: App, node_ids: list[str], budget_tokens: int, format: str = "mi
         raise ValueError(f"{len(ids)} seed ids is more than {MAX_SEEDS}; pass the most relevant ones")
     store = app.store
     counter = app.plugins.token_counter
-    count = app.count_tokens
 
     with store.lock:  # one consistent store state for the whole composition
         rows = store.get_nodes(ids)
@@ -159,49 +244,11 @@ def compose(app: App, node_ids: list[str], budget_tokens: int, format: str = "mi
             hits = search(app, query, limit=50, filters=Filters(statuses=None)).hits
             search_scores = {h.id: h.score for h in hits}
         ranked = _score(cands, search_scores)
-        summaries = _summaries(store, [c.node.id for c in ranked]) if fmt != "raw" else {}
+        drops = _Drops(app, dropped)
+        blocks = _pack(app, ranked, _Rows(store, ranked, fmt != "raw"), drops, budget_tokens, fmt,
+                       min_header=f"## {seeds[0].id} note\n")
 
-    blocks: list[tuple[_Cand, str, ManifestEntry]] = []  # in score order
-    used_est = 0
-    drops = _Drops(app, dropped)
-    sep_cost = count(SEPARATOR)
-    # No block is cheaper than a bare header plus one token of body: below that, the text is full.
-    min_block = count(f"## {seeds[0].id} note\n") + 1
-    for c in ranked:
-        node = c.node
-        left = budget_tokens - used_est
-        if left < min_block:  # full: the rest are dropped without counting them one by one
-            drops.add(c, f"over budget: {left} tokens left")
-            continue
-        placed = False
-        cheapest: int | None = None
-        raw_first = fmt == "raw" or (fmt == "mixed" and c.distance <= 1)
-        for form, body, via in _options(node, fmt, raw_first, summaries):
-            header = _header(node, form, via)
-            if len(header) + len(body) > MAX_CHARS_PER_TOKEN * left:
-                continue  # cannot fit under any sane tokenizer: skip counting it
-            # Sum of parts for packing (the raw part is cached by content hash); the whole text is
-            # counted again below, so a counter that is not additive cannot push it over the budget.
-            body_cost = node_tokens(app, node) if form == "raw" else count(body)
-            tokens = count(header) + body_cost + sep_cost
-            cheapest = tokens if cheapest is None else min(cheapest, tokens)
-            if tokens <= left:
-                entry = ManifestEntry(node_id=node.id, tokens=tokens, distance=c.distance, form=form,
-                                      substitute_id=via.id if via is not None else None,
-                                      reason=_reason(form, c.distance, raw_first))
-                blocks.append((c, header + body.rstrip("\n") + SEPARATOR, entry))
-                used_est += tokens
-                placed = True
-                break
-        if not placed:
-            if cheapest is not None:
-                why = f"over budget: needs {cheapest} tokens, {left} left"
-            elif node.content.strip():
-                why = f"over budget: far more than the {left} tokens left"
-            else:
-                why = "nothing to show (empty content, no summary, no outline)"
-            drops.add(c, why, cheapest)
-
+    count = app.count_tokens
     # The final count is the contract: shrink until the whole text fits (the footer goes first).
     while True:
         body = "".join(b for _, b, _ in blocks)
@@ -231,6 +278,72 @@ def compose(app: App, node_ids: list[str], budget_tokens: int, format: str = "mi
     return ComposeResult(text=text, manifest=manifest)
 
 
+def _pack(app: App, ranked: list[_Cand], rows: _Rows, drops: _Drops, budget_tokens: int, fmt: str,
+          min_header: str) -> list[tuple[_Cand, str, ManifestEntry]]:
+    """Greedy packing by score: the first option of each candidate that fits what is left."""
+    count = app.count_tokens
+    blocks: list[tuple[_Cand, str, ManifestEntry]] = []  # in score order
+    used_est = 0
+    sep_cost = count(SEPARATOR)
+    # No block is cheaper than a bare header plus one token of body: below that, the text is full.
+    min_block = count(min_header) + 1
+    for i, c in enumerate(ranked):
+        left = budget_tokens - used_est
+        if left < min_block:  # full: the rest are dropped without counting them one by one
+            if drops.lists(c):
+                rows.node(i, drops)
+            drops.add(c, f"over budget: {left} tokens left")
+            continue
+        raw_first = fmt == "raw" or (fmt == "mixed" and c.distance <= 1)
+        if not drops.lists(c) and not _header_fits(c, fmt, raw_first, rows.summary(i), left - sep_cost, count):
+            drops.add(c, "over budget")  # counted, not listed: no need to read its text to say by how much
+            continue
+        node = rows.node(i, drops)
+        if node is None:  # deleted by another process since the expansion read it
+            drops.add(c, "removed from the store while composing", 0)
+            continue
+        placed = False
+        cheapest: int | None = None
+        for form, body, via in _options(node, fmt, raw_first, rows.summaries):
+            header = _header(node, form, via)
+            if len(header) + len(body) > MAX_CHARS_PER_TOKEN * left:
+                continue  # cannot fit under any sane tokenizer: skip counting it
+            # Sum of parts for packing (the raw part is cached by content hash); the whole text is
+            # counted again below, so a counter that is not additive cannot push it over the budget.
+            body_cost = node_tokens(app, node) if form == "raw" else count(body)
+            tokens = count(header) + body_cost + sep_cost
+            cheapest = tokens if cheapest is None else min(cheapest, tokens)
+            if tokens <= left:
+                entry = ManifestEntry(node_id=node.id, tokens=tokens, distance=c.distance, form=form,
+                                      substitute_id=via.id if via is not None else None,
+                                      reason=_reason(form, c.distance, raw_first))
+                blocks.append((c, header + body.rstrip("\n") + SEPARATOR, entry))
+                used_est += tokens
+                placed = True
+                break
+        if not placed:
+            if cheapest is not None:
+                why = f"over budget: needs {cheapest} tokens, {left} left"
+            elif node.content.strip():
+                why = f"over budget: far more than the {left} tokens left"
+            else:
+                why = "nothing to show (empty content, no summary, no outline)"
+            drops.add(c, why, cheapest)
+    return blocks
+
+
+def _header_fits(c: _Cand, fmt: str, raw_first: bool, summary: NodeRow | None, room: int, count) -> bool:
+    """Whether the header of any form ``c`` may take fits in ``room`` tokens.  Every block costs at least
+    its header (the body is counted on top), so when none fits, the node cannot be placed, whatever its
+    text: a big expansion's tail is dropped without reading or outlining its content."""
+    forms: list[tuple[str, NodeRow | None]] = [("raw", None)] if raw_first else []
+    if fmt != "raw":
+        if summary is not None:
+            forms.append(("summary", summary))
+        forms.append(("outline", None))
+    return any(count(_header(c, form, via)) <= room for form, via in forms)
+
+
 def _options(node: NodeRow, fmt: str, raw_first: bool,
              summaries: dict[str, NodeRow]) -> Iterator[tuple[str, str, NodeRow | None]]:
     """What may stand for ``node`` in the text, best first: (form, body, summary node used).  Lazy: the
@@ -255,12 +368,16 @@ class _Drops:
         self.others: list[ManifestEntry] = []
         self.total = len(seeds)
 
+    def lists(self, c: _Cand) -> bool:
+        """Whether a drop of ``c`` is listed (with its tokens), not only counted."""
+        return c.distance == 0 or len(self.others) < LISTED_DROPS
+
     def add(self, c: _Cand, reason: str, tokens: int | None = None) -> None:
         self.total += 1
-        if c.distance != 0 and len(self.others) >= LISTED_DROPS:
+        if not self.lists(c):
             return  # counted, not listed: counting thousands of drops would cost more than composing
         if tokens is None:
-            tokens = node_tokens_estimate(self.app, c.node)
+            tokens = node_tokens_estimate(self.app, c.node) if c.node is not None else 0
         target = self.seeds if c.distance == 0 else self.others
         target.append(ManifestEntry(node_id=c.node.id, reason=reason, tokens=tokens, distance=c.distance))
 
