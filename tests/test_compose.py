@@ -177,3 +177,41 @@ def test_compose_never_exceeds_budget(app, graph, data):
     assert again.manifest.hash == r.manifest.hash and again.text == r.text
     for e in r.manifest.included:
         assert app.store.get_node(e.node_id).content.rstrip("\n") in r.text
+
+
+# -- big expansions: everything counted, the first LISTED_DROPS listed, the tail tried TAIL_TRIES times -----
+def _fan(app, n_big: int, tiny_first: bool = True):
+    """A seed note with ``n_big`` big raw-only children and one tiny one, the tiny one ranked last (oldest)."""
+    s = app.store
+    seed = s.insert_node("note", "The seed note.", status_="live").id
+    with s.tx():
+        tiny = s.insert_node("note", "tiny fact", parent_id=seed, status_="live").id
+        big = [s.insert_node("file_chunk", f"def f{i}(x):\n" + "    x = x + 1  # step\n" * 60, parent_id=seed,
+                             status_="live", source_uri=f"file:///p/src/m{i}.py#L1-61").id for i in range(n_big)]
+    return seed, tiny, big
+
+
+def test_a_big_expansion_is_counted_whole_and_listed_in_part(app):
+    from memtree_plugins.retrieval.compose import LISTED_DROPS
+
+    seed, tiny, big = _fan(app, 150)
+    r = compose(app, [seed], 300, format="raw", depth=1)
+    m = r.manifest
+    placed = {e.node_id for e in m.included + m.substituted}
+    assert seed in placed and not placed & set(big)
+    assert len(placed) + m.dropped_total == 1 + 1 + 150  # every candidate is placed or counted as dropped
+    listed = [e for e in m.dropped if e.node_id in big]
+    assert len(listed) == LISTED_DROPS and all(e.tokens > 300 and "over budget" in e.reason for e in listed)
+    assert [e.node_id for e in listed] == big[::-1][:LISTED_DROPS]  # newest first, as ranked
+
+
+@pytest.mark.parametrize("extra, tried", [(-1, True), (0, False)])
+def test_the_tail_is_tried_for_tail_tries_nodes_in_a_row(app, extra, tried):
+    from memtree_plugins.retrieval.compose import LISTED_DROPS, TAIL_TRIES
+
+    seed, tiny, big = _fan(app, LISTED_DROPS + TAIL_TRIES + extra)
+    r = compose(app, [seed], 300, format="raw", depth=1)
+    placed = [e.node_id for e in r.manifest.included]
+    assert (tiny in placed) is tried and seed in placed
+    assert r.manifest.dropped_total == len(big) + (0 if tried else 1)
+    assert r.manifest.used == app.count_tokens(r.text) <= 300

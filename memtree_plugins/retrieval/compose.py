@@ -10,6 +10,8 @@
 4. Pack greedily by score.  ``raw``: the content or nothing.  ``mixed``: raw for seeds and distance 1 when it
    fits, else (and always beyond distance 1) the node's newest live summary (a ``summary`` node with a
    ``summarizes`` edge to it), else its outline.  ``outline``: summary or outline only.
+   Once ``LISTED_DROPS`` nodes are listed as dropped, ``TAIL_TRIES`` unlisted nodes in a row that could not
+   fit end the packing (they only compete for the last few tokens; the rest is counted as dropped).
 5. Every block is counted with its header and separator, and the whole text (with its one-line footer) is
    counted again at the end: while it is over budget the lowest-scored block goes.  So the text never
    exceeds ``budget_tokens`` under the counter the manifest names, whatever that counter's arithmetic.
@@ -36,6 +38,9 @@ MAX_DEPTH = 5
 MAX_SEEDS = 500
 MAX_CANDIDATES = 2000  # expansion stops growing past this many nodes
 LISTED_DROPS = 20  # non-seed drops listed by id in the manifest (all are counted)
+# Once the drop list is full, this many unlisted nodes in a row that could not fit end the packing: what is
+# left is a few tokens, and trying every node of a big expansion for them costs more than the rest.
+TAIL_TRIES = 64
 # No tokenizer spends fewer than one token per 8 characters on real text: a block longer than 8x the
 # tokens left is skipped without counting it.
 MAX_CHARS_PER_TOKEN = 8
@@ -120,6 +125,7 @@ class _Rows:
     deciding that nothing of a node can fit needs its summary's id, not its content."""
 
     BATCH = 64
+    TAIL_BATCH = 8
 
     def __init__(self, store: Store, ranked: list[_Cand], summaries: bool) -> None:
         self.store = store
@@ -141,20 +147,22 @@ class _Rows:
     def node(self, i: int, drops: _Drops) -> NodeRow | None:
         """The full row of ``ranked[i]`` (None if it left the store meanwhile).  Reads it with the rows
         packing will surely need next: while nothing was dropped, the next ``BATCH`` (they are likely to be
-        placed); after that, the seeds and as many others as the manifest still lists by id (the rest of a
-        big expansion is usually dropped unread)."""
+        placed); after that, the seeds and as many others as the manifest still lists by id, then
+        ``TAIL_BATCH`` (the rest of a big expansion is mostly dropped unread)."""
         self.summary(i)
         c = self.ranked[i]
         if c.node is None:
             window = self.ranked[i:i + self.BATCH]
-            if drops.total > len(drops.seeds):
-                slots = LISTED_DROPS - len(drops.others)
+            slots = LISTED_DROPS - len(drops.others)
+            if drops.total > len(drops.seeds) and slots > 0:
                 want = []
                 for x in window:
                     if x.distance == 0 or slots > 0 or x is c:
                         want.append(x)
                         slots -= x.distance != 0
                 window = want
+            elif drops.total > len(drops.seeds):  # the tail: a node whose header fits, and a few after it
+                window = window[:self.TAIL_BATCH]
             missing = [x for x in window if x.node is None]
             rows = self.store.get_nodes(x.id for x in missing)
             for x in missing:
@@ -287,16 +295,19 @@ def _pack(app: App, ranked: list[_Cand], rows: _Rows, drops: _Drops, budget_toke
     sep_cost = count(SEPARATOR)
     # No block is cheaper than a bare header plus one token of body: below that, the text is full.
     min_block = count(min_header) + 1
+    misses = 0  # unlisted nodes in a row that could not be placed
     for i, c in enumerate(ranked):
         left = budget_tokens - used_est
-        if left < min_block:  # full: the rest are dropped without counting them one by one
+        if left < min_block or misses >= TAIL_TRIES:  # full: the rest are dropped without trying them
             if drops.lists(c):
                 rows.node(i, drops)
             drops.add(c, f"over budget: {left} tokens left")
             continue
         raw_first = fmt == "raw" or (fmt == "mixed" and c.distance <= 1)
-        if not drops.lists(c) and not _header_fits(c, fmt, raw_first, rows.summary(i), left - sep_cost, count):
+        listed = drops.lists(c)
+        if not listed and not _header_fits(c, fmt, raw_first, rows.summary(i), left - sep_cost, count):
             drops.add(c, "over budget")  # counted, not listed: no need to read its text to say by how much
+            misses += 1
             continue
         node = rows.node(i, drops)
         if node is None:  # deleted by another process since the expansion read it
@@ -321,6 +332,7 @@ def _pack(app: App, ranked: list[_Cand], rows: _Rows, drops: _Drops, budget_toke
                 used_est += tokens
                 placed = True
                 break
+        misses = 0 if placed or listed else misses + 1
         if not placed:
             if cheapest is not None:
                 why = f"over budget: needs {cheapest} tokens, {left} left"
