@@ -215,3 +215,37 @@ def test_the_tail_is_tried_for_tail_tries_nodes_in_a_row(app, extra, tried):
     assert (tiny in placed) is tried and seed in placed
     assert r.manifest.dropped_total == len(big) + (0 if tried else 1)
     assert r.manifest.used == app.count_tokens(r.text) <= 300
+
+
+# -- outlines: the one-scan outline keeps exactly the lines the line-by-line definition keeps ---------------
+LINES = ["def f(x):", "    def inner():", "\t\tclass K", "# Title", "#", "#!x", "####### deep", "export default function g()",
+         "CREATE  TABLE t (", "create\ttable u", "pub fn x()", "typed = 1", "type T = int", "defaults = {}",
+         " \u00a0def nbsp", "x = 1", "", "   ", "\x1f def", "é = 2", "         def too_deep", "DEF UPPER"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(LINES), st.text(max_size=12)), max_size=40),
+       st.sampled_from(["\n", "\r\n", "\n\n"]), st.integers(1, 10), st.integers(2, 40))
+def test_outline_equals_the_line_by_line_definition(lines, sep, limit, crop):
+    from memtree_core.store import NodeRow
+    from memtree_plugins.retrieval.nodes import outline, outline_by_lines
+
+    text = sep.join(lines)
+    node = NodeRow("01X", None, "note", None, text, "h", "live", 0, 0, 0, 0, 0, "{}")
+    assert outline(node, limit, crop) == outline_by_lines(text, limit, crop)
+
+
+def test_outline_prefers_the_stored_one_and_scans_real_code():
+    from pathlib import Path
+
+    from memtree_core.store import NodeRow
+    from memtree_plugins.retrieval.nodes import outline, outline_by_lines
+
+    stored = NodeRow("01X", None, "file_chunk", None, "def a():\n", "h", "live", 0, 0, 0, 0, 0,
+                     '{"outline":"  class Stored  "}')
+    assert outline(stored) == "class Stored"
+    root = Path(__file__).resolve().parent.parent / "memtree_plugins"
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        node = NodeRow("01X", None, "file_chunk", None, text, "h", "live", 0, 0, 0, 0, 0, "{}")
+        assert outline(node) == outline_by_lines(text), path

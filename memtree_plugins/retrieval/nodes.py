@@ -6,6 +6,7 @@ up to ``capture.maxBytes``, so counting the same chunk again on every search or 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import OrderedDict
 from threading import Lock
@@ -21,12 +22,21 @@ if TYPE_CHECKING:
 
 _LINES_IN_URI = re.compile(r"#L(\d+)(?:-L?(\d+))?$")
 # Lines that usually open a definition or a section; the derived outline keeps them.
-_DEFINITION = re.compile(
+_DEFINITION_SRC = (
     r"^\s{0,8}(?:(?:export|pub|public|private|protected|static|async|abstract|final|default)\s+)*"
     r"(?:def|class|function|fn|func|struct|enum|interface|trait|impl|type|module|package|"
-    r"CREATE\s+(?:TABLE|VIEW|INDEX|FUNCTION))\b|^#{1,6}\s",
-    re.IGNORECASE,
+    r"CREATE\s+(?:TABLE|VIEW|INDEX|FUNCTION))\b|^#{1,6}\s"
 )
+_DEFINITION = re.compile(_DEFINITION_SRC, re.IGNORECASE)
+# The same test on every line after the first of a whole text: anchored on the "\n" before the line (a
+# literal the regex engine skips to), and \s must not step over a line break.
+# Possessive blanks: what follows them starts with a letter, so giving blanks back never helps, and trying
+# every keyword after each shorter indent made the scan 7x slower.
+_UNANCHORED = _DEFINITION_SRC.replace("^", "").replace(r"\s{0,8}", r"\s{0,8}+").replace(r"\s+", r"\s++")
+_DEFINITION_LINE = re.compile("\n(?:" + _UNANCHORED.replace(r"\s", r"[^\S\n]") + ")", re.IGNORECASE)
+# Line breaks str.splitlines knows besides "\n"; a text with any of them takes the line-by-line path.
+_OTHER_BREAKS = re.compile("[\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+_NON_BLANK = re.compile(r"\S")
 PREVIEW_CHARS = 120
 
 
@@ -114,11 +124,38 @@ def ref(app: App, node: NodeRow, **extra: Any) -> NodeRef:
 
 def outline(node: NodeRow, limit: int = 8, crop: int = 160) -> str:
     """The chunker's outline when it stored one, else the first line plus definition/heading lines."""
-    stored = node.meta.get("outline")
-    if isinstance(stored, str) and stored.strip():
-        return stored.strip()
+    if '"outline"' in node.metadata:  # parse the metadata only when it can hold one
+        stored = node.meta.get("outline")
+        if isinstance(stored, str) and stored.strip():
+            return stored.strip()
+    text = node.content
+    # The same lines as outline_by_lines, found by one regex scan that stops at the ``limit``-th line
+    # kept, instead of splitting a 100 KB output into lines and matching each.
+    first = _NON_BLANK.search(text)
+    if first is None:
+        return ""
     out: list[str] = []
-    for ln in node.content.splitlines():
+    start = text.rfind("\n", 0, first.start()) + 1
+    scanned = len(text)
+    for m in itertools.chain([None], _DEFINITION_LINE.finditer(text, start)):
+        if len(out) >= limit:
+            scanned = m.start() if m is not None else scanned
+            break
+        at = start if m is None else m.start() + 1
+        end = text.find("\n", at)
+        c = text[at:end if end >= 0 else len(text)].rstrip()
+        c = c if len(c) <= crop else c[:crop - 1] + "…"
+        if c not in out:
+            out.append(c)
+    if _OTHER_BREAKS.search(text, 0, scanned):  # lines as splitlines cuts them differ: the slow way
+        return outline_by_lines(text, limit, crop)
+    return "\n".join(out)
+
+
+def outline_by_lines(text: str, limit: int = 8, crop: int = 160) -> str:
+    """The first non-blank line plus definition/heading lines (at most ``limit``), each cut at ``crop``."""
+    out: list[str] = []
+    for ln in text.splitlines():
         if len(out) >= limit:
             break
         if (not out and ln.strip()) or _DEFINITION.match(ln):
