@@ -47,7 +47,7 @@ MAX_CHARS_PER_TOKEN = 8
 SEPARATOR = "\n\n"
 
 
-@dataclass
+@dataclass(slots=True)
 class _Cand:
     """A node reached by the expansion.  Ranking needs only ids, times and rowids; the full row (content,
     metadata) is read when packing reaches the node, since most candidates of a big expansion are dropped
@@ -301,7 +301,9 @@ def _pack(app: App, ranked: list[_Cand], rows: _Rows, drops: _Drops, budget_toke
         if left < min_block or misses >= TAIL_TRIES:  # full: the rest are dropped without trying them
             if drops.lists(c):
                 rows.node(i, drops)
-            drops.add(c, f"over budget: {left} tokens left")
+                drops.add(c, f"over budget: {left} tokens left")
+            else:
+                drops.total += 1
             continue
         raw_first = fmt == "raw" or (fmt == "mixed" and c.distance <= 1)
         listed = drops.lists(c)
@@ -391,7 +393,7 @@ class _Drops:
         if tokens is None:
             tokens = node_tokens_estimate(self.app, c.node) if c.node is not None else 0
         target = self.seeds if c.distance == 0 else self.others
-        target.append(ManifestEntry(node_id=c.node.id, reason=reason, tokens=tokens, distance=c.distance))
+        target.append(ManifestEntry(node_id=c.id, reason=reason, tokens=tokens, distance=c.distance))
 
 
 def _reason(form: str, distance: int, raw_first: bool) -> str:
