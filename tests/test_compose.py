@@ -249,3 +249,32 @@ def test_outline_prefers_the_stored_one_and_scans_real_code():
         text = path.read_text(encoding="utf-8")
         node = NodeRow("01X", None, "file_chunk", None, text, "h", "live", 0, 0, 0, 0, 0, "{}")
         assert outline(node) == outline_by_lines(text), path
+
+
+def test_a_node_deleted_by_another_process_mid_compose_is_dropped_by_id(app, tree):
+    """Rows are read as packing reaches them; a row another connection deleted since the expansion is a
+    listed drop, not a crash (the counter here is a real one that also deletes, at its first call)."""
+    from memtree_core.store import Store
+
+    other = Store.open(app.store.path, vectors=False)
+    inner = app.plugins.token_counter
+
+    class DeletingCounter:
+        name = "estimate"
+        deleted = False
+
+        def count(self, text: str) -> int:
+            if not self.deleted:
+                other.execute("DELETE FROM nodes WHERE id = ?", (tree["far"],))
+                self.deleted = True
+            return inner.count(text)
+
+    app.plugins.token_counter = DeletingCounter()
+    try:
+        r = compose(app, [tree["big"]], 100_000, format="mixed", depth=2)
+    finally:
+        app.plugins.token_counter = inner
+        other.close()
+    dropped = {e.node_id: e.reason for e in r.manifest.dropped}
+    assert dropped[tree["far"]] == "removed from the store while composing"
+    assert tree["note"] in listed(r.manifest.included) and r.manifest.used <= 100_000

@@ -15,6 +15,11 @@
 5. Every block is counted with its header and separator, and the whole text (with its one-line footer) is
    counted again at the end: while it is over budget the lowest-scored block goes.  So the text never
    exceeds ``budget_tokens`` under the counter the manifest names, whatever that counter's arithmetic.
+
+Cost (``eval/bench/compose.py``: 50 seeds, depth 2, ~400 candidates): the expansion reads light rows (ids,
+times, kind, URI) with one statement per level for parents and edges plus one for children; content is read
+in rank order, in batches, only for nodes packing looks at; a node past the listed drops is first tried by
+its headers alone, so most of a big expansion is dropped without its content being read or outlined.
 """
 
 from __future__ import annotations
