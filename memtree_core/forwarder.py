@@ -101,7 +101,11 @@ def connect(paths: ProjectPaths, root: Path, version: str, timeout: float = STAR
                     raise DaemonUnavailable(f"the memtree daemon keeps exiting at start; see {paths.log}"
                                             + _tail(paths))
                 _close(proc)
-                proc = start_daemon(paths, root)  # if another forwarder's daemon wins the lock, ours exits 0
+                try:
+                    proc = start_daemon(paths, root)  # if another forwarder's daemon wins the lock, ours exits 0
+                except OSError as exc:  # no process could be made (EAGAIN, ENOMEM): retrying will not help
+                    raise DaemonUnavailable(f"cannot start the memtree daemon: {exc}; free some memory or "
+                                            f"processes, then start the session again", crashed=True) from exc
                 spawned += 1
             if time.monotonic() > deadline:
                 raise DaemonUnavailable(f"no memtree daemon answered on {paths.mcp_socket} within {timeout:g}s; "

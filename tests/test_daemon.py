@@ -188,6 +188,30 @@ def test_the_projects_own_files_never_shadow_the_daemons_modules(
     assert "shadowed" not in project_paths(project).log.read_text()
 
 
+def test_a_daemon_started_with_sigchld_ignored_still_sees_exit_statuses(
+        home: Path, project: Path, env: dict[str, str], daemon_guard: list[int]) -> None:
+    # SIG_IGN for SIGCHLD is inherited across fork and exec; with it the kernel reaps children itself.
+    proc = subprocess.Popen([MEMTREE, "serve", "--project", str(project)], env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN))
+    client = RawClient.__new__(RawClient)
+    client.proc, client.buf = proc, b""
+    try:
+        client.send(INIT)
+        assert client.receive()["result"]["serverInfo"]["name"] == "memtree"
+        daemon_guard.extend(p for p in [state_pid(project)] if p)
+        client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        client.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        if "bash" not in {t["name"] for t in client.receive()["result"]["tools"]}:
+            pytest.skip("the bash tool is not registered")
+        client.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                     "params": {"name": "bash", "arguments": {"command": "echo failing; exit 3"}}})
+        result = client.receive()["result"]
+        assert result["structuredContent"]["exit_code"] == 3, result
+    finally:
+        assert client.close() == 0
+
+
 def _ancestors(pid: int) -> list[int]:
     out = []
     while pid > 1:

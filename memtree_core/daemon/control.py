@@ -244,7 +244,12 @@ def fork_daemon(paths: ProjectPaths, root: Path | str) -> ForkedDaemon:
             stream.flush()
         except (AttributeError, OSError, ValueError):
             pass
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        for fd in (log_fd, read_end, write_end):
+            os.close(fd)
+        raise
     if pid == 0:  # the intermediate child: never returns
         try:
             os.close(read_end)
@@ -257,7 +262,10 @@ def fork_daemon(paths: ProjectPaths, root: Path | str) -> ForkedDaemon:
         os._exit(1)
     os.close(write_end)
     os.close(log_fd)
-    os.waitpid(pid, 0)  # the intermediate child exits at once
+    try:
+        os.waitpid(pid, 0)  # the intermediate child exits at once
+    except ChildProcessError:
+        pass  # SIGCHLD ignored (inherited from whoever started us): the kernel reaped it
     return ForkedDaemon(read_end)
 
 

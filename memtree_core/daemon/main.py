@@ -147,6 +147,9 @@ class Daemon:
             self.stop_reason = f"signal {signal.Signals(signum).name}"
             self.stop_event.set()
 
+        # Whoever started us may have ignored SIGCHLD (inherited across fork and exec): the kernel would then
+        # reap our children itself and every subprocess (the bash tool, git) would report exit status 0.
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
         signal.signal(signal.SIGHUP, on_signal)
