@@ -21,9 +21,8 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -438,6 +437,21 @@ async def recall_table(s: Any, project: Project, run: Run, embed_timeout: float)
 
 
 # -- the run ------------------------------------------------------------------------------------------------
+# A fixed place, not a random temp dir: compose's block headers carry each node's source path, so the path's
+# length and characters reach the token counts, and the recorded manifest hashes must not depend on them.
+EVAL_DIR = Path("/tmp/memtree-eval")
+
+
+@contextmanager
+def eval_dir():
+    shutil.rmtree(EVAL_DIR, ignore_errors=True)
+    EVAL_DIR.mkdir(mode=0o700, parents=True)
+    try:
+        yield EVAL_DIR
+    finally:
+        shutil.rmtree(EVAL_DIR, ignore_errors=True)
+
+
 WORK_KEYS_IGNORED = {"passes_completed", "checked", "swept", "files_checked", "chunks_covered"}
 
 
@@ -470,8 +484,8 @@ def settle(project: Project, run: Run, max_rounds: int = 60) -> None:
 
 async def main_async(record: bool, timing: bool, semantic: bool, embed_timeout: float) -> Run:
     run = Run()
-    with tempfile.TemporaryDirectory(prefix="memtree-eval-") as tmp:
-        project = Project(Path(tmp))
+    with eval_dir() as tmp:
+        project = Project(tmp)
         try:
             async with session(project) as s:
                 first_init = s.init_ms
