@@ -289,8 +289,7 @@ def test_a_secret_never_reaches_the_slice_or_the_store(served: Served, project: 
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     text = "".join(f"line {i}\n" for i in range(3000)) + f"error: push rejected for token {token}\n"
     out = updated(run("replace", bash("git push", text), project))
-    if not served.app.plugins.redaction_rules:
-        pytest.skip("no redaction rules registered")
+    assert served.app.plugins.redaction_rules
     assert token not in out["stdout"] and "error: push rejected" in out["stdout"]
     assert token not in served.nodes()[0][1]
 
