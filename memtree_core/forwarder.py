@@ -403,8 +403,20 @@ def _parse(line: bytes) -> Any:
         return None  # not ours to judge: the daemon answers it with a parse error
 
 
+def project_dir(project: str | None) -> str:
+    """The directory to serve: ``--project``, else ``$CLAUDE_PROJECT_DIR``, else the working directory.
+
+    A client that passes ``--project ${CLAUDE_PROJECT_DIR}`` without expanding it (reported for some Claude
+    Code versions) would otherwise name a directory that does not exist; the launcher's working directory
+    can be the plugin's own, so the variable is the better guess.
+    """
+    if project and "${" not in project:
+        return project
+    return os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+
+
 def main(project: str | None) -> int:
-    identity = identify(project or os.getcwd())
+    identity = identify(project_dir(project))
     paths = ProjectPaths.for_hash(memtree_home(), identity.hash)
     paths.ensure()
     try:

@@ -419,3 +419,14 @@ def test_idle_daemon_exits_on_its_own(home: Path, project: Path, env: dict[str, 
     wait_for(lambda: not pid_alive(pid), 30, "the idle daemon to exit")
     assert not paths.mcp_socket.exists() and not paths.state.exists()
     assert "idle for" in paths.log.read_text()
+
+
+def test_serve_falls_back_to_claude_project_dir_for_an_unexpanded_project(tmp_path: Path, monkeypatch) -> None:
+    from memtree_core.forwarder import project_dir
+
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
+    assert project_dir("${CLAUDE_PROJECT_DIR}") == str(tmp_path)
+    assert project_dir(None) == str(tmp_path)
+    assert project_dir("/some/repo") == "/some/repo"
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR")
+    assert project_dir(None) == os.getcwd()
