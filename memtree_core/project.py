@@ -9,8 +9,8 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 # sun_path is 108 bytes on Linux and 104 on macOS; keep a margin for the NUL and the OS difference.
 MAX_SOCKET_PATH = 100
@@ -34,8 +34,9 @@ def sha16(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
-class Identity:
+# NamedTuple rather than a dataclass: `memtree serve` imports this module on every session start, and
+# dataclasses pulls in inspect (~8 ms here).
+class Identity(NamedTuple):
     hash: str
     root: Path  # git root, or the absolute workspace path
     git: bool
@@ -60,8 +61,7 @@ def root_alias(directory: Path | str) -> str:
     return sha16(str(Path(directory).absolute()))
 
 
-@dataclass(frozen=True)
-class ProjectPaths:
+class ProjectPaths(NamedTuple):
     """Every file memtree keeps for one project."""
 
     home: Path
