@@ -3,6 +3,10 @@ in-process client so no process start is counted), and the sustained rate with 4
 Floor, same run: an echo round trip over a Unix socket (connect, send, half-close, read one line).
 
     .venv/bin/python eval/bench/ingest.py [--n 400]
+
+It then measures the same through the real daemon with two agent sessions alive (two ``memtree serve``
+processes that completed ``initialize``): the sustained rate with 4 concurrent senders, while both sessions
+stay connected (issue 5).
 """
 
 from __future__ import annotations
@@ -86,7 +90,7 @@ def main() -> None:
 
     path = str(app.paths.ingest_socket)
     for i in range(20):
-        roundtrip(path, payload(-i))
+        roundtrip(path, payload(-1 - i))  # warm-up calls, distinct from the measured ones
     floor, serial = [], []
     for i in range(args.n):
         floor.append(roundtrip(echo_path, payload(i)))
@@ -120,7 +124,55 @@ def main() -> None:
     stored = app.store.query_one("SELECT count(*) FROM nodes")[0]  # type: ignore[index]
     print(f"stored {stored} of {20 + args.n + per * 4} sent")
     app.close()
+    two_sessions(tmp, args.n, payload)
     shutil.rmtree(tmp, ignore_errors=True)
+
+
+def two_sessions(tmp: Path, n: int, payload) -> None:
+    """4 senders against the real daemon while two `memtree serve` sessions are connected."""
+    import subprocess
+
+    memtree = str(Path(sys.executable).parent / "memtree")
+    project = tmp / "proj2"
+    project.mkdir()
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "b", "version": "1"}}}
+    sessions = []
+    for _ in range(2):
+        proc = subprocess.Popen([memtree, "serve", "--project", str(project)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        proc.stdin.write(json.dumps(init).encode() + b"\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+        proc.stdout.readline()  # type: ignore[union-attr]
+        sessions.append(proc)
+    from memtree_core.project import ProjectPaths, identify, memtree_home
+
+    path = str(ProjectPaths.for_hash(memtree_home(), identify(project).hash).ingest_socket)
+    for i in range(20):
+        roundtrip(path, payload(-1000 - i))
+    per = n // 4
+    lat: list[float] = []
+    lock = threading.Lock()
+
+    def sender(k: int) -> None:
+        mine = [roundtrip(path, payload(200000 + k * per + i)) for i in range(per)]
+        with lock:
+            lat.extend(mine)
+
+    t0 = time.perf_counter()
+    threads = [threading.Thread(target=sender, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - t0
+    alive = sum(p.poll() is None for p in sessions)
+    print(f"real daemon, {alive} sessions alive, 4 senders: p50 {statistics.median(lat):.2f} ms, "
+          f"p95 {pct(lat, 0.95):.2f} ms, {per * 4 / elapsed:.0f} captures/s")
+    for p in sessions:
+        p.stdin.close()  # type: ignore[union-attr]
+        p.wait(timeout=60)
+    subprocess.run([memtree, "stop", "--project", str(project)], capture_output=True, timeout=60)
 
 
 if __name__ == "__main__":
