@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from memtree_core import ingest
+from memtree_core import hook_sender, ingest
 from memtree_core.app import App
 from memtree_core.hookspecs import hookimpl
 from memtree_core.payloads import Capture, Dropped, file_uri, to_captures
@@ -242,7 +242,7 @@ def test_socket_is_0600_and_registered_for_the_hook(served: Served) -> None:
     assert stat.S_ISSOCK(path.stat().st_mode) and stat.S_IMODE(path.stat().st_mode) == 0o600
     link = ingest.root_link(served.app.paths.home, served.app.identity.root)
     assert os.readlink(link) == str(path)
-    sender_file = served.app.paths.home / ingest.SENDER_FILE
+    sender_file = served.app.paths.home / hook_sender.SENDER_FILE
     for _ in range(100):  # serve() writes it on its thread, right after it starts
         if sender_file.exists():
             break

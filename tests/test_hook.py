@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memtree_core import ingest
+from memtree_core import hook_sender, ingest
 from memtree_core.app import App
 
 REPO = Path(__file__).resolve().parent.parent
@@ -61,7 +61,7 @@ def contents(app: App) -> list[str]:
 
 
 def drops(home: Path) -> dict[str, int]:
-    return ingest.drop_counts(home)
+    return hook_sender.drop_counts(home)
 
 
 def test_hooks_json_registers_both_events_async_for_read_grep_bash() -> None:
@@ -134,7 +134,7 @@ def test_no_project_registered_exits_0_and_logs_the_drop(home: Path, project: Pa
     r = run_hook((FIXTURES / "post-bash.json").read_bytes(), project)
     assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
     assert drops(home) == {"no-project": 1}
-    log = (home / ingest.DROP_LOG).read_text()
+    log = (home / hook_sender.DROP_LOG).read_text()
     assert str(project) in log and "KeyError" not in log  # the reason and the dir, never the payload
 
 
@@ -155,17 +155,17 @@ def test_daemon_gone_exits_0_and_logs_no_daemon(home: Path, project: Path) -> No
 
 
 def test_missing_sender_file_falls_back_to_python_on_path(served: App, project: Path, home: Path) -> None:
-    (home / ingest.SENDER_FILE).unlink(missing_ok=True)
+    (home / hook_sender.SENDER_FILE).unlink(missing_ok=True)
     assert run_hook((FIXTURES / "post-bash.json").read_bytes(), project).returncode == 0
     assert len(contents(served)) == 1 and drops(home) == {}
 
 
 def test_the_drop_log_is_capped(home: Path, project: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
-    log = home / ingest.DROP_LOG
+    log = home / hook_sender.DROP_LOG
     log.write_text("1 old-reason /x\n" * 5000)  # 80 kB, past the 64 KiB cap
     run_hook((FIXTURES / "post-bash.json").read_bytes(), project)
-    assert log.stat().st_size < 1000 and (home / f"{ingest.DROP_LOG}.1").exists()
+    assert log.stat().st_size < 1000 and (home / f"{hook_sender.DROP_LOG}.1").exists()
     assert drops(home) == {"old-reason": 5000, "no-project": 1}
     run_hook((FIXTURES / "post-bash.json").read_bytes(), project)
     assert drops(home)["no-project"] == 2
@@ -209,10 +209,10 @@ def test_the_python_sender_works_where_nc_would_be_chosen(home: Path, project: P
     thread.start()
     try:
         for _ in range(100):
-            if (home / ingest.SENDER_FILE).exists():
+            if (home / hook_sender.SENDER_FILE).exists():
                 break
             threading.Event().wait(0.05)
-        assert (home / ingest.SENDER_FILE).read_text().startswith("python\n")
+        assert (home / hook_sender.SENDER_FILE).read_text().startswith("python\n")
         for f in sorted(FIXTURES.glob("*.json")):
             assert run_hook(f.read_bytes(), project).returncode == 0
         assert len(contents(app)) == 5 and drops(home) == {}
@@ -232,10 +232,10 @@ def test_the_perl_sender_delivers_and_logs_drops_where_nc_would_be_chosen(home: 
     thread.start()
     try:
         for _ in range(100):
-            if (home / ingest.SENDER_FILE).exists():
+            if (home / hook_sender.SENDER_FILE).exists():
                 break
             threading.Event().wait(0.05)
-        assert (home / ingest.SENDER_FILE).read_text().startswith("perl\n")
+        assert (home / hook_sender.SENDER_FILE).read_text().startswith("perl\n")
         for f in sorted(FIXTURES.glob("*.json")):
             r = run_hook(f.read_bytes(), project)
             assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")

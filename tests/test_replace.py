@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from conftest import run_memtree
 
-from memtree_core import ingest, replace
+from memtree_core import hook_sender, ingest, replace
 from memtree_core.app import App
 from memtree_core.hookspecs import hookimpl
 from memtree_plugins.selectors.lines import marker
@@ -72,7 +72,7 @@ def serve(monkeypatch: pytest.MonkeyPatch, project: Path, enabled: bool = True, 
     thread = threading.Thread(target=ingest.serve, args=(sock, app, stop), daemon=True)
     thread.start()
     for _ in range(200):  # serve() writes the sender file, then the flag, on its own thread
-        if (app.paths.home / ingest.SENDER_FILE).exists() and (
+        if (app.paths.home / hook_sender.SENDER_FILE).exists() and (
                 not enabled or replace.flag_path(app.paths.home, app.identity.root).exists()):
             break
         time.sleep(0.05)
@@ -87,7 +87,7 @@ def served(request: pytest.FixtureRequest, home: Path, project: Path, monkeypatc
     The cap is raised to 10 s here: these tests check what is replaced, on a machine other test runs load;
     the cap itself is tested with a server that never answers, and measured in eval/bench/replace.py."""
     app, stop, thread = serve(monkeypatch, project, sender=request.param, timeout_ms=10_000)
-    lines = (app.paths.home / ingest.SENDER_FILE).read_text().split("\n")
+    lines = (app.paths.home / hook_sender.SENDER_FILE).read_text().split("\n")
     assert lines[3] == request.param, lines
     yield Served(app)
     stop.set()
@@ -338,7 +338,7 @@ def test_server_down_or_never_answering_leaves_the_output_untouched(home: Path, 
         mute.close()
         for c in held:
             c.close()
-    assert ingest.drop_counts(home) == {}  # the sync hook logs nothing: the async one does that
+    assert hook_sender.drop_counts(home) == {}  # the sync hook logs nothing: the async one does that
     app.close()
 
 

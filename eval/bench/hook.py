@@ -48,7 +48,7 @@ def main() -> None:
         d.mkdir(parents=True)
     os.environ.update({"MEMTREE_HOME": str(home), "MEMTREE_LOAD_PLUGINS": ""})
     sys.path.insert(0, str(REPO))
-    from memtree_core import ingest
+    from memtree_core import hook_sender, ingest
     from memtree_core.app import App
 
     command = json.loads((REPO / "plugin/hooks/hooks.json").read_text())["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
@@ -63,11 +63,11 @@ def main() -> None:
         stop = threading.Event()
         threading.Thread(target=ingest.serve, args=(sock, app, stop), daemon=True).start()
         for _ in range(200):
-            if (home_dir / ingest.SENDER_FILE).exists():
+            if (home_dir / hook_sender.SENDER_FILE).exists():
                 break
             time.sleep(0.05)
         servers.append((app, stop))
-        return app, (home_dir / ingest.SENDER_FILE).read_text().splitlines()
+        return app, (home_dir / hook_sender.SENDER_FILE).read_text().splitlines()
 
     app, sender = serve(home, up_dir, "")
     down = App.open(down_dir)
@@ -120,7 +120,7 @@ def main() -> None:
         print(f"{name:48s} {p50:8.2f} {p95:8.2f} {p50 / floor:10.2f}x")
     captured = app.store.query_one("SELECT count(*) FROM nodes")[0]  # type: ignore[index]
     print(f"captures stored: {captured} (expected {args.runs + 5}); "
-          f"drops logged by the hook: {ingest.drop_counts(home)}")
+          f"drops logged by the hook: {hook_sender.drop_counts(home)}")
     for a, _ in servers:
         a.close()  # type: ignore[attr-defined]
     down.close()

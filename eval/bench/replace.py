@@ -129,7 +129,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="memtree-bench-replace-"))
     os.environ.update({"MEMTREE_LOAD_PLUGINS": ""})
     sys.path.insert(0, str(REPO))
-    from memtree_core import ingest
+    from memtree_core import hook_sender, ingest
     from memtree_core.app import App
 
     hooks = json.loads((REPO / "plugin/hooks/hooks.json").read_text())["hooks"]["PostToolUse"]
@@ -146,7 +146,7 @@ def main() -> None:
         stop = threading.Event()
         threading.Thread(target=ingest.serve, args=(sock, app, stop), daemon=True).start()
         for _ in range(200):
-            if (home / ingest.SENDER_FILE).exists():
+            if (home / hook_sender.SENDER_FILE).exists():
                 break
             time.sleep(0.05)
         time.sleep(0.5)  # the warm-up

@@ -58,16 +58,16 @@ def embedder_status(app: Any) -> dict[str, Any]:
 
 def capture_status(app: Any) -> dict[str, Any]:
     """What the Claude Code hook uses to reach the daemon, what it could not deliver, and replacement."""
-    from memtree_core import ingest
+    from memtree_core import hook_sender
 
     home = app.paths.home
     try:
-        sender = (home / ingest.SENDER_FILE).read_text().splitlines()[:2]
+        sender = (home / hook_sender.SENDER_FILE).read_text().splitlines()[:2]
     except OSError:
         sender = []
     out: dict[str, Any] = {
         "hook_sender": " ".join(sender) if sender else "not chosen yet (the daemon picks it when it starts)",
-        "hook_drops": ingest.drop_counts(home),
+        "hook_drops": hook_sender.drop_counts(home),
         "bash": app.settings.capture.bash,
         "replace": app.settings.capture.replace.enabled,
     }
