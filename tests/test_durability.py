@@ -147,3 +147,48 @@ def test_sigkill_during_a_burst_loses_nothing_acked_and_captures_resume(
     assert not missing, f"{len(missing)} acked captures lost, e.g. {sorted(missing)[:3]}"
     assert "toolu_after_0" in ids
     assert len(acked) < 1600  # the kill really landed mid-burst
+
+
+def test_the_real_hook_feeds_the_real_daemon_every_payload_shape(
+        home: Path, project: Path, env: dict[str, str], daemon_guard: list[int]) -> None:
+    """What Claude Code does: a session runs `memtree serve`; the plugin's hook command (hooks.json) gets each
+    tool call's payload on stdin.  Rows land, then the daemon's own filter walker promotes them."""
+    from test_hook import FIXTURES, run_hook
+
+    names = ["post-read-text.json", "post-grep-content.json", "post-grep-files.json", "post-bash.json"]
+
+    async def main() -> None:
+        async with mcp_session(project, env) as s:
+            daemon_guard.append(state_pid(project))  # type: ignore[arg-type]
+            for name in names:
+                p = json.loads((FIXTURES / name).read_text())
+                p["cwd"] = str(project)
+                out = run_hook(json.dumps(p).encode(), project)
+                assert out.returncode == 0 and out.stdout == b""
+            failure = json.loads((FIXTURES / "post-tool-use-failure-bash.json").read_text())
+            assert run_hook(json.dumps(failure).encode(), project, event="PostToolUseFailure").returncode == 0
+            image = json.loads((FIXTURES / "post-read-image.json").read_text())
+            assert run_hook(json.dumps(image).encode(), project).returncode == 0
+            # the daemon's filter walker promotes what it keeps to live, where search finds it
+            wait_for(lambda: _statuses(project).get("pending", 0) == 0, 30, "the filter walker")
+            r = await s.call_tool("search", {"query": "KeyError", "mode": "keyword"})
+            assert not r.is_error and r.structured_content["hits"], r
+
+    run_async(main)
+    store = Store.open(project_paths(project).store, vectors=False)
+    try:
+        rows = store.query("SELECT kind, status, metadata FROM nodes WHERE kind != 'summary'")
+    finally:
+        store.close()
+    tools = sorted(json.loads(m).get("tool", "") for _, _, m in rows)
+    assert tools == ["Bash", "Bash", "Grep", "Grep", "Read"]  # the image Read is skipped, with a reason
+    failed = [json.loads(m) for _, _, m in rows if json.loads(m).get("failure")]
+    assert len(failed) == 1 and failed[0]["tool_use_id"] == "toolu_01F8yZa"
+
+
+def _statuses(project: Path) -> dict[str, int]:
+    store = Store.open(project_paths(project).store, vectors=False)
+    try:
+        return dict(store.query("SELECT status, count(*) FROM nodes GROUP BY status"))
+    finally:
+        store.close()
