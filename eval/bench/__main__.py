@@ -28,6 +28,7 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
     "replace": (["--runs", "40"], []),
     "walkers": (["--files", "10000", "--nodes", "100000"], []),
     "semantic": (["--sizes", "10000", "--queries", "20"], []),
+    "plugin_cost": (["--runs", "4"], ["--runs", "10"]),
 }
 
 
