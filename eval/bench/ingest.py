@@ -59,6 +59,25 @@ def echo_server(path: str, stop: threading.Event) -> None:
     srv.close()
 
 
+def concurrent(path: str, payload, per: int, first: int, senders: int = 4) -> tuple[list[float], float]:
+    """``senders`` threads each sending ``per`` distinct captures; every round trip's ms and the wall time."""
+    lat: list[float] = []
+    lock = threading.Lock()
+
+    def sender(k: int) -> None:
+        mine = [roundtrip(path, payload(first + k * per + i)) for i in range(per)]
+        with lock:
+            lat.extend(mine)
+
+    t0 = time.perf_counter()
+    threads = [threading.Thread(target=sender, args=(k,)) for k in range(senders)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return lat, time.perf_counter() - t0
+
+
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
@@ -97,21 +116,7 @@ def main() -> None:
         serial.append(roundtrip(path, payload(i)))
 
     per = args.n // 4
-    lat: list[float] = []
-    lock = threading.Lock()
-
-    def sender(k: int) -> None:
-        mine = [roundtrip(path, payload(100000 + k * per + i)) for i in range(per)]
-        with lock:
-            lat.extend(mine)
-
-    t0 = time.perf_counter()
-    threads = [threading.Thread(target=sender, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    elapsed = time.perf_counter() - t0
+    lat, elapsed = concurrent(path, payload, per, first=100000)
     stop.set()
 
     f50 = statistics.median(floor)
@@ -151,21 +156,7 @@ def two_sessions(tmp: Path, n: int, payload) -> None:
     for i in range(20):
         roundtrip(path, payload(-1000 - i))
     per = n // 4
-    lat: list[float] = []
-    lock = threading.Lock()
-
-    def sender(k: int) -> None:
-        mine = [roundtrip(path, payload(200000 + k * per + i)) for i in range(per)]
-        with lock:
-            lat.extend(mine)
-
-    t0 = time.perf_counter()
-    threads = [threading.Thread(target=sender, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    elapsed = time.perf_counter() - t0
+    lat, elapsed = concurrent(path, payload, per, first=200000)
     alive = sum(p.poll() is None for p in sessions)
     print(f"real daemon, {alive} sessions alive, 4 senders: p50 {statistics.median(lat):.2f} ms, "
           f"p95 {pct(lat, 0.95):.2f} ms, {per * 4 / elapsed:.0f} captures/s")
