@@ -452,7 +452,13 @@ def eval_dir():
         shutil.rmtree(EVAL_DIR, ignore_errors=True)
 
 
-WORK_KEYS_IGNORED = {"passes_completed", "checked", "swept", "files_checked", "chunks_covered"}
+# Counters that report a walker looked at something, not that it changed the store.
+WORK_KEYS_IGNORED = {"passes_completed", "checked", "swept", "files_checked", "chunks_covered", "chunks_checked",
+                     "stats", "vacuumed_pages"}
+# While the fixture is indexed, the daemon's own walkers wait: left to their clocks, whether (say) a summary
+# was written before or after dedupe would depend on timing.  `settle` then runs them all to a fixed point.
+QUIET_WALKERS = {"MEMTREE_WALKERS__EMBEDDING_IDLE_MS": "3600000", "MEMTREE_WALKERS__DEDUPE_INTERVAL_MS": "3600000",
+                 "MEMTREE_WALKERS__SUMMARIZER_SUBTREE_THRESHOLD": "1000000"}
 
 
 def settle(project: Project, run: Run, max_rounds: int = 60) -> None:
@@ -487,14 +493,16 @@ async def main_async(record: bool, timing: bool, semantic: bool, embed_timeout: 
     with eval_dir() as tmp:
         project = Project(tmp)
         try:
+            project.env.update(QUIET_WALKERS)
             async with session(project) as s:
                 first_init = s.init_ms
                 await index_fixture(s, project, run)
             project.stop()
+            for key in QUIET_WALKERS:
+                del project.env[key]
             settle(project, run)
             # The gates' daemon keeps its background walkers quiet so the store stays as settled.
-            project.env.update({"MEMTREE_WALKERS__EMBEDDING_IDLE_MS": "3600000",
-                                "MEMTREE_WALKERS__DEDUPE_INTERVAL_MS": "3600000"})
+            project.env.update(QUIET_WALKERS)
             async with session(project) as s:
                 await golden_search(s, project, run)
                 await golden_compose(s, project, run, record)
