@@ -267,7 +267,8 @@ def test_pruner_is_bounded_per_run(home: Path, project: Path) -> None:
         app.close()
 
 
-WORDS = ["".join(random.choices("abcdefghijklmnop", k=7)) for _ in range(3000)]
+RNG = random.Random(7)  # seeded: the same store on every run
+WORDS = ["".join(RNG.choices("abcdefghijklmnop", k=7)) for _ in range(3000)]
 
 
 def test_size_cap_evicts_oldest_outputs_never_live_chunks_and_reclaims_space(home: Path, project: Path) -> None:
@@ -276,7 +277,7 @@ def test_size_cap_evicts_oldest_outputs_never_live_chunks_and_reclaims_space(hom
     try:
         chunks = [s.insert_node("file_chunk", f"chunk {i} " + "def f(): return 1\n" * 20,
                                 source_uri=f"file:///nowhere/c{i}.py#L1-20", status_="live").id for i in range(20)]
-        outputs = [s.insert_node("tool_output", f"build {i} " + " ".join(random.choices(WORDS, k=800)), status_="live",
+        outputs = [s.insert_node("tool_output", f"build {i} " + " ".join(RNG.choices(WORDS, k=800)), status_="live",
                                  created_at=now_ms() - (400 - i) * 1000).id for i in range(400)]
         stale = make(s, "stale", "an old stale capture " * 10)
         assert used_bytes(s) > 0.6e6
