@@ -30,8 +30,10 @@ def code_version() -> str:
     Ordinary edits in an editable checkout do not count on purpose: several sessions would otherwise restart
     the shared daemon at every saved file.  After editing memtree itself, run ``memtree stop``.
     """
-    from memtree_core import __version__
+    from memtree_core import DISTRIBUTION, __version__
 
+    # pip names the metadata folder after the normalised distribution name: memtree_mcp-0.1.0.dist-info
+    dist_info = DISTRIBUTION.replace("-", "_") + "-"
     digest = hashlib.sha256()
     base = Path(__file__).resolve().parent.parent.parent
     marks = [base / package / "__init__.py" for package in _PACKAGES]
@@ -40,7 +42,7 @@ def code_version() -> str:
             names = os.listdir(entry)
         except OSError:
             continue
-        marks += [Path(entry, n, "RECORD") for n in names if n.startswith("memtree-") and n.endswith(".dist-info")]
+        marks += [Path(entry, n, "RECORD") for n in names if n.startswith(dist_info) and n.endswith(".dist-info")]
     for mark in marks:
         try:
             st = os.stat(mark)

