@@ -29,7 +29,7 @@ from typing import Any
 
 EVAL = Path(__file__).resolve().parent
 REPO = EVAL.parent
-FIXTURE = EVAL / "fixture_repo"
+FIXTURE = REPO / "memtree_core" / "sample" / "bookshop"  # the sample `memtree demo` ships
 GOLDEN = EVAL / "golden"
 LEAKY = EVAL / "leaky"
 MEMTREE = str(Path(sys.executable).parent / "memtree")

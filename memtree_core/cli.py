@@ -1,12 +1,16 @@
 """The ``memtree`` command line.  Each subcommand lives in ``memtree_core/commands/<name>.py`` with
-``add_arguments(parser)`` and ``run(args) -> int``, imported only when it runs (``serve`` must stay
-stdlib-only and fast)."""
+``add_arguments(parser)``, ``run(args) -> int`` and an ``EXAMPLE`` for its help; only the module of the
+command being run is imported (``serve`` must stay stdlib-only and fast), so ``memtree --help`` lists the
+commands from :data:`COMMANDS` and ``memtree NAME --help`` shows that command's own arguments.
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+from typing import NoReturn
 
 COMMANDS: dict[str, str] = {
     "info": "what is working and what is degraded, and why",
@@ -21,38 +25,77 @@ COMMANDS: dict[str, str] = {
     "demo": "index a sample project and drive the real server through an MCP client session",
     "reembed": "re-embed every live node with the configured embedding model",
 }
+PROJECT_HELP = "the project directory (default: the current one)"
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="memtree", description="A local context store for coding agents.")
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad argument is one line on stderr (no usage block) that says where help is."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+
+def _command_in(argv: list[str]) -> str | None:
+    """The subcommand named on the command line: the first word that is not an option."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
+def _parser(chosen: str | None) -> tuple[argparse.ArgumentParser, object | None]:
+    """The full parser; only ``chosen``'s module is imported and given its arguments."""
+    parser = _Parser(
+        prog="memtree", description="A local context store for coding agents.",
+        epilog="Run 'memtree COMMAND --help' for a command's arguments and an example.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    module = None
     for name, help_text in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        p.add_argument("--project", default=None, help="the project directory (default: the current one)")
-    return parser
+        if name != chosen:
+            sub.add_parser(name, help=help_text)
+            continue
+        module = importlib.import_module(f"memtree_core.commands.{name}")
+        example = getattr(module, "EXAMPLE", "")
+        p = sub.add_parser(name, help=help_text, description=help_text,
+                           epilog=f"example:\n  {example}" if example else None,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p.add_argument("--project", default=None, metavar="DIR",
+                       help=getattr(module, "PROJECT_HELP", PROJECT_HELP))
+        module.add_arguments(p)
+    return parser, module
+
+
+def project_problem(project: str | None) -> str | None:
+    """Why ``--project`` cannot be used, or None: checked once here so no command starts on a bad one."""
+    if project is None:
+        return None
+    if not os.path.exists(project):
+        return f"--project {project}: no such directory"
+    if not os.path.isdir(project):
+        return f"--project {project}: not a directory"
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = _parser()
-    # Parse the command name first so only that command's module is imported.
-    args, _ = parser.parse_known_args(argv)
+    chosen = _command_in(argv)
+    parser, module = _parser(chosen)
+    args = parser.parse_args(argv)  # bad arguments: argparse prints usage and one line, exit 2
     if args.version:
         from memtree_core import __version__
 
         print(__version__)
         return 0
-    if not args.command:
+    if not args.command or module is None:
         parser.print_help()
         return 2
-    module = importlib.import_module(f"memtree_core.commands.{args.command}")
-    sub = argparse.ArgumentParser(prog=f"memtree {args.command}", description=COMMANDS[args.command])
-    sub.add_argument("--project", default=None, help="the project directory (default: the current one)")
-    module.add_arguments(sub)
-    full = sub.parse_args(argv[argv.index(args.command) + 1:])
+    problem = project_problem(args.project)
+    if problem:
+        print(f"memtree {args.command}: {problem}", file=sys.stderr)
+        return 2
     try:
-        return int(module.run(full) or 0)
+        return int(module.run(args) or 0)  # type: ignore[attr-defined]
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a clear one-line error for known failures, not a traceback

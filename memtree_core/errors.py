@@ -9,4 +9,8 @@ class NotFound(Exception):
     """A node, file or daemon the user named does not exist."""
 
 
-UserFacingError = (SettingsError, StoreError, PluginLoadError, NotFound)
+class UsageError(Exception):
+    """An argument or setting a command cannot use, or a run that failed for a reason the user can act on."""
+
+
+UserFacingError = (SettingsError, StoreError, PluginLoadError, NotFound, UsageError)

@@ -3,22 +3,14 @@
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 from conftest import run_memtree
 
 
 def test_demo_drives_the_server_and_reports_savings(home: Path, tmp_path: Path) -> None:
-    from memtree_core.commands.demo import SAMPLE
-
-    if SAMPLE.is_dir():  # a source checkout: the default run, on a scratch copy of the sample project
-        out = run_memtree("demo", cwd=tmp_path, timeout=240)
-    else:  # installed from a wheel: the sample is not shipped, so point the demo at a copy of it
-        repo_sample = Path(__file__).resolve().parent.parent / "eval" / "fixture_repo"
-        project = tmp_path / "sample"
-        shutil.copytree(repo_sample, project)
-        out = run_memtree("demo", "--project", str(project), cwd=tmp_path, timeout=240)
+    # The default run: a scratch copy of the bundled sample project, from an empty directory.
+    out = run_memtree("demo", cwd=tmp_path, timeout=240)
     assert out.returncode == 0, out.stderr[-2000:]
     text = out.stdout
     assert "connected to memtree" in text
@@ -29,6 +21,5 @@ def test_demo_drives_the_server_and_reports_savings(home: Path, tmp_path: Path) 
     window, raw = (int(total.group(i).replace(",", "")) for i in (1, 2))
     assert 0 < window < raw
     assert "error:" not in text
-    if SAMPLE.is_dir():
-        # The default demo works in a scratch store and stops its daemon: nothing is left in MEMTREE_HOME.
-        assert not home.exists() or not any(home.iterdir())
+    # The default demo works in a scratch store and stops its daemon: nothing is left in MEMTREE_HOME.
+    assert not home.exists() or not any(home.iterdir())

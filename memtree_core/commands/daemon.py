@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+EXAMPLE = "memtree daemon --project ~/src/myrepo"
+
 
 def add_arguments(parser: Any) -> None:
     import argparse

@@ -17,19 +17,26 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-SAMPLE = Path(__file__).resolve().parents[2] / "eval" / "fixture_repo"
+from memtree_core.commands._terminal import fit, terminal_width, wrap
+from memtree_core.sample import BOOKSHOP as SAMPLE
+
 MEMTREE = str(Path(sys.executable).parent / "memtree")
+
+EXAMPLE = "memtree demo    (or on your own repository: memtree demo --project .)"
+PROJECT_HELP = ("run on this directory instead, with your MEMTREE_HOME store (default: a scratch copy of the "
+                "bundled sample project, with a scratch store deleted afterwards)")
 
 
 def add_arguments(parser: Any) -> None:
     parser.add_argument("--keep", action="store_true",
                         help="keep the scratch copy and store (their paths are printed) instead of deleting them")
-    parser.add_argument("--width", type=int, default=100, help="how wide to print excerpts")
+    parser.add_argument("--width", type=int, default=None,
+                        help="columns to print in (default: the terminal's width, else 100)")
 
 
 def _excerpt(text: str, width: int, lines: int = 6) -> str:
     rows = text.splitlines()
-    out = [("    " + r)[:width] for r in rows[:lines]]
+    out = [fit("    " + r.expandtabs(4), width) for r in rows[:lines]]
     if len(rows) > lines:
         out.append(f"    … {len(rows) - lines} more lines")
     return "\n".join(out)
@@ -52,21 +59,31 @@ class Ledger:
         window = self.count(shown)
         self.rows.append((title, window, raw_tokens))
         status = "error: " if result.is_error else ""
-        print(f"\n$ {title}\n{status}{_excerpt(shown, self.width)}")
-        print(f"  -> {window:,} tokens entered the window; the raw output would have cost {raw_tokens:,}")
+        print(f"\n{fit('$ ' + title, self.width)}\n{status}{_excerpt(shown, self.width)}")
+        print(wrap(f"-> {window:,} tokens entered the window; the raw output would have cost {raw_tokens:,}",
+                   self.width, "  "))
 
     def total(self) -> None:
         window = sum(r[1] for r in self.rows)
         raw = sum(r[2] for r in self.rows)
-        print("\n" + "-" * min(self.width, 72))
-        print(f"{'call':<44}{'window':>10}{'raw':>10}")
+        # Two number columns of 10; the call column takes what is left, up to 44.
+        name = max(10, min(44, self.width - 20))
+        print("\n" + "-" * min(self.width, name + 20))
+        print(f"{'call':<{name}}{'window':>10}{'raw':>10}")
         for title, w, r in self.rows:
-            print(f"{title[:43]:<44}{w:>10,}{r:>10,}")
+            print(f"{fit(title, name - 1):<{name}}{w:>10,}{r:>10,}")
         saved = 100 * (1 - window / raw) if raw else 0.0
-        print(f"{'total':<44}{window:>10,}{raw:>10,}   {saved:.0f}% kept out of the window")
+        print(f"{'total':<{name}}{window:>10,}{raw:>10,}")
+        print(wrap(f"{saved:.0f}% kept out of the window", self.width))
 
 
-async def _drive(project: Path, env: dict[str, str], width: int) -> None:
+def project_files(project: Path) -> list[Path]:
+    """The project's files, biggest first (what an agent would be most tempted to read whole)."""
+    files = [p for p in project.rglob("*") if p.is_file() and ".git" not in p.relative_to(project).parts]
+    return sorted(files, key=lambda p: (-p.stat().st_size, str(p)))
+
+
+async def _drive(project: Path, files: list[Path], query: str, env: dict[str, str], width: int) -> None:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -79,10 +96,9 @@ async def _drive(project: Path, env: dict[str, str], width: int) -> None:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
             info = await s.initialize()
             tools = [t.name for t in (await s.list_tools()).tools]
-            print(f"connected to {info.server_info.name} {info.server_info.version}: tools {', '.join(tools)}")
+            print(wrap(f"connected to {info.server_info.name} {info.server_info.version}: tools "
+                       f"{', '.join(tools)}", width))
 
-            files = sorted((p for p in project.rglob("*") if p.is_file() and ".git" not in p.parts),
-                           key=lambda p: p.stat().st_size, reverse=True)
             biggest = next((p for p in files if p.suffix == ".py"), files[0])
             rel = str(biggest.relative_to(project))
             res = await s.call_tool("read", {"path": rel, "budget_tokens": 600})
@@ -101,10 +117,12 @@ async def _drive(project: Path, env: dict[str, str], width: int) -> None:
             res = await s.call_tool("bash", {"command": command, "budget_tokens": 300})
             ledger.show(f"bash '{command}' (budget 300)", res, await _raw(s, res.structured_content, estimate))
 
-            res = await s.call_tool("search", {"query": "payment retries backoff jitter", "limit": 5})
-            hits = (res.structured_content or {}).get("hits", [])
-            ledger.show("search 'payment retries backoff jitter'", res,
-                        sum(h.get("tokens", 0) for h in hits))
+            hits: list[dict[str, Any]] = []
+            if query:
+                res = await s.call_tool("search", {"query": query, "limit": 5})
+                hits = (res.structured_content or {}).get("hits", [])
+                ledger.show(f"search '{query}' (the project's most frequent identifiers)", res,
+                            sum(h.get("tokens", 0) for h in hits))
 
             seeds = [h["id"] for h in hits[:3]]
             if seeds:
@@ -113,10 +131,10 @@ async def _drive(project: Path, env: dict[str, str], width: int) -> None:
                 raw = sum(e.get("tokens", 0) for part in ("included", "substituted", "dropped")
                           for e in manifest.get(part, []))
                 ledger.show("compose top 3 hits (budget 1200)", res, raw)
-                print(f"  manifest: {len(manifest.get('included', []))} included, "
-                      f"{len(manifest.get('substituted', []))} as summary/outline, "
-                      f"{manifest.get('dropped_total', 0)} dropped; used {manifest.get('used')} of "
-                      f"{manifest.get('budget')}")
+                print(wrap(f"manifest: {len(manifest.get('included', []))} included, "
+                           f"{len(manifest.get('substituted', []))} as summary/outline, "
+                           f"{manifest.get('dropped_total', 0)} dropped; used {manifest.get('used')} of "
+                           f"{manifest.get('budget')}", width, "  "))
             ledger.total()
 
 
@@ -137,28 +155,59 @@ async def _raw(s: Any, structured: dict[str, Any] | None, estimate: Any) -> int:
     return tokens * original // stored if data.get("truncated") and stored else tokens
 
 
+def _check_settings(project: Path, env: dict[str, str]) -> None:
+    """Fail here, in one line, on a setting the server would refuse; it would otherwise die mid-handshake."""
+    from memtree_core.project import identify, memtree_home
+    from memtree_core.settings import load_settings
+
+    load_settings(memtree_home(env), identify(project).root, env)  # raises SettingsError
+
+
+def _first_failure(exc: BaseException) -> BaseException:
+    """The innermost real error of an ExceptionGroup (what anyio wraps a failed session in)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
 def run(args: Any) -> int:
     import anyio
 
-    scratch = Path(tempfile.mkdtemp(prefix="memtree-demo-"))
+    from memtree_core.commands._demo_query import project_query
+    from memtree_core.errors import UsageError
+
+    width = max(20, args.width) if args.width else terminal_width()
     env = {k: v for k, v in os.environ.items()}
+    scratch: Path | None = None
+    started = False
     if args.project:
         project = Path(args.project).resolve()
-        print(f"memtree demo on {project} (store under {env.get('MEMTREE_HOME', '~/.memtree')})")
-    elif SAMPLE.is_dir():
+        header = f"memtree demo on {project} (store under {env.get('MEMTREE_HOME', '~/.memtree')})"
+    else:
+        scratch = Path(tempfile.mkdtemp(prefix="memtree-demo-"))
         project = scratch / "bookshop"
         shutil.copytree(SAMPLE, project)
         env["MEMTREE_HOME"] = str(scratch / "home")
-        print(f"memtree demo on a copy of the sample project at {project}\n(scratch store in {scratch / 'home'})")
-    else:
-        project = Path.cwd()
-        print(f"memtree demo on the current directory {project}")
+        header = f"memtree demo on a copy of the sample project at {project} (scratch store in {scratch / 'home'})"
     try:
-        anyio.run(_drive, project, env, args.width)
+        _check_settings(project, env)
+        files = project_files(project)
+        if not files:
+            raise UsageError(f"{project} has no files to show; run it on a project with some code in it")
+        print(wrap(header, width))
+        started = True
+        try:
+            anyio.run(_drive, project, files, project_query(files[:400]), env, width)
+        except Exception as exc:
+            cause = _first_failure(exc)
+            raise UsageError(f"the demo session failed: {type(cause).__name__}: {cause} "
+                             f"(the daemon's log: memtree info --project {project})") from None
     finally:
-        subprocess.run([MEMTREE, "stop", "--project", str(project)], env=env, capture_output=True, timeout=60)
-        if args.keep or args.project:
-            print(f"\nkept: {project} and its store (memtree info --project {project})")
-        if not args.keep:
+        if started:
+            subprocess.run([MEMTREE, "stop", "--project", str(project)], env=env, capture_output=True,
+                           timeout=60)
+            if args.keep or args.project:
+                print(wrap(f"\nkept: {project} and its store (memtree info --project {project})", width))
+        if scratch is not None and not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)
     return 0

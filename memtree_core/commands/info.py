@@ -8,6 +8,8 @@ from typing import Any
 
 from memtree_core.commands._common import open_app, print_json
 
+EXAMPLE = "memtree info --json --project ~/src/myrepo"
+
 
 def add_arguments(parser: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")

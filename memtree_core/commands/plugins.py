@@ -6,6 +6,8 @@ from typing import Any
 
 from memtree_core.commands._common import open_app, print_json
 
+EXAMPLE = "memtree plugins --json"
+
 
 def add_arguments(parser: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")

@@ -13,6 +13,8 @@ from typing import Any
 
 from memtree_core.commands._common import open_app, print_json
 
+EXAMPLE = "memtree reembed --batch 64"
+
 
 def add_arguments(parser: Any) -> None:
     parser.add_argument("--batch", type=int, default=0, help="texts per embedding call (default: "

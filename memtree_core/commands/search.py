@@ -6,13 +6,32 @@ from typing import Any
 
 from memtree_core.commands._common import open_app, print_json
 
+MODES = ("auto", "keyword", "semantic", "hybrid")
+KINDS = ("file_chunk", "tool_output", "summary", "note", "observation", "file")
+
+
+def _kinds(value: str) -> str:
+    """Reject an unknown kind while parsing, with the valid ones (it would otherwise match nothing)."""
+    import argparse
+
+    bad = [k.strip() for k in value.split(",") if k.strip() and k.strip() not in KINDS]
+    if bad:
+        raise argparse.ArgumentTypeError(f"unknown kind(s) {', '.join(map(repr, bad))}; use {', '.join(KINDS)}")
+    return value
+
+
+EXAMPLE = "memtree search --kind file_chunk --mode keyword --limit 5 retry backoff"
+
 
 def add_arguments(parser: Any) -> None:
     parser.add_argument("query", nargs="+", help="words to find (quotes and FTS operators are plain text)")
-    parser.add_argument("--mode", default="auto",
-                        help="auto (default: hybrid when embeddings exist, else keyword) | keyword | semantic | hybrid")
+    # The lists are spelled out (not imported) so `--help` stays cheap; tests check them against the code's.
+    parser.add_argument("--mode", default="auto", choices=MODES,
+                        help="auto (the default: hybrid when embeddings exist, else keyword), keyword, semantic "
+                             "or hybrid")
     parser.add_argument("--limit", type=int, default=None, help="hits to return (default: search.defaultLimit)")
-    parser.add_argument("--kind", default=None, help="only these node kinds (comma list)")
+    parser.add_argument("--kind", default=None, type=_kinds, metavar="KIND[,KIND...]",
+                        help=f"only these node kinds: {', '.join(KINDS)}")
     parser.add_argument("--status", default="live", help="'live' (default), a comma list, or 'any'")
     parser.add_argument("--path", dest="path_prefix", default=None, help="source path or URI prefix")
     parser.add_argument("--since", default=None, help="created at or after: epoch ms, ISO time, or 2h / 7d")

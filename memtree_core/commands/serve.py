@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+EXAMPLE = "memtree serve --project ~/src/myrepo    (what an MCP client runs; speaks JSON-RPC on stdio)"
+
 
 def add_arguments(parser: Any) -> None:
     pass

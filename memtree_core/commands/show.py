@@ -8,25 +8,29 @@ from typing import Any
 
 from memtree_core.commands._common import open_app, print_json
 
+EXAMPLE = "memtree show 01JD2X4K9QH7Y3V8B6N5M0T1RZ --offset 2000"
+
 
 def add_arguments(parser: Any) -> None:
-    parser.add_argument("node", help="a node id (from search, recent, or a wrapped tool's result)")
+    parser.add_argument("node", help="a node id (from 'memtree search', or the ids a read, grep or bash result names)")
     parser.add_argument("--offset", type=int, default=0, help="start the content at this character")
     parser.add_argument("--json", action="store_true", help="print the node as one JSON object")
 
 
 def run(args: Any) -> int:
     from memtree_core.errors import NotFound
-    from memtree_plugins.retrieval.nodes import line_range, node_tokens, require_node
+    from memtree_plugins.retrieval.nodes import line_range, node_tokens
 
     if args.offset < 0:
         raise NotFound(f"--offset must be 0 or more, not {args.offset}")
     app = open_app(args)
     try:
-        try:
-            node = require_node(app, args.node)
-        except ValueError as exc:
-            raise NotFound(str(exc)) from None
+        node_id = args.node.strip()
+        node = app.store.get_node(node_id) if node_id else None
+        if node is None:
+            # (require_node's hint names the MCP tools; here the way to an id is a command)
+            raise NotFound(f"no node {node_id!r} in this project's store; find ids with 'memtree search WORDS' "
+                           "or in the ids a read, grep or bash result names")
         tokens = node_tokens(app, node)
         parent = node.parent_id
         edges = app.store.query("SELECT src_id, dst_id, kind FROM edges WHERE src_id = ? OR dst_id = ? "

@@ -7,6 +7,8 @@ from typing import Any
 
 from memtree_core.commands._common import open_app, print_json
 
+EXAMPLE = "memtree stats --project ~/src/myrepo"
+
 
 def add_arguments(parser: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")

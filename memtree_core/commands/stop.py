@@ -9,6 +9,8 @@ from typing import Any
 from memtree_core.daemon.control import stop
 from memtree_core.project import ProjectPaths, identify, memtree_home
 
+EXAMPLE = "memtree stop --project ~/src/myrepo    (or: memtree stop --all)"
+
 
 def add_arguments(parser: Any) -> None:
     parser.add_argument("--all", action="store_true", help="stop the daemons of every project under MEMTREE_HOME")

@@ -15,6 +15,8 @@ from typing import Any
 
 from memtree_core.commands._common import open_app, print_json
 
+EXAMPLE = "memtree walk --once --only pruner"
+
 
 def add_arguments(parser: Any) -> None:
     parser.add_argument("--once", action="store_true", help="run each walker once, regardless of its schedule")

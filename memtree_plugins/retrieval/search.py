@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memtree_core.store import NODE_COLUMNS, row_to_node
+from memtree_core.store import KINDS, NODE_COLUMNS, row_to_node
 from memtree_plugins.retrieval.models import SearchHit, SearchResult
 from memtree_plugins.retrieval.nodes import line_range, node_tokens_estimate, parse_statuses, preview
 from memtree_plugins.retrieval.query import ParsedQuery, Term, parse
@@ -85,6 +85,9 @@ class Filters:
               since: str | int | None = None, until: str | int | None = None, parent_id: str | None = None,
               project_root: Path | None = None) -> Filters:
         kinds = tuple(k.strip() for k in kind.split(",") if k.strip()) if kind else None
+        bad = [k for k in kinds or () if k not in KINDS]
+        if bad:  # an unknown kind would silently match nothing
+            raise ValueError(f"unknown kind(s) {', '.join(map(repr, bad))}; use {', '.join(KINDS)}")
         since_ms = parse_time(since, "since")
         until_ms = parse_time(until, "until")
         if since_ms is not None and until_ms is not None and until_ms <= since_ms:

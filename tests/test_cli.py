@@ -1,0 +1,130 @@
+"""The ``memtree`` command line as a newcomer meets it: every bad input gets one line on stderr and a
+non-zero exit (never a traceback), and every subcommand's ``--help`` shows its own arguments and an example.
+All through the installed console script, as real subprocesses."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import REPO, run_memtree
+
+from memtree_core.cli import COMMANDS
+
+
+def assert_one_line_error(out, *expected: str) -> str:
+    err = out.stderr.strip()
+    assert out.returncode != 0, (out.stdout, out.stderr)
+    assert "Traceback" not in out.stderr and "ExceptionGroup" not in out.stderr, out.stderr
+    assert len(err.splitlines()) == 1, out.stderr
+    for text in expected:
+        assert text in err, err
+    return err
+
+
+# -- bad input: one line, non-zero exit --------------------------------------------------------------------
+@pytest.mark.parametrize("command", ["demo", "serve", "info", "stats", "search"])
+def test_a_project_that_does_not_exist_is_one_line(command: str, home: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-project"
+    extra = ["foo"] if command == "search" else []
+    out = run_memtree(command, "--project", str(missing), *extra, cwd=tmp_path, input="")
+    assert_one_line_error(out, f"memtree {command}:", "no such directory")
+    assert not missing.exists()
+    assert "kept:" not in out.stdout
+
+
+def test_a_file_given_as_the_project_is_one_line(home: Path, tmp_path: Path) -> None:
+    out = run_memtree("demo", "--project", str(REPO / "README.md"), cwd=tmp_path)
+    assert_one_line_error(out, "memtree demo:", "not a directory")
+
+
+def test_a_bad_setting_stops_the_demo_with_one_line_naming_it(home: Path, tmp_path: Path) -> None:
+    out = run_memtree("demo", cwd=tmp_path, env={"MEMTREE_CAPTURE__MAX_BYTES": "abc"})
+    assert_one_line_error(out, "MEMTREE_CAPTURE__MAX_BYTES", "capture.maxBytes", "'abc'")
+
+
+def test_the_demo_on_an_empty_directory_says_so(home: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = run_memtree("demo", "--project", str(empty), cwd=empty)
+    assert_one_line_error(out, "no files to show")
+
+
+def test_an_unknown_kind_is_rejected_with_the_valid_ones(home: Path, project: Path) -> None:
+    from memtree_core.store import KINDS
+
+    out = run_memtree("search", "--kind", "file_chunk,bogus", "foo", cwd=project)
+    err = assert_one_line_error(out, "'bogus'")
+    assert all(k in err for k in KINDS)
+
+
+def test_an_unknown_mode_is_rejected_with_the_valid_ones(home: Path, project: Path) -> None:
+    from memtree_plugins.retrieval.search import MODES
+
+    out = run_memtree("search", "--mode", "fuzzy", "foo", cwd=project)
+    err = assert_one_line_error(out, "'fuzzy'")
+    assert all(m in err for m in MODES)
+
+
+def test_the_cli_lists_are_the_codes_lists() -> None:
+    """search's --help spells out its choices without importing the store; they must not drift."""
+    from memtree_core.commands import search as command
+    from memtree_core.store import KINDS
+    from memtree_plugins.retrieval.search import MODES
+
+    assert command.KINDS == KINDS and command.MODES == MODES
+
+
+def test_an_unknown_node_names_a_command_that_exists(home: Path, project: Path) -> None:
+    out = run_memtree("show", "NOTANID", cwd=project)
+    err = assert_one_line_error(out, "'NOTANID'")
+    named = re.findall(r"'memtree (\w+)", err)
+    assert named and all(n in COMMANDS for n in named), err
+
+
+@pytest.mark.parametrize("argv", [["bogus"], ["show", "--offset", "x", "N"], ["search"], ["info", "--nope"]])
+def test_argument_errors_are_one_line_that_points_at_help(argv: list[str], home: Path, project: Path) -> None:
+    out = run_memtree(*argv, cwd=project)
+    assert_one_line_error(out, "--help")
+
+
+# -- help ------------------------------------------------------------------------------------------------
+def test_top_level_help_lists_every_command(tmp_path: Path) -> None:
+    out = run_memtree("--help", cwd=tmp_path)
+    assert out.returncode == 0
+    for name, summary in COMMANDS.items():
+        assert name in out.stdout and summary[:30] in " ".join(out.stdout.split())
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_has_its_own_help_with_an_example(command: str, tmp_path: Path) -> None:
+    out = run_memtree(command, "--help", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert text.startswith(f"usage: memtree {command}")
+    assert COMMANDS[command] in " ".join(text.split())
+    example = text.split("example:\n", 1)[1].strip()
+    assert example.startswith(f"memtree {command}")
+
+
+@pytest.mark.parametrize(("command", "wanted"), [
+    ("search", ["query", "--mode", "{auto,keyword,semantic,hybrid}", "--kind", "file_chunk", "--json",
+                "--limit", "--status", "--path", "--since"]),
+    ("show", ["node", "--offset", "--json"]),
+    ("info", ["--json", "--project"]),
+    ("stats", ["--json"]),
+    ("stop", ["--all", "--force"]),
+    ("walk", ["--once", "--only"]),
+    ("demo", ["--keep", "--width", "--project"]),
+])
+def test_help_shows_the_commands_arguments(command: str, wanted: list[str], tmp_path: Path) -> None:
+    text = run_memtree(command, "--help", cwd=tmp_path).stdout
+    for word in wanted:
+        assert word in text, f"{command} --help lacks {word}:\n{text}"
+
+
+def test_demo_help_says_what_runs_without_project(tmp_path: Path) -> None:
+    text = " ".join(run_memtree("demo", "--help", cwd=tmp_path).stdout.split())
+    assert "bundled sample project" in text
+    assert "default: the current one" not in text
