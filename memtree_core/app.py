@@ -84,6 +84,18 @@ class App:
                 hits[rule.name] = hits.get(rule.name, 0) + n
         return text, hits
 
+    def record_redactions(self, hits: dict[str, int]) -> None:
+        """Count values redacted from what memtree stored or returned, per rule, for ``memtree stats``.
+
+        Every path that redacts (the ingest socket and the read, grep and bash tools) records here, so the
+        counters do not depend on how an output came in.
+        """
+        if not hits:
+            return  # no write lock for the common case
+        with self.store.tx():
+            for rule, n in hits.items():
+                self.store.bump(f"redaction:{rule}", n)
+
     @cached_property
     def project_root(self) -> Path:
         return self.identity.root

@@ -403,8 +403,7 @@ class IngestServer:
                     store.conn.execute("UPDATE nodes SET truncated = 1, original_bytes = ? WHERE id = ?",
                                        (cap.original_bytes, node.id))
                 ids.append(node.id)
-            for rule, n in hits.items():
-                store.bump(f"redaction:{rule}", n)
+            app.record_redactions(hits)
             store.bump(f"capture:accepted:{payload.get('tool_name')}", len(ids))
         return ids
 

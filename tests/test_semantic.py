@@ -72,6 +72,22 @@ def _embed_all(app: App) -> int:
     return total
 
 
+def test_with_no_embedder_the_keyword_hint_says_so_not_that_embedding_is_pending(home: Path,
+                                                                                  project: Path) -> None:
+    from memtree_plugins.semantic.retriever import default_mode
+
+    # An unknown name goes to Ollama as its model; no Ollama answers on a closed port.
+    a = App.open(project, environ={**os.environ, "MEMTREE_EMBEDDING_MODEL": "no-such-embedder",
+                                   "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{_closed_port()}"})
+    try:
+        mode, why = default_mode(a)
+    finally:
+        a.close()
+    assert mode == "keyword"
+    assert why.startswith("no embedder is available") and "not reachable" in why, why
+    assert "yet" not in why
+
+
 def test_natural_language_query_finds_the_chunk_through_search(sapp: App) -> None:
     from memtree_plugins.retrieval.search import search
     from memtree_plugins.semantic.retriever import default_mode, install

@@ -466,6 +466,30 @@ def test_bash_secret_is_redacted_in_result_and_store(app) -> None:
     assert rows(app, "SELECT count(*) FROM nodes_fts WHERE nodes_fts MATCH ?", (f'"{AWS_KEY}"',))[0][0] == 0
 
 
+def test_every_wrapper_counts_its_redactions_for_stats(app, project: Path) -> None:
+    """`memtree stats` counts values redacted by read, grep and bash, not only by socket captures."""
+    line = f"aws_key = {AWS_KEY}"
+    once = sum(app.redact(line)[1].values())
+    assert once >= 1
+
+    def total() -> int:
+        return sum(app.store.counters("redaction:").values())
+
+    (project / "creds.txt").write_text(line + "\n")
+    before = total()
+    tool(app, "read")("creds.txt")
+    assert total() - before == once
+    before = total()
+    tool(app, "grep")("aws_key")  # its stored listing and its previews hold the value once
+    assert total() - before == once
+    before = total()
+    tool(app, "bash")(f"echo '{line}'")
+    assert total() - before >= once  # the command line is redacted as well as its output
+    before = total()
+    tool(app, "read")("creds.txt")  # unchanged: served from the store, nothing redacted again
+    assert total() == before
+
+
 def test_bash_env_dump_is_never_stored(app, monkeypatch) -> None:
     monkeypatch.setenv("MEMTREE_TEST_MARKER", "visible-marker")
     r = tool(app, "bash")("env")

@@ -35,11 +35,13 @@ def default_mode(app: Any) -> tuple[str, str]:
     if not store.vector.available:
         return "keyword", f"vector search is off: {store.vector.reason}"
     models = vectors.stored_models(store)
-    if not models:
-        return "keyword", "no node has been embedded yet (the embedding_indexer walker runs when idle)"
     choice = vectors.choose_embedder(app, models)
     if choice.embedder is None:
-        return "keyword", f"no embedder: {choice.reason}"
+        # Checked first: with no embedder nothing will ever be embedded, and "not yet" would say it will.
+        return "keyword", f"no embedder is available: {choice.reason}"
+    if not models:
+        return "keyword", (f"no node has been embedded yet with {choice.embedder.model} (the embedding_indexer "
+                           "walker runs when idle)")
     if len(models) > 1 or (models[0][0], models[0][1]) != (choice.embedder.model, choice.embedder.dim or models[0][1]):
         return "keyword", f"the store's vectors do not match {choice.embedder.model}: {vectors.REEMBED_HINT}"
     return "hybrid", ""

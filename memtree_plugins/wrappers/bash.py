@@ -192,6 +192,7 @@ def bash(app: App, command: str, timeout: float | None = None, budget_tokens: in
                      "is not captured")
     raw, cut_output = compose(command, outcome, store.max_bytes, limit)
     text, hits = app.redact(raw)
+    app.record_redactions(hits)  # whether or not the output is stored, its preview went out redacted
     result = BashResult(command=clean_command, exit_code=outcome.returncode, timed_out=outcome.timed_out,
                         duration_ms=outcome.duration_ms, stdout_bytes=outcome.stdout.total,
                         stderr_bytes=outcome.stderr.total, stored=False, not_stored_reason=not_stored,

@@ -263,7 +263,10 @@ def _fit(app: App, result: GrepResult, hits: list[GrepHit], budget: int) -> Grep
 def _store(app: App, args: dict, result: GrepResult, blocks: list[_Block], clean_blocks: list[str],
            listing: str, full_bytes: int, shown_paths: dict[str, str]) -> tuple[list[str | None], str, bool]:
     store = app.store
-    content, _hits = app.redact(_header(result) + "\n" + listing)
+    content, hits = app.redact(_header(result) + "\n" + listing)
+    # The listing holds every stored hit's lines, so its count is the call's (the per-hit previews
+    # redact the same values again).
+    app.record_redactions(hits)
     digest = stored_hash(store, content)
     uri = f"tool:grep#{args_digest(args)}"
     with store.tx():

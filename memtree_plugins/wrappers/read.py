@@ -261,7 +261,7 @@ def write_version(app: App, p: Path, shown: str, uri: str) -> tuple[Version, dic
     store = app.store
     loaded = load_text(p, shown)
     notes = list(loaded.notes)
-    chunks, chunker, _hits = _redacted_chunks(app, str(p), loaded.text, notes)
+    chunks, chunker, hits = _redacted_chunks(app, str(p), loaded.text, notes)
     chunks = _split_oversize(chunks, store.max_bytes)
     total = len(split_lines(loaded.text))
     entries = [ChunkEntry(new_id(), c.start_line, c.end_line, c.kind, c.symbol, c.outline,
@@ -287,6 +287,7 @@ def write_version(app: App, p: Path, shown: str, uri: str) -> tuple[Version, dic
                                         "symbol": e.symbol, "kind": e.kind, "outline": e.outline,
                                         "tokens": e.tokens, "chunker": chunker})
         _retire(store, rows, file_node.id, entries)
+        app.record_redactions(hits)
     return Version(file_node.id, total, entries, notes), texts, False
 
 
