@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from conftest import run_memtree
 
 
@@ -23,3 +24,68 @@ def test_demo_drives_the_server_and_reports_savings(home: Path, tmp_path: Path) 
     assert "error:" not in text
     # The default demo works in a scratch store and stops its daemon: nothing is left in MEMTREE_HOME.
     assert not home.exists() or not any(home.iterdir())
+
+
+# -- fitting the terminal ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("width", [20, 33, 57, 80])
+def test_fit_never_exceeds_the_width_and_marks_every_cut(width: int) -> None:
+    from memtree_core.commands._terminal import fit
+
+    line = "    note: keyword search: no embedder is available (Ollama is not reachable at http://x:1)" * 2
+    cut = fit(line, width)
+    assert len(cut) <= width and cut.endswith("…")
+    assert line.startswith(cut[:-1])
+    assert fit("short", width) == "short"
+
+
+def test_fit_does_not_end_inside_a_bracket_it_cut_open() -> None:
+    from memtree_core.commands._terminal import fit
+
+    cut = fit("walker summarizer ran (wrote 3 summaries for the largest subtrees)", 40)
+    assert cut == "walker summarizer ran…"
+    assert fit("f(a, b) and then some more words", 20).count("(") == 1  # a closed bracket is fine
+
+
+def test_wrap_keeps_paths_whole_and_indents_continuations() -> None:
+    from memtree_core.commands._terminal import wrap
+
+    path = "/a/very/long/scratch/directory/name/that/is/wider/than/the/terminal/bookshop"
+    text = wrap(f"memtree demo on a copy of the sample project at {path} (scratch store)", 40)
+    assert path in text.split()
+    lines = text.splitlines()
+    assert all(len(ln) <= 40 or ln.strip() == path for ln in lines)
+    assert all(ln.startswith("  ") for ln in lines[1:])
+
+
+# -- the query comes from the project ----------------------------------------------------------------------
+def test_frequent_identifiers_skip_keywords_and_need_two_files() -> None:
+    from memtree_core.commands._demo_query import frequent_identifiers
+
+    texts = ["def ledger_entry(self):\n    return ledger_entry + ledger_total\n" * 3,
+             "class Ledger:\n    def ledger_total(self): return self.ledger_entry\n",
+             "generated_blob generated_blob generated_blob generated_blob generated_blob generated_blob\n"]
+    assert frequent_identifiers(texts, 2) == ["ledger_entry", "ledger_total"]
+    assert frequent_identifiers(texts[2:], 1) == ["generated_blob"]  # one file: no spread to require
+    assert frequent_identifiers([], 3) == []
+
+
+def test_the_demo_searches_the_project_it_runs_on_and_fits_a_narrow_terminal(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "zoo"
+    (project / "zoo").mkdir(parents=True)
+    for i, animal in enumerate(["penguin", "walrus", "narwhal"]):
+        (project / "zoo" / f"{animal}.py").write_text(
+            f'"""The {animal} enclosure (feeding schedules, keeper rotas and the visitor notes for it)."""\n\n'
+            + "".join(f"def feed_{animal}_{n}(enclosure_keeper, enclosure_rota):\n"
+                      f"    return enclosure_keeper.feed({n}, enclosure_rota, '{animal}' * {i + 1})\n\n"
+                      for n in range(12)))
+    width = 50
+    out = run_memtree("demo", "--project", str(project), cwd=tmp_path, env={"COLUMNS": str(width)}, timeout=240)
+    assert out.returncode == 0, out.stderr[-2000:]
+    query = re.search(r"^\$ search '([^']*)'", out.stdout, re.M)
+    assert query, out.stdout
+    assert query.group(1).split()[0] == "enclosure_keeper", query.group(1)
+    assert "payment" not in out.stdout
+    # Every line fits, except a path or other single word longer than the width (kept whole on purpose).
+    for line in out.stdout.splitlines():
+        assert len(line) <= width or len(line.split()) == 1, line
+    assert "…" in out.stdout

@@ -100,3 +100,19 @@ def test_an_installed_wheel_runs_the_demo_in_an_empty_directory(wheel: Path, tmp
     assert "copy of the sample project" in out.stdout and "kept out of the window" in out.stdout
     assert "error:" not in out.stdout
     assert not any(empty.iterdir())  # the demo works on a scratch copy, never in the directory it runs in
+
+
+def test_a_reinstall_changes_the_code_version_a_forwarder_compares(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The daemon is restarted when pip rewrote memtree's metadata; it must be found under the new name."""
+    from memtree_core.daemon.control import code_version
+
+    site = tmp_path / "site"
+    record = site / f"{DISTRIBUTION.replace('-', '_')}-0.1.0.dist-info" / "RECORD"
+    record.parent.mkdir(parents=True)
+    record.write_text("memtree_core/__init__.py,,\n")
+    monkeypatch.syspath_prepend(str(site))
+    before = code_version()
+    assert code_version() == before
+    record.write_text("memtree_core/__init__.py,sha256=changed,123\n")  # what a reinstall does
+    assert code_version() != before
