@@ -77,9 +77,18 @@ class Ledger:
         print(wrap(f"{saved:.0f}% kept out of the window", self.width))
 
 
+# The demo reads this many of the biggest files; its search query comes from them, so it finds what was read.
+READ_FILES = 40
+SKIPPED_DIRS = {"node_modules", "__pycache__"}
+
+
 def project_files(project: Path) -> list[Path]:
-    """The project's files, biggest first (what an agent would be most tempted to read whole)."""
-    files = [p for p in project.rglob("*") if p.is_file() and ".git" not in p.relative_to(project).parts]
+    """The project's own files, biggest first (what an agent would be most tempted to read whole); hidden
+    directories (.git, .venv, ...) and installed dependencies are not the project's."""
+    files = []
+    for top, dirs, names in os.walk(project):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]  # not walked at all
+        files += [p for p in (Path(top, n) for n in names) if p.is_file()]
     return sorted(files, key=lambda p: (-p.stat().st_size, str(p)))
 
 
@@ -105,7 +114,7 @@ async def _drive(project: Path, files: list[Path], query: str, env: dict[str, st
             ledger.show(f"read {rel} (budget 600)", res, estimate(biggest.read_text(errors="replace")))
 
             # Index the rest quietly, as an agent's reads over a session would.
-            for p in files[:40]:
+            for p in files[:READ_FILES]:
                 await s.call_tool("read", {"path": str(p.relative_to(project)), "budget_tokens": 200})
 
             res = await s.call_tool("grep", {"pattern": "def |function |fn |func ", "max_hits": 200,
@@ -197,7 +206,7 @@ def run(args: Any) -> int:
         print(wrap(header, width))
         started = True
         try:
-            anyio.run(_drive, project, files, project_query(files[:400]), env, width)
+            anyio.run(_drive, project, files, project_query(files[:READ_FILES]), env, width)
         except Exception as exc:
             cause = _first_failure(exc)
             raise UsageError(f"the demo session failed: {type(cause).__name__}: {cause} "
@@ -206,8 +215,12 @@ def run(args: Any) -> int:
         if started:
             subprocess.run([MEMTREE, "stop", "--project", str(project)], env=env, capture_output=True,
                            timeout=60)
-            if args.keep or args.project:
+            if args.project:
                 print(wrap(f"\nkept: {project} and its store (memtree info --project {project})", width))
+            elif args.keep:
+                home = env["MEMTREE_HOME"]
+                print(wrap(f"\nkept: {project} and its store in {home} (MEMTREE_HOME={home} memtree info "
+                           f"--project {project})", width))
         if scratch is not None and not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)
     return 0
