@@ -89,3 +89,14 @@ def test_the_demo_searches_the_project_it_runs_on_and_fits_a_narrow_terminal(hom
     for line in out.stdout.splitlines():
         assert len(line) <= width or len(line.split()) == 1, line
     assert "…" in out.stdout
+
+
+def test_the_demo_reads_the_projects_own_files_biggest_first(tmp_path: Path) -> None:
+    from memtree_core.commands.demo import project_files
+
+    for rel, size in [("src/big.py", 300), ("src/small.py", 10), ("README.md", 100), (".env", 50),
+                      (".venv/lib/site.py", 9000), ("node_modules/x/index.js", 9000), (".git/objects/a", 9000)]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x" * size)
+    found = [p.relative_to(tmp_path).as_posix() for p in project_files(tmp_path)]
+    assert found == ["src/big.py", "README.md", ".env", "src/small.py"]
