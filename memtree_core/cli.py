@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command or module is None:
         parser.print_help()
         return 2
-    problem = project_problem(args.project)
+    problem = None if getattr(module, "PROJECT_MAY_BE_GONE", False) else project_problem(args.project)
     if problem:
         print(f"memtree {args.command}: {problem}", file=sys.stderr)
         return 2

@@ -128,3 +128,9 @@ def test_demo_help_says_what_runs_without_project(tmp_path: Path) -> None:
     text = " ".join(run_memtree("demo", "--help", cwd=tmp_path).stdout.split())
     assert "bundled sample project" in text
     assert "default: the current one" not in text
+
+
+def test_stop_works_for_a_project_whose_directory_is_gone(home: Path, tmp_path: Path) -> None:
+    out = run_memtree("stop", "--project", str(tmp_path / "deleted-project"), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "no daemon running" in out.stdout

@@ -9,6 +9,8 @@ from typing import Any
 from memtree_core.daemon.control import stop
 from memtree_core.project import ProjectPaths, identify, memtree_home
 
+# A daemon can outlive its project's directory (deleted, unmounted): stopping it must still work.
+PROJECT_MAY_BE_GONE = True
 EXAMPLE = "memtree stop --project ~/src/myrepo    (or: memtree stop --all)"
 
 
