@@ -172,6 +172,12 @@ def _check_settings(project: Path, env: dict[str, str]) -> None:
     load_settings(memtree_home(env), identify(project).root, env)  # raises SettingsError
 
 
+def _daemon_log(project: Path, env: dict[str, str]) -> Path:
+    from memtree_core.project import ProjectPaths, identify, memtree_home
+
+    return ProjectPaths.for_hash(memtree_home(env), identify(project).hash).log
+
+
 def _first_failure(exc: BaseException) -> BaseException:
     """The innermost real error of an ExceptionGroup (what anyio wraps a failed session in)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
@@ -188,7 +194,7 @@ def run(args: Any) -> int:
     width = max(20, args.width) if args.width else terminal_width()
     env = {k: v for k, v in os.environ.items()}
     scratch: Path | None = None
-    started = False
+    started = failed = False
     if args.project:
         project = Path(args.project).resolve()
         header = f"memtree demo on {project} (store under {env.get('MEMTREE_HOME', '~/.memtree')})"
@@ -208,9 +214,11 @@ def run(args: Any) -> int:
         try:
             anyio.run(_drive, project, files, project_query(files[:READ_FILES]), env, width)
         except Exception as exc:
+            failed = True  # keep a scratch store: its daemon log is what explains the failure
             cause = _first_failure(exc)
-            raise UsageError(f"the demo session failed: {type(cause).__name__}: {cause} "
-                             f"(the daemon's log: memtree info --project {project})") from None
+            what = " ".join(f"{type(cause).__name__}: {cause}".split())[:300]
+            raise UsageError(f"the demo session failed ({what}); the daemon's log is {_daemon_log(project, env)}"
+                             ) from None
     finally:
         if started:
             subprocess.run([MEMTREE, "stop", "--project", str(project)], env=env, capture_output=True,
@@ -221,6 +229,6 @@ def run(args: Any) -> int:
                 home = env["MEMTREE_HOME"]
                 print(wrap(f"\nkept: {project} and its store in {home} (MEMTREE_HOME={home} memtree info "
                            f"--project {project})", width))
-        if scratch is not None and not args.keep:
+        if scratch is not None and not args.keep and not failed:
             shutil.rmtree(scratch, ignore_errors=True)
     return 0
