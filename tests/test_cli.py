@@ -134,3 +134,22 @@ def test_stop_works_for_a_project_whose_directory_is_gone(home: Path, tmp_path: 
     out = run_memtree("stop", "--project", str(tmp_path / "deleted-project"), cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "no daemon running" in out.stdout
+
+
+def test_a_server_that_dies_fails_the_demo_in_one_line_and_keeps_its_store(home: Path, tmp_path: Path) -> None:
+    """A real server process that exits at once (``false``): the session's ExceptionGroup becomes one line
+    naming the daemon log, and the scratch store is kept for it."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import sys, memtree_core.commands.demo as demo\n"
+              "demo.MEMTREE = 'false'\n"
+              "from memtree_core.cli import main\n"
+              "sys.exit(main(['demo']))\n")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=120)
+    err = assert_one_line_error(out, "the demo session failed", "daemon.log")
+    log = Path(err.rsplit(" ", 1)[1])
+    assert log.is_relative_to(tmp_path) and (log.parents[2] / "bookshop").is_dir()  # the scratch was kept
