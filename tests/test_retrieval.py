@@ -344,3 +344,14 @@ def test_cli_search_and_show(app, store, project):
     assert json.loads(r.stdout)["content"] == ALPHA[4:]
     r = run_memtree("show", "01NOPE", "--project", str(project), env=env)
     assert r.returncode == 2 and "no node" in r.stderr
+
+
+def test_search_rejects_an_unknown_kind_with_the_valid_ones(app) -> None:
+    """An unknown kind would match nothing and look like an empty store; the MCP tool and the CLI say so."""
+    from memtree_core.store import KINDS
+
+    app.store.insert_node("note", "hello there", status_="live")
+    with pytest.raises(ValueError, match="unknown kind") as err:
+        search(app, "hello", filters=Filters.build(kind="note,blob"))
+    assert "'blob'" in str(err.value) and all(k in str(err.value) for k in KINDS)
+    assert len(search(app, "hello", filters=Filters.build(kind="note")).hits) == 1

@@ -12,7 +12,8 @@ EXAMPLE = "memtree show 01JD2X4K9QH7Y3V8B6N5M0T1RZ --offset 2000"
 
 
 def add_arguments(parser: Any) -> None:
-    parser.add_argument("node", help="a node id (from 'memtree search', or the ids a read, grep or bash result names)")
+    parser.add_argument("node", help="a node id (from 'memtree search', or the ids a read, grep or bash "
+                                     "result names)")
     parser.add_argument("--offset", type=int, default=0, help="start the content at this character")
     parser.add_argument("--json", action="store_true", help="print the node as one JSON object")
 
