@@ -153,3 +153,23 @@ def test_a_server_that_dies_fails_the_demo_in_one_line_and_keeps_its_store(home:
     err = assert_one_line_error(out, "the demo session failed", "daemon.log")
     log = Path(err.rsplit(" ", 1)[1])
     assert log.is_relative_to(tmp_path) and (log.parents[2] / "bookshop").is_dir()  # the scratch was kept
+
+
+def test_stats_shows_values_the_read_tool_redacted(home: Path, project: Path) -> None:
+    from memtree_core.app import App
+
+    key = "AKIA" + "Q7RZ" + "T4XW" + "N2LB" + "K9PD"  # the shape of an access key id; no real key
+    (project / "settings.py").write_text(f'AWS_ACCESS_KEY_ID = "{key}"\n')
+    app = App.open(project)
+    try:
+        app.plugins.tools["read"].build(app)("settings.py")
+        counted = app.store.counters("redaction:")
+    finally:
+        app.close()
+    assert counted
+    out = run_memtree("stats", "--project", str(project), cwd=project)
+    assert out.returncode == 0, out.stderr
+    section = out.stdout.split("redaction  (values redacted", 1)[1]
+    for name, value in counted.items():
+        assert re.search(rf"^\s+{re.escape(name.split(':', 1)[1])}\s+{value}$", section, re.M), section
+    assert key not in out.stdout

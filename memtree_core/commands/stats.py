@@ -7,6 +7,9 @@ from typing import Any
 
 from memtree_core.commands._common import open_app, print_json
 
+GROUP_TITLES = {
+    "redaction": "redaction  (values redacted per rule, never the values: socket captures and read/grep/bash)",
+}
 EXAMPLE = "memtree stats --project ~/src/myrepo"
 
 
@@ -47,7 +50,7 @@ def run(args: Any) -> int:
         group, _, rest = name.partition(":")
         groups.setdefault(group, []).append((rest or group, value))
     for group, items in sorted(groups.items()):
-        print(group)
+        print(GROUP_TITLES.get(group, group))
         for name, value in items:
             print(f"  {name:<40} {value}")
     return 0
