@@ -51,7 +51,7 @@ class App:
         if self._store is None:
             with self._store_lock:
                 if self._store is None:
-                    self.paths.ensure()
+                    self.paths.ensure(sockets=False)
                     self._store = Store.open(self.paths.store, max_bytes=self.settings.capture.max_bytes)
         return self._store
 

@@ -2,6 +2,7 @@
 
 from memtree_core.plugins import PluginLoadError
 from memtree_core.settings import SettingsError
+from memtree_core.socket_dirs import UnsafeSocketDir
 from memtree_core.store import StoreError
 
 
@@ -9,4 +10,4 @@ class NotFound(Exception):
     """A node, file or daemon the user named does not exist."""
 
 
-UserFacingError = (SettingsError, StoreError, PluginLoadError, NotFound)
+UserFacingError = (SettingsError, StoreError, PluginLoadError, NotFound, UnsafeSocketDir)

@@ -245,6 +245,9 @@ class Daemon:
             if self.mcp_sock is None:
                 self.paths.mcp_socket.unlink(missing_ok=True)
             _remove_socket(self.ingest_sock, self.paths.ingest_socket)
+            roots = [self.identity.root] + ([self.app.identity.root] if self.app is not None else [])
+            for root in dict.fromkeys(roots):
+                ingest.unregister_root(self.paths, root)  # before the lock goes: a new daemon registers after
             if self.app is not None:
                 self.app.close()
             self.paths.state.unlink(missing_ok=True)
