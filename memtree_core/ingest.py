@@ -349,9 +349,17 @@ class IngestServer:
                 self._count_drop(exc.reason, tool, size)
             ack = {"ok": False, "reason": exc.reason}
         except Exception as exc:  # the store or a plugin failed: drop this one, keep serving
-            log.exception("capture failed (tool=%s, %d bytes)", tool, size)
-            self._count_drop(f"error:{type(exc).__name__}", tool, size)
-            ack = {"ok": False, "reason": "error"}
+            from memtree_core.store.store import StoreDamaged, is_corruption
+
+            if isinstance(exc, StoreDamaged) or is_corruption(exc):
+                # Never ack into a damaged file: the capture would be lost behind an ok.
+                log.error("capture refused (tool=%s, %d bytes): %s", tool, size,
+                          exc if isinstance(exc, StoreDamaged) else self.app.mark_damaged(exc))
+                ack = {"ok": False, "reason": "store-damaged"}
+            else:
+                log.exception("capture failed (tool=%s, %d bytes)", tool, size)
+                self._count_drop(f"error:{type(exc).__name__}", tool, size)
+                ack = {"ok": False, "reason": "error"}
         line = (json.dumps(ack) + "\n").encode()
         if wants_reply and ack["ok"] and len(ack["ids"]) == 1:
             self._reply(conn, line, payload, ack["ids"][0], truncated)
@@ -432,6 +440,8 @@ class IngestServer:
 
     def _count_drop(self, reason: str, tool: str, size: int) -> None:
         log.info("capture dropped: %s (tool=%s, %d bytes)", reason, tool, size)
+        if getattr(self.app, "damaged", None):
+            return  # nothing is written to a damaged store, counters included
         try:
             self.app.store.bump(f"capture:dropped:{reason}")
         except Exception:

@@ -123,6 +123,8 @@ def _degraded(app: Any, vector_search: dict[str, Any]) -> list[str]:
 
 def run(args: Any) -> int:
     app = open_app(args)
+    if app.paths.store.exists():
+        _ = app.store  # a damaged store: one line naming 'memtree doctor' (StoreDamaged), exit status 2
     info = gather(app)
     if args.json:
         print_json(info)

@@ -185,6 +185,7 @@ class Daemon:
             names = register_tools(server, self.app)
             log.info("tools ready after %.0f ms: %s", (time.perf_counter() - self.t0) * 1000,
                      ", ".join(names) or "(none)")
+            self._check_store()
         except Exception as exc:
             log.exception("the daemon could not load its plugins and tools")
             server.boot_error = (f"memtree could not start its tools: {type(exc).__name__}: {exc} "
@@ -193,6 +194,16 @@ class Daemon:
         finally:
             sys.setswitchinterval(self.switch_interval)
             server.tools_ready.set()
+
+    def _check_store(self) -> None:
+        """Open the store now: its bounded integrity check runs at start, not at the first capture, and a
+        damaged store is refused (captures answered ``store-damaged``, tools with the reason) from here on."""
+        from memtree_core.store import StoreError
+
+        try:
+            _ = self.app.store
+        except StoreError as exc:
+            log.error("%s", exc)
 
     def _start_thread(self, name: str, target: Any, *args: Any) -> None:
         def guarded() -> None:

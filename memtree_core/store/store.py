@@ -92,6 +92,48 @@ class StoreError(Exception):
     """The store cannot be opened or used; the message says what to do."""
 
 
+class StoreDamaged(StoreError):
+    """The store file is damaged (truncated, a garbage header, corrupt pages): nothing is written to it,
+    and ``memtree doctor`` recovers what is readable into a new file."""
+
+
+QUICK_CHECK_ROWS = 10  # the first problems are enough to say "damaged"
+QUICK_CHECK_S = 2.0  # a huge store is not checked to the end at every start: what fits in this is
+_CORRUPTION = ("malformed", "not a database", "corrupt", "file is encrypted", "disk i/o error")
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """SQLite's words for a damaged file (SQLITE_CORRUPT, SQLITE_NOTADB, short reads of a truncated file)."""
+    text = str(exc).lower()
+    return any(word in text for word in _CORRUPTION)
+
+
+def damaged_message(path: Path | str, detail: str) -> str:
+    detail = " ".join(detail.split())
+    if len(detail) > 160:
+        detail = detail[:157] + "..."
+    return (f"the store {path} is damaged ({detail}); nothing more is written to it: stop the daemon "
+            f"(memtree stop) and run memtree doctor to recover it into a new file")
+
+
+def quick_check(conn: Any, rows: int = QUICK_CHECK_ROWS, seconds: float = QUICK_CHECK_S) -> list[str] | None:
+    """``PRAGMA quick_check`` bounded in rows and time: the problems found ([] when none), or None when
+    the time ran out first (no verdict)."""
+    deadline = time.monotonic() + seconds
+    conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 20_000)
+    try:
+        found = [str(r[0]) for r in conn.execute(f"PRAGMA quick_check({int(rows)})").fetchall()]
+    except Exception as exc:
+        if "interrupt" in str(exc).lower():
+            return None
+        if is_corruption(exc):
+            return [str(exc)]
+        raise
+    finally:
+        conn.set_progress_handler(None, 0)
+    return [] if found == ["ok"] else found
+
+
 class Store:
     def __init__(self, path: Path, conn: Any, route: Route, vector: VectorStatus, max_bytes: int) -> None:
         self.path = path
@@ -104,11 +146,17 @@ class Store:
 
     # -- opening -------------------------------------------------------------------------------------
     @classmethod
-    def open(cls, path: Path | str, *, max_bytes: int = 100_000, vectors: bool = True) -> Store:
+    def open(cls, path: Path | str, *, max_bytes: int = 100_000, vectors: bool = True,
+             check: bool = True) -> Store:
+        """Open (or create) the store; ``check``: a bounded ``PRAGMA quick_check`` first, so a damaged file
+        raises :class:`StoreDamaged` instead of taking writes it may lose."""
         path = Path(path)
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         route = choose_route()
         new = not path.exists()
+        if not new and 0 < path.stat().st_size < 512:
+            # Shorter than any page: a cut file.  (Empty is a store that was never written: a new one.)
+            raise StoreDamaged(damaged_message(path, f"only {path.stat().st_size} bytes"))
         old_umask = os.umask(0o177)  # the db, -wal and -shm are born 0600
         try:
             conn = route.module.connect(str(path), timeout=10.0, isolation_level=None,
@@ -119,10 +167,23 @@ class Store:
             os.umask(old_umask)
         if new or path.stat().st_mode & 0o077:
             path.chmod(0o600)
-        loaded, reason = load_vec(conn, route) if vectors else (False, "vector search not requested")
-        store = cls(path, conn, route, VectorStatus(loaded, reason, route.name), max_bytes)
-        store._configure()
-        store._migrate()
+        try:
+            loaded, reason = load_vec(conn, route) if vectors else (False, "vector search not requested")
+            store = cls(path, conn, route, VectorStatus(loaded, reason, route.name), max_bytes)
+            store._configure()
+            if check and not new:
+                problems = quick_check(conn)
+                if problems:
+                    raise StoreDamaged(damaged_message(path, "; ".join(problems)))
+            store._migrate()
+        except route.module.DatabaseError as exc:
+            conn.close()
+            if is_corruption(exc):
+                raise StoreDamaged(damaged_message(path, str(exc))) from None
+            raise StoreError(f"cannot open the store at {path}: {exc}") from exc
+        except BaseException:
+            conn.close()
+            raise
         return store
 
     def _configure(self) -> None:
