@@ -182,15 +182,21 @@ SENDERS = ["perl", "python"]
 
 
 @pytest.fixture
-def served_with(home: Path, project: Path, monkeypatch: pytest.MonkeyPatch, request) -> Iterator[App]:
+def served_with(home: Path, project: Path, monkeypatch: pytest.MonkeyPatch, request,
+                private_tmpdir: Path) -> Iterator[App]:
+    """An ingest server over a real App, the hook's sender forced; the home is short (the socket in the
+    project's directory) unless the test asks for ``long_home`` (the socket in the fallback)."""
     monkeypatch.setenv("MEMTREE_HOOK_SENDER", request.param)
+    if "long_home" not in request.fixturenames:
+        monkeypatch.setenv("MEMTREE_HOME", str(private_tmpdir / "h"))
     app = App.open(project)
     sock = ingest.bind(app.paths, app.identity.root)
     stop = threading.Event()
     thread = threading.Thread(target=ingest.serve, args=(sock, app, stop), daemon=True)
     thread.start()
-    wait_for(lambda: (home / hook_sender.SENDER_FILE).exists(), 10, "the sender file")
-    assert (home / hook_sender.SENDER_FILE).read_text().startswith(request.param + "\n")
+    sender_file = app.paths.home / hook_sender.SENDER_FILE  # MEMTREE_HOME may be long_home's
+    wait_for(sender_file.exists, 10, "the sender file")
+    assert sender_file.read_text().startswith(request.param + "\n")
     yield app
     stop.set()
     thread.join(10)
@@ -209,10 +215,10 @@ def test_hook_refuses_a_world_writable_socket_directory(served_with: App, projec
     sock_dir.chmod(0o777)
     r = run_hook(BASH, project)
     assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
-    assert drops(home) == {"unsafe-dir": 1} and contents(served_with) == []
+    assert drops(served_with.paths.home) == {"unsafe-dir": 1} and contents(served_with) == []
     sock_dir.chmod(0o700)  # the same daemon, a safe directory: delivered
     assert run_hook(BASH, project).returncode == 0
-    assert len(contents(served_with)) == 1 and drops(home) == {"unsafe-dir": 1}
+    assert len(contents(served_with)) == 1 and drops(served_with.paths.home) == {"unsafe-dir": 1}
 
 
 @pytest.mark.parametrize("served_with", SENDERS, indirect=True)
@@ -222,7 +228,7 @@ def test_hook_refuses_a_symlinked_socket_directory(served_with: App, project: Pa
     alias.symlink_to(served_with.paths.ingest_socket.parent)
     point_link_at(served_with, project, alias / served_with.paths.ingest_socket.name)
     assert run_hook(BASH, project).returncode == 0
-    assert drops(home) == {"unsafe-dir": 1} and contents(served_with) == []
+    assert drops(served_with.paths.home) == {"unsafe-dir": 1} and contents(served_with) == []
 
 
 @pytest.mark.parametrize("served_with", SENDERS, indirect=True)
@@ -231,7 +237,7 @@ def test_hook_refuses_a_symlinked_socket(served_with: App, project: Path, home: 
     alias.symlink_to(served_with.paths.ingest_socket)
     point_link_at(served_with, project, alias)
     assert run_hook(BASH, project).returncode == 0
-    assert drops(home) == {"unsafe-socket": 1} and contents(served_with) == []
+    assert drops(served_with.paths.home) == {"unsafe-socket": 1} and contents(served_with) == []
 
 
 @pytest.mark.parametrize("sender", SENDERS)
@@ -337,3 +343,35 @@ def test_a_link_repointed_by_a_newer_daemon_is_left_alone(home: Path, project: P
         assert os.readlink(link) == str(other)
     finally:
         app.close()
+
+
+# -- the nc path: sh alone cannot check a fallback directory -------------------------------------------------
+def record_senders(home: Path, capture: str, reply: str) -> None:
+    """Overwrite the sender file the daemon wrote (``kind``/``program``/``code`` for each hook)."""
+    (home / hook_sender.SENDER_FILE).write_text(f"nc\n{capture}\n\n{reply}\n{shutil.which(reply)}\n\n")
+
+
+@pytest.mark.parametrize("served_with", ["perl"], indirect=True)
+def test_with_nc_recorded_a_fallback_socket_goes_through_a_checking_sender(long_home: Path, tmpdir_env: Path,
+                                                                          served_with: App, project: Path) -> None:
+    # /bin/false stands where nc would be: were it run, the capture would be lost as no-daemon.
+    assert served_with.paths.ingest_socket.parent == fallback(tmpdir_env)
+    record_senders(served_with.paths.home, "/bin/false", "perl")
+    assert run_hook(BASH, project).returncode == 0
+    assert len(contents(served_with)) == 1 and drops(served_with.paths.home) == {}  # perl delivered it, after its checks
+    fallback(tmpdir_env).chmod(0o777)
+    assert run_hook(BASH.replace(b"toolu_", b"toolu_x"), project).returncode == 0
+    fallback(tmpdir_env).chmod(0o700)
+    assert drops(served_with.paths.home) == {"unsafe-dir": 1} and len(contents(served_with)) == 1
+
+
+@pytest.mark.parametrize("served_with", ["perl"], indirect=True)
+def test_with_nc_recorded_sh_refuses_a_link_to_something_not_a_socket(served_with: App, project: Path,
+                                                                      home: Path) -> None:
+    assert served_with.paths.ingest_socket.parent == served_with.paths.dir  # not a fallback: nc would be used
+    record_senders(served_with.paths.home, "/bin/false", "perl")
+    plain = served_with.paths.dir / "plain"
+    plain.write_text("")
+    point_link_at(served_with, project, plain)
+    assert run_hook(BASH, project).returncode == 0
+    assert drops(served_with.paths.home) == {"unsafe-socket": 1}
