@@ -39,7 +39,12 @@ def run(args: Any) -> int:
         if args.check_only:
             print(f"run 'memtree doctor --project {identity.root}' to recover it into a new file")
             return 1
-        result = recover.recover(store)
+        try:
+            result = recover.recover(store)
+        except Exception as exc:  # nothing was changed: say so in one line
+            print(f"memtree doctor: could not recover {store} ({type(exc).__name__}: {exc}); the file is "
+                  f"untouched", file=sys.stderr)
+            return 1
         rows = ", ".join(f"{table} {n}" for table, n in sorted(result.tables.items())) or "nothing readable"
         print(f"recovered by {result.method} into {store}: {rows}")
         for note in result.notes:

@@ -76,15 +76,22 @@ def recover(path: Path, *, use_cli: bool = True, vectors: bool = True) -> Recove
     work = path.with_name(f"{path.name}.recovering-{os.getpid()}")
     for leftover in _family(work):
         leftover.unlink(missing_ok=True)
-    with tempfile.TemporaryDirectory(prefix="memtree-doctor-", dir=path.parent) as scratch:
-        source, method, notes = _source(path, Path(scratch), use_cli)
-        new = Store.open(work, vectors=vectors, check=False)
-        try:
-            tables = _copy_all(source, new)
-        finally:
-            new.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            new.close()
-            source.close()
+    try:
+        with tempfile.TemporaryDirectory(prefix="memtree-doctor-", dir=path.parent) as scratch:
+            source, method, notes = _source(path, Path(scratch), use_cli)
+            try:
+                new = Store.open(work, vectors=vectors, check=False)
+                try:
+                    tables = _copy_all(source, new)
+                    new.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                finally:
+                    new.close()
+            finally:
+                source.close()
+    except BaseException:
+        for leftover in _family(work):  # the damaged file stays where it was, untouched
+            leftover.unlink(missing_ok=True)
+        raise
     os.replace(path, kept)
     for suffix in ("-wal", "-shm"):
         side = path.with_name(path.name + suffix)
