@@ -158,22 +158,30 @@ def test_a_bad_fallback_directory_is_refused_by_ensure(long_home: Path, tmpdir_e
 
 
 # -- memtree serve / daemon with a bad directory: one line, no traceback -------------------------------------
+@pytest.mark.parametrize("how", ["world-writable", pytest.param("other-owner", marks=pytest.mark.skipif(
+    not IS_ROOT, reason="giving a directory to another user needs root"))])
 @pytest.mark.parametrize("command", ["serve", "daemon"])
 def test_serve_and_daemon_with_a_bad_directory_print_one_line(long_home: Path, tmpdir_env: Path, project: Path,
-                                                              command: str) -> None:
+                                                              command: str, how: str) -> None:
     bad = fallback(tmpdir_env)
     bad.mkdir()
-    bad.chmod(0o777)
+    if how == "other-owner":  # what another local user could leave after /tmp was wiped
+        bad.chmod(0o700)
+        os.chown(bad, NOBODY, NOBODY)
+        fix = f"owned by uid {NOBODY}"
+    else:
+        bad.chmod(0o777)
+        fix = f"chmod 700 {bad}"
     init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}) + "\n"
     out = subprocess.run([MEMTREE, command, "--project", str(project)], input=init, capture_output=True,
                          text=True, timeout=60, env=dict(os.environ))
     assert out.returncode != 0
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
-    assert f"chmod 700 {bad}" in lines[0]
+    assert fix in lines[0]
     if command == "serve":  # the agent's first request is answered with the reason too
         answer = json.loads(out.stdout.splitlines()[0])
-        assert answer["id"] == 1 and f"chmod 700 {bad}" in answer["error"]["message"]
+        assert answer["id"] == 1 and fix in answer["error"]["message"]
     assert not list(bad.iterdir())
 
 
