@@ -47,7 +47,7 @@ def test_missing_git_binary_falls_back(project: Path, monkeypatch) -> None:
 
 def test_paths_modes_and_socket_fallback(tmp_path: Path, private_tmpdir: Path) -> None:
     # private_tmpdir: the fallback parent is this test's own, never the shared /tmp/memtree-<uid>.
-    paths = ProjectPaths.for_hash(tmp_path / "home", "0123456789abcdef")
+    paths = ProjectPaths.for_hash(private_tmpdir / "home", "0123456789abcdef")  # short: no fallback
     paths.ensure()
     assert (paths.dir.stat().st_mode & 0o777) == 0o700
     assert paths.store == paths.dir / "store.db"

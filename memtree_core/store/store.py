@@ -99,11 +99,16 @@ class StoreDamaged(StoreError):
 
 QUICK_CHECK_ROWS = 10  # the first problems are enough to say "damaged"
 QUICK_CHECK_S = 2.0  # a huge store is not checked to the end at every start: what fits in this is
-_CORRUPTION = ("malformed", "not a database", "corrupt", "file is encrypted", "disk i/o error")
+_CORRUPTION = ("malformed", "not a database", "corrupt", "file is encrypted")
 
 
 def is_corruption(exc: BaseException) -> bool:
-    """SQLite's words for a damaged file (SQLITE_CORRUPT, SQLITE_NOTADB, short reads of a truncated file)."""
+    """An SQLite error saying the file is damaged (SQLITE_CORRUPT, SQLITE_NOTADB; a truncated file reads as
+    malformed).  Only the drivers' own errors count: a plugin's message that happens to say "corrupt" is not."""
+    import sqlite3
+
+    if not isinstance(exc, sqlite3.DatabaseError | choose_route().module.DatabaseError):
+        return False
     text = str(exc).lower()
     return any(word in text for word in _CORRUPTION)
 
