@@ -229,3 +229,25 @@ def test_daemon_with_a_damaged_store_end_to_end(home: Path, project: Path, env: 
     run_async(works_again)
     ack = send(Path(os.readlink(link)), json.dumps(payload("post-read-text.json")).encode())
     assert ack["ok"] is True and len(ack["ids"]) == 1
+
+
+# -- a store too big to check in full at every open ------------------------------------------------------------
+def test_a_big_store_is_checked_cheaply_at_open_and_in_full_in_the_background(
+        home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memtree_core.store import store as store_module
+
+    path = fill(project)
+    monkeypatch.setattr(store_module, "QUICK_CHECK_SYNC_BYTES", 0)  # as if the store were big
+    good = path.read_bytes()
+    truncate(path)
+    with pytest.raises(StoreDamaged, match="truncated: the header counts"):  # the header says so, at once
+        Store.open(path)
+    path.write_bytes(good)
+    garbage_middle(path)
+    Store.open(path).close()  # the cheap checks pass: only the full one can tell
+    found: list[str] = []
+    store_module.check_in_background(path, found.append).join(60)
+    assert len(found) == 1 and "is damaged" in found[0] and "memtree doctor" in found[0]
+    path.write_bytes(good)
+    store_module.check_in_background(path, found.append).join(60)
+    assert len(found) == 1  # a sound store: no call

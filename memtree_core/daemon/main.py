@@ -196,14 +196,24 @@ class Daemon:
             server.tools_ready.set()
 
     def _check_store(self) -> None:
-        """Open the store now: its bounded integrity check runs at start, not at the first capture, and a
-        damaged store is refused (captures answered ``store-damaged``, tools with the reason) from here on."""
+        """Open the store now: its integrity check runs at start, not at the first capture (a big store's in
+        full on a thread), and a damaged store is refused (captures answered ``store-damaged``, tools with the
+        reason) from then on."""
         from memtree_core.store import StoreError
+        from memtree_core.store.store import QUICK_CHECK_SYNC_BYTES, check_in_background
 
         try:
-            _ = self.app.store
+            store = self.app.store
         except StoreError as exc:
             log.error("%s", exc)
+            return
+        if store.path.stat().st_size > QUICK_CHECK_SYNC_BYTES:  # opening checked only the cheap part
+
+            def damaged(message: str) -> None:
+                self.app.damaged = message
+                log.error("%s", message)
+
+            check_in_background(store.path, damaged)
 
     def _start_thread(self, name: str, target: Any, *args: Any) -> None:
         def guarded() -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from memtree_core.store.sqlite_route import choose_route
-from memtree_core.store.store import QUICK_CHECK_ROWS, Store, is_corruption
+from memtree_core.store.store import PAGE_SIZES, QUICK_CHECK_ROWS, Store, header_problem, is_corruption
 
 SKIP_LIMIT = 1 << 62  # rowids are 64-bit: past this a scan is over
 BATCH = 500
@@ -45,8 +45,9 @@ def check(path: Path, rows: int = QUICK_CHECK_ROWS * 10) -> list[str]:
     """Problems ``PRAGMA quick_check`` finds in ``path`` (no time bound here), [] when it is sound."""
     if not path.exists() or path.stat().st_size == 0:
         return []
-    if path.stat().st_size < 512:
-        return [f"only {path.stat().st_size} bytes"]
+    problem = header_problem(path)
+    if problem:
+        return [problem]
     module = choose_route().module
     try:
         conn = module.connect(f"file:{path}?mode=ro", uri=True)
@@ -165,7 +166,7 @@ def _rebuild_header(copy: Path, scratch: Path) -> None:
         head = f.read(100)
     recorded = int.from_bytes(head[16:18], "big") if len(head) >= 18 else 0
     recorded = 65536 if recorded == 1 else recorded
-    sizes = [recorded] if recorded in _PAGE_SIZES else []
+    sizes = [recorded] if recorded in PAGE_SIZES else []
     sizes += [s for s in (4096, 1024, 8192, 16384, 32768, 65536, 2048, 512) if s not in sizes]
     size = copy.stat().st_size
     for page_size in sizes:
@@ -188,8 +189,6 @@ def _rebuild_header(copy: Path, scratch: Path) -> None:
         finally:
             probe.close()
 
-
-_PAGE_SIZES = {512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}
 
 
 # -- copying what can be read ---------------------------------------------------------------------------------
