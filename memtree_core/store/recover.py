@@ -94,10 +94,10 @@ def recover(path: Path, *, use_cli: bool = True, vectors: bool = True) -> Recove
             leftover.unlink(missing_ok=True)
         raise
     os.replace(path, kept)
-    for suffix in ("-wal", "-shm"):
-        side = path.with_name(path.name + suffix)
-        if side.exists():
-            os.replace(side, kept.with_name(kept.name + suffix))
+    wal = path.with_name(path.name + "-wal")
+    if wal.exists():  # part of the damaged store: kept with it (its -shm is only an index, rebuilt on open)
+        os.replace(wal, kept.with_name(kept.name + "-wal"))
+    path.with_name(path.name + "-shm").unlink(missing_ok=True)
     for suffix in ("-wal", "-shm"):
         path.with_name(work.name + suffix).unlink(missing_ok=True)
     os.replace(work, path)
