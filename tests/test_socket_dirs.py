@@ -157,6 +157,16 @@ def test_a_bad_fallback_directory_is_refused_by_ensure(long_home: Path, tmpdir_e
     assert not list(bad.iterdir())  # nothing was bound there
 
 
+def test_info_names_a_bad_fallback_directory(long_home: Path, tmpdir_env: Path, project: Path) -> None:
+    bad = fallback(tmpdir_env)
+    bad.mkdir()
+    bad.chmod(0o755)
+    out = subprocess.run([MEMTREE, "info", "--json", "--project", str(project)], capture_output=True, text=True,
+                         timeout=60, env=dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    assert f"socket directory {bad} is mode 0755, not 0700; run: chmod 700 {bad}" in json.loads(out.stdout)["degraded"]
+
+
 # -- memtree serve / daemon with a bad directory: one line, no traceback -------------------------------------
 @pytest.mark.parametrize("how", ["world-writable", pytest.param("other-owner", marks=pytest.mark.skipif(
     not IS_ROOT, reason="giving a directory to another user needs root"))])
@@ -265,6 +275,14 @@ def test_the_replacement_hook_refuses_silently_too(home: Path, project: Path, mo
         stop.set()
         thread.join(10)
         app.close()
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="giving a socket to another user needs root")
+@pytest.mark.parametrize("served_with", SENDERS, indirect=True)
+def test_hook_refuses_a_socket_of_another_user(served_with: App, project: Path) -> None:
+    os.chown(served_with.paths.ingest_socket, NOBODY, NOBODY)
+    assert run_hook(BASH, project).returncode == 0
+    assert drops(served_with.paths.home) == {"unsafe-socket": 1} and contents(served_with) == []
 
 
 LISTENER = textwrap.dedent("""
