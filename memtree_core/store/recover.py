@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -151,7 +152,7 @@ def _readable(path: Path, scratch: Path, notes: list[str]) -> Any:
         return conn
     except module.DatabaseError as exc:
         conn.close()
-        notes.append(f"the file header is unreadable ({exc}): read with a rebuilt header")
+        notes.append(f"the file cannot be read as it is ({exc}): read through a rebuilt header")
     copy = scratch / "header-fixed.db"
     shutil.copyfile(path, copy)
     _rebuild_header(copy, scratch)
@@ -236,9 +237,8 @@ def _select(cols: list[str]) -> str:
     return ", ".join(f'"{c}"' for c in cols)
 
 
-def _scan_rowid(conn: Any, table: str, cols: list[str]) -> list[tuple[Any, ...]]:
-    """Every readable row in rowid order; past a bad page, skip ahead (1, 2, 4, ... rowids) and go on."""
-    out: list[tuple[Any, ...]] = []
+def _scan_rowid(conn: Any, table: str, cols: list[str]) -> Iterator[tuple[Any, ...]]:
+    """Every readable row in rowid order, streamed; past a bad page, skip ahead (1, 2, 4, ... rowids)."""
     after = -SKIP_LIMIT
     step = 1
     query = f'SELECT rowid, {_select(cols)} FROM "{table}" WHERE rowid > ? ORDER BY rowid LIMIT {BATCH}'
@@ -246,38 +246,35 @@ def _scan_rowid(conn: Any, table: str, cols: list[str]) -> list[tuple[Any, ...]]
         try:
             batch = conn.execute(query, (after,)).fetchall()
         except Exception:
-            batch = None
-        if batch is None:
             # Row by row from here, so the rows before the bad one are kept.
             try:
                 row = conn.execute(query.replace(f"LIMIT {BATCH}", "LIMIT 1"), (after,)).fetchone()
             except Exception:
-                row = None
                 after = after + step if after > -SKIP_LIMIT else 0
                 step *= 2
                 continue
             batch = [row] if row else []
         if not batch:
-            return out
-        out.extend(batch)
+            return
+        yield from batch
         after = batch[-1][0]
         step = 1
-    return out
 
 
-def _scan_ends(conn: Any, table: str, cols: list[str]) -> list[tuple[Any, ...]]:
-    """A table without rowids: read forward until a bad page, then backward until one."""
-    rows: dict[tuple[Any, ...], None] = {}
-    for order in ("", " ORDER BY 1 DESC"):
-        try:
-            for row in conn.execute(f'SELECT {_select(cols)} FROM "{table}"{order}'):
-                rows[tuple(row)] = None
-        except Exception:
-            pass
-    return list(rows)
+def _scan_ends(conn: Any, table: str, cols: list[str]) -> Iterator[tuple[Any, ...]]:
+    """A table without rowids: read forward until a bad page, then (only then) backward until one."""
+    try:
+        yield from conn.execute(f'SELECT {_select(cols)} FROM "{table}"')
+        return
+    except Exception:
+        pass
+    try:
+        yield from conn.execute(f'SELECT {_select(cols)} FROM "{table}" ORDER BY 1 DESC')
+    except Exception:
+        pass
 
 
-def _insert(new: Store, table: str, cols: list[str], rows: list[tuple[Any, ...]]) -> int:
+def _insert(new: Store, table: str, cols: list[str], rows: Iterable[tuple[Any, ...]]) -> int:
     # nodes: the first of two rows with one id wins; elsewhere the old row wins over what a trigger of the
     # new store already put there (file_sources keys without their sizes).
     verb = "INSERT OR IGNORE" if table == "nodes" else "INSERT OR REPLACE"
