@@ -14,7 +14,7 @@ from typing import Any
 from memtree_core.plugins import PluginSet, build
 from memtree_core.project import Identity, ProjectPaths, identify, memtree_home
 from memtree_core.settings import LoadedSettings, Settings, load_settings
-from memtree_core.store import Store
+from memtree_core.store import Store, StoreDamaged
 from memtree_core.types import Chunker
 
 
@@ -28,6 +28,7 @@ class App:
         self.environ = environ
         self._store: Store | None = None
         self._store_lock = threading.Lock()
+        self.damaged: str | None = None  # why the store is refused (see ``store``)
         # Shared scratch space for plugins that keep per-daemon state (e.g. walker clocks).
         self.state: dict[str, Any] = {}
 
@@ -48,12 +49,29 @@ class App:
 
     @property
     def store(self) -> Store:
+        """The store, opened (with a bounded integrity check) on first use; raises ``StoreDamaged`` for as
+        long as this process knows the file is damaged, so nothing more is written to it."""
+        if self.damaged is not None:
+            raise StoreDamaged(self.damaged)
         if self._store is None:
             with self._store_lock:
+                if self.damaged is not None:
+                    raise StoreDamaged(self.damaged)
                 if self._store is None:
-                    self.paths.ensure()
-                    self._store = Store.open(self.paths.store, max_bytes=self.settings.capture.max_bytes)
+                    self.paths.ensure(sockets=False)
+                    try:
+                        self._store = Store.open(self.paths.store, max_bytes=self.settings.capture.max_bytes)
+                    except StoreDamaged as exc:
+                        self.damaged = str(exc)
+                        raise
         return self._store
+
+    def mark_damaged(self, exc: BaseException) -> str:
+        """SQLite reported corruption while in use: refuse the store from now on; return the message."""
+        from memtree_core.store.store import damaged_message
+
+        self.damaged = damaged_message(self.paths.store, str(exc))
+        return self.damaged
 
     def close(self) -> None:
         if self._store is not None:

@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "walk": "run the walkers (filter, staleness, pruner, ...) once or on their schedule",
     "demo": "index a sample project and drive the real server through an MCP client session",
     "reembed": "re-embed every live node with the configured embedding model",
+    "doctor": "check the store; recover a damaged one into a new file (the old one is kept)",
 }
 PROJECT_HELP = "the project directory (default: the current one)"
 

@@ -128,6 +128,10 @@ class Coordinator:
             counters = {str(k): int(v) for k, v in dict(raw).items()
                         if isinstance(v, int | float) and not isinstance(v, bool)}
         except Exception as exc:
+            from memtree_core.store.store import is_corruption
+
+            if is_corruption(exc) and hasattr(self.app, "mark_damaged"):
+                self.app.mark_damaged(exc)  # nothing more is written to it, by anyone
             self._failed(name, exc, start, "running")
             counters, succeeded = {"errors": 1}, False
         else:
@@ -170,8 +174,16 @@ class Coordinator:
     def run(self, stop: threading.Event, tick_s: float = 0.25) -> None:
         """Tick until ``stop`` is set (the daemon runs this in its own thread)."""
         while not stop.is_set():
+            if getattr(self.app, "damaged", None):
+                stop.wait(tick_s)  # a damaged store (said once, at start): walkers must not touch it
+                continue
             try:
                 self.tick()
-            except Exception:  # a store that cannot be opened, say: keep trying, never die
-                log.exception("walker tick failed")
+            except Exception as exc:  # a store that cannot be opened, say: keep trying, never die
+                from memtree_core.store.store import StoreDamaged, is_corruption
+
+                if isinstance(exc, StoreDamaged) or is_corruption(exc):
+                    log.error("walkers paused: %s", self.app.damaged or self.app.mark_damaged(exc))
+                else:
+                    log.exception("walker tick failed")
             stop.wait(tick_s)

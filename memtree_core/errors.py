@@ -2,6 +2,7 @@
 
 from memtree_core.plugins import PluginLoadError
 from memtree_core.settings import SettingsError
+from memtree_core.socket_dirs import UnsafeSocketDir
 from memtree_core.store import StoreError
 
 
@@ -13,4 +14,4 @@ class UsageError(Exception):
     """An argument or setting a command cannot use, or a run that failed for a reason the user can act on."""
 
 
-UserFacingError = (SettingsError, StoreError, PluginLoadError, NotFound, UsageError)
+UserFacingError = (SettingsError, StoreError, PluginLoadError, NotFound, UsageError, UnsafeSocketDir)

@@ -33,6 +33,7 @@ from memtree_core.daemon.control import (
 )
 from memtree_core.lockfile import is_locked
 from memtree_core.project import ProjectPaths, identify, memtree_home
+from memtree_core.socket_dirs import UnsafeSocketDir
 
 START_TIMEOUT_S = 60.0  # a cold daemon imports the SDK (~1 s here); a loaded machine can take much longer
 REPLAY_TIMEOUT_S = 30.0
@@ -68,10 +69,25 @@ def try_connect(path: Path) -> socket.socket | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(str(path))
+        if not _peer_is_me(sock):
+            # Only possible if the directory was swapped after our check: never talk to another user.
+            _note(f"the socket {path} is served by another user; not using it")
+            sock.close()
+            return None
     except OSError:
         sock.close()
         return None
     return sock
+
+
+def _peer_is_me(sock: socket.socket) -> bool:
+    so_peercred = getattr(socket, "SO_PEERCRED", None)
+    if so_peercred is None:
+        return True  # macOS/BSD: the checked 0700 directory is the guard
+    import struct
+
+    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, so_peercred, struct.calcsize("3i")))
+    return uid == os.geteuid()
 
 
 def connect(paths: ProjectPaths, root: Path, version: str, timeout: float = START_TIMEOUT_S,
@@ -418,7 +434,13 @@ def project_dir(project: str | None) -> str:
 def main(project: str | None) -> int:
     identity = identify(project_dir(project))
     paths = ProjectPaths.for_hash(memtree_home(), identity.hash)
-    paths.ensure()
+    try:
+        paths.ensure()
+    except UnsafeSocketDir as exc:
+        return Forwarder(paths, identity.root)._fail_start(str(exc))
+    except OSError as exc:  # e.g. MEMTREE_HOME not writable: one line, never a traceback
+        where = exc.filename or paths.dir
+        return Forwarder(paths, identity.root)._fail_start(f"cannot prepare {where}: {exc.strerror or exc}")
     try:
         return Forwarder(paths, identity.root).run()
     except KeyboardInterrupt:

@@ -15,9 +15,15 @@ How the hook finds it without git
     — a mirror of the root's path under ``roots/`` (its physical path too, when it differs).  The hook walks up
     from ``CLAUDE_PROJECT_DIR`` testing ``roots$dir/.ingest.sock`` with shell builtins only (no hashing, no
     fork), ``cd``s into that directory and connects to the relative name, so neither the mirror's length nor
-    the home's length can hit the socket path limit.  The links outlive the daemon on purpose: a later daemon
-    binds the same path, and a link to a dead socket is how the hook knows "memtree is used here, no daemon
-    runs" (a counted drop) as opposed to "not a memtree project" (also a drop; different reason).
+    the home's length can hit the socket path limit.  A daemon removes its links when it exits (a link left
+    behind would deliver the next capture to whatever listens at that path later); a link to a dead socket
+    is what a killed daemon leaves, and the hook counts it as "no-daemon" rather than "no-project".
+
+Who the hook talks to
+    Before it sends a byte the hook checks, as ``memtree_core.socket_dirs`` does at bind: the socket's
+    directory is a real directory (not a symlink), the user's, mode 0700; the socket is a socket and the
+    user's; and, where the OS offers ``SO_PEERCRED``, the listening peer runs as the user.  Otherwise the
+    capture is dropped with reason ``unsafe-dir``, ``unsafe-socket`` or ``peer-uid`` in the drop log.
 
 Protocol
     One connection per capture: the client sends the raw Claude Code payload (one JSON document) and shuts
@@ -73,6 +79,7 @@ READ_DEADLINE_S = 30.0  # whole-payload deadline per connection
 RECV_TIMEOUT_S = 5.0  # silence allowed between two reads
 MAX_CONNECTIONS = 32  # concurrent handler threads; more get {"ok":false,"reason":"busy"}
 ROOT_LINK_NAME = ".ingest.sock"
+ELSEWHERE_MARK = ".sock-elsewhere"  # next to the link: the socket is in a fallback directory
 # Which sender the hooks run, one field per line (paths may hold spaces): kind ("nc"/"perl"/"python"),
 # program, and for python the send.py compiled by that interpreter (may be empty); then the same three for
 # the replacement hook (perl or python).
@@ -101,24 +108,88 @@ def root_link(home: Path, root: Path | str) -> Path:
     return roots_dir(home) / rel / ROOT_LINK_NAME
 
 
+def _roots_dir(home: Path) -> Path:
+    """``roots/``, 0700 and ours (not a symlink): whoever can write here decides where captures go."""
+    from memtree_core.socket_dirs import ensure_dir
+
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return ensure_dir(roots_dir(home), tighten=True, what="hook registry")
+
+
+def _mkdirs_private(top: Path, leaf: Path) -> None:
+    """Create ``leaf`` and its parents below ``top``, each 0700 (``mkdir(parents=True)`` would use the umask)."""
+    missing: list[Path] = []
+    d = leaf
+    while d != top and not d.is_dir():
+        missing.append(d)
+        d = d.parent
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            pass
+
+
 def register_root(paths: ProjectPaths, root: Path | str) -> None:
-    """Point the hook at this project's socket from ``root`` (and its physical path, if different)."""
+    """Point the hook at this project's socket from ``root`` (and its physical path, if different).
+
+    Next to the link, ``.sock-elsewhere`` marks a socket outside the project's own directory (a fallback
+    socket directory): the shell-only ``nc`` path cannot check that directory, so the hook uses a sender
+    that can (see plugin/hooks/capture).
+    """
     target = str(paths.ingest_socket)
+    elsewhere = paths.ingest_socket.parent != paths.dir
+    try:
+        top = _roots_dir(paths.home)
+    except Exception as exc:
+        log.warning("cannot register %s for the capture hook (%s); captures there will be dropped", root, exc)
+        return
     for form in dict.fromkeys((os.path.abspath(root), os.path.realpath(root))):
         link = root_link(paths.home, form)
+        marker = link.with_name(ELSEWHERE_MARK)
         try:
-            if os.readlink(link) == target:
-                continue
-        except OSError:
-            pass
-        try:
-            link.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            _mkdirs_private(top, link.parent)
+            if elsewhere and not marker.exists():
+                marker.touch(mode=0o600)
+            elif not elsewhere:
+                marker.unlink(missing_ok=True)
+            try:
+                if os.readlink(link) == target:
+                    continue
+            except OSError:
+                pass
             tmp = link.with_name(f"{ROOT_LINK_NAME}.{os.getpid()}.tmp")
             tmp.unlink(missing_ok=True)
             os.symlink(target, tmp)
             os.replace(tmp, link)  # atomic: a hook never sees a half-made link
         except OSError as exc:
             log.warning("cannot register %s for the capture hook (%s); captures there will be dropped", form, exc)
+
+
+def unregister_root(paths: ProjectPaths, root: Path | str) -> None:
+    """Remove this project's links (those still pointing at its socket) when its daemon exits: a link left
+    behind would send the next capture to whatever listens at that path later."""
+    from memtree_core.replace import FLAG_NAME
+
+    target = str(paths.ingest_socket)
+    top = roots_dir(paths.home)
+    for form in dict.fromkeys((os.path.abspath(root), os.path.realpath(root))):
+        link = root_link(paths.home, form)
+        try:
+            if os.readlink(link) != target:
+                continue
+            link.unlink()
+        except OSError:
+            continue
+        for name in (FLAG_NAME, ELSEWHERE_MARK):
+            (link.parent / name).unlink(missing_ok=True)
+        d = link.parent
+        while d != top and top in d.parents:  # the empty mirror directories too
+            try:
+                d.rmdir()
+            except OSError:
+                break
+            d = d.parent
 
 
 # -- binding --------------------------------------------------------------------------------------------------
@@ -278,9 +349,17 @@ class IngestServer:
                 self._count_drop(exc.reason, tool, size)
             ack = {"ok": False, "reason": exc.reason}
         except Exception as exc:  # the store or a plugin failed: drop this one, keep serving
-            log.exception("capture failed (tool=%s, %d bytes)", tool, size)
-            self._count_drop(f"error:{type(exc).__name__}", tool, size)
-            ack = {"ok": False, "reason": "error"}
+            from memtree_core.store.store import StoreDamaged, is_corruption
+
+            if isinstance(exc, StoreDamaged) or is_corruption(exc):
+                # Never ack into a damaged file: the capture would be lost behind an ok.
+                log.error("capture refused (tool=%s, %d bytes): %s", tool, size,
+                          exc if isinstance(exc, StoreDamaged) else self.app.mark_damaged(exc))
+                ack = {"ok": False, "reason": "store-damaged"}
+            else:
+                log.exception("capture failed (tool=%s, %d bytes)", tool, size)
+                self._count_drop(f"error:{type(exc).__name__}", tool, size)
+                ack = {"ok": False, "reason": "error"}
         line = (json.dumps(ack) + "\n").encode()
         if wants_reply and ack["ok"] and len(ack["ids"]) == 1:
             self._reply(conn, line, payload, ack["ids"][0], truncated)
@@ -361,6 +440,8 @@ class IngestServer:
 
     def _count_drop(self, reason: str, tool: str, size: int) -> None:
         log.info("capture dropped: %s (tool=%s, %d bytes)", reason, tool, size)
+        if getattr(self.app, "damaged", None):
+            return  # nothing is written to a damaged store, counters included
         try:
             self.app.store.bump(f"capture:dropped:{reason}")
         except Exception:

@@ -95,15 +95,16 @@ class ProjectPaths(NamedTuple):
     def socket_path(self, name: str) -> Path:
         """``<dir>/<name>.sock``, or a short fallback when that path is too long for a Unix socket.
 
-        Fallback: ``$XDG_RUNTIME_DIR/memtree/<hash>-<name>.sock`` (or ``/tmp/memtree-<uid>/...``), in a
-        0700 directory owned by the user.
+        Fallback: ``$XDG_RUNTIME_DIR/memtree/<hash>-<name>.sock``, else ``$TMPDIR/memtree-<uid>/...`` (or
+        ``/tmp/memtree-<uid>/...``), in a 0700 directory owned by the user (``memtree_core.socket_dirs``).
         """
         wanted = self.dir / f"{name}.sock"
         if len(os.fsencode(wanted)) <= MAX_SOCKET_PATH:
             return wanted
-        runtime = os.environ.get("XDG_RUNTIME_DIR")
-        base = Path(runtime) / "memtree" if runtime else Path(f"/tmp/memtree-{os.getuid()}")
-        return base / f"{self.dir.name}-{name}.sock"
+        from memtree_core.socket_dirs import fallback_dir
+
+        tail = f"{self.dir.name}-{name}.sock"
+        return fallback_dir(MAX_SOCKET_PATH, len(os.fsencode(tail))) / tail
 
     @property
     def ingest_socket(self) -> Path:
@@ -113,13 +114,16 @@ class ProjectPaths(NamedTuple):
     def mcp_socket(self) -> Path:
         return self.socket_path("mcp")
 
-    def ensure(self) -> None:
-        """Create the project directory 0700 (and the home), tightening modes left looser."""
-        for d in (self.home, self.dir):
-            d.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if d.stat().st_mode & 0o077:
-                d.chmod(0o700)
-        for sock in (self.ingest_socket, self.mcp_socket):
+    def ensure(self, sockets: bool = True) -> None:
+        """Create the project directory 0700 (and the home), tightening modes left looser; with ``sockets``,
+        check every socket directory (owner, 0700, not a symlink) and raise ``UnsafeSocketDir`` naming the
+        fix (opening the store alone does not need them)."""
+        from memtree_core.socket_dirs import ensure_dir
+
+        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if self.home.stat().st_mode & 0o077:
+            self.home.chmod(0o700)
+        ensure_dir(self.dir, tighten=True)
+        for sock in (self.ingest_socket, self.mcp_socket) if sockets else ():
             if sock.parent != self.dir:
-                sock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-                sock.parent.chmod(0o700)
+                ensure_dir(sock.parent)

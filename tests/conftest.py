@@ -4,8 +4,11 @@ built-in plugins only (third-party plugins installed in the environment are not 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +19,18 @@ MEMTREE = str(BIN / "memtree")
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def private_tmpdir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A short TMPDIR of this test's own and no XDG_RUNTIME_DIR: when a socket path is too long (a deep
+    tmp_path), the fallback socket directory is ``$TMPDIR/memtree-<uid>``, never one shared between tests."""
+    short = Path(tempfile.mkdtemp(prefix="mt", dir="/tmp"))
+    monkeypatch.setenv("TMPDIR", str(short))
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    yield short
+    shutil.rmtree(short, ignore_errors=True)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, private_tmpdir: Path) -> Path:
     """A fresh $MEMTREE_HOME; MEMTREE_* variables from the outer environment are cleared."""
     for var in list(os.environ):
         if var.startswith("MEMTREE_"):

@@ -45,8 +45,9 @@ def test_missing_git_binary_falls_back(project: Path, monkeypatch) -> None:
     assert identify(project).hash == spec_hash(str(project.absolute()))
 
 
-def test_paths_modes_and_socket_fallback(tmp_path: Path) -> None:
-    paths = ProjectPaths.for_hash(tmp_path / "home", "0123456789abcdef")
+def test_paths_modes_and_socket_fallback(tmp_path: Path, private_tmpdir: Path) -> None:
+    # private_tmpdir: the fallback parent is this test's own, never the shared /tmp/memtree-<uid>.
+    paths = ProjectPaths.for_hash(private_tmpdir / "home", "0123456789abcdef")  # short: no fallback
     paths.ensure()
     assert (paths.dir.stat().st_mode & 0o777) == 0o700
     assert paths.store == paths.dir / "store.db"
@@ -54,5 +55,6 @@ def test_paths_modes_and_socket_fallback(tmp_path: Path) -> None:
     deep = ProjectPaths.for_hash(tmp_path / ("d" * 120), "0123456789abcdef")
     sock = deep.ingest_socket
     assert len(os.fsencode(sock)) <= 100 and sock.name == "0123456789abcdef-ingest.sock"
+    assert sock.parent == private_tmpdir / f"memtree-{os.geteuid()}"
     deep.ensure()
     assert (sock.parent.stat().st_mode & 0o777) == 0o700

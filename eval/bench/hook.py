@@ -5,7 +5,13 @@ Cases: daemon up (an ingest server in this process over a real App and store) on
 choose — nc (when installed), perl (send.pl, builtins only), python (send.py) — each forced in its own
 MEMTREE_HOME; daemon down (the root link points at a socket nobody serves); not a memtree project.  The goal: p50 <= the floor, p95 <= 20 ms.
 
-    .venv/bin/python eval/bench/hook.py [--runs 200]
+    .venv/bin/python eval/bench/hook.py [--runs 200] [--before REV]
+
+``--before REV`` also times the hook scripts (capture, send.pl, send.py) of git revision REV against the
+same kind of server, interleaved with the current ones, and prints current/REV ratios: what a change to
+the hook cost.  For the socket checks (issue 11), REV is the commit before they came in:
+
+    --before "$(git log -1 --format=%H -S 'sub unsafe' -- plugin/hooks/send.pl)^"
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ def timed(cmd: list[str], stdin: bytes, env: dict[str, str]) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--before", default=None, metavar="REV",
+                    help="also time the hook scripts of git revision REV, interleaved; print current/REV ratios")
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="memtree-bench-hook-"))
@@ -97,6 +105,8 @@ def main() -> None:
             continue
         cases[f"hook, daemon up ({kind})"] = (["/bin/sh", "-c", command], {
             **base_env, "MEMTREE_HOME": str(kind_home), "CLAUDE_PROJECT_DIR": str(kind_dir)})
+    before_cases, pairs = _before_cases(args.before, tmp, serve, cases, command, base_env) if args.before else ({}, {})
+    cases.update(before_cases)
     cases["hook, daemon down"] = (["/bin/sh", "-c", command], {**base_env, "CLAUDE_PROJECT_DIR": str(down_dir)})
     cases["hook, not a project"] = (["/bin/sh", "-c", command], {**base_env, "CLAUDE_PROJECT_DIR": str(none_dir)})
     if not os.path.exists("/usr/bin/python3"):
@@ -118,6 +128,9 @@ def main() -> None:
     for name, values in times.items():
         p50, p95 = statistics.median(values), pct(values, 0.95)
         print(f"{name:48s} {p50:8.2f} {p95:8.2f} {p50 / floor:10.2f}x")
+    for name, now_name in pairs.items():
+        ratio = statistics.median(times[now_name]) / statistics.median(times[name])
+        print(f"{now_name} / {name}: p50 ratio {ratio:.3f} (goal: within 10%)")
     captured = app.store.query_one("SELECT count(*) FROM nodes")[0]  # type: ignore[index]
     print(f"captures stored: {captured} (expected {args.runs + 5}); "
           f"drops logged by the hook: {hook_sender.drop_counts(home)}")
@@ -125,6 +138,41 @@ def main() -> None:
         a.close()  # type: ignore[attr-defined]
     down.close()
     shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _before_cases(rev: str, tmp: Path, serve, cases: dict, command: str,
+                  base_env: dict[str, str]) -> tuple[dict, dict[str, str]]:
+    """The hook scripts of ``rev`` in a plugin root of their own, one case per sender already timed."""
+    import py_compile
+
+    root = tmp / "before"
+    hooks = root / "plugin" / "hooks"
+    hooks.mkdir(parents=True)
+    for name in ("capture", "send.pl", "send.py"):
+        data = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:plugin/hooks/{name}"], capture_output=True,
+                              check=True).stdout
+        (hooks / name).write_bytes(data)
+    (hooks / "capture").chmod(0o755)
+    out: dict = {}
+    pairs: dict[str, str] = {}  # REV's case -> today's
+    for kind in ("nc", "perl", "python"):
+        now_name = next((n for n in cases if n.startswith(f"hook, daemon up ({kind})")), None)
+        if now_name is None:
+            continue
+        home_dir, project = tmp / f"home-before-{kind}", tmp / f"up-before-{kind}"
+        project.mkdir()
+        _, chosen = serve(home_dir, project, kind)
+        if chosen[0] == "python":  # the daemon compiled today's send.py: give the old hook its own
+            pyc = home_dir / "hook-send-before.pyc"
+            py_compile.compile(str(hooks / "send.py"), cfile=str(pyc), doraise=True)
+            lines = (home_dir / "hook-sender").read_text().split("\n")
+            lines[2] = str(pyc)
+            (home_dir / "hook-sender").write_text("\n".join(lines))
+        out[f"hook, daemon up ({kind}) at {rev[:12]}"] = (["/bin/sh", "-c", command], {
+            **base_env, "CLAUDE_PLUGIN_ROOT": str(root), "MEMTREE_HOME": str(home_dir),
+            "CLAUDE_PROJECT_DIR": str(project)})
+        pairs[f"hook, daemon up ({kind}) at {rev[:12]}"] = now_name
+    return out, pairs
 
 
 if __name__ == "__main__":

@@ -117,14 +117,27 @@ def _degraded(app: Any, vector_search: dict[str, Any]) -> list[str]:
     if not app.settings.capture.bash:
         out.append("Bash capture is off (capture.bash = false)")
     out.extend(app.loaded.warnings)
+    out.extend(_socket_dir_problems(app))
     for kind, reg in app.plugins.registries.items():
         for name, by in reg.removed.items():
             out.append(f"{kind} {name!r} removed by plugin {by}")
     return out
 
 
+def _socket_dir_problems(app: Any) -> list[str]:
+    """A fallback socket directory memtree would refuse (the project's own is made by memtree itself)."""
+    import os
+
+    from memtree_core.socket_dirs import dir_problem
+
+    dirs = dict.fromkeys(s.parent for s in (app.paths.ingest_socket, app.paths.mcp_socket))
+    return [p for d in dirs if d != app.paths.dir and os.path.lexists(d) and (p := dir_problem(d))]
+
+
 def run(args: Any) -> int:
     app = open_app(args)
+    if app.paths.store.exists():
+        _ = app.store  # a damaged store: one line naming 'memtree doctor' (StoreDamaged), exit status 2
     info = gather(app)
     if args.json:
         print_json(info)

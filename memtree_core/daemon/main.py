@@ -185,6 +185,7 @@ class Daemon:
             names = register_tools(server, self.app)
             log.info("tools ready after %.0f ms: %s", (time.perf_counter() - self.t0) * 1000,
                      ", ".join(names) or "(none)")
+            self._check_store()
         except Exception as exc:
             log.exception("the daemon could not load its plugins and tools")
             server.boot_error = (f"memtree could not start its tools: {type(exc).__name__}: {exc} "
@@ -193,6 +194,26 @@ class Daemon:
         finally:
             sys.setswitchinterval(self.switch_interval)
             server.tools_ready.set()
+
+    def _check_store(self) -> None:
+        """Open the store now: its integrity check runs at start, not at the first capture (a big store's in
+        full on a thread), and a damaged store is refused (captures answered ``store-damaged``, tools with the
+        reason) from then on."""
+        from memtree_core.store import StoreError
+        from memtree_core.store.store import QUICK_CHECK_SYNC_BYTES, check_in_background
+
+        try:
+            store = self.app.store
+        except StoreError as exc:
+            log.error("%s", exc)
+            return
+        if store.path.stat().st_size > QUICK_CHECK_SYNC_BYTES:  # opening checked only the cheap part
+
+            def damaged(message: str) -> None:
+                self.app.damaged = message
+                log.error("%s", message)
+
+            check_in_background(store.path, damaged)
 
     def _start_thread(self, name: str, target: Any, *args: Any) -> None:
         def guarded() -> None:
@@ -245,6 +266,9 @@ class Daemon:
             if self.mcp_sock is None:
                 self.paths.mcp_socket.unlink(missing_ok=True)
             _remove_socket(self.ingest_sock, self.paths.ingest_socket)
+            roots = [self.identity.root] + ([self.app.identity.root] if self.app is not None else [])
+            for root in dict.fromkeys(roots):
+                ingest.unregister_root(self.paths, root)  # before the lock goes: a new daemon registers after
             if self.app is not None:
                 self.app.close()
             self.paths.state.unlink(missing_ok=True)

@@ -50,6 +50,13 @@ def _to_result(value: Any) -> Any:
     return value
 
 
+def refuse_if_damaged(app: Any) -> None:
+    """Every tool answers a damaged store with the same clear error (and what to run), whatever it does."""
+    damaged = getattr(app, "damaged", None)
+    if damaged:
+        raise ToolError(damaged)
+
+
 def wrap_tool(spec: ToolSpec, fn: Callable[..., Any], app: Any) -> Callable[..., Any]:
     """Give ``fn`` the same parameters, return both result forms and turn its exceptions into tool errors.
 
@@ -69,6 +76,11 @@ def wrap_tool(spec: ToolSpec, fn: Callable[..., Any], app: Any) -> Callable[...,
     def fail(exc: Exception) -> typing.NoReturn:
         if isinstance(exc, ToolError):
             raise exc
+        from memtree_core.store.store import is_corruption
+
+        if not isinstance(exc, EXPECTED_ERRORS) and is_corruption(exc):
+            log.error("tool %s: the store is damaged: %s", spec.name, exc)
+            raise ToolError(app.mark_damaged(exc)) from exc
         if not isinstance(exc, EXPECTED_ERRORS):
             log.exception("tool %s crashed", spec.name)
         raise ToolError(_error_message(spec, exc, log_path)) from exc
@@ -76,6 +88,7 @@ def wrap_tool(spec: ToolSpec, fn: Callable[..., Any], app: Any) -> Callable[...,
     if inspect.iscoroutinefunction(fn):
         async def tool(**kwargs: Any) -> Any:
             note_activity(app)
+            refuse_if_damaged(app)
             try:
                 return _to_result(await fn(**kwargs))
             except Exception as exc:
@@ -83,6 +96,7 @@ def wrap_tool(spec: ToolSpec, fn: Callable[..., Any], app: Any) -> Callable[...,
     else:
         def tool(**kwargs: Any) -> Any:
             note_activity(app)
+            refuse_if_damaged(app)
             try:
                 return _to_result(fn(**kwargs))
             except Exception as exc:

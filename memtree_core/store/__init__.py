@@ -7,6 +7,7 @@ from memtree_core.store.store import (
     NODE_COLUMNS,
     NodeRow,
     Store,
+    StoreDamaged,
     StoreError,
     VectorStatus,
     cap_text,
@@ -17,4 +18,4 @@ from memtree_core.store.store import (
 )
 
 __all__ = ["EDGE_KINDS", "KINDS", "NODE_COLUMNS", "STATUSES", "IllegalTransition", "NodeRow", "Store",
-           "StoreError", "VectorStatus", "cap_text", "content_hash", "new_id", "now_ms", "row_to_node"]
+           "StoreDamaged", "StoreError", "VectorStatus", "cap_text", "content_hash", "new_id", "now_ms", "row_to_node"]

@@ -62,9 +62,41 @@ sub address {
     return pack('S', 1) . $path . "\0";                               # sun_family (native u16)
 }
 
+# Who we are about to talk to, checked before a byte is sent (memtree_core/socket_dirs.py does the same at
+# bind): the socket's directory is a real directory (lstat), ours, mode 0700; the socket is a socket and
+# ours.  Returns a drop reason, or '' when it is safe.  A missing directory or socket: no daemon.
+sub unsafe {
+    my $target = readlink('.ingest.sock');
+    return 'unsafe-socket' unless defined $target && substr($target, 0, 1) eq '/';
+    (my $dir = $target) =~ s{/[^/]*\z}{};
+    $dir = '/' if $dir eq '';
+    my @d = lstat $dir;
+    return ($! == 2 ? 'no-daemon' : 'unsafe-dir') unless @d;
+    return 'unsafe-dir' if ($d[2] & 0170000) != 0040000 || $d[4] != $> || ($d[2] & 077);
+    my @s = lstat $target;
+    return ($! == 2 ? 'no-daemon' : 'unsafe-socket') unless @s;
+    return 'unsafe-socket' if ($s[2] & 0170000) != 0140000 || $s[4] != $>;
+    return '';
+}
+
+# The uid of the process listening on $s, where the OS says (Linux SO_PEERCRED: SOL_SOCKET 1, 17 -> pid,
+# uid, gid; macOS/BSD LOCAL_PEERCRED: SOL_LOCAL 0, 1 -> version, uid, ...); undef where it does not.
+sub peer_uid {
+    my ($s) = @_;
+    my $v = $bsd ? getsockopt($s, 0, 1) : getsockopt($s, 1, 17);
+    return undef unless defined $v;
+    return (unpack('LL', $v))[1] if $bsd && length($v) >= 8;
+    return (unpack('lLL', $v))[1] if !$bsd && length($v) == 12;
+    return undef;
+}
+
 sub connected {
+    my $why = unsafe();
+    if ($why ne '') { drop($why); return undef; }
     socket(my $s, 1, 1, 0) or do { drop(reason_of($!)); return undef; };
     connect($s, address()) or do { drop(reason_of($!)); close $s; return undef; };
+    my $uid = peer_uid($s);
+    if (defined $uid && $uid != $>) { drop('peer-uid'); close $s; return undef; }
     binmode $s;
     return $s;
 }
@@ -98,6 +130,7 @@ if (!defined $reply_ms) {
         $ack .= $buf;
     }
     drop('no-ack') if $ack eq '';
+    drop('store-damaged') if index($ack, '"store-damaged"') >= 0;  # refused: the daemon cannot count it
     exit 0;
 }
 

@@ -89,6 +89,63 @@ def reason_of(exc):
     return f"error-{no if no is not None else type(exc).__name__}"
 
 
+def unsafe():
+    """Why the socket behind ./.ingest.sock is not ours to talk to (a drop reason), or "" when it is: its
+    directory must be a real directory (lstat), ours, mode 0700; the socket a socket, ours (the checks of
+    memtree_core/socket_dirs.py).  A missing directory or socket: no daemon."""
+    me = posix.geteuid()
+    try:
+        target = posix.readlink(".ingest.sock")
+    except OSError:
+        return "unsafe-socket"
+    if not target.startswith("/"):
+        return "unsafe-socket"
+    parent = target[: target.rindex("/")] or "/"
+    try:
+        st = posix.lstat(parent)
+    except OSError as exc:
+        return "no-daemon" if exc.errno == 2 else "unsafe-dir"
+    if st.st_mode & 0o170000 != 0o040000 or st.st_uid != me or st.st_mode & 0o077:
+        return "unsafe-dir"
+    try:
+        st = posix.lstat(target)
+    except OSError as exc:
+        return "no-daemon" if exc.errno == 2 else "unsafe-socket"
+    if st.st_mode & 0o170000 != 0o140000 or st.st_uid != me:
+        return "unsafe-socket"
+    return ""
+
+
+def peer_is_me(sock):
+    """The listening process runs as us, where the OS says (SO_PEERCRED; LOCAL_PEERCRED on macOS/BSD)."""
+    opt = getattr(_socket, "SO_PEERCRED", None)
+    try:
+        if opt is not None:
+            value = sock.getsockopt(_socket.SOL_SOCKET, opt, 12)
+            return len(value) != 12 or int.from_bytes(value[4:8], sys.byteorder) == posix.geteuid()
+        opt = getattr(_socket, "LOCAL_PEERCRED", None)
+        if opt is not None:
+            value = sock.getsockopt(0, opt, 64)  # SOL_LOCAL; struct xucred: version, uid, ...
+            return len(value) < 8 or int.from_bytes(value[4:8], sys.byteorder) == posix.geteuid()
+    except OSError:
+        pass
+    return True
+
+
+class Unsafe(Exception):
+    pass
+
+
+def connect_checked(sock):
+    """Connect to ./.ingest.sock after the checks; raise Unsafe(reason) when the other end is not ours."""
+    why = unsafe()
+    if why:
+        raise Unsafe(why)
+    sock.connect(".ingest.sock")
+    if not peer_is_me(sock):
+        raise Unsafe("peer-uid")
+
+
 def read_all():
     parts = []
     while True:
@@ -117,7 +174,7 @@ def reply(ms):
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(max(0.001, deadline - time.monotonic()))
-        sock.connect(".ingest.sock")
+        connect_checked(sock)
         view = memoryview(data)
         while view:
             sock.settimeout(max(0.001, deadline - time.monotonic()))
@@ -134,7 +191,7 @@ def reply(ms):
             if not more:
                 break
             got.append(more)
-    except OSError:
+    except (OSError, Unsafe):
         return
     finally:
         sock.close()
@@ -169,7 +226,7 @@ def main(argv):
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.settimeout(ACK_TIMEOUT_S)
     try:
-        sock.connect(".ingest.sock")
+        connect_checked(sock)
         if buffered is not None:
             sock.sendall(buffered)
         else:
@@ -187,7 +244,11 @@ def main(argv):
             ack += more
         if not ack:
             drop("no-ack", project)
-        # {"ok": false, ...}: delivered and refused; the daemon counted the reason itself.
+        elif b'"store-damaged"' in ack:
+            drop("store-damaged", project)  # refused, and the daemon cannot count it in a damaged store
+        # Any other {"ok": false, ...}: delivered and refused; the daemon counted the reason itself.
+    except Unsafe as exc:
+        drop(str(exc), project)
     except OSError as exc:
         drop(reason_of(exc), project)
     finally:
