@@ -1,6 +1,6 @@
 """``bash(command, timeout?, budget_tokens?)``: run in the project root, store, return a bounded preview.
 
-The stored ``tool_output`` node (``tool:bash#<sha256 of the command and directory>``) holds::
+The stored ``tool_output`` node (``tool:bash#<keyed hash of the redacted command and directory>``) holds::
 
     $ <command>
     <stdout: head [… N bytes omitted …] tail>
@@ -227,7 +227,7 @@ def _store(app: App, text: str, command: str, clean_command: str, outcome: Outco
                 "exit_code": outcome.returncode, "timed_out": outcome.timed_out,
                 "duration_ms": outcome.duration_ms, "bytes": total, "stdout_bytes": outcome.stdout.total,
                 "stderr_bytes": outcome.stderr.total}
-        uri = f"tool:bash#{args_digest({'command': command, 'cwd': str(app.identity.root)})}"
+        uri = f"tool:bash#{args_digest(app, {'command': command, 'cwd': str(app.identity.root)})}"
         node = store.insert_node("tool_output", text, source_uri=uri, status_="live", metadata=meta)
         if cut_output or node.truncated:
             record_original_size(store, node.id, max(total, node.original_bytes))

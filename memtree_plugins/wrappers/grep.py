@@ -2,9 +2,9 @@
 
 A *hit* is a block of consecutive lines of one file holding at least one matching line plus its context
 (at most ``BLOCK_LINES`` lines; a longer run is split).  The whole result set becomes one ``tool_output``
-node (``tool:grep#<sha256 of the arguments>``; content: every hit as ``path:line:text`` /
+node (``tool:grep#<keyed hash of the redacted arguments>``; content: every hit as ``path:line:text`` /
 ``path-line-text`` up to ``capture.maxBytes``) and the first ``max_hits`` hits become its
-``file_chunk`` children (``file:///abs#La-b``, the file's mtime in ns, the raw lines).  The answer is a
+``file_chunk`` children (``file:///abs#La-b``, the file's mtime in ns, the lines).  The answer is a
 preview of those hits within the budget, the totals, the engine and the node ids.  A search identical
 in content to one stored in the last hour reuses its nodes.
 """
@@ -22,8 +22,9 @@ from pydantic import BaseModel
 
 from memtree_core.ripgrep import find_rg
 from memtree_plugins.wrappers.budget import fit_prefix
+from memtree_plugins.wrappers.clean_lines import CleanLines
 from memtree_plugins.wrappers.files import display, file_uri, mtime_of, resolve
-from memtree_plugins.wrappers.grep_engines import ENGINE_ENV, EngineRun, python_engine, ripgrep
+from memtree_plugins.wrappers.grep_engines import ENGINE_ENV, EngineRun, clip_line, python_engine, ripgrep
 from memtree_plugins.wrappers.records import (
     args_digest,
     budget_or_default,
@@ -177,6 +178,7 @@ def grep(app: App, pattern: str, path: str | None = None, glob: str | None = Non
     hits_total = 0
     current: _Block | None = None
     shown_paths: dict[str, str] = {}
+    cleaner = CleanLines(app, str(root))
 
     def close(b: _Block | None) -> None:
         nonlocal listing_bytes, full_bytes, hits_total
@@ -202,7 +204,9 @@ def grep(app: App, pattern: str, path: str | None = None, glob: str | None = Non
                 len(current.lines) >= BLOCK_LINES:
             close(current)
             current = _Block(ev.path)
-        current.lines.append((ev.line, ev.text, ev.kind == "match"))
+        # The line as it reads in the redacted whole file (the block is redacted again below either way).
+        text = cleaner.line(ev.path, ev.line, ev.text, clip_line)
+        current.lines.append((ev.line, ev.text if text is None else text, ev.kind == "match"))
     close(current)
 
     notes = list(run.errors[:3])
@@ -265,7 +269,7 @@ def _store(app: App, args: dict, result: GrepResult, blocks: list[_Block], clean
     store = app.store
     content, _hits = app.redact(_header(result) + "\n" + listing)
     digest = stored_hash(store, content)
-    uri = f"tool:grep#{args_digest(args)}"
+    uri = f"tool:grep#{args_digest(app, args)}"
     with store.tx():
         old = recent_duplicate(store, "tool_output", digest)
         if old is not None:

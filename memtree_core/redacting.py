@@ -1,0 +1,169 @@
+"""Redaction as the store and the tools need it: the whole text at once, line numbers kept, and a record
+of which line lost which value to which rule.
+
+Every stored or returned piece of text is cut from text that went through here whole (a key split
+across two chunks, a grep hit on a key's body line, the tail of a long output are redacted with their
+context, never on their own).  So that a piece cut by line numbers still lines up with the source, a
+rule that folds several lines into one marker (a PEM block becomes ``[REDACTED:private-key]``) gets
+the lost line breaks put back right after its marker: line N of the redacted text is line N of the
+original, with the same number of lines.
+
+:attr:`Redacted.lines` maps a 1-based line to the rules that redacted a value on it, once per value,
+so a result can say "memtree redacted 2 values: line 14 (aws-access-key), …" and an agent never takes
+``[REDACTED:…]`` for what the file holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+
+from memtree_core.types import RedactionRule
+
+MARK = "[REDACTED:"
+CONTINUED = "+"  # prefix of a rule name in Redacted.lines: the line is part of a value marked above it
+
+
+@dataclass
+class Redacted:
+    text: str
+    hits: dict[str, int] = field(default_factory=dict)  # rule name -> values redacted
+    # 1-based line -> the rule of each value redacted on it (``+rule``: the line held part of a value
+    # that started on an earlier line; it is blank or cut now)
+    lines: dict[int, list[str]] = field(default_factory=dict)
+
+
+def _pad_after_marker(block: list[str], missing: int) -> list[str]:
+    """Give ``block`` ``missing`` more lines: empty ones right after its last marker (inside the same
+    string literal or comment the secret was in), or at its end when it holds no marker."""
+    if not block:
+        return [""] * missing
+    for i in range(len(block) - 1, -1, -1):
+        at = block[i].rfind(MARK)
+        if at >= 0:
+            end = block[i].find("]", at)
+            end = len(block[i]) if end < 0 else end + 1
+            line = block[i]
+            return block[:i] + [line[:end]] + [""] * (missing - 1) + [line[end:]] + block[i + 1:]
+    return block + [""] * missing
+
+
+def _fold(block: list[str], extra: int) -> list[str]:
+    """Take ``extra`` lines out of ``block`` by joining its last lines (a rule that added line breaks)."""
+    keep = len(block) - extra
+    if keep <= 0:
+        return [" ".join(block)]
+    return block[:keep - 1] + [" ".join(block[keep - 1:])]
+
+
+def realign(before: str, after: str) -> tuple[str, list[tuple[int, int, int, int]]]:
+    """``after`` with as many lines as ``before``, and the changed regions ``(i1, i2, j1, j2)`` as
+    0-based half-open line ranges of ``before`` and of the returned text."""
+    a, b = before.split("\n"), after.split("\n")
+    lo = 0
+    while lo < len(a) and lo < len(b) and a[lo] == b[lo]:
+        lo += 1
+    hi_a, hi_b = len(a), len(b)
+    while hi_a > lo and hi_b > lo and a[hi_a - 1] == b[hi_b - 1]:
+        hi_a -= 1
+        hi_b -= 1
+    out = b[:lo]
+    regions: list[tuple[int, int, int, int]] = []
+    ops = SequenceMatcher(None, a[lo:hi_a], b[lo:hi_b], autojunk=False).get_opcodes()
+    for tag, i1, i2, j1, j2 in ops:
+        block = b[lo + j1:lo + j2]
+        if tag == "equal":
+            out += block
+            continue
+        want = i2 - i1
+        if len(block) < want:
+            block = _pad_after_marker(block, want - len(block))
+        elif len(block) > want:
+            block = _fold(block, len(block) - want)
+        regions.append((lo + i1, lo + i2, len(out), len(out) + len(block)))
+        out += block
+    out += b[hi_b:]
+    return "\n".join(out), regions
+
+
+def _record(lines: dict[int, list[str]], rule: str, before: list[str], after: list[str], first: int) -> int:
+    """Note ``rule`` on each changed line (once per new marker on it); returns the values noted."""
+    noted = 0
+    for offset, (old, new) in enumerate(zip(before, after, strict=False)):
+        if old == new:
+            continue
+        n = new.count(MARK) - old.count(MARK)
+        # A line that only lost part of a multi-line value (a key's body) carries no mark of its own.
+        lines.setdefault(first + offset + 1, []).extend([rule] * n if n > 0 else [CONTINUED + rule])
+        noted += max(n, 0)
+    return noted
+
+
+def redact(rules: Iterable[RedactionRule], text: str) -> Redacted:
+    """Apply ``rules`` in order to the whole of ``text``, keeping its line count (see module doc)."""
+    out = Redacted(text)
+    for rule in rules:
+        new, n = rule.redact(out.text)
+        if not n:
+            continue
+        out.hits[rule.name] = out.hits.get(rule.name, 0) + n
+        if new == out.text:
+            continue
+        if new.count("\n") == out.text.count("\n"):
+            _record(out.lines, rule.name, out.text.split("\n"), new.split("\n"), 0)
+        else:
+            old_lines = out.text.split("\n")
+            new, regions = realign(out.text, new)
+            new_lines = new.split("\n")
+            for i1, i2, j1, _j2 in regions:
+                _record(out.lines, rule.name, old_lines[i1:i2], new_lines[j1:j1 + (i2 - i1)], i1)
+        out.text = new
+    return out
+
+
+def _ranges(lines: Mapping[int, list[str]]) -> list[tuple[int, int, list[str]]]:
+    """Consecutive lines redacted by the same rules, as ``(first, last, rules of one line)``."""
+    out: list[tuple[int, int, list[str]]] = []
+    for line in sorted(lines):
+        rules = lines[line]
+        if out and out[-1][1] == line - 1 and (out[-1][2] == rules or all(
+                r.startswith(CONTINUED) and r[1:] in out[-1][2] for r in rules)):
+            out[-1] = (out[-1][0], line, rules)
+        else:
+            out.append((line, line, rules))
+    return out
+
+
+def _rules_label(rules: list[str]) -> str:
+    counts: dict[str, int] = {}
+    for r in rules:
+        r = r.removeprefix(CONTINUED)
+        counts[r] = counts.get(r, 0) + 1
+    return ", ".join(f"{n} {r}" if n > 1 else r for r, n in counts.items())
+
+
+def describe(lines: Mapping[int, list[str]], *, source: str = "the file on disk", limit: int = 8) -> str:
+    """One sentence naming the lines and rules, e.g. ``memtree redacted 2 values: line 14 (aws-access-key),
+    line 15 (secret-assignment); the file on disk is unchanged``."""
+    if not lines:
+        return ""
+    values = sum(1 for rules in lines.values() for r in rules if not r.startswith(CONTINUED))
+    parts = []
+    spans = _ranges(lines)
+    for first, last, rules in spans[:limit]:
+        where = f"line {first}" if first == last else f"lines {first}-{last}"
+        parts.append(f"{where} ({_rules_label(rules)})")
+    if len(spans) > limit:
+        parts.append(f"{len(spans) - limit} more places")
+    noun = "value" if values == 1 else "values"
+    if not values:  # a range that holds only the continuation of a value marked before it
+        return ("memtree redacted a value that covers " + ", ".join(parts)
+                + f"; {source} is unchanged")
+    return (f"memtree redacted {values} {noun}: " + ", ".join(parts)
+            + f"; the [REDACTED:rule] marks are memtree's, {source} is unchanged")
+
+
+def within(lines: Mapping[int, list[str]], first: int, last: int, shift: int = 0) -> dict[int, list[str]]:
+    """The entries of ``lines`` from ``first`` to ``last`` (inclusive), renumbered by ``shift``."""
+    return {n + shift: r for n, r in lines.items() if first <= n <= last}

@@ -1,0 +1,76 @@
+"""Redact a captured slice of a file in the context of the whole file.
+
+A Read capture holds lines ``startLine..`` of a file.  Redacted on its own, a slice that starts inside
+a private key (lines 200-300 of a file whose key is at 187-237) holds key lines with no ``BEGIN`` line
+to show what they are.  So when the file on disk still holds exactly those lines, the whole file is
+redacted and the slice is cut from that (redaction keeps line numbers, see
+:mod:`memtree_core.redacting`).  Otherwise (file gone, changed, too big, binary) the caller redacts
+the slice alone, as before.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Any
+
+from memtree_core.redacting import CONTINUED, Redacted
+
+FILE_BYTES = 4 * 1024 * 1024  # a bigger file is not read again for a capture; the slice is redacted alone
+
+
+def _lines(text: str) -> list[str]:
+    parts = text.split("\n")
+    out = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
+
+
+def _read(path: str) -> str | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO planted there must not hang the server
+    except (OSError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > FILE_BYTES:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(FILE_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > FILE_BYTES or b"\x00" in data:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def redact_slice(app: Any, path: str, start: int, content: str) -> Redacted | None:
+    """``content`` (lines ``start..`` of ``path``) cut from the redacted whole file, or None when the file
+    on disk does not hold those lines now."""
+    if start < 1 or not content:
+        return None
+    text = _read(path)
+    if text is None:
+        return None
+    want = _lines(content)
+    lines = _lines(text)
+    lo, hi = start - 1, start - 1 + len(want)
+    if hi > len(lines) or "".join(lines[lo:hi]).rstrip("\r\n") != content.rstrip("\r\n"):
+        return None
+    done = app.redact_lines(text)
+    clean = _lines(done.text)
+    if len(clean) != len(lines):
+        return None
+    piece = "".join(clean[lo:hi])
+    if not content.endswith("\n") and piece.endswith("\n"):
+        piece = piece[:-1]
+    hits: dict[str, int] = {}
+    kept = {n - lo: r for n, r in done.lines.items() if lo < n <= hi}
+    for rules in kept.values():
+        for r in rules:
+            if not r.startswith(CONTINUED):
+                hits[r] = hits.get(r, 0) + 1
+    return Redacted(piece, hits, kept)
