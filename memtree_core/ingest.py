@@ -416,10 +416,17 @@ class IngestServer:
     def _redact_content(self, cap: Any, hits: dict[str, int]) -> str:
         """A capture's content, redacted; a slice of a file is cut from the redacted whole file when the
         file still holds it (see :mod:`memtree_core.slice_redaction`), and redacted alone as well."""
+        from memtree_core.environ_files import is_environ_file, mask_values
         from memtree_core.slice_redaction import redact_slice
 
         text = _clean(cap.content)
         path, start = cap.metadata.get("file_path"), cap.metadata.get("startLine")
+        searched = cap.metadata.get("path") if cap.metadata.get("tool") == "Grep" else None
+        for named in (path, searched):
+            if isinstance(named, str) and named and is_environ_file(named):
+                text, n = mask_values(text)  # a process's environment: names only, whoever's it was
+                hits["env-dump"] = hits.get("env-dump", 0) + n
+                return self._redact(text, hits)
         if cap.kind == "file_chunk" and isinstance(path, str) and isinstance(start, int):
             try:
                 done = redact_slice(self.app, path, start, text)

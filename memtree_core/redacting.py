@@ -143,16 +143,17 @@ def _rules_label(rules: list[str]) -> str:
     return ", ".join(f"{n} {r}" if n > 1 else r for r, n in counts.items())
 
 
-def describe(lines: Mapping[int, list[str]], *, source: str = "the file on disk", limit: int = 8) -> str:
+def describe(lines: Mapping[int, list[str]], *, source: str = "the file on disk", numbered: str = "",
+             limit: int = 8) -> str:
     """One sentence naming the lines and rules, e.g. ``memtree redacted 2 values: line 14 (aws-access-key),
-    line 15 (secret-assignment); the file on disk is unchanged``."""
+    line 15 (secret-assignment); …``.  ``numbered``: what the line numbers count, e.g. " of this node"."""
     if not lines:
         return ""
     values = sum(1 for rules in lines.values() for r in rules if not r.startswith(CONTINUED))
     parts = []
     spans = _ranges(lines)
     for first, last, rules in spans[:limit]:
-        where = f"line {first}" if first == last else f"lines {first}-{last}"
+        where = (f"line {first}" if first == last else f"lines {first}-{last}") + numbered
         parts.append(f"{where} ({_rules_label(rules)})")
     if len(spans) > limit:
         parts.append(f"{len(spans) - limit} more places")

@@ -5,7 +5,7 @@ after its YAML key) has nothing that marks it as secret.  So each file with hits
 whole, once per search, and a hit line is taken from that redacted text (redaction keeps line numbers,
 see :mod:`memtree_core.redacting`).  When the file cannot be used — too big for the per-search byte
 budget, unreadable, binary, or changed since the search read it (its line no longer matches) — the
-caller falls back to redacting the hit block alone.
+caller falls back to redacting the file's hit blocks together.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import stat
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from memtree_core.environ_files import is_environ_file, mask_values
 from memtree_plugins.chunkers.lines import split_lines
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ class CleanLines:
         self.budget = SEARCH_BYTES
         self.raw: dict[str, list[str] | None] = {}
         self.clean: dict[str, list[str]] = {}
+        self.environ: dict[str, bool] = {}
 
     def _load(self, path: str) -> list[str] | None:
         if path in self.raw:
@@ -64,7 +66,12 @@ class CleanLines:
 
     def line(self, path: str, number: int, shown: str, clip: Callable[[str], str]) -> str | None:
         """The redacted text of line ``number`` of ``path`` if the search saw that line as it is on
-        disk now (``shown``: the engine's text, cut by ``clip``); None to fall back."""
+        disk now (``shown``: the engine's text, cut by ``clip``); None to fall back.  A process's
+        environment file keeps its names only, whoever's it was (see :mod:`memtree_core.environ_files`)."""
+        if path not in self.environ:
+            self.environ[path] = is_environ_file(os.path.join(self.root, path))
+        if self.environ[path]:
+            return mask_values(shown)[0]
         raw = self._load(path)
         if raw is None or not 1 <= number <= len(raw):
             return None

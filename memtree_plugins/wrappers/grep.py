@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from memtree_core.ripgrep import find_rg
+from memtree_plugins.chunkers.lines import split_lines
 from memtree_plugins.wrappers.budget import fit_prefix
 from memtree_plugins.wrappers.clean_lines import CleanLines
 from memtree_plugins.wrappers.files import display, file_uri, mtime_of, resolve
@@ -216,7 +217,7 @@ def grep(app: App, pattern: str, path: str | None = None, glob: str | None = Non
                         files=len(files), hits_total=hits_total, hits_stored=0, complete=not run.timed_out,
                         hits=[], budget_tokens=budget, notes=notes)
     stored_ids: list[str | None] = [None] * len(blocks)
-    clean_blocks = [app.redact("".join(t + "\n" for _, t, _ in b.lines))[0] for b in blocks]
+    clean_blocks = _redact_by_file(app, blocks)
     if blocks:
         args = {"pattern": pattern, "path": str(target), "glob": glob, "ignore_case": ignore_case,
                 "context": context, "max_hits": max_hits}
@@ -236,6 +237,25 @@ def grep(app: App, pattern: str, path: str | None = None, glob: str | None = Non
         hits.append(GrepHit(id=hid, path=shown_paths[b.path], start_line=b.start, end_line=b.end,
                             match_lines=[n for n, _, m in b.lines if m], text=text))
     return _fit(app, result, hits, budget)
+
+
+def _redact_by_file(app: App, blocks: list[_Block]) -> list[str]:
+    """Each block's text, redacted together with the other hit blocks of its file (lines a search shows
+    of a dump or a key are only recognisable next to each other).  Redaction keeps line counts, so the
+    redacted text splits back into the same blocks."""
+    by_path: dict[str, list[int]] = {}
+    for i, b in enumerate(blocks):
+        by_path.setdefault(b.path, []).append(i)
+    out = [""] * len(blocks)
+    for indexes in by_path.values():
+        joined = "".join(t + "\n" for i in indexes for _, t, _ in blocks[i].lines)
+        lines = split_lines(app.redact_lines(joined).text)
+        at = 0
+        for i in indexes:
+            n = len(blocks[i].lines)
+            out[i] = "".join(lines[at:at + n])
+            at += n
+    return out
 
 
 def _fit(app: App, result: GrepResult, hits: list[GrepHit], budget: int) -> GrepResult:
