@@ -417,7 +417,7 @@ class IngestServer:
         """A capture's content, redacted; a slice of a file is cut from the redacted whole file when the
         file still holds it (see :mod:`memtree_core.slice_redaction`), and redacted alone as well."""
         from memtree_core.environ_files import is_environ_file, mask_values
-        from memtree_core.slice_redaction import redact_slice
+        from memtree_core.slice_redaction import redact_grep_lines, redact_slice
 
         text = _clean(cap.content)
         path, start = cap.metadata.get("file_path"), cap.metadata.get("startLine")
@@ -427,6 +427,12 @@ class IngestServer:
                 text, n = mask_values(text)  # a process's environment: names only, whoever's it was
                 hits["env-dump"] = hits.get("env-dump", 0) + n
                 return self._redact(text, hits)
+        if cap.metadata.get("tool") == "Grep" and cap.metadata.get("mode") == "content":
+            cwd = cap.metadata.get("cwd")
+            try:
+                text = redact_grep_lines(self.app, text, cwd if isinstance(cwd, str) else "")
+            except Exception:  # the capture is still redacted as a whole below
+                log.exception("cannot redact grep lines in their files' context")
         if cap.kind == "file_chunk" and isinstance(path, str) and isinstance(start, int):
             try:
                 done = redact_slice(self.app, path, start, text)

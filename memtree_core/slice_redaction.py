@@ -5,12 +5,14 @@ a private key (lines 200-300 of a file whose key is at 187-237) holds key lines 
 to show what they are.  So when the file on disk still holds exactly those lines, the whole file is
 redacted and the slice is cut from that (redaction keeps line numbers, see
 :mod:`memtree_core.redacting`).  Otherwise (file gone, changed, too big, binary) the caller redacts
-the slice alone, as before.
+the slice alone, as before.  Grep captures get the same treatment line by line
+(:func:`redact_grep_lines`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 from typing import Any
 
@@ -74,3 +76,53 @@ def redact_slice(app: Any, path: str, start: int, content: str) -> Redacted | No
             if not r.startswith(CONTINUED):
                 hits[r] = hits.get(r, 0) + 1
     return Redacted(piece, hits, kept)
+
+
+# ``path:12:text`` (a match) / ``path-12-text`` (context), as Claude Code's Grep prints with -n.
+_GREP_LINES = (re.compile(r"^(?P<path>[^\n]+?):(?P<n>\d{1,9}):(?P<text>[^\n]*)$"),
+               re.compile(r"^(?P<path>[^\n]+?)-(?P<n>\d{1,9})-(?P<text>[^\n]*)$"))
+
+
+class _Files:
+    """Files a grep capture names, each read and redacted whole once (bounded like :func:`redact_slice`)."""
+
+    def __init__(self, app: Any, cwd: str) -> None:
+        self.app = app
+        self.cwd = cwd
+        self.budget = 16 * FILE_BYTES
+        self.seen: dict[str, tuple[list[str], list[str]] | None] = {}
+
+    def lines(self, path: str) -> tuple[list[str], list[str]] | None:
+        if path in self.seen:
+            return self.seen[path]
+        got = None
+        full = os.path.join(self.cwd, path) if self.cwd else path
+        text = _read(full) if os.path.isabs(full) and self.budget > 0 else None
+        if text is not None:
+            self.budget -= len(text)
+            raw = [ln.rstrip("\r\n") for ln in _lines(text)]
+            clean = [ln.rstrip("\r\n") for ln in _lines(self.app.redact_lines(text).text)]
+            got = (raw, clean) if len(raw) == len(clean) else None
+        self.seen[path] = got
+        return got
+
+
+def redact_grep_lines(app: Any, content: str, cwd: str) -> str:
+    """A Grep capture's ``path:N:text`` lines with each ``text`` taken from its redacted whole file when
+    the file still holds it there (a key body line matched by the pattern has no BEGIN line beside it);
+    other lines are left as they are (the whole capture is redacted afterwards either way)."""
+    files = _Files(app, cwd)
+    out = []
+    for line in content.split("\n"):
+        for shape in _GREP_LINES:
+            m = shape.match(line)
+            got = files.lines(m.group("path")) if m else None
+            if m is None or got is None:
+                continue
+            raw, clean = got
+            n = int(m.group("n"))
+            if 1 <= n <= len(raw) and raw[n - 1] == m.group("text"):
+                line = line[:m.start("text")] + clean[n - 1]
+                break
+        out.append(line)
+    return "\n".join(out)

@@ -280,11 +280,11 @@ def served(app):
     s.close()
 
 
+FIXTURES = Path(__file__).parent / "data" / "claude-code-payloads"
+
+
 def _read_payload(path: Path, start: int, content: str) -> dict:
-    fixture = Path("/work/shared/fixtures/claude-code-payloads/post-read-text.json")
-    payload = json.loads(fixture.read_text()) if fixture.exists() else {
-        "hook_event_name": "PostToolUse", "tool_name": "Read", "tool_use_id": "t", "session_id": "s",
-        "tool_input": {}, "tool_response": {"type": "text", "file": {}}}
+    payload = json.loads((FIXTURES / "post-read-text.json").read_text())
     payload["tool_input"] = {"file_path": str(path), "offset": start, "limit": content.count("\n")}
     payload["tool_response"]["file"] = {"filePath": str(path), "content": content,
                                         "numLines": content.count("\n"), "startLine": start,
@@ -314,3 +314,33 @@ def test_hook_read_of_an_environ_file_keeps_names_only(app, served, monkeypatch)
     assert ack["ok"], ack
     (stored,) = app.store.query("SELECT content FROM nodes WHERE id = ?", (ack["ids"][0],))[0]
     assert stored == "".join(f"{k}=[REDACTED:env-dump]\n" for k in ENV_SECRETS)
+
+
+def test_hook_grep_of_key_body_lines_stores_none(app, project: Path, served) -> None:
+    text, body = key_file()
+    path = project / "deploy.cfg"
+    path.write_text(text)
+    lines = text.split("\n")
+    hits = [f"{path}:{n}:{lines[n - 1]}" for n in range(200, 206)] + ["--", f"{path}-300-{lines[299]}"]
+    payload = json.loads((FIXTURES / "post-grep-content.json").read_text())
+    payload["cwd"] = str(project)
+    payload["tool_input"].update({"pattern": "^[A-Za-z0-9+/]{60}", "path": str(project)})
+    payload["tool_response"].update({"content": "\n".join(hits) + "\n", "numLines": len(hits)})
+    ack = served.send(payload)
+    assert ack["ok"], ack
+    (stored,) = app.store.query("SELECT content FROM nodes WHERE id = ?", (ack["ids"][0],))[0]
+    assert not leaked(store_bytes(app), body)
+    assert stored.split("\n")[0] == f"{path}:200:" and stored.split("\n")[-2] == f"{path}-300-after_300 = 300"
+
+
+def test_bash_tail_that_starts_inside_a_key_keeps_none_of_it(app, tmp_path: Path) -> None:
+    # 200 KB of filler, then a key far longer than the kept tail: the tail window starts in its body.
+    body = [base64.b64encode(rng.randbytes(48)).decode() for _ in range(1500)]
+    key = "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "\n".join(body) + "\n-----END OPENSSH PRIVATE KEY-----\n"
+    out = tmp_path / "out.txt"
+    out.write_text("".join(f"filler line {i:06d} of the build log\n" for i in range(6000)) + key + "done\n")
+    r = tool(app, "bash")(f"cat {out}", budget_tokens=5_000)
+    assert r.stored and r.stdout_bytes == out.stat().st_size
+    (stored,) = app.store.query("SELECT content FROM nodes WHERE id = ?", (r.node_id,))[0]
+    assert "bytes omitted" in stored and stored.rstrip().endswith("done\n[exit 0]".rstrip())
+    assert not leaked(store_bytes(app), body) and not leaked(r.render().encode(), body)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import signal
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -108,8 +109,21 @@ def _stream_text(ht: HeadTail, limit: int) -> str:
     nl = t.find(b"\n")
     if 0 <= nl < len(t) // 2:
         t = t[nl + 1:]
+    t = _past_key_end(t)
     gone = ht.total - len(h) - len(t)
     return _decode(h) + f"\n[… {gone:,} bytes omitted …]\n" + _decode(t)
+
+
+_KEY_END = re.compile(rb"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----[^\n]*\n?")
+
+
+def _past_key_end(tail: bytes) -> bytes:
+    """A tail that starts inside a private key (its BEGIN line was in the omitted middle) starts after
+    the key instead: lines of a key's body have nothing that marks them as secret on their own."""
+    m = _KEY_END.search(tail)
+    if m is None or b"-----BEGIN" in tail[:m.start()]:
+        return tail
+    return tail[m.end():]
 
 
 def compose(command: str, outcome: Outcome, max_bytes: int, timeout: float) -> tuple[str, bool]:
