@@ -15,9 +15,10 @@ so a result can say "memtree redacted 2 values: line 14 (aws-access-key), …" a
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
 
 from memtree_core.types import RedactionRule
 
@@ -57,68 +58,97 @@ def _fold(block: list[str], extra: int) -> list[str]:
     return block[:keep - 1] + [" ".join(block[keep - 1:])]
 
 
+SYNC_LINES = 4  # equal lines that mark where the old and new texts agree again after a change
+
+
+def _resync(a: list[str], b: list[str], i: int, j: int, where: dict[str, list[int]]) -> tuple[int, int]:
+    """After ``a[i] != b[j]``: the first ``(k, m)``, ``k > i``, ``m >= j``, from which ``a`` and ``b`` agree
+    for :data:`SYNC_LINES` lines (or to their ends); ``(len(a), len(b))`` if they never do.  A rule only
+    replaces spans in place, so the texts agree again right after each replacement."""
+    for m in range(j, min(len(b), j + 1 + SYNC_LINES * 4) + 1):
+        if m == len(b):
+            return len(a), len(b)
+        run = min(SYNC_LINES, len(b) - m)
+        positions = where.get(b[m], [])
+        for k in positions[bisect_right(positions, i):]:
+            if len(a) - k >= run and a[k:k + run] == b[m:m + run] and (run == SYNC_LINES or len(a) - k == run):
+                return k, m
+    return len(a), len(b)
+
+
 def realign(before: str, after: str) -> tuple[str, list[tuple[int, int, int, int]]]:
     """``after`` with as many lines as ``before``, and the changed regions ``(i1, i2, j1, j2)`` as
     0-based half-open line ranges of ``before`` and of the returned text."""
     a, b = before.split("\n"), after.split("\n")
-    lo = 0
-    while lo < len(a) and lo < len(b) and a[lo] == b[lo]:
-        lo += 1
-    hi_a, hi_b = len(a), len(b)
-    while hi_a > lo and hi_b > lo and a[hi_a - 1] == b[hi_b - 1]:
-        hi_a -= 1
-        hi_b -= 1
-    out = b[:lo]
+    where: dict[str, list[int]] = {}
+    for k, line in enumerate(a):
+        where.setdefault(line, []).append(k)
+    out: list[str] = []
     regions: list[tuple[int, int, int, int]] = []
-    ops = SequenceMatcher(None, a[lo:hi_a], b[lo:hi_b], autojunk=False).get_opcodes()
-    for tag, i1, i2, j1, j2 in ops:
-        block = b[lo + j1:lo + j2]
-        if tag == "equal":
-            out += block
+    i = j = 0
+    while i < len(a) or j < len(b):
+        if i < len(a) and j < len(b) and a[i] == b[j]:
+            out.append(b[j])
+            i += 1
+            j += 1
             continue
-        want = i2 - i1
+        k, m = _resync(a, b, i, j, where) if i < len(a) and j < len(b) else (len(a), len(b))
+        block = b[j:m]
+        want = k - i
         if len(block) < want:
             block = _pad_after_marker(block, want - len(block))
         elif len(block) > want:
             block = _fold(block, len(block) - want)
-        regions.append((lo + i1, lo + i2, len(out), len(out) + len(block)))
+        regions.append((i, k, len(out), len(out) + len(block)))
         out += block
-    out += b[hi_b:]
+        i, j = k, m
     return "\n".join(out), regions
 
 
-def _record(lines: dict[int, list[str]], rule: str, before: list[str], after: list[str], first: int) -> int:
-    """Note ``rule`` on each changed line (once per new marker on it); returns the values noted."""
-    noted = 0
-    for offset, (old, new) in enumerate(zip(before, after, strict=False)):
+_MARKS = re.compile(re.escape(MARK) + r"([^\]\s]{1,64})\]")
+
+
+def changed_lines(before: str, after: str) -> dict[int, list[str]]:
+    """The lines of ``after`` (as many as ``before`` has) that differ, each with the tag of every mark
+    new on it; a changed line with no new mark continues the value marked on the line above it."""
+    lines: dict[int, list[str]] = {}
+    last_tag = "redacted"
+    for n, (old, new) in enumerate(zip(before.split("\n"), after.split("\n"), strict=False), 1):
         if old == new:
             continue
-        n = new.count(MARK) - old.count(MARK)
-        # A line that only lost part of a multi-line value (a key's body) carries no mark of its own.
-        lines.setdefault(first + offset + 1, []).extend([rule] * n if n > 0 else [CONTINUED + rule])
-        noted += max(n, 0)
-    return noted
+        tags = _MARKS.findall(new)
+        for tag in _MARKS.findall(old):
+            if tag in tags:
+                tags.remove(tag)
+        if tags:
+            last_tag = tags[-1]
+            lines[n] = tags
+        else:
+            lines[n] = [CONTINUED + (last_tag if n - 1 in lines else "redacted")]
+    return lines
 
 
 def redact(rules: Iterable[RedactionRule], text: str) -> Redacted:
-    """Apply ``rules`` in order to the whole of ``text``, keeping its line count (see module doc)."""
+    """Apply ``rules`` in order to the whole of ``text``, keeping its line count (see module doc).
+
+    Per-line records name each rule by the tag of its mark (``[REDACTED:<tag>]``), which for the built-in
+    rules is the rule's name or its family's."""
     out = Redacted(text)
+    current = text
+    newlines = text.count("\n")
     for rule in rules:
-        new, n = rule.redact(out.text)
+        new, n = rule.redact(current)
         if not n:
             continue
         out.hits[rule.name] = out.hits.get(rule.name, 0) + n
-        if new == out.text:
+        if new is current or new == current:
             continue
-        if new.count("\n") == out.text.count("\n"):
-            _record(out.lines, rule.name, out.text.split("\n"), new.split("\n"), 0)
-        else:
-            old_lines = out.text.split("\n")
-            new, regions = realign(out.text, new)
-            new_lines = new.split("\n")
-            for i1, i2, j1, _j2 in regions:
-                _record(out.lines, rule.name, old_lines[i1:i2], new_lines[j1:j1 + (i2 - i1)], i1)
-        out.text = new
+        if new.count("\n") != newlines:
+            new, _regions = realign(current, new)
+        current = new
+    if current is not text and current != text:
+        out.text = current
+        out.lines = changed_lines(text, current)
     return out
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 import base64
 import os
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -107,7 +108,8 @@ class _Names:
     """The process's variable names (plus the common ones), with a fast finder for them."""
 
     key: frozenset[str]
-    find: Callable[[str], set[str]]
+    # (text, enough): whole-word (name, offset) occurrences; stops at ``enough`` distinct names if given
+    find: Callable[[str, int | None], list[tuple[str, int]]]
 
 
 _names_cache: _Names | None = None
@@ -115,23 +117,28 @@ _names_cache: _Names | None = None
 
 def _names(environ: Mapping[str, str]) -> _Names:
     global _names_cache
-    key = frozenset(n for n in environ if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n)) | COMMON_NAMES
+    # One-letter names (``_``, ``A``) would match everywhere and say nothing.
+    key = frozenset(n for n in environ if len(n) > 1 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n)) | COMMON_NAMES
     cached = _names_cache
     if cached is not None and cached.key == key:
         return cached
     ordered = sorted(key)
     if ahocorasick_rs is not None:
-        automaton = ahocorasick_rs.AhoCorasick(ordered)
+        automaton = ahocorasick_rs.AhoCorasick(ordered, matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
 
-        def find(text: str) -> set[str]:
-            found = set()
-            for i, start, end in automaton.find_matches_as_indexes(text, overlapping=True):
+        def find(text: str, enough: int | None) -> list[tuple[str, int]]:
+            found: list[tuple[str, int]] = []
+            distinct: set[str] = set()
+            for i, start, end in automaton.find_matches_as_indexes(text):
                 if (start == 0 or not _is_word(text[start - 1])) and (end == len(text) or not _is_word(text[end])):
-                    found.add(ordered[i])
+                    found.append((ordered[i], start))
+                    distinct.add(ordered[i])
+                    if enough is not None and len(distinct) >= enough:
+                        break
             return found
     else:
-        def find(text: str) -> set[str]:
-            return {n for n in ordered if n in text and re.search(rf"(?<!\w){n}(?!\w)", text)}
+        def find(text: str, enough: int | None) -> list[tuple[str, int]]:
+            return [(n, m.start()) for n in ordered if n in text for m in re.finditer(rf"(?<!\w){n}(?!\w)", text)]
     cached = _names_cache = _Names(key, find)
     return cached
 
@@ -155,7 +162,7 @@ class EnvDumpRule:
     def redact(self, text: str) -> tuple[str, int]:
         if not text:
             return text, 0
-        env = self.environ
+        env = dict(self.environ)  # os.environ decodes on every lookup; a dump looks up every name
         text, dumped = self._redact_dumps(text, env)
         text, masked = self._redact_values(text, env)
         return text, dumped + masked
@@ -163,9 +170,11 @@ class EnvDumpRule:
     # -- dumps -------------------------------------------------------------------------------------------
     def _redact_dumps(self, text: str, env: Mapping[str, str]) -> tuple[str, int]:
         names = _names(env)
-        if len(names.find(text)) < min(MIN_MATCHING, MIN_KNOWN):
+        enough = min(MIN_MATCHING, MIN_KNOWN)
+        if len({n for n, _ in names.find(text, enough)}) < enough:
             return text, 0
-        pairs = [m for m in _PAIR.finditer(text) if m.group("value").strip()]
+        pairs = [m for m in _candidate_pairs(text, [at for _, at in names.find(text, None)])
+                 if m.group("value").strip()]
         edits: list[tuple[int, int, str]] = []
         for run in _runs(text, pairs):
             if _is_dump(run, names.key, env):
@@ -192,6 +201,35 @@ class EnvDumpRule:
                     text = text.replace(form, mark)
                     hits += n
         return text, hits
+
+
+NEAR_LINES = 16  # lines around a line naming a variable that are parsed for pairs (unknown names in a dump)
+
+
+def _candidate_pairs(text: str, names_at: list[int]) -> list[re.Match[str]]:
+    """The pairs on lines near a known name: one per line (``NAME=value``), or every pair on a line
+    that names two or more variables or holds NULs (a dict, a JSON object, an environ block)."""
+    starts = [0]
+    starts += [m.end() for m in re.finditer("\n", text)]
+    per_line: dict[int, int] = {}
+    for at in names_at:
+        line = bisect_right(starts, at) - 1
+        per_line[line] = per_line.get(line, 0) + 1
+    wanted: list[int] = []
+    for line in sorted(per_line):  # each named line and its neighbours, once, in order
+        lo = max(line - NEAR_LINES, wanted[-1] + 1 if wanted else 0)
+        wanted.extend(range(lo, min(len(starts), line + NEAR_LINES + 1)))
+    pairs: list[re.Match[str]] = []
+    for line in wanted:
+        lo = starts[line]
+        hi = starts[line + 1] - 1 if line + 1 < len(starts) else len(text)
+        if per_line.get(line, 0) > 1 or "\x00" in text[lo:hi]:
+            pairs += _PAIR.finditer(text, lo, hi)
+        else:
+            m = _PAIR.match(text, lo, hi)
+            if m is not None:
+                pairs.append(m)
+    return pairs
 
 
 def _runs(text: str, pairs: list[re.Match[str]]) -> list[list[re.Match[str]]]:
