@@ -17,7 +17,10 @@ import socket
 import threading
 from pathlib import Path
 
+import anyio
 import pytest
+import test_mcp_stdio as shared  # the real daemon behind `memtree serve`, as the end-to-end tests run it
+from test_mcp_stdio import mcp_session, project_paths, run_async, text_of
 
 from memtree_core import ingest
 from memtree_core.app import App
@@ -206,6 +209,39 @@ BYPASSES = [
     "export -p | cat", "declare -x | cat", "x=env; $x -0",
     "cat -n /proc/self/environ | tr '\\0' '\\n'",
 ]
+
+
+daemon_guard = shared.daemon_guard
+env = shared.env
+tool_plugin_site = shared.tool_plugin_site
+
+
+def test_env_dump_bypasses_through_the_real_daemon_store_no_value(home: Path, project: Path, env, daemon_guard) -> None:
+    """The daemon started by `memtree serve` holds the secrets in its own environment, as a user's would."""
+    env = {**env, **ENV_SECRETS}
+    commands = ["sh -c env", "x=env; $x", "cat /proc/thread-self/environ", "python3 -c 'import os; print(os.environ)'",
+                "awk 'BEGIN { for (k in ENVIRON) print k \"=\" ENVIRON[k] }'", 'eval e""nv']
+    shown: list[str] = []
+
+    async def go() -> None:
+        with anyio.fail_after(120):
+            await session()
+
+    async def session() -> None:
+        async with mcp_session(project, env) as s:
+            for command in commands:
+                result = await s.call_tool("bash", {"command": command, "budget_tokens": 20_000})
+                shown.append(text_of(result))
+            await s.call_tool("grep", {"pattern": "PGPASS|SENTRY|FAITHFUL", "path": "/proc/self/environ"})
+
+    run_async(go)
+    assert len(shown) == len(commands) and all("exit 0" in t for t in shown), shown
+    store = Path(project_paths(project).store)
+    data = b"".join(p.read_bytes() for p in (store, Path(f"{store}-wal")) if p.exists())
+    assert data, "the daemon stored nothing at all"
+    for name, value in ENV_SECRETS.items():
+        assert not any(value in t for t in shown), f"{name} shown"
+        assert value.encode() not in data, f"{name} stored"
 
 
 @pytest.mark.parametrize("command", BYPASSES)

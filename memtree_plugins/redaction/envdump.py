@@ -99,7 +99,8 @@ def looks_secret(name: str, value: str) -> bool:
         return False
     if is_pathlike(v) or is_number_or_flag(v) or v.startswith("[REDACTED:"):
         return False
-    classes = sum(bool(re.search(p, v)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]", r"[^A-Za-z0-9]"))
+    # Two kinds of character at least, not counting word joiners: "basic-auth" is a setting, not a secret.
+    classes = sum(bool(re.search(p, v)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]", r"[^A-Za-z0-9_.-]"))
     return classes >= 2
 
 
