@@ -52,8 +52,8 @@ def _read(path: str) -> str | None:
 def redact_slice(app: Any, path: str, start: int, content: str) -> Redacted | None:
     """``content`` (lines ``start..`` of ``path``) cut from the redacted whole file, or None when the file
     on disk does not hold those lines now."""
-    if start < 1 or not content:
-        return None
+    if start <= 1 or not content:
+        return None  # a slice from line 1 has everything before it: redacted alone, it loses nothing
     text = _read(path)
     if text is None:
         return None
@@ -89,7 +89,7 @@ class _Files:
     def __init__(self, app: Any, cwd: str) -> None:
         self.app = app
         self.cwd = cwd
-        self.budget = 16 * FILE_BYTES
+        self.budget = 2 * FILE_BYTES  # the ack waits for this: bounded, then lines are redacted as they are
         self.seen: dict[str, tuple[list[str], list[str]] | None] = {}
 
     def lines(self, path: str) -> tuple[list[str], list[str]] | None:

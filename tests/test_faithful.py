@@ -380,3 +380,61 @@ def test_bash_tail_that_starts_inside_a_key_keeps_none_of_it(app, tmp_path: Path
     (stored,) = app.store.query("SELECT content FROM nodes WHERE id = ?", (r.node_id,))[0]
     assert "bytes omitted" in stored and stored.rstrip().endswith("done\n[exit 0]".rstrip())
     assert not leaked(store_bytes(app), body) and not leaked(r.render().encode(), body)
+
+
+# -- the env-dump rule on its own, against a fixed environment --------------------------------------------------
+FAKE_ENV = {"HOME": "/home/ada", "PATH": "/usr/local/bin:/usr/bin", "LANG": "en_GB.UTF-8", "SHELL": "/bin/zsh",
+            "EDITOR": "nvim", "MT_REGION": "eu-" + str(rng.randrange(10**6)), "DB_PASS": "Opal-" + rng.randbytes(6).hex(),
+            "ANALYTICS_ID": "ua-" + rng.randbytes(5).hex()}
+
+
+def _dump_shapes(env: dict[str, str]) -> dict[str, str]:
+    items = list(env.items())
+    node = "{\n" + "".join(f"  {k}: '{v}',\n" for k, v in items) + "}"
+    return {
+        "env": "".join(f"{k}={v}\n" for k, v in items),
+        "nul": "".join(f"{k}={v}\0" for k, v in items),
+        "repr": "environ(" + repr(dict(items)) + ")",
+        "json": json.dumps(dict(items), indent=2),
+        "docker": json.dumps({"Config": {"Env": [f"{k}={v}" for k, v in items]}}, indent=4),
+        "declare": "".join(f'declare -x {k}="{v}"\n' for k, v in items),
+        "export": "".join(f"export {k}='{v}'\n" for k, v in items),
+        "space": "".join(f"{k} {v}\n" for k, v in items),
+        "cat -n": "".join(f"{i:6}\t{k}={v}\n" for i, (k, v) in enumerate(items, 1)),
+        "grep -n": "".join(f"/proc/1/environ:{i}:{k}={v}\n" for i, (k, v) in enumerate(items, 1)),
+        "node": node,
+        "ruby": "{" + ", ".join(f'"{k}"=>"{v}"' for k, v in items) + "}",
+    }
+
+
+@pytest.mark.parametrize("shape", list(_dump_shapes(FAKE_ENV)))
+def test_env_dump_shapes_lose_every_value_keep_every_name(shape: str) -> None:
+    from memtree_plugins.redaction.envdump import EnvDumpRule
+
+    text = _dump_shapes(FAKE_ENV)[shape]
+    out, hits = EnvDumpRule(environ=FAKE_ENV).redact(text)
+    assert hits >= len(FAKE_ENV) - 1
+    for name, value in FAKE_ENV.items():
+        assert name in out
+        if len(value) > 4:  # "nvim" is also a word of the shape's own text
+            assert value not in out, (shape, name)
+
+
+def test_env_dump_rule_needs_this_environment() -> None:
+    from memtree_plugins.redaction.envdump import EnvDumpRule
+
+    rule = EnvDumpRule(environ=FAKE_ENV)
+    foreign = "".join(f"APP_SETTING_{i}=value-{i}\n" for i in range(20))  # names this process does not have
+    ci = "env:\n  HOME: /github/home\n  PATH: ${{ env.PATH }}:/opt/bin\n  LANG: C\n  SHELL: bash\n"
+    config = 'HOME = os.environ["HOME"]\nPATH = os.environ.get("PATH")\nLANG = "C"\n'
+    for text in (foreign, ci, config):
+        assert rule.redact(text) == (text, 0)
+    # Another environment's dump (a container's): common names, other values, app variables beside them.
+    secret = "rk-" + rng.randbytes(12).hex()
+    container = (f"PATH=/usr/local/sbin:/usr/local/bin\nHOSTNAME=4f1c2a9e6b7d\nHOME=/root\nTERM=xterm\n"
+                 f"RAILS_ENV=production\nAPP_SIGNUP_CODE={secret}\nPORT=3000\nWORKERS=4\n")
+    out, hits = rule.redact(container)
+    assert hits == 8 and secret not in out and "APP_SIGNUP_CODE=[REDACTED:env-dump]" in out
+    # A secret-named variable's value is found anywhere, alone; a setting's is not.
+    assert rule.redact(f"connecting with {FAKE_ENV['DB_PASS']}\n")[1] == 1
+    assert rule.redact(f"region {FAKE_ENV['MT_REGION']}\n")[1] == 0

@@ -13,12 +13,13 @@ A *dump* is a run of key/value pairs, one after another, in any of the shapes re
 * ``NAME value`` lines (a loop printing ``k, v``);
 * NUL-separated ``NAME=value`` blocks (``/proc/*/environ``);
 * ``environ({'NAME': 'value', ...})`` (``repr(os.environ)``), dicts, JSON objects, ``{ NAME: 'v' }``
-  (node's ``process.env``), ``"NAME" => "v"``.
+  (node's ``process.env``), ``"NAME" => "v"``, JSON arrays of ``"NAME=value"`` strings (docker's ``Env``).
 
 A run is a dump when at least :data:`MIN_MATCHING` of its names are this process's variables *with
-this process's values* (the output reproduces our own environment), or when at least
-:data:`MIN_KNOWN` names are this process's variables, they make up half the run, and the values are
-expanded (a script's ``export PATH="$HOME/bin:$PATH"`` holds references, a dump never does).  Every
+this process's values* (the output reproduces our own environment), or when it is a dump of another
+environment (a container's, a CI job's): at least :data:`MIN_FOREIGN_RUN` pairs, :data:`MIN_KNOWN` of
+them named like this process's variables or the common ones (``PATH``, ``HOME``, ``HOSTNAME``...),
+and values expanded (a script's ``export PATH="$HOME/bin:$PATH"`` holds references, a dump never does).  Every
 value in a dump is redacted, whatever its name; names are kept.
 
 Apart from dumps, the values of this process's own secret-named variables (``PGPASSWORD``,
@@ -47,7 +48,9 @@ except ImportError:  # declared in pyproject; without it names are searched one 
     ahocorasick_rs = None
 
 MIN_MATCHING = 3  # names whose value equals this process's own: the output is our environment
-MIN_KNOWN = 4  # names of this process's variables, with expanded values, half the run or more
+MIN_KNOWN = 4  # names of this process's variables (or common ones) in a dump of another environment,
+MIN_FOREIGN_RUN = 6  # in a run this long at least (a CI file's short `env:` block is not a dump),
+KNOWN_SHARE = 0.3  # making up this share of its names, with expanded values
 MAX_VALUE = 8192  # characters of one value looked at (a longer one is cut there, then redacted)
 MIN_SECRET_VALUE = 8  # shorter values of secret-named variables are not searched for everywhere
 
@@ -77,9 +80,11 @@ _PAIR = re.compile(
     r"(?P<sep>[ \t]*(?:=>|[=:])[ \t]*|[ \t]+)"
     r"(?P<value>\"(?:[^\"\\\n]|\\.){0,8192}\"|'(?:[^'\\\n]|\\.){0,8192}'|[^\n\x00]{0,8192})",
     re.M)
+# One "NAME=value" string of a JSON array (docker inspect's "Env", a Kubernetes env list rendered as strings).
+_ARRAY_PAIR = re.compile(r"[ \t]*\"(?P<name>[A-Za-z_][A-Za-z0-9_]{0,127})(?P<sep>=)(?P<value>(?:[^\"\\\n]|\\.){0,8192})\"")
 # What may stand between two pairs of one dump: separators, and the opening of a dict or environ(...).
 _SEPARATOR_GAP = re.compile(r"[\s,;\x00{}()\[\]]*(?:environ\(|process\.env|ENV)?[\s,;\x00{}()\[\]]*")
-_REFERENCE = re.compile(r"\$\{?[A-Za-z_]|\$\(|`")
+_REFERENCE = re.compile(r"\$\{?[A-Za-z_]|\$\{\{|\$\(|`|%[A-Za-z_]+%")
 
 
 def _unquote(value: str) -> str:
@@ -184,6 +189,8 @@ class EnvDumpRule:
             return text, 0
         out, last = [], 0
         for start, end, new in sorted(edits):
+            if start < last:
+                continue  # inside a value already replaced
             out.append(text[last:start])
             out.append(new)
             last = end
@@ -225,9 +232,12 @@ def _candidate_pairs(text: str, names_at: list[int]) -> list[re.Match[str]]:
         lo = starts[line]
         hi = starts[line + 1] - 1 if line + 1 < len(starts) else len(text)
         if per_line.get(line, 0) > 1 or "\x00" in text[lo:hi]:
-            pairs += _PAIR.finditer(text, lo, hi)
+            found = list(_PAIR.finditer(text, lo, hi))
+            if '"' in text[lo:hi]:
+                found = sorted(found + list(_ARRAY_PAIR.finditer(text, lo, hi)), key=lambda m: m.start())
+            pairs += found
         else:
-            m = _PAIR.match(text, lo, hi)
+            m = _PAIR.match(text, lo, hi) or _ARRAY_PAIR.match(text, lo, hi)
             if m is not None:
                 pairs.append(m)
     return pairs
@@ -256,7 +266,8 @@ def _is_dump(run: list[re.Match[str]], known: frozenset[str], env: Mapping[str, 
     if len(matching) >= MIN_MATCHING:
         return True
     distinct_known = {n for n in names if n in known}
-    if len(distinct_known) < MIN_KNOWN or 2 * sum(n in known for n in names) < len(names):
+    if len(distinct_known) < MIN_KNOWN or len(run) < MIN_FOREIGN_RUN or \
+            sum(n in known for n in names) < KNOWN_SHARE * len(names):
         return False
     references = sum(bool(_REFERENCE.search(m.group("value"))) for m in run)
     return references * 5 <= len(run)
@@ -277,5 +288,7 @@ def _value_edits(run: list[re.Match[str]]) -> list[tuple[int, int, str]]:
             start, end = start + 1, end - 1
         if end <= start or value.strip().startswith("[REDACTED:") or stripped[1:].startswith("[REDACTED:"):
             continue
+        if stripped[:1] in ("{", "[", "("):
+            continue  # a nested object or list: its own pairs are parsed (and redacted) one by one
         edits.append((start, end, mark))
     return edits
