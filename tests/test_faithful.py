@@ -205,7 +205,8 @@ BYPASSES = [
     "python3 -c 'import os; [print(k, v) for k, v in os.environ.items()]'",
     "node -e 'console.log(process.env)'",
     "node -e 'console.log(JSON.stringify(process.env))'",
-    'for v in $(compgen -e); do echo "$v=${!v}"; done',
+    'for v in $(compgen -e); do echo "$v=${!v}"; done', 'for v in $(compgen -v); do echo "$v=${!v}"; done',
+    "python3 -c 'import os; print(sorted(os.environ.items()))'",
     "export -p | cat", "declare -x | cat", "x=env; $x -0",
     "cat -n /proc/self/environ | tr '\\0' '\\n'",
 ]
@@ -404,6 +405,8 @@ def _dump_shapes(env: dict[str, str]) -> dict[str, str]:
         "grep -n": "".join(f"/proc/1/environ:{i}:{k}={v}\n" for i, (k, v) in enumerate(items, 1)),
         "node": node,
         "ruby": "{" + ", ".join(f'"{k}"=>"{v}"' for k, v in items) + "}",
+        "tuples": repr(sorted(items)),
+        "with empties": "".join(f"{k}={v}\nEMPTY_{i}=\n" for i, (k, v) in enumerate(items)),
     }
 
 

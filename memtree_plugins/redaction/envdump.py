@@ -12,7 +12,7 @@ A *dump* is a run of key/value pairs, one after another, in any of the shapes re
   ``grep -n`` prefix (``path:12:``);
 * ``NAME value`` lines (a loop printing ``k, v``);
 * NUL-separated ``NAME=value`` blocks (``/proc/*/environ``);
-* ``environ({'NAME': 'value', ...})`` (``repr(os.environ)``), dicts, JSON objects, ``{ NAME: 'v' }``
+* ``environ({'NAME': 'value', ...})`` (``repr(os.environ)``), ``[('NAME', 'value'), ...]``, dicts, JSON objects, ``{ NAME: 'v' }``
   (node's ``process.env``), ``"NAME" => "v"``, JSON arrays of ``"NAME=value"`` strings (docker's ``Env``).
 
 A run is a dump when at least :data:`MIN_MATCHING` of its names are this process's variables *with
@@ -76,8 +76,8 @@ _PAIR = re.compile(
     r"(?:^|(?<=[\x00{,(]))[ \t]*"
     r"(?P<gutter>\d{1,9}(?:→|\t|:)[ \t]?|[^\s:=\x00]{1,512}?[:-]\d{1,9}[:-]|[^\s:=\x00'\"{}]{1,512}?:(?=[A-Za-z_]))?"
     r"(?P<shell>(?:export|declare|typeset|readonly|local|setenv|set)(?:[ \t]+-[-\w]+)*[ \t]+)?"
-    r"(?P<q>[\"']?)(?P<name>[A-Za-z_][A-Za-z0-9_]{0,127})(?P=q)"
-    r"(?P<sep>[ \t]*(?:=>|[=:])[ \t]*|[ \t]+)"
+    r"(?P<q>[\"'])?(?P<name>[A-Za-z_][A-Za-z0-9_]{0,127})(?(q)(?P=q))"
+    r"(?P<sep>[ \t]*(?:=>|[=:])[ \t]*|(?(q)[ \t]*,[ \t]*|[^\s\S])|[ \t]+)"
     r"(?P<value>\"(?:[^\"\\\n]|\\.){0,8192}\"|'(?:[^'\\\n]|\\.){0,8192}'|[^\n\x00]{0,8192})",
     re.M)
 # One "NAME=value" string of a JSON array (docker inspect's "Env", a Kubernetes env list rendered as strings).
@@ -179,8 +179,8 @@ class EnvDumpRule:
         enough = min(MIN_MATCHING, MIN_KNOWN)
         if len({n for n, _ in names.find(text, enough)}) < enough:
             return text, 0
-        pairs = [m for m in _candidate_pairs(text, [at for _, at in names.find(text, None)])
-                 if m.group("value").strip()]
+        # Pairs with an empty value stay in their run (a dump has them); there is nothing to redact in them.
+        pairs = _candidate_pairs(text, [at for _, at in names.find(text, None)])
         edits: list[tuple[int, int, str]] = []
         for run in _runs(text, pairs):
             if _is_dump(run, names.key, env):
