@@ -441,3 +441,13 @@ def test_env_dump_rule_needs_this_environment() -> None:
     # A secret-named variable's value is found anywhere, alone; a setting's is not.
     assert rule.redact(f"connecting with {FAKE_ENV['DB_PASS']}\n")[1] == 1
     assert rule.redact(f"region {FAKE_ENV['MT_REGION']}\n")[1] == 0
+
+
+def test_get_page_of_a_tool_output_names_the_lines_with_marks(app) -> None:
+    token = "ghp_" + "".join(rng.choices("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", k=36))
+    r = tool(app, "bash")(f"echo first; echo 'token {token}'; echo last")
+    page = tool(app, "get")(r.node_id)
+    assert token not in page.render()
+    # Line 1 is "$ <command>" (redacted too), line 3 the echoed token.
+    assert re.search(r"line 3 of this node \([\w-]+\)", page.redacted), page.redacted
+    assert "the original output is unchanged" in page.redacted and f"note: {page.redacted}" in page.render()
