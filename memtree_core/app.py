@@ -13,6 +13,8 @@ from typing import Any
 
 from memtree_core.plugins import PluginSet, build
 from memtree_core.project import Identity, ProjectPaths, identify, memtree_home
+from memtree_core.redacting import Redacted
+from memtree_core.redacting import redact as redact_all
 from memtree_core.settings import LoadedSettings, Settings, load_settings
 from memtree_core.store import Store, StoreDamaged
 from memtree_core.types import Chunker
@@ -93,14 +95,14 @@ class App:
 
     def redact(self, text: str) -> tuple[str, dict[str, int]]:
         """Apply every redaction rule in order; return the clean text and hits per rule (never values)."""
-        hits: dict[str, int] = {}
+        done = self.redact_lines(text)
+        return done.text, done.hits
+
+    def redact_lines(self, text: str) -> Redacted:
+        """:meth:`redact` keeping the line count, with which line lost which value to which rule."""
         if not self.settings.redaction.enabled:
-            return text, hits
-        for rule in self.plugins.redaction_rules:
-            text, n = rule.redact(text)
-            if n:
-                hits[rule.name] = hits.get(rule.name, 0) + n
-        return text, hits
+            return Redacted(text)
+        return redact_all(self.plugins.redaction_rules, text)
 
     def record_redactions(self, hits: dict[str, int]) -> None:
         """Count values redacted from what memtree stored or returned, per rule, for ``memtree stats``.

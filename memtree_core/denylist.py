@@ -33,18 +33,29 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-# Words that run the next word as the command (sudo env, command env, time env...).  Their own flags
-# are skipped; `sudo -u root env` still dumps.
-_WRAPPERS = frozenset({"sudo", "doas", "command", "builtin", "exec", "nice", "nohup", "time", "stdbuf",
-                       "ionice", "chronic", "xargs"})
-_WRAPPER_FLAGS_WITH_ARG = frozenset({"-u", "-g", "-n", "-c", "-p", "-o", "-e", "-i", "-C", "-h", "-U"})
+# Words that run the next word as the command (sudo env, command env, time env...), with their flags
+# that take an argument.  Their own flags are skipped; `sudo -u root env` and `command -p env` still dump.
+_WRAPPERS: dict[str, frozenset[str]] = {
+    "sudo": frozenset({"-u", "-g", "-p", "-C", "-h", "-U", "-r", "-t", "-D", "-R", "-T"}),
+    "doas": frozenset({"-u", "-C"}),
+    "command": frozenset(), "builtin": frozenset(), "exec": frozenset({"-a"}), "nohup": frozenset(),
+    "chronic": frozenset(), "nice": frozenset({"-n"}), "time": frozenset({"-f", "-o"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}), "ionice": frozenset({"-c", "-n", "-p"}),
+    "xargs": frozenset({"-n", "-I", "-i", "-d", "-E", "-e", "-L", "-l", "-P", "-s", "-a"}),
+    "setsid": frozenset(), "unbuffer": frozenset(), "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+}
+# Shells whose `-c STRING` is itself a command line to check (`sh -c env`, `bash -c printenv`).
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish", "su"})
+_RECURSION = 8  # sh -c "sh -c '...'" nested deeper than this is denied outright
 _ENV_FLAGS_WITH_ARG = frozenset({"-u", "--unset", "-C", "--chdir", "-P"})
 _SINGLE_QUOTED = re.compile(r"'[^']*'")
 _DOUBLE_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
 _SUBSHELL_IN_QUOTES = re.compile(r"\$\([^)]*\)|`[^`]*`")
 _SEPARATORS = re.compile(r"\|\|?|&&|;|&|\n|\$\(|`|\(|\)")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_ENVIRON_FILE = re.compile(r"/proc/(?:self|\d+|\$\$|\*)/environ\b")
+# Any path to a process's environ file (/proc/self//environ, /proc/thread-self/environ, /proc/$PPID/...),
+# and `environ` read anywhere after a `/proc` in the same command (`cd /proc/self && cat environ`).
+_ENVIRON_FILE = re.compile(r"/proc/[^\s;|&]*environ\b|/proc\b[\s\S]*\benviron\b")
 
 
 @dataclass
@@ -97,13 +108,40 @@ def _strip_wrappers(words: list[str]) -> list[str]:
         if _ASSIGNMENT.match(w):  # FOO=1 env
             i += 1
         elif base in _WRAPPERS:
+            with_arg = _WRAPPERS[base]
             i += 1
             while i < len(words) and words[i].startswith("-"):
                 flag = words[i]
-                i += 2 if flag in _WRAPPER_FLAGS_WITH_ARG else 1
+                i += 2 if flag in with_arg else 1
+            if base == "timeout" and i < len(words):
+                i += 1  # the duration
         else:
             break
     return words[i:]
+
+
+def _env_program(args: list[str]) -> list[str]:
+    """The program (and its arguments) ``env`` runs, after its flags and assignments."""
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--" or _ASSIGNMENT.match(a):
+            i += 1
+        elif a.startswith("-"):
+            i += 2 if a in _ENV_FLAGS_WITH_ARG else 1
+        else:
+            break
+    return args[i:]
+
+
+def _shell_string(args: list[str]) -> str | None:
+    """The command string of ``sh -c STRING`` (flags may be combined: ``-lc``, ``-ec``), or None."""
+    for i, a in enumerate(args):
+        if a.startswith("-") and not a.startswith("--") and "c" in a[1:] and i + 1 < len(args):
+            return args[i + 1]
+        if not a.startswith("-"):
+            return None
+    return None
 
 
 def _env_runs_nothing(args: list[str]) -> bool:
@@ -126,7 +164,7 @@ def _env_runs_nothing(args: list[str]) -> bool:
     return True
 
 
-def _segment_dumps(segment: str) -> str | None:
+def _segment_dumps(segment: str, depth: int = 0) -> str | None:
     words = _strip_wrappers(_words(segment))
     if not words:
         return None
@@ -136,6 +174,18 @@ def _segment_dumps(segment: str) -> str | None:
         return "env-dump:printenv"
     if cmd == "env" and _env_runs_nothing(args):
         return "env-dump:env"
+    # What runs a command line of its own: check that line too (sh -c env, env bash -c printenv, eval e""nv).
+    inner = None
+    if cmd == "env":
+        inner = shlex.join(_env_program(args))
+    elif cmd in _SHELLS:
+        inner = _shell_string(args)
+    elif cmd == "eval":
+        inner = " ".join(args)
+    if inner:
+        if depth >= _RECURSION:
+            return "env-dump:nested-shell"
+        return _reason(inner, depth + 1)
     if cmd == "export" and all(a.startswith("-") for a in args):
         return "env-dump:export"
     if cmd in ("declare", "typeset") and args and all(a.startswith("-") for a in args) and \
@@ -150,13 +200,50 @@ def _segment_dumps(segment: str) -> str | None:
 
 def builtin_reason(command: str) -> str | None:
     """Why ``command`` dumps the environment (``env-dump:<how>``), or None."""
+    return _reason(command, 0)
+
+
+_SHELL_PUNCTUATION = frozenset({";", "&", "|", "&&", "||", ";;", "(", ")", "|&", ";&"})
+
+
+def _inner_command_lines(command: str) -> list[str]:
+    """Command lines a shell or ``eval`` in ``command`` will run, read from the quoted words as the shell
+    sees them (the segment check below blanks quoted text, which is data everywhere else)."""
+    lex = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lex.whitespace_split = True
+    try:
+        tokens = list(lex)
+    except ValueError:  # unbalanced quotes: the shell would refuse it too
+        return []
+    out = []
+    for i, tok in enumerate(tokens):
+        base = tok.rsplit("/", 1)[-1]
+        rest = tokens[i + 1:]
+        end = next((j for j, t in enumerate(rest) if t in _SHELL_PUNCTUATION), len(rest))
+        if base in _SHELLS:
+            inner = _shell_string(rest[:end])
+            if inner:
+                out.append(inner)
+        elif base == "eval" and end:
+            out.append(" ".join(rest[:end]))
+    return out
+
+
+def _reason(command: str, depth: int) -> str | None:
     if _ENVIRON_FILE.search(command):
         return "env-dump:proc-environ"
+    if depth < _RECURSION:
+        for inner in _inner_command_lines(command):
+            reason = _reason(inner, depth + 1)
+            if reason:
+                return reason
+    elif _inner_command_lines(command):
+        return "env-dump:nested-shell"
     # Quoted text is data (`git commit -m "drop env; add x"`), except command substitutions inside "...".
     unquoted = _SINGLE_QUOTED.sub("''", command)
     unquoted = _DOUBLE_QUOTED.sub(lambda m: " ; ".join(_SUBSHELL_IN_QUOTES.findall(m.group(0))) or '""', unquoted)
     for segment in _SEPARATORS.split(unquoted):
-        reason = _segment_dumps(segment)
+        reason = _segment_dumps(segment, depth)
         if reason:
             return reason
     return None

@@ -303,13 +303,18 @@ class _Claim:
         self.truncated = False
 
 
+# Keys the in-memory hash of each raw output below: it is never stored, and keyed it says nothing about
+# the output to anything that sees it (a heap dump, a log line added later).
+_CALL_KEY = os.urandom(32)
+
+
 def _call_key(payload: dict[str, Any]) -> str:
     """Same tool call, same output: the id alone would merge two calls of a client that reuses ids."""
     import hashlib
 
     output = payload.get("tool_response", payload.get("error"))
     digest = hashlib.blake2b(json.dumps(output, sort_keys=True, ensure_ascii=False).encode("utf-8", "replace"),
-                             digest_size=16).hexdigest()
+                             digest_size=16, key=_CALL_KEY).hexdigest()
     return f"{payload.get('tool_use_id')}\x00{payload.get('hook_event_name')}\x00{digest}"
 
 
@@ -467,7 +472,7 @@ class IngestServer:
         hits: dict[str, int] = {}
         clean: list[Capture] = []
         for cap in result:
-            content = self._redact(_clean(cap.content), hits)
+            content = self._redact_content(cap, hits)
             if "\x00" in content:
                 raise Refused("binary-content")
             meta = {k: self._redact(_clean(v), hits) if isinstance(v, str) else v for k, v in cap.metadata.items()}
@@ -487,6 +492,38 @@ class IngestServer:
             app.record_redactions(hits)
             store.bump(f"capture:accepted:{payload.get('tool_name')}", len(ids))
         return ids
+
+    def _redact_content(self, cap: Any, hits: dict[str, int]) -> str:
+        """A capture's content, redacted; a slice of a file is cut from the redacted whole file when the
+        file still holds it (see :mod:`memtree_core.slice_redaction`), and redacted alone as well."""
+        from memtree_core.environ_files import is_environ_file, mask_values
+        from memtree_core.slice_redaction import redact_grep_lines, redact_slice
+
+        text = _clean(cap.content)
+        path, start = cap.metadata.get("file_path"), cap.metadata.get("startLine")
+        searched = cap.metadata.get("path") if cap.metadata.get("tool") == "Grep" else None
+        for named in (path, searched):
+            if isinstance(named, str) and named and is_environ_file(named):
+                text, n = mask_values(text)  # a process's environment: names only, whoever's it was
+                hits["env-dump"] = hits.get("env-dump", 0) + n
+                return self._redact(text, hits)
+        if cap.metadata.get("tool") == "Grep" and cap.metadata.get("mode") == "content":
+            cwd = cap.metadata.get("cwd")
+            try:
+                text = redact_grep_lines(self.app, text, cwd if isinstance(cwd, str) else "")
+            except Exception:  # the capture is still redacted as a whole below
+                log.exception("cannot redact grep lines in their files' context")
+        if cap.kind == "file_chunk" and isinstance(path, str) and isinstance(start, int):
+            try:
+                done = redact_slice(self.app, path, start, text)
+            except Exception:  # a file that cannot be read again: the slice alone is redacted below
+                log.exception("cannot redact %s in its file's context", path)
+                done = None
+            if done is not None:
+                text = done.text
+                for rule, n in done.hits.items():
+                    hits[rule] = hits.get(rule, 0) + n
+        return self._redact(text, hits)
 
     def _redact(self, text: str, hits: dict[str, int]) -> str:
         text, found = self.app.redact(text)

@@ -50,7 +50,11 @@ class Filter(Protocol):
 
 @runtime_checkable
 class RedactionRule(Protocol):
-    """Replaces secrets in text with ``[REDACTED:<tag>]``; returns the new text and the hit count."""
+    """Replaces secrets in text with ``[REDACTED:<tag>]``; returns the new text and the hit count.
+
+    Rules see whole texts (a file, an output, a capture), never a chunk of one.  A rule may fold a
+    multi-line secret into one mark; the host puts the line breaks back after the mark, so line numbers
+    still match the source (:mod:`memtree_core.redacting`)."""
 
     name: str
 

@@ -13,11 +13,17 @@ DUMPS = ["env", "printenv", "printenv AWS_SECRET_ACCESS_KEY", "env -0", "env | g
          "make; printenv", "false || env", "echo $(env)", 'echo "$(printenv)"', "echo `env`", "(env)",
          "sudo env", "sudo -u root env", "sudo -E printenv", "/usr/bin/env", "/usr/bin/printenv", "FOO=1 env",
          "env -i", "env -u HOME", "time env", "nohup env &", "export", "export -p", "declare -x", "declare -p",
-         "typeset -x", "set", "cat /proc/self/environ", "tr '\\0' '\\n' < /proc/1234/environ", "x\nenv"]
+         "typeset -x", "set", "cat /proc/self/environ", "tr '\\0' '\\n' < /proc/1234/environ", "x\nenv",
+         # Shells and eval running a command line of their own, other wrappers, other environ paths.
+         "sh -c env", "bash -c printenv", "sh -c 'env'", "bash -lc 'env | sort'", "sudo sh -c 'printenv'",
+         "env -i bash -c env", "command -p env", 'eval e""nv', "timeout 5 env", "setsid printenv",
+         "cat /proc/$PPID/environ", "cat /proc/thread-self/environ", "cat /proc/self//environ",
+         "cd /proc/self && cat environ", "sh -c \"sh -c 'sh -c env'\""]
 RUNS = ["env FOO=1 python x.py", "/usr/bin/env python3 script.py", "env -i bash -c 'make'", "env -- ls",
         'env -S "python -u" x.py', "export FOO=1", "declare -x FOO=bar", "declare -f", "set -e", "set -o pipefail",
         'git commit -m "drop env; add printenv"', "echo 'env'", "python -m venv env", "cd env && ls", "ls env/",
-        "npm run env", "printenvx", "grep -r environment .", "cat .env.example", "docker compose --env-file x up"]
+        "npm run env", "printenvx", "grep -r environment .", "cat .env.example", "docker compose --env-file x up",
+        "bash -c 'echo hi'", "sh script.sh", "git commit -m 'sh -c env'", "eval $(ssh-agent)", "timeout 5 make"]
 
 
 @pytest.mark.parametrize("command", DUMPS)

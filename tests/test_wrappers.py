@@ -225,7 +225,7 @@ def test_read_redacts_before_storing(app, project: Path) -> None:
     (project / "settings.py").write_text(f'AWS_ACCESS_KEY_ID = "{AWS_KEY}"\n\n\ndef f():\n    return 1\n')
     r = tool(app, "read")("settings.py")
     assert AWS_KEY not in r.render() and "REDACTED" in r.content
-    assert any("redacted" in n for n in r.notes)
+    assert r.redacted.startswith("memtree redacted 1 value: line 1 (") and "file on disk is unchanged" in r.render()
     assert rows(app, "SELECT count(*) FROM nodes WHERE content LIKE ? OR metadata LIKE ?",
                 (f"%{AWS_KEY}%", f"%{AWS_KEY}%"))[0][0] == 0
 
@@ -494,7 +494,8 @@ def test_bash_env_dump_is_never_stored(app, monkeypatch) -> None:
     monkeypatch.setenv("MEMTREE_TEST_MARKER", "visible-marker")
     r = tool(app, "bash")("env")
     assert not r.stored and r.node_id is None and "deny list" in r.not_stored_reason
-    assert "visible-marker" in r.preview  # the caller still sees (redacted) output
+    # The caller still sees the output, names kept and every value redacted (it is a dump by its shape).
+    assert "MEMTREE_TEST_MARKER=[REDACTED:env-dump]" in r.preview and "visible-marker" not in r.preview
     assert node_count(app) == 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -21,6 +22,7 @@ from typing import Any
 from memtree_core.store import schema, status
 from memtree_core.store.sqlite_route import Route, choose_route, load_vec
 
+DIGEST_KEY = "digest-key"  # meta row holding the key of digest_key()
 KINDS = ("file_chunk", "tool_output", "summary", "note", "observation", "file")
 EDGE_KINDS = ("derived_from", "references", "summarizes", "supersedes")
 
@@ -203,6 +205,7 @@ class Store:
         self.max_bytes = max_bytes
         self.lock = threading.RLock()
         self._depth = 0
+        self._digest_key: bytes | None = None
 
     # -- opening -------------------------------------------------------------------------------------
     @classmethod
@@ -436,6 +439,20 @@ class Store:
     def get_meta(self, key: str) -> str | None:
         row = self.query_one("SELECT value FROM meta WHERE key = ?", (key,))
         return row[0] if row else None
+
+    def digest_key(self) -> bytes:
+        """This store's own random key for keyed hashes of what a tool was asked (``tool:`` URIs), made on
+        first use.  A plain hash of a command would let anyone holding the store test guesses for a
+        redacted password against it; a keyed hash of the *redacted* command gives a guess nothing to
+        match, and the key keeps URIs from being compared across stores."""
+        key = self._digest_key
+        if key is None:
+            with self.tx() as c:
+                c.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
+                          (DIGEST_KEY, secrets.token_hex(32)))
+                value = c.execute("SELECT value FROM meta WHERE key = ?", (DIGEST_KEY,)).fetchone()[0]
+            key = self._digest_key = bytes.fromhex(value)
+        return key
 
     # -- stats ----------------------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:

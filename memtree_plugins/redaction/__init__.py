@@ -1,4 +1,5 @@
-"""Built-in redaction: registers every rule of :mod:`memtree_plugins.redaction.rules`, one by one.
+"""Built-in redaction: the environment-dump rule (:mod:`.envdump`), then every rule of
+:mod:`memtree_plugins.redaction.rules`, one by one.
 
 Each rule is registered under its own name, so a third-party plugin can ``register.remove("<name>")`` a
 single built-in rule, or ``register(rule, replaces=True)`` to swap in its own version of it.  The rule set
@@ -18,7 +19,10 @@ if TYPE_CHECKING:
 
 @hookimpl
 def memtree_register_redaction_rules(register: Register[RedactionRule]) -> None:
+    from memtree_plugins.redaction.envdump import EnvDumpRule
     from memtree_plugins.redaction.rules import RULES
 
+    # First, so a dump's values are replaced whole before any shape rule cuts into them.
+    register(EnvDumpRule())
     for rule in RULES:
         register(rule)

@@ -1,6 +1,6 @@
 """``bash(command, timeout?, budget_tokens?)``: run in the project root, store, return a bounded preview.
 
-The stored ``tool_output`` node (``tool:bash#<sha256 of the command and directory>``) holds::
+The stored ``tool_output`` node (``tool:bash#<keyed hash of the redacted command and directory>``) holds::
 
     $ <command>
     <stdout: head [… N bytes omitted …] tail>
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import signal
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -108,8 +109,21 @@ def _stream_text(ht: HeadTail, limit: int) -> str:
     nl = t.find(b"\n")
     if 0 <= nl < len(t) // 2:
         t = t[nl + 1:]
+    t = _past_key_end(t)
     gone = ht.total - len(h) - len(t)
     return _decode(h) + f"\n[… {gone:,} bytes omitted …]\n" + _decode(t)
+
+
+_KEY_END = re.compile(rb"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----[^\n]*\n?")
+
+
+def _past_key_end(tail: bytes) -> bytes:
+    """A tail that starts inside a private key (its BEGIN line was in the omitted middle) starts after
+    the key instead: lines of a key's body have nothing that marks them as secret on their own."""
+    m = _KEY_END.search(tail)
+    if m is None or b"-----BEGIN" in tail[:m.start()]:
+        return tail
+    return tail[m.end():]
 
 
 def compose(command: str, outcome: Outcome, max_bytes: int, timeout: float) -> tuple[str, bool]:
@@ -228,7 +242,7 @@ def _store(app: App, text: str, command: str, clean_command: str, outcome: Outco
                 "exit_code": outcome.returncode, "timed_out": outcome.timed_out,
                 "duration_ms": outcome.duration_ms, "bytes": total, "stdout_bytes": outcome.stdout.total,
                 "stderr_bytes": outcome.stderr.total}
-        uri = f"tool:bash#{args_digest({'command': command, 'cwd': str(app.identity.root)})}"
+        uri = f"tool:bash#{args_digest(app, {'command': command, 'cwd': str(app.identity.root)})}"
         node = store.insert_node("tool_output", text, source_uri=uri, status_="live", metadata=meta)
         if cut_output or node.truncated:
             record_original_size(store, node.id, max(total, node.original_bytes))

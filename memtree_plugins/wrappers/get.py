@@ -7,12 +7,14 @@ pages of a node, concatenated, are exactly its stored content.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from memtree_core.errors import NotFound
+from memtree_core.redacting import MARK, describe, within
 from memtree_plugins.wrappers.budget import fit_prefix
 from memtree_plugins.wrappers.records import budget_or_default
 
@@ -37,6 +39,7 @@ class GetResult(BaseModel):
     budget_tokens: int
     truncated: bool  # the store kept only the first capture.maxBytes of the original
     original_bytes: int
+    redacted: str = ""  # what of this page is memtree's [REDACTED:rule] marks (empty: none)
 
     def render(self) -> str:
         end = self.offset + len(self.content)
@@ -45,7 +48,32 @@ class GetResult(BaseModel):
         if self.truncated:
             head += f" · stored cut from {self.original_bytes:,} bytes"
         tail = "[end]" if self.done else f"[more: get offset={self.next_offset}]"
-        return f"{head}\n{self.content}\n{tail}"
+        note = f"\nnote: {self.redacted}" if self.redacted else ""
+        return f"{head}\n{self.content}{note}\n{tail}"
+
+
+def _redaction_note(whole: str, meta: dict[str, Any], offset: int, page: str) -> str:
+    """Which lines of this page hold memtree's marks: from the chunk's record of them (a ``read``
+    chunk), else from the marks themselves."""
+    first = whole.count("\n", 0, offset) + 1
+    last = first + page.count("\n")
+    recorded = {int(n): list(r) for n, r in meta.get("redacted", []) if isinstance(n, int)}
+    lines = within(recorded, first, last)
+    start = meta.get("start_line")
+    if lines and isinstance(start, int) and meta.get("path"):  # a read chunk: number lines as the file does
+        return describe({n + start - 1: r for n, r in lines.items()})
+    if MARK not in page:
+        return ""
+    lines = {}  # a tool output, a grep hit: find the marks on the page
+    for i, line in enumerate(page.split("\n"), first):
+        rules = [m.group(1) for m in _MARK_RE.finditer(line)]
+        if rules:
+            lines[i] = rules
+    source = "the file on disk" if meta.get("path") else "the original output"
+    return describe(lines, source=source, numbered=" of this node")
+
+
+_MARK_RE = re.compile(re.escape(MARK) + r"([\w.-]{1,64})\]")
 
 
 def get(app: App, node_id: str, offset: int = 0, budget_tokens: int | None = None) -> GetResult:
@@ -66,14 +94,17 @@ def get(app: App, node_id: str, offset: int = 0, budget_tokens: int | None = Non
 
     def page(content: str) -> GetResult:
         nxt = offset + len(content)
-        return GetResult(node_id=node.id, kind=node.kind, status=node.status, source_uri=node.source_uri,
+        return GetResult(redacted=_redaction_note(node.content, node.meta, offset, content),node_id=node.id, kind=node.kind, status=node.status, source_uri=node.source_uri,
                          parent_id=node.parent_id, offset=offset, next_offset=nxt if nxt < total else None,
                          total_chars=total, done=nxt >= total, content=content, tokens=app.count_tokens(content),
                          budget_tokens=budget, truncated=bool(node.truncated),
                          original_bytes=node.original_bytes)
 
     # Header with the widest numbers it can show: what remains of the budget is the page's.
-    frame = app.count_tokens(page("").model_copy(update={"next_offset": total, "done": False}).render())
+    frame = app.count_tokens(page("").model_copy(update={"next_offset": total, "done": False,
+                                                         "redacted": _redaction_note(node.content, node.meta,
+                                                                                     offset, node.content[offset:])}
+                                                 ).render())
     rest = node.content[offset:]
     if frame >= budget or (rest and frame + app.count_tokens(rest[:1]) > budget):
         raise ValueError(f"budget_tokens={budget} cannot hold a page of node {node_id} with its header "

@@ -2,9 +2,9 @@
 
 A *hit* is a block of consecutive lines of one file holding at least one matching line plus its context
 (at most ``BLOCK_LINES`` lines; a longer run is split).  The whole result set becomes one ``tool_output``
-node (``tool:grep#<sha256 of the arguments>``; content: every hit as ``path:line:text`` /
+node (``tool:grep#<keyed hash of the redacted arguments>``; content: every hit as ``path:line:text`` /
 ``path-line-text`` up to ``capture.maxBytes``) and the first ``max_hits`` hits become its
-``file_chunk`` children (``file:///abs#La-b``, the file's mtime in ns, the raw lines).  The answer is a
+``file_chunk`` children (``file:///abs#La-b``, the file's mtime in ns, the lines).  The answer is a
 preview of those hits within the budget, the totals, the engine and the node ids.  A search identical
 in content to one stored in the last hour reuses its nodes.
 """
@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from memtree_core.ripgrep import find_rg
+from memtree_plugins.chunkers.lines import split_lines
 from memtree_plugins.wrappers.budget import fit_prefix
+from memtree_plugins.wrappers.clean_lines import CleanLines
 from memtree_plugins.wrappers.files import display, file_uri, mtime_of, resolve
-from memtree_plugins.wrappers.grep_engines import ENGINE_ENV, EngineRun, python_engine, ripgrep
+from memtree_plugins.wrappers.grep_engines import ENGINE_ENV, EngineRun, clip_line, python_engine, ripgrep
 from memtree_plugins.wrappers.records import (
     args_digest,
     budget_or_default,
@@ -177,6 +179,7 @@ def grep(app: App, pattern: str, path: str | None = None, glob: str | None = Non
     hits_total = 0
     current: _Block | None = None
     shown_paths: dict[str, str] = {}
+    cleaner = CleanLines(app, str(root))
 
     def close(b: _Block | None) -> None:
         nonlocal listing_bytes, full_bytes, hits_total
@@ -202,7 +205,9 @@ def grep(app: App, pattern: str, path: str | None = None, glob: str | None = Non
                 len(current.lines) >= BLOCK_LINES:
             close(current)
             current = _Block(ev.path)
-        current.lines.append((ev.line, ev.text, ev.kind == "match"))
+        # The line as it reads in the redacted whole file (the block is redacted again below either way).
+        text = cleaner.line(ev.path, ev.line, ev.text, clip_line)
+        current.lines.append((ev.line, ev.text if text is None else text, ev.kind == "match"))
     close(current)
 
     notes = list(run.errors[:3])
@@ -212,7 +217,7 @@ def grep(app: App, pattern: str, path: str | None = None, glob: str | None = Non
                         files=len(files), hits_total=hits_total, hits_stored=0, complete=not run.timed_out,
                         hits=[], budget_tokens=budget, notes=notes)
     stored_ids: list[str | None] = [None] * len(blocks)
-    clean_blocks = [app.redact("".join(t + "\n" for _, t, _ in b.lines))[0] for b in blocks]
+    clean_blocks = _redact_by_file(app, blocks)
     if blocks:
         args = {"pattern": pattern, "path": str(target), "glob": glob, "ignore_case": ignore_case,
                 "context": context, "max_hits": max_hits}
@@ -232,6 +237,25 @@ def grep(app: App, pattern: str, path: str | None = None, glob: str | None = Non
         hits.append(GrepHit(id=hid, path=shown_paths[b.path], start_line=b.start, end_line=b.end,
                             match_lines=[n for n, _, m in b.lines if m], text=text))
     return _fit(app, result, hits, budget)
+
+
+def _redact_by_file(app: App, blocks: list[_Block]) -> list[str]:
+    """Each block's text, redacted together with the other hit blocks of its file (lines a search shows
+    of a dump or a key are only recognisable next to each other).  Redaction keeps line counts, so the
+    redacted text splits back into the same blocks."""
+    by_path: dict[str, list[int]] = {}
+    for i, b in enumerate(blocks):
+        by_path.setdefault(b.path, []).append(i)
+    out = [""] * len(blocks)
+    for indexes in by_path.values():
+        joined = "".join(t + "\n" for i in indexes for _, t, _ in blocks[i].lines)
+        lines = split_lines(app.redact_lines(joined).text)
+        at = 0
+        for i in indexes:
+            n = len(blocks[i].lines)
+            out[i] = "".join(lines[at:at + n])
+            at += n
+    return out
 
 
 def _fit(app: App, result: GrepResult, hits: list[GrepHit], budget: int) -> GrepResult:
@@ -268,7 +292,7 @@ def _store(app: App, args: dict, result: GrepResult, blocks: list[_Block], clean
     # redact the same values again).
     app.record_redactions(hits)
     digest = stored_hash(store, content)
-    uri = f"tool:grep#{args_digest(args)}"
+    uri = f"tool:grep#{args_digest(app, args)}"
     with store.tx():
         old = recent_duplicate(store, "tool_output", digest)
         if old is not None:

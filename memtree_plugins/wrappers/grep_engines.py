@@ -50,7 +50,7 @@ class GrepError(ValueError):
     """The pattern or the arguments are not usable; the message says how to fix them."""
 
 
-def _clip(text: str) -> str:
+def clip_line(text: str) -> str:
     text = text.rstrip("\r\n")
     return text if len(text) <= LINE_CHARS else text[:LINE_CHARS] + f"…[{len(text) - LINE_CHARS} more chars]"
 
@@ -86,7 +86,7 @@ def ripgrep(rg: str, pattern: str, target: Path, cwd: Path, *, glob: str | None,
                 kind = msg.get("type")
                 if kind in ("match", "context"):
                     data = msg["data"]
-                    yield Event(kind, _rg_text(data["path"]), data["line_number"], _clip(_rg_text(data["lines"])))
+                    yield Event(kind, _rg_text(data["path"]), data["line_number"], clip_line(_rg_text(data["lines"])))
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -251,12 +251,12 @@ def python_engine(pattern: str, target: Path, *, glob: str | None, ignore_case: 
                         text = raw.decode("utf-8", "replace").rstrip("\r\n")
                         if regex.search(text):
                             for m, t in before:
-                                yield Event("context", str(path), m, _clip(t))
+                                yield Event("context", str(path), m, clip_line(t))
                             before.clear()
-                            yield Event("match", str(path), n, _clip(text))
+                            yield Event("match", str(path), n, clip_line(text))
                             after = context
                         elif after:
-                            yield Event("context", str(path), n, _clip(text))
+                            yield Event("context", str(path), n, clip_line(text))
                             after -= 1
                         elif context:
                             before.append((n, text))

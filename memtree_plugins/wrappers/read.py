@@ -20,12 +20,13 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, PrivateAttr
 
+from memtree_core.redacting import Redacted, describe, within
 from memtree_core.store.store import new_id
 from memtree_core.types import Chunk
 from memtree_plugins.chunkers.lines import split_lines
@@ -70,6 +71,7 @@ class ReadResult(BaseModel):
     omitted_more: int = 0
     cached: bool
     notes: list[str] = []
+    redacted: str = ""  # which returned lines hold memtree's [REDACTED:rule] marks (empty: none)
 
     # How many chunk ids the text form lists (all of them are in ``chunks``); lowered for tiny budgets.
     _ids_shown: int = PrivateAttr(default=3)
@@ -121,11 +123,16 @@ class Version:
     total_lines: int
     chunks: list[ChunkEntry]
     notes: list[str]
+    redacted: dict[int, list[str]] = field(default_factory=dict)  # line -> rule per value redacted on it
+
+
+# A file with more redacted lines than this lists the first ones only (the note says how many values).
+MAX_REDACTED_LINES = 2000
 
 
 def _version_from_meta(file_id: str, meta: dict[str, Any]) -> Version:
     return Version(file_id, int(meta.get("lines", 0)), [ChunkEntry(*row) for row in meta.get("chunks", [])],
-                   list(meta.get("notes", [])))
+                   list(meta.get("notes", [])), {int(n): list(r) for n, r in meta.get("redacted", [])})
 
 
 def _live_files(store: Store, uri: str) -> list[tuple[str, int, str]]:
@@ -203,26 +210,13 @@ def chunk_text(app: App, path: str, text: str, notes: list[str]) -> tuple[list[C
     return WindowChunker().chunk(path, text), "window"
 
 
-def _redacted_chunks(app: App, path: str, text: str, notes: list[str]) -> tuple[list[Chunk], str, dict[str, int]]:
-    clean, hits = app.redact(text)
-    if clean.count("\n") == text.count("\n"):
-        chunks, name = chunk_text(app, path, clean, notes)
-    else:
-        # A rule removed or added lines (a multi-line key block): chunk the original for true line
-        # numbers, then redact each chunk and its outline.
-        chunks, name = chunk_text(app, path, text, notes)
-        hits = {}
-        fixed = []
-        for c in chunks:
-            t, h1 = app.redact(c.text)
-            o, h2 = app.redact(c.outline)
-            for k, v in (*h1.items(), *h2.items()):
-                hits[k] = hits.get(k, 0) + v
-            fixed.append(Chunk(c.start_line, c.end_line, t, c.kind, c.symbol, o))
-        chunks = fixed
-    if hits:
-        notes.append("redacted " + ", ".join(f"{n} {rule}" for rule, n in sorted(hits.items())))
-    return chunks, name, hits
+def _redacted_chunks(app: App, path: str, text: str, notes: list[str]) -> tuple[list[Chunk], str, Redacted]:
+    """Redact the whole file, then chunk the redacted text: every chunk (and outline) is cut from it, so
+    a secret split across chunks is still caught whole.  Redaction keeps line numbers (see
+    :mod:`memtree_core.redacting`), so the chunks' lines are the file's."""
+    clean = app.redact_lines(text)
+    chunks, name = chunk_text(app, path, clean.text, notes)
+    return chunks, name, clean
 
 
 def _pairs(new: list[ChunkEntry], old: list[ChunkEntry]) -> list[tuple[str, str]]:
@@ -261,14 +255,15 @@ def write_version(app: App, p: Path, shown: str, uri: str) -> tuple[Version, dic
     store = app.store
     loaded = load_text(p, shown)
     notes = list(loaded.notes)
-    chunks, chunker, hits = _redacted_chunks(app, str(p), loaded.text, notes)
+    chunks, chunker, clean = _redacted_chunks(app, str(p), loaded.text, notes)
     chunks = _split_oversize(chunks, store.max_bytes)
-    total = len(split_lines(loaded.text))
+    total = len(split_lines(clean.text))
     entries = [ChunkEntry(new_id(), c.start_line, c.end_line, c.kind, c.symbol, c.outline,
                           app.count_tokens(c.text)) for c in chunks]
     texts = {e.id: c.text for e, c in zip(entries, chunks, strict=True)}
     meta = {"path": str(p), "size": loaded.size, "mtime_ns": loaded.mtime, "lines": total, "chunker": chunker,
             "notes": notes, "tokens": sum(e.tokens for e in entries),
+            "redacted": [[line, rules] for line, rules in sorted(clean.lines.items())[:MAX_REDACTED_LINES]],
             "chunks": [[e.id, e.start, e.end, e.kind, e.symbol, e.outline, e.tokens] for e in entries]}
     with store.tx():
         rows = _live_files(store, uri)
@@ -285,10 +280,18 @@ def write_version(app: App, p: Path, shown: str, uri: str) -> tuple[Version, dic
                               node_id=e.id,
                               metadata={"path": str(p), "start_line": e.start, "end_line": e.end,
                                         "symbol": e.symbol, "kind": e.kind, "outline": e.outline,
-                                        "tokens": e.tokens, "chunker": chunker})
+                                        "tokens": e.tokens, "chunker": chunker,
+                                        **_chunk_redactions(clean.lines, e.start, e.end)})
         _retire(store, rows, file_node.id, entries)
-        app.record_redactions(hits)
-    return Version(file_node.id, total, entries, notes), texts, False
+        app.record_redactions(clean.hits)
+    return Version(file_node.id, total, entries, notes, clean.lines), texts, False
+
+
+def _chunk_redactions(lines: dict[int, list[str]], start: int, end: int) -> dict[str, Any]:
+    """For a chunk's metadata: the redacted lines in it, numbered from the chunk's first line (its
+    content's line 1), so ``get`` can say which lines of a page hold memtree's marks."""
+    mine = within(lines, start, end, shift=1 - start)
+    return {"redacted": [[n, r] for n, r in sorted(mine.items())[:MAX_REDACTED_LINES]]} if mine else {}
 
 
 def _retire(store: Store, old_files: list[tuple[str, int, str]], new_file: str, entries: list[ChunkEntry]) -> None:
@@ -332,6 +335,8 @@ _LEFT_OUT = "left out:"
 def _render(r: ReadResult, omitted: list[OmittedChunk], more: int) -> str:
     parts = _header(r)
     parts.append(r.content.rstrip("\n") if r.content else "(no lines)")
+    if r.redacted:
+        parts.append(f"note: {r.redacted}")
     if r.truncated:
         parts.append(f"[budget reached; continue with lines=\"{r.next_line}-\"]")
     if omitted:
@@ -398,14 +403,16 @@ def assemble(app: App, version: Version, texts: dict[str, str], want: tuple[int,
             content=content, tokens=tokens_of(content), budget_tokens=budget, truncated=truncated,
             next_line=(end if partial else end + 1) if truncated else None,
             chunks=[c.ref() for c in in_range if c.start <= end], cached=cached,
-            notes=notes + ([_partial_note(end)] if partial else []))
+            notes=notes + ([_partial_note(end)] if partial else []),
+            redacted=describe(within(version.redacted, first, end)))
         out._ids_shown = probe._ids_shown
         return out
 
     # An upper bound of everything around the content, so the content gets the rest of the budget.
     probe = ReadResult(path=shown, file_id=version.file_id, total_lines=total, start_line=first, end_line=last,
                        content="", tokens=budget, budget_tokens=budget, truncated=True, next_line=last,
-                       chunks=[c.ref() for c in in_range], cached=cached, notes=notes + [_partial_note(last)])
+                       chunks=[c.ref() for c in in_range], cached=cached, notes=notes + [_partial_note(last)],
+                       redacted=describe(within(version.redacted, first, last)))
     for ids in (3, 1, 0):  # list fewer chunk ids when the budget is small
         probe._ids_shown = ids
         frame = count(_render(probe, [], len(version.chunks)))

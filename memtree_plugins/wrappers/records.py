@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtree_core.store.store import Store, cap_text, content_hash, now_ms
+
+if TYPE_CHECKING:
+    from memtree_core.app import App
 
 HOUR_MS = 3_600_000
 
@@ -22,10 +26,13 @@ def budget_or_default(budget_tokens: int | None, default: int) -> int:
     return budget_tokens
 
 
-def args_digest(args: dict[str, Any]) -> str:
-    """sha256 of a tool call's arguments in canonical JSON: the stable part of a ``tool:`` URI."""
+def args_digest(app: App, args: dict[str, Any]) -> str:
+    """The stable part of a ``tool:`` URI: HMAC-SHA256, under the store's own key, of the tool call's
+    arguments in canonical JSON after redaction.  Never a plain hash of what was asked: a command or a
+    pattern may hold a password, and a plain hash lets a dictionary find it (see Store.digest_key)."""
     blob = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+    clean, _hits = app.redact(blob)
+    return hmac.new(app.store.digest_key(), clean.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
 
 
 def stored_hash(store: Store, text: str) -> str:

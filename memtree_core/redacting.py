@@ -1,0 +1,200 @@
+"""Redaction as the store and the tools need it: the whole text at once, line numbers kept, and a record
+of which line lost which value to which rule.
+
+Every stored or returned piece of text is cut from text that went through here whole (a key split
+across two chunks, a grep hit on a key's body line, the tail of a long output are redacted with their
+context, never on their own).  So that a piece cut by line numbers still lines up with the source, a
+rule that folds several lines into one marker (a PEM block becomes ``[REDACTED:private-key]``) gets
+the lost line breaks put back right after its marker: line N of the redacted text is line N of the
+original, with the same number of lines.
+
+:attr:`Redacted.lines` maps a 1-based line to the rules that redacted a value on it, once per value,
+so a result can say "memtree redacted 2 values: line 14 (aws-access-key), …" and an agent never takes
+``[REDACTED:…]`` for what the file holds.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from memtree_core.types import RedactionRule
+
+MARK = "[REDACTED:"
+CONTINUED = "+"  # prefix of a rule name in Redacted.lines: the line is part of a value marked above it
+
+
+@dataclass
+class Redacted:
+    text: str
+    hits: dict[str, int] = field(default_factory=dict)  # rule name -> values redacted
+    # 1-based line -> the rule of each value redacted on it (``+rule``: the line held part of a value
+    # that started on an earlier line; it is blank or cut now)
+    lines: dict[int, list[str]] = field(default_factory=dict)
+
+
+def _pad_after_marker(block: list[str], missing: int) -> list[str]:
+    """Give ``block`` ``missing`` more lines: empty ones right after its last marker (inside the same
+    string literal or comment the secret was in), or at its end when it holds no marker."""
+    if not block:
+        return [""] * missing
+    for i in range(len(block) - 1, -1, -1):
+        at = block[i].rfind(MARK)
+        if at >= 0:
+            end = block[i].find("]", at)
+            end = len(block[i]) if end < 0 else end + 1
+            line = block[i]
+            return block[:i] + [line[:end]] + [""] * (missing - 1) + [line[end:]] + block[i + 1:]
+    return block + [""] * missing
+
+
+def _fold(block: list[str], extra: int) -> list[str]:
+    """Take ``extra`` lines out of ``block`` by joining its last lines (a rule that added line breaks)."""
+    keep = len(block) - extra
+    if keep <= 0:
+        return [" ".join(block)]
+    return block[:keep - 1] + [" ".join(block[keep - 1:])]
+
+
+SYNC_LINES = 4  # equal lines that mark where the old and new texts agree again after a change
+
+
+def _resync(a: list[str], b: list[str], i: int, j: int, where: dict[str, list[int]]) -> tuple[int, int]:
+    """After ``a[i] != b[j]``: the first ``(k, m)``, ``k > i``, ``m >= j``, from which ``a`` and ``b`` agree
+    for :data:`SYNC_LINES` lines (or to their ends); ``(len(a), len(b))`` if they never do.  A rule only
+    replaces spans in place, so the texts agree again right after each replacement."""
+    for m in range(j, min(len(b), j + 1 + SYNC_LINES * 4) + 1):
+        if m == len(b):
+            return len(a), len(b)
+        run = min(SYNC_LINES, len(b) - m)
+        positions = where.get(b[m], [])
+        for k in positions[bisect_right(positions, i):]:
+            if len(a) - k >= run and a[k:k + run] == b[m:m + run] and (run == SYNC_LINES or len(a) - k == run):
+                return k, m
+    return len(a), len(b)
+
+
+def realign(before: str, after: str) -> tuple[str, list[tuple[int, int, int, int]]]:
+    """``after`` with as many lines as ``before``, and the changed regions ``(i1, i2, j1, j2)`` as
+    0-based half-open line ranges of ``before`` and of the returned text."""
+    a, b = before.split("\n"), after.split("\n")
+    where: dict[str, list[int]] = {}
+    for k, line in enumerate(a):
+        where.setdefault(line, []).append(k)
+    out: list[str] = []
+    regions: list[tuple[int, int, int, int]] = []
+    i = j = 0
+    while i < len(a) or j < len(b):
+        if i < len(a) and j < len(b) and a[i] == b[j]:
+            out.append(b[j])
+            i += 1
+            j += 1
+            continue
+        k, m = _resync(a, b, i, j, where) if i < len(a) and j < len(b) else (len(a), len(b))
+        block = b[j:m]
+        want = k - i
+        if len(block) < want:
+            block = _pad_after_marker(block, want - len(block))
+        elif len(block) > want:
+            block = _fold(block, len(block) - want)
+        regions.append((i, k, len(out), len(out) + len(block)))
+        out += block
+        i, j = k, m
+    return "\n".join(out), regions
+
+
+_MARKS = re.compile(re.escape(MARK) + r"([^\]\s]{1,64})\]")
+
+
+def changed_lines(before: str, after: str) -> dict[int, list[str]]:
+    """The lines of ``after`` (as many as ``before`` has) that differ, each with the tag of every mark
+    new on it; a changed line with no new mark continues the value marked on the line above it."""
+    lines: dict[int, list[str]] = {}
+    last_tag = "redacted"
+    for n, (old, new) in enumerate(zip(before.split("\n"), after.split("\n"), strict=False), 1):
+        if old == new:
+            continue
+        tags = _MARKS.findall(new)
+        for tag in _MARKS.findall(old):
+            if tag in tags:
+                tags.remove(tag)
+        if tags:
+            last_tag = tags[-1]
+            lines[n] = tags
+        else:
+            lines[n] = [CONTINUED + (last_tag if n - 1 in lines else "redacted")]
+    return lines
+
+
+def redact(rules: Iterable[RedactionRule], text: str) -> Redacted:
+    """Apply ``rules`` in order to the whole of ``text``, keeping its line count (see module doc).
+
+    Per-line records name each rule by the tag of its mark (``[REDACTED:<tag>]``), which for the built-in
+    rules is the rule's name or its family's."""
+    out = Redacted(text)
+    current = text
+    newlines = text.count("\n")
+    for rule in rules:
+        new, n = rule.redact(current)
+        if not n:
+            continue
+        out.hits[rule.name] = out.hits.get(rule.name, 0) + n
+        if new is current or new == current:
+            continue
+        if new.count("\n") != newlines:
+            new, _regions = realign(current, new)
+        current = new
+    if current is not text and current != text:
+        out.text = current
+        out.lines = changed_lines(text, current)
+    return out
+
+
+def _ranges(lines: Mapping[int, list[str]]) -> list[tuple[int, int, list[str]]]:
+    """Consecutive lines redacted by the same rules, as ``(first, last, rules of one line)``."""
+    out: list[tuple[int, int, list[str]]] = []
+    for line in sorted(lines):
+        rules = lines[line]
+        if out and out[-1][1] == line - 1 and (out[-1][2] == rules or all(
+                r.startswith(CONTINUED) and r[1:] in out[-1][2] for r in rules)):
+            out[-1] = (out[-1][0], line, rules)
+        else:
+            out.append((line, line, rules))
+    return out
+
+
+def _rules_label(rules: list[str]) -> str:
+    counts: dict[str, int] = {}
+    for r in rules:
+        r = r.removeprefix(CONTINUED)
+        counts[r] = counts.get(r, 0) + 1
+    return ", ".join(f"{n} {r}" if n > 1 else r for r, n in counts.items())
+
+
+def describe(lines: Mapping[int, list[str]], *, source: str = "the file on disk", numbered: str = "",
+             limit: int = 8) -> str:
+    """One sentence naming the lines and rules, e.g. ``memtree redacted 2 values: line 14 (aws-access-key),
+    line 15 (secret-assignment); …``.  ``numbered``: what the line numbers count, e.g. " of this node"."""
+    if not lines:
+        return ""
+    values = sum(1 for rules in lines.values() for r in rules if not r.startswith(CONTINUED))
+    parts = []
+    spans = _ranges(lines)
+    for first, last, rules in spans[:limit]:
+        where = (f"line {first}" if first == last else f"lines {first}-{last}") + numbered
+        parts.append(f"{where} ({_rules_label(rules)})")
+    if len(spans) > limit:
+        parts.append(f"{len(spans) - limit} more places")
+    noun = "value" if values == 1 else "values"
+    if not values:  # a range that holds only the continuation of a value marked before it
+        return ("memtree redacted a value that covers " + ", ".join(parts)
+                + f"; {source} is unchanged")
+    return (f"memtree redacted {values} {noun}: " + ", ".join(parts)
+            + f"; the [REDACTED:rule] marks are memtree's, {source} is unchanged")
+
+
+def within(lines: Mapping[int, list[str]], first: int, last: int, shift: int = 0) -> dict[int, list[str]]:
+    """The entries of ``lines`` from ``first`` to ``last`` (inclusive), renumbered by ``shift``."""
+    return {n + shift: r for n, r in lines.items() if first <= n <= last}
