@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from memtree_core.types import RedactionRule
 
 MARK = "[REDACTED:"
+_MARK_TAG = re.compile(r"\[REDACTED:([^\]\s]+)\]")
 CONTINUED = "+"  # prefix of a rule name in Redacted.lines: the line is part of a value marked above it
 
 
@@ -33,6 +34,15 @@ class Redacted:
     # 1-based line -> the rule of each value redacted on it (``+rule``: the line held part of a value
     # that started on an earlier line; it is blank or cut now)
     lines: dict[int, list[str]] = field(default_factory=dict)
+
+
+def count_marks(text: str) -> dict[str, int]:
+    """Marks per tag in an already redacted text: the count of a piece cut from a whole text that was
+    redacted earlier (a grep listing whose lines come from redacted files)."""
+    out: dict[str, int] = {}
+    for m in _MARK_TAG.finditer(text):
+        out[m.group(1)] = out.get(m.group(1), 0) + 1
+    return out
 
 
 def _pad_after_marker(block: list[str], missing: int) -> list[str]:

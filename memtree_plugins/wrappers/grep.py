@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from memtree_core.redacting import count_marks
 from memtree_core.ripgrep import find_rg
 from memtree_plugins.chunkers.lines import split_lines
 from memtree_plugins.wrappers.budget import fit_prefix
@@ -287,10 +288,10 @@ def _fit(app: App, result: GrepResult, hits: list[GrepHit], budget: int) -> Grep
 def _store(app: App, args: dict, result: GrepResult, blocks: list[_Block], clean_blocks: list[str],
            listing: str, full_bytes: int, shown_paths: dict[str, str]) -> tuple[list[str | None], str, bool]:
     store = app.store
-    content, hits = app.redact(_header(result) + "\n" + listing)
-    # The listing holds every stored hit's lines, so its count is the call's (the per-hit previews
-    # redact the same values again).
-    app.record_redactions(hits)
+    content, _ = app.redact(_header(result) + "\n" + listing)
+    # The listing holds every stored hit's lines, cut from whole files redacted earlier, so the call's
+    # count is the marks it holds (redacting it again finds nothing new).
+    app.record_redactions(count_marks(content))
     digest = stored_hash(store, content)
     uri = f"tool:grep#{args_digest(app, args)}"
     with store.tx():
