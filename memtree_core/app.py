@@ -11,6 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from memtree_core import redaction_gate
 from memtree_core.plugins import PluginSet, build
 from memtree_core.project import Identity, ProjectPaths, identify, memtree_home
 from memtree_core.settings import LoadedSettings, Settings, load_settings
@@ -74,15 +75,16 @@ class App:
         return best
 
     def redact(self, text: str) -> tuple[str, dict[str, int]]:
-        """Apply every redaction rule in order; return the clean text and hits per rule (never values)."""
-        hits: dict[str, int] = {}
-        if not self.settings.redaction.enabled:
-            return text, hits
-        for rule in self.plugins.redaction_rules:
-            text, n = rule.redact(text)
-            if n:
-                hits[rule.name] = hits.get(rule.name, 0) + n
-        return text, hits
+        """Apply every redaction rule in order; return the clean text and hits per rule (never values).
+
+        Raises :class:`~memtree_core.redaction_gate.RedactionUnavailable` when no rules are in effect or one
+        fails: the caller must then store nothing (redaction fails closed)."""
+        return redaction_gate.redact(self.settings, self.plugins, text)
+
+    @property
+    def redaction_unavailable(self) -> str | None:
+        """Why nothing can be stored for want of redaction, or None."""
+        return redaction_gate.unavailable_reason(self.settings, self.plugins)
 
     @cached_property
     def project_root(self) -> Path:

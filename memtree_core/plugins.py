@@ -236,8 +236,7 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
 
 
 def _withdraw(registries: dict[str, Registry[Any]], plugin_name: str) -> None:
-    """Remove everything a plugin registered before it failed, so a half-registered plugin leaves nothing."""
+    """Undo everything a plugin did before it failed: what it registered goes, and what it removed or
+    replaced (a built-in redaction rule, say) comes back, so a broken plugin leaves the others as they were."""
     for registry in registries.values():
-        for entry in registry.entries():
-            if entry.plugin == plugin_name:
-                registry.remove(entry.name, plugin_name)
+        registry.withdraw(plugin_name)
