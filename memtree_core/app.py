@@ -40,7 +40,7 @@ class App:
         home = memtree_home(env)
         paths = ProjectPaths.for_hash(home, identity.hash)
         loaded = load_settings(home, identity.root, env)
-        plugins = build(loaded.settings, env, **build_kwargs)
+        plugins = build(loaded.settings, env, user_plugins=loaded.user_plugins, **build_kwargs)
         return cls(identity, paths, loaded, plugins, env)
 
     @property

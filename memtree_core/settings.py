@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -54,7 +55,8 @@ MIN_INTERVAL_MS = 100  # a walker that wakes more often than this only burns the
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    # NaN and infinity pass no bound check (NaN >= 0 is false, yet not an error): refuse them outright.
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", allow_inf_nan=False)
 
 
 class Retention(_Section):
@@ -104,7 +106,7 @@ class Replace(_Section):
 class Capture(_Section):
     # one capture is held in memory whole (and redacted as one string): keep it bounded.
     max_bytes: int = Field(100000, ge=1, le=32 * MIB)
-    filter_min_size: int = Field(50, ge=0)
+    filter_min_size: int = Field(50, ge=0, le=100_000)
     bash: Flag = True
     replace: Replace = Replace()
 
@@ -147,7 +149,8 @@ class PluginSet(_Section):
 class Settings(BaseSettings):
     """Every key of the spec's config.json, with the spec's defaults, plus memtree's additions."""
 
-    model_config = SettingsConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = SettingsConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid",
+                                      allow_inf_nan=False)
 
     embedding_model: str = "nomic-embed-text"
     summarizer_model: str = "claude-haiku-4-5"
@@ -194,17 +197,49 @@ def _validate_layer(layer: ConfigLayer) -> None:
         raise SettingsError(f"{layer.origin}: {details}") from None
 
 
-def _read_json(path: Path) -> ConfigLayer | None:
+MAX_CONFIG_BYTES = 1024 * 1024  # a config file is a few hundred bytes; more is a mistake or an attack
+
+
+def _read_text(path: Path) -> str | None:
+    """The file's text, or None when there is none; only a regular file of at most MAX_CONFIG_BYTES is read,
+    so a FIFO, a device or a huge file in a cloned repository can neither hang memtree nor fill its memory."""
     try:
-        text = path.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise SettingsError(f"{path}: cannot read it: {exc}") from None
+        raise SettingsError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SettingsError(f"{path}: not a regular file")
+        if info.st_size > MAX_CONFIG_BYTES:
+            raise SettingsError(f"{path}: {info.st_size:,} bytes; a config file may hold at most "
+                                f"{MAX_CONFIG_BYTES:,}")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise SettingsError(f"{path}: more than {MAX_CONFIG_BYTES:,} bytes; a config file may not be that big")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _read_json(path: Path) -> ConfigLayer | None:
+    text = _read_text(path)
+    if text is None:
+        return None
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
         raise SettingsError(f"{path}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise SettingsError(f"{path}: nested too deeply to be a config file") from None
     if not isinstance(data, dict):
         raise SettingsError(f"{path}: expected a JSON object at the top level")
     return ConfigLayer(str(path), data)
@@ -300,12 +335,14 @@ class LoadedSettings:
     """The merged settings plus what went into them (for ``memtree info``)."""
 
     def __init__(self, settings: Settings, files: list[str], warnings: list[str],
-                 origins: dict[str, str] | None = None) -> None:
+                 origins: dict[str, str] | None = None, user_plugins: PluginSet | None = None) -> None:
         self.settings = settings
         self.files = files
         self.warnings = warnings
         # dotted camelCase key -> the file or variable that set it last (absent = the default)
         self.origins = origins or {}
+        # the plugin choices of the user's own layers alone: what the repository narrowed is told apart
+        self.user_plugins = user_plugins if user_plugins is not None else settings.plugins
 
     def origin(self, key: str) -> str:
         return self.origins.get(key, "default")
@@ -350,7 +387,8 @@ def load_settings(home: Path, project_root: Path | None, environ: dict[str, str]
             origins[".".join(path)] = layer.env_origins.get(path, layer.origin)
         if layer is not env:
             files.append(layer.origin)
-    return LoadedSettings(Settings(**merged), files, warnings, origins)
+    own = _merge(user.data if user else {}, env.data)
+    return LoadedSettings(Settings(**merged), files, warnings, origins, Settings(**own).plugins)
 
 
 # What a repository's .memtree.json may set, as paths of camelCase keys; a path covers everything under it.
@@ -362,8 +400,9 @@ REPO_ALLOWED: tuple[tuple[str, ...], ...] = (
     ("search", "ranker"), ("search", "defaultLimit"),
     ("capture", "filterMinSize"),
 )
-# Built-in plugins a repository may not disable: they are protections.
-REPO_UNDISABLEABLE = ("redaction",)
+# Built-in plugins a repository may not disable: redaction protects secrets; walkers enforce retention (the
+# pruner) and the user's store size cap.
+REPO_UNDISABLEABLE = ("redaction", "walkers")
 
 
 def _why_user_only(path: tuple[str, ...]) -> str:
@@ -454,15 +493,15 @@ def repo_layer(layer: ConfigLayer, warnings: list[str]) -> dict[str, Any]:
         try:
             value = _parse_leaf(path, names, raw)
         except ValidationError as exc:
-            details = "; ".join(_describe(e, Settings) for e in exc.errors())
+            details = "; ".join(f"{e['msg'].lower()} (got {e.get('input')!r})" for e in exc.errors())
             warnings.append(f"{origin}: {key} ignored: {details}")
             continue
         if path == ("plugins", "disable"):
-            kept = [p for p in value if p.strip().lower() not in REPO_UNDISABLEABLE]
-            if len(kept) != len(value):
-                warnings.append(f"{origin}: plugins.disable of {', '.join(map(repr, REPO_UNDISABLEABLE))} ignored; only your "
+            refused = sorted({p.strip().lower() for p in value} & set(REPO_UNDISABLEABLE))
+            if refused:
+                warnings.append(f"{origin}: plugins.disable of {', '.join(map(repr, refused))} ignored; only your "
                                 f"own config or MEMTREE_DISABLE_PLUGINS can disable it")
-            value = kept
+            value = [p for p in value if p.strip().lower() not in REPO_UNDISABLEABLE]
         target = out
         for part in path[:-1]:
             target = target.setdefault(part, {})

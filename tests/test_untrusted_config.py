@@ -452,3 +452,76 @@ def test_the_gate_is_closed_when_the_built_in_plugin_is_disabled_by_the_user(hom
         assert app.redaction_unavailable is None and app.redact(SECRETS) == (SECRETS, {})
     finally:
         app.close()
+
+
+CORP_RULES = '''
+import re
+
+from memtree_core.hookspecs import hookimpl
+
+
+class CorpSecret:
+    name = "corp-secret"
+
+    def redact(self, text):
+        return re.subn(r"corp_secret_[0-9]{6}", "[REDACTED:corp-secret]", text)
+
+
+@hookimpl
+def memtree_register_redaction_rules(register):
+    register(CorpSecret())
+
+
+@hookimpl
+def memtree_register_filters(register):
+    raise AssertionError("a rules-only plugin must not be asked for anything but its redaction rules")
+'''
+
+
+@pytest.mark.parametrize("repo_plugins", [{"load": ["nothing-else"]}, {"disable": ["corprules"]},
+                                          {"disable": ["memtree-corprules"]}])
+def test_a_repo_cannot_leave_out_a_users_redaction_plugin(home: Path, project: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          repo_plugins: dict[str, Any]) -> None:
+    site = tmp_path / "site"
+    install_plugin(site, "corprules", CORP_RULES)
+    monkeypatch.syspath_prepend(str(site))
+    repo_config(project, {"plugins": repo_plugins})
+    monkeypatch.delenv("MEMTREE_LOAD_PLUGINS")  # the user loads every installed plugin
+    app = App.open(project)
+    try:
+        info = app.plugins.info("corprules")
+        assert info is not None and info.status == "rules-only"
+        assert info.provides == {"redaction_rules": ["corp-secret"]}
+        clean, hits = app.redact("key corp_secret_123456 and " + TOKEN)
+        assert "corp_secret_123456" not in clean and TOKEN not in clean and hits["corp-secret"] == 1
+    finally:
+        app.close()
+    # The user's own choice does take it out.
+    app = App.open(project, environ={**os.environ, "MEMTREE_DISABLE_PLUGINS": "corprules"})
+    try:
+        assert app.plugins.info("corprules").status == "disabled"  # type: ignore[union-attr]
+        assert "corp-secret" not in app.plugins.redaction_rules
+    finally:
+        app.close()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "huge", "deep", "not-utf8", "directory"])
+def test_a_hostile_config_file_is_ignored_with_a_warning_never_a_hang(home: Path, project: Path, tmp_path: Path,
+                                                                      kind: str) -> None:
+    target = project / ".memtree.json"
+    if kind == "fifo":
+        os.mkfifo(target)  # nobody ever writes: a plain read would wait forever
+    elif kind == "dev-zero":
+        target.symlink_to("/dev/zero")  # a plain read would fill memory
+    elif kind == "huge":
+        target.write_text('{"budgets": {"read": 500}, "pad": "' + "x" * 2_000_000 + '"}')
+    elif kind == "deep":
+        target.write_text("[" * 200_000)
+    elif kind == "not-utf8":
+        target.write_bytes(b'{"budgets": {"read": 500}, "x": "\xff\xfe"}')
+    else:
+        target.mkdir()
+    info = info_json(project, serve_env())
+    (warning,) = [w for w in info["warnings"] if ".memtree.json" in w]
+    assert warning.startswith(str(target)) and "the whole file is ignored" in warning
