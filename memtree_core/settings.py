@@ -186,7 +186,12 @@ def _describe(err: dict[str, Any], model: type[BaseModel]) -> str:
     loc = ".".join(str(p) for p in err["loc"])
     if err["type"] == "extra_forbidden":
         return f"unknown key {loc!r}"
-    return f"{loc}: {err['msg'].lower()} (got {err.get('input')!r})"
+    return f"{loc}: {_message(err)} (got {err.get('input')!r})"
+
+
+def _message(err: dict[str, Any]) -> str:
+    # pydantic prefixes a validator's own message with "Value error, "; the message alone reads better.
+    return err["msg"].removeprefix("Value error, ").lower()
 
 
 def _validate_layer(layer: ConfigLayer) -> None:
@@ -493,7 +498,7 @@ def repo_layer(layer: ConfigLayer, warnings: list[str]) -> dict[str, Any]:
         try:
             value = _parse_leaf(path, names, raw)
         except ValidationError as exc:
-            details = "; ".join(f"{e['msg'].lower()} (got {e.get('input')!r})" for e in exc.errors())
+            details = "; ".join(f"{_message(e)} (got {e.get('input')!r})" for e in exc.errors())
             warnings.append(f"{origin}: {key} ignored: {details}")
             continue
         if path == ("plugins", "disable"):
