@@ -328,14 +328,6 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _get(data: dict[str, Any], *path: str) -> Any:
-    for key in path:
-        if not isinstance(data, dict) or key not in data:
-            return None
-        data = data[key]
-    return data
-
-
 class LoadedSettings:
     """The merged settings plus what went into them (for ``memtree info``)."""
 
