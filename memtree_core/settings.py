@@ -131,13 +131,15 @@ class Search(_Section):
 
 
 MAX_BUDGET = 200_000  # tokens; more than any context window holds
+# tokens; below this a tool's own header may not fit, and every call would fail (a repository sets budgets)
+MIN_BUDGET = 200
 
 
 class Budgets(_Section):
-    read: int = Field(2000, ge=1, le=MAX_BUDGET)
-    bash: int = Field(1000, ge=1, le=MAX_BUDGET)
-    grep: int = Field(1000, ge=1, le=MAX_BUDGET)
-    get: int = Field(2000, ge=1, le=MAX_BUDGET)
+    read: int = Field(2000, ge=MIN_BUDGET, le=MAX_BUDGET)
+    bash: int = Field(1000, ge=MIN_BUDGET, le=MAX_BUDGET)
+    grep: int = Field(1000, ge=MIN_BUDGET, le=MAX_BUDGET)
+    get: int = Field(2000, ge=MIN_BUDGET, le=MAX_BUDGET)
 
 
 class PluginSet(_Section):

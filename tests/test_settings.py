@@ -144,7 +144,8 @@ def test_booleans_accept_real_booleans_and_their_spellings(tmp_path: Path, raw: 
 @pytest.mark.parametrize(("section", "key", "value"), [
     ("capture", "maxBytes", 2_000_000_000), ("capture", "maxBytes", 32 * 1024 * 1024 + 1),
     ("retention", "maxStoreMb", 0.01), ("walkers", "prunerIntervalMs", 0), ("walkers", "filterIntervalMs", 99),
-    ("walkers", "dedupeIntervalMs", 5), ("walkers", "stalenessIntervalMs", 0), ("budgets", "read", 10**9)])
+    ("walkers", "dedupeIntervalMs", 5), ("walkers", "stalenessIntervalMs", 0), ("budgets", "read", 10**9),
+    ("budgets", "bash", 5), ("capture", "filterMinSize", 10**6)])
 def test_user_values_have_bounds(tmp_path: Path, section: str, key: str, value: object) -> None:
     write(tmp_path / "config.json", {section: {key: value}})
     with pytest.raises(SettingsError, match=f"{section}\\.{key}"):
