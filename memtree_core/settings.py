@@ -167,6 +167,22 @@ class Settings(BaseSettings):
     budgets: Budgets = Budgets()
     plugins: PluginSet = PluginSet()
 
+    @field_validator("ollama_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        # The embedder POSTs file text there: it must be a plain http(s) endpoint, not file:// or a typo.
+        from urllib.parse import urlsplit
+
+        try:
+            parts = urlsplit(value)
+            _ = parts.port  # a port that is not a number raises here
+            ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError("must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:11434")
+        return value
+
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
                                    file_secret_settings):  # type: ignore[override]

@@ -192,3 +192,10 @@ def test_repo_narrows_the_users_plugin_choices_never_widens_them(tmp_path: Path)
     assert loaded.settings.plugins.load == ["b"]
     assert any("plugins.disable of 'redaction' ignored" in w for w in loaded.warnings)
     assert any("plugins.load of c ignored" in w for w in loaded.warnings)
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "127.0.0.1:11434", "http://", "http://h:port", "ftp://h/"])
+def test_ollama_url_must_be_an_http_endpoint(tmp_path: Path, url: str) -> None:
+    with pytest.raises(SettingsError, match="MEMTREE_OLLAMA_URL.*ollamaUrl: must be an http"):
+        load_settings(tmp_path, None, {"MEMTREE_OLLAMA_URL": url})
+    assert load_settings(tmp_path, None, {"MEMTREE_OLLAMA_URL": "https://gpu.example:8443/"}).settings.ollama_url
