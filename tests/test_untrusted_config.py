@@ -291,6 +291,8 @@ def test_a_repo_cannot_size_memory_retention_or_intervals(home: Path, project: P
             assert truncated == 1 and original > 300000 and size <= 100000
 
     run_async(main)
+    log = project_paths(project).log.read_text()
+    assert "config: " in log and ".memtree.json: walkers.prunerIntervalMs ignored" in log
 
 
 # -- redaction fails closed ------------------------------------------------------------------------------------
