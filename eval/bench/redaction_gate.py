@@ -66,9 +66,14 @@ def main() -> None:
             text = (clean * (size // max(1, len(clean)) + 1))[:size]
             repeat = args.repeat if size <= 4096 else max(5, args.repeat // 20)
             floor = now = float("inf")
-            for _ in range(3):  # interleaved, so a noisy neighbour hits both alike
-                floor = min(floor, best_us(lambda t=text: bare(t), repeat))
-                now = min(now, best_us(lambda t=text: gated(t), repeat))
+            for round_ in range(6):  # interleaved, each first in turn, so a noisy neighbour hits both alike
+                pair = [(bare, "floor"), (gated, "now")][:: 1 if round_ % 2 else -1]
+                for fn, which in pair:
+                    got = best_us(lambda t=text, f=fn: f(t), repeat)
+                    if which == "floor":
+                        floor = min(floor, got)
+                    else:
+                        now = min(now, got)
             def capture(t: str = text, n=iter(range(10**9))) -> None:  # noqa: B008 (one counter per size)
                 payload = {"session_id": "bench", "hook_event_name": "PostToolUse", "tool_name": "Bash",
                            "tool_input": {"command": f"echo {next(n)}"},
