@@ -488,7 +488,11 @@ def _keep_user_plugin_choices(repo: dict[str, Any], user: ConfigLayer | None, or
         if extra:
             warnings.append(f"{origin}: plugins.load of {', '.join(extra)} ignored; your own plugins.load "
                             f"does not name it")
-        plugins["load"] = [p for p in plugins["load"] if p in mine.load]
+        kept = [p for p in plugins["load"] if p in mine.load]
+        if kept:
+            plugins["load"] = kept
+        else:  # an empty list means "every installed plugin": the user's own list stays instead
+            del plugins["load"]
     return repo
 
 

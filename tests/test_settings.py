@@ -192,6 +192,10 @@ def test_repo_narrows_the_users_plugin_choices_never_widens_them(tmp_path: Path)
     assert loaded.settings.plugins.load == ["b"]
     assert any("plugins.disable of 'redaction' ignored" in w for w in loaded.warnings)
     assert any("plugins.load of c ignored" in w for w in loaded.warnings)
+    # An empty load list means "every plugin": it cannot widen the user's list, nor can a list of others.
+    for load in ([], ["c"]):
+        write(repo / ".memtree.json", {"plugins": {"load": load}})
+        assert load_settings(home, repo, {}).settings.plugins.load == ["a", "b"]
 
 
 @pytest.mark.parametrize("url", ["file:///etc/passwd", "127.0.0.1:11434", "http://", "http://h:port", "ftp://h/"])
