@@ -204,7 +204,13 @@ def _describe(err: dict[str, Any], model: type[BaseModel]) -> str:
     loc = ".".join(str(p) for p in err["loc"])
     if err["type"] == "extra_forbidden":
         return f"unknown key {loc!r}"
-    return f"{loc}: {_message(err)} (got {err.get('input')!r})"
+    return f"{loc}: {_message(err)} (got {_shown(err.get('input'))})"
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    """A value's repr for a message, cut: a hostile config must not flood ``memtree info``."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} chars)"
 
 
 def _message(err: dict[str, Any]) -> str:
@@ -496,23 +502,30 @@ def _keep_user_plugin_choices(repo: dict[str, Any], user: ConfigLayer | None, or
     return repo
 
 
-def repo_layer(layer: ConfigLayer, warnings: list[str]) -> dict[str, Any]:
+MAX_REPO_WARNINGS = 40  # per file; the rest are counted, so a hostile file cannot flood memtree info
+
+
+def repo_layer(layer: ConfigLayer, all_warnings: list[str]) -> dict[str, Any]:
     """The part of a repository's config it may set, parsed; a warning for each key dropped and why."""
     origin = layer.origin
     out: dict[str, Any] = {}
+    warnings: list[str] = []
     for path, names, raw in _leaves(layer.data, Settings):
         key = ".".join(path)
-        if names is None:
-            warnings.append(f"{origin}: unknown key {key!r} ignored")
+        if names is None:  # only an unknown key can be long: the known ones are the model's own names
+            warnings.append(f"{origin}: unknown key {_shown(key)} ignored")
             continue
         if not any(path[:len(allowed)] == allowed for allowed in REPO_ALLOWED):
+            if any(allowed[:len(path)] == path for allowed in REPO_ALLOWED):  # a section, given as a scalar
+                warnings.append(f"{origin}: {key} ignored: expected an object (got {_shown(raw)})")
+                continue
             warnings.append(f"{origin}: {key} ignored: only your own config or MEMTREE_* environment may set "
                             f"it ({_why_user_only(path)})")
             continue
         try:
             value = _parse_leaf(path, names, raw)
         except ValidationError as exc:
-            details = "; ".join(f"{_message(e)} (got {e.get('input')!r})" for e in exc.errors())
+            details = "; ".join(f"{_message(e)} (got {_shown(e.get('input'))})" for e in exc.errors())
             warnings.append(f"{origin}: {key} ignored: {details}")
             continue
         if path == ("plugins", "disable"):
@@ -525,4 +538,7 @@ def repo_layer(layer: ConfigLayer, warnings: list[str]) -> dict[str, Any]:
         for part in path[:-1]:
             target = target.setdefault(part, {})
         target[path[-1]] = value
+    all_warnings.extend(warnings[:MAX_REPO_WARNINGS])
+    if len(warnings) > MAX_REPO_WARNINGS:
+        all_warnings.append(f"{origin}: {len(warnings) - MAX_REPO_WARNINGS:,} more keys ignored")
     return out

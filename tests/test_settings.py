@@ -203,3 +203,14 @@ def test_ollama_url_must_be_an_http_endpoint(tmp_path: Path, url: str) -> None:
     with pytest.raises(SettingsError, match="MEMTREE_OLLAMA_URL.*ollamaUrl: must be an http"):
         load_settings(tmp_path, None, {"MEMTREE_OLLAMA_URL": url})
     assert load_settings(tmp_path, None, {"MEMTREE_OLLAMA_URL": "https://gpu.example:8443/"}).settings.ollama_url
+
+
+def test_a_hostile_repo_config_cannot_flood_the_warnings(tmp_path: Path) -> None:
+    data: dict[str, object] = {f"k{i}": i for i in range(3000)}
+    data["budgets"] = {"read": "y" * 100_000}
+    data["search"] = {"defaultLimit": 20}
+    write(tmp_path / ".memtree.json", data)
+    loaded = load_settings(tmp_path / "home", tmp_path, {})
+    assert loaded.settings.search.default_limit == 20  # what it may set still holds
+    assert len(loaded.warnings) <= 41 and loaded.warnings[-1].endswith("more keys ignored")
+    assert max(map(len, loaded.warnings)) < 400
