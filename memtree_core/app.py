@@ -11,10 +11,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from memtree_core import redaction_gate
 from memtree_core.plugins import PluginSet, build
 from memtree_core.project import Identity, ProjectPaths, identify, memtree_home
 from memtree_core.redacting import Redacted
-from memtree_core.redacting import redact as redact_all
 from memtree_core.settings import LoadedSettings, Settings, load_settings
 from memtree_core.store import Store, StoreDamaged
 from memtree_core.types import Chunker
@@ -42,7 +42,7 @@ class App:
         home = memtree_home(env)
         paths = ProjectPaths.for_hash(home, identity.hash)
         loaded = load_settings(home, identity.root, env)
-        plugins = build(loaded.settings, env, **build_kwargs)
+        plugins = build(loaded.settings, env, user_plugins=loaded.user_plugins, **build_kwargs)
         return cls(identity, paths, loaded, plugins, env)
 
     @property
@@ -94,15 +94,21 @@ class App:
         return best
 
     def redact(self, text: str) -> tuple[str, dict[str, int]]:
-        """Apply every redaction rule in order; return the clean text and hits per rule (never values)."""
+        """Apply every redaction rule in order; return the clean text and hits per rule (never values).
+
+        Raises :class:`~memtree_core.redaction_gate.RedactionUnavailable` when no rules are in effect or one
+        fails: the caller must then store nothing (redaction fails closed)."""
         done = self.redact_lines(text)
         return done.text, done.hits
 
     def redact_lines(self, text: str) -> Redacted:
         """:meth:`redact` keeping the line count, with which line lost which value to which rule."""
-        if not self.settings.redaction.enabled:
-            return Redacted(text)
-        return redact_all(self.plugins.redaction_rules, text)
+        return redaction_gate.redact(self.settings, self.plugins, text)
+
+    @property
+    def redaction_unavailable(self) -> str | None:
+        """Why nothing can be stored for want of redaction, or None."""
+        return redaction_gate.unavailable_reason(self.settings, self.plugins)
 
     def record_redactions(self, hits: dict[str, int]) -> None:
         """Count values redacted from what memtree stored or returned, per rule, for ``memtree stats``.

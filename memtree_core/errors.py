@@ -1,6 +1,7 @@
 """Errors a user sees as one clear line (the CLI prints them without a traceback)."""
 
 from memtree_core.plugins import PluginLoadError
+from memtree_core.redaction_gate import RedactionUnavailable
 from memtree_core.settings import SettingsError
 from memtree_core.socket_dirs import UnsafeSocketDir
 from memtree_core.store import StoreError
@@ -14,4 +15,5 @@ class UsageError(Exception):
     """An argument or setting a command cannot use, or a run that failed for a reason the user can act on."""
 
 
-UserFacingError = (SettingsError, StoreError, PluginLoadError, NotFound, UsageError, UnsafeSocketDir)
+UserFacingError = (SettingsError, StoreError, PluginLoadError, NotFound, UsageError, UnsafeSocketDir,
+                   RedactionUnavailable)

@@ -58,7 +58,9 @@ def memtree_register_redaction_rules(register: Register[RedactionRule]) -> None:
     """Register redaction rules applied to every capture and tool output before anything is stored.
 
     :param register: call with a :class:`~memtree_core.types.RedactionRule`.  Rules run in registration
-        order; each replaces what it finds with ``[REDACTED:<tag>]``.
+        order; each replaces what it finds with ``[REDACTED:<tag>]``.  Redaction fails closed: a rule that
+        raises keeps that text from being stored, and with no rules at all nothing is stored.  A hook that
+        raises is undone whole (what it removed or replaced comes back).
     """
 
 

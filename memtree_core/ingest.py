@@ -455,9 +455,12 @@ class IngestServer:
     def ingest(self, payload: dict[str, Any]) -> list[str]:
         from memtree_core.denylist import command_denied
         from memtree_core.payloads import Capture, bash_command, to_captures
+        from memtree_core.redaction_gate import RedactionUnavailable
 
         app = self.app
         settings = app.settings.capture
+        if app.redaction_unavailable:
+            raise Refused(RedactionUnavailable.reason)  # fails closed: nothing unredacted is stored
         if payload.get("tool_name") == "Bash":
             if not settings.bash:
                 raise Refused("bash-disabled")
@@ -472,10 +475,15 @@ class IngestServer:
         hits: dict[str, int] = {}
         clean: list[Capture] = []
         for cap in result:
-            content = self._redact_content(cap, hits)
+            try:
+                content = self._redact_content(cap, hits)
+                meta = {k: self._redact(_clean(v), hits) if isinstance(v, str) else v
+                        for k, v in cap.metadata.items()}
+            except RedactionUnavailable as exc:
+                log.warning("capture not stored: %s", exc.why)
+                raise Refused(exc.reason) from None
             if "\x00" in content:
                 raise Refused("binary-content")
-            meta = {k: self._redact(_clean(v), hits) if isinstance(v, str) else v for k, v in cap.metadata.items()}
             clean.append(Capture(cap.kind, content, cap.source_uri and _clean(cap.source_uri), cap.mtime, meta,
                                  cap.original_bytes))
         store = app.store

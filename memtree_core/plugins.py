@@ -10,6 +10,10 @@ Order: built-ins (an explicit list under short names), then third-party plugins 
 * ``plugins.require`` in a config names plugins (or distributions) that must be present, with an optional
   version specifier.
 
+A repository narrows the plugin set but cannot weaken redaction: a third-party plugin that only the repo's
+``plugins.load``/``plugins.disable`` left out (the user's own choices did not) still registers its redaction
+rules, and nothing else (status ``rules-only``).
+
 Each plugin is imported, registered and asked for its items inside its own guard: a failure is reported
 with the plugin's name and the error and the plugin is skipped; ``MEMTREE_STRICT_PLUGINS=1`` makes any
 such failure fatal (:class:`PluginLoadError`).
@@ -23,7 +27,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pluggy
@@ -56,7 +60,7 @@ class PluginLoadError(Exception):
 class PluginInfo:
     name: str
     source: str  # "builtin:<module>" or "entrypoint:<dist> <version>"
-    status: str  # loaded | disabled | not-selected | failed | missing
+    status: str  # loaded | disabled | not-selected | rules-only | failed | missing
     error: str = ""
     provides: dict[str, list[str]] = field(default_factory=dict)
 
@@ -111,20 +115,33 @@ def _entry_points() -> list[Any]:
 
 def build(settings: Settings, environ: dict[str, str] | None = None, *,
           builtins: dict[str, str] | None = None,
-          extra: list[tuple[str, ModuleType | object]] | None = None) -> PluginSet:
+          extra: list[tuple[str, ModuleType | object]] | None = None,
+          user_plugins: Any = None) -> PluginSet:
     """Load and register every selected plugin and collect what each one provides.
 
     :param extra: (name, plugin object) pairs registered after the entry points, for tests and embedders
         of memtree.
+    :param user_plugins: the ``plugins`` section of the user's own layers (without the repository's); with
+        it, a plugin that only the repository left out keeps its redaction rules.  None: all choices are
+        the user's.
     """
     from memtree_plugins import BUILTINS
 
     env = os.environ if environ is None else environ
     strict = env.get("MEMTREE_STRICT_PLUGINS", "") not in ("", "0", "false", "no")
     disabled = set(_names(env.get("MEMTREE_DISABLE_PLUGINS")) or []) | set(settings.plugins.disable)
-    only = _names(env.get("MEMTREE_LOAD_PLUGINS"))
+    env_only = _names(env.get("MEMTREE_LOAD_PLUGINS"))
+    only = env_only
     if only is None and settings.plugins.load:
         only = list(settings.plugins.load)
+    own = user_plugins if user_plugins is not None else settings.plugins
+    own_disabled = set(_names(env.get("MEMTREE_DISABLE_PLUGINS")) or []) | set(own.disable)
+    own_only = env_only if env_only is not None else (list(own.load) or None)
+
+    def user_excludes(name: str, dist: str) -> bool:
+        if name in own_disabled or dist in own_disabled:
+            return True
+        return own_only is not None and name not in own_only and dist not in own_only
 
     pm = pluggy.PluginManager("memtree")
     pm.add_hookspecs(hookspecs)
@@ -162,6 +179,19 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
         info.status = "loaded"
         order.append(info.name)
 
+    def keep_rules(info: PluginInfo, load: Callable[[], object]) -> None:
+        """Register only the redaction rules of a plugin the repository left out (if it has any)."""
+        hook_name = REGISTRY_HOOKS["redaction_rules"]
+        try:
+            hook = getattr(load(), hook_name, None)
+            if hook is None:
+                return
+            pm.register(SimpleNamespace(**{hook_name: hook}), name=info.name)
+        except Exception:
+            return  # left out anyway: its failure is not the user's problem
+        info.status = "rules-only"
+        order.append(info.name)
+
     for name, module in (builtins if builtins is not None else BUILTINS).items():
         register(PluginInfo(name, f"builtin:{module}", "pending"), lambda m=module: importlib.import_module(m))
 
@@ -174,11 +204,15 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
         info = PluginInfo(ep.name, f"entrypoint:{dist} {version}", "pending")
         if dist in disabled:
             disabled.add(ep.name)
-        if only is not None and ep.name not in only and dist not in only:
-            info.status = "not-selected"
-            report.append(info)
+        left_out = "disabled" if ep.name in disabled else (
+            "not-selected" if only is not None and ep.name not in only and dist not in only else None)
+        if left_out is None:
+            register(info, ep.load)
             continue
-        register(info, ep.load)
+        info.status = left_out
+        report.append(info)
+        if not user_excludes(ep.name, dist):
+            keep_rules(info, ep.load)
 
     for name, obj in extra or []:
         register(PluginInfo(name, f"extra:{type(obj).__name__}", "pending"), lambda o=obj: o)
@@ -214,7 +248,7 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
         for plugin_name in order:
             impl = impls.get(plugin_name)
             info = by_name[plugin_name]
-            if impl is None or info.status != "loaded":
+            if impl is None or info.status not in ("loaded", "rules-only"):
                 continue
             reg = Register(registries[kind], plugin_name)
             before = set(registries[kind].names())
@@ -236,8 +270,7 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
 
 
 def _withdraw(registries: dict[str, Registry[Any]], plugin_name: str) -> None:
-    """Remove everything a plugin registered before it failed, so a half-registered plugin leaves nothing."""
+    """Undo everything a plugin did before it failed: what it registered goes, and what it removed or
+    replaced (a built-in redaction rule, say) comes back, so a broken plugin leaves the others as they were."""
     for registry in registries.values():
-        for entry in registry.entries():
-            if entry.plugin == plugin_name:
-                registry.remove(entry.name, plugin_name)
+        registry.withdraw(plugin_name)

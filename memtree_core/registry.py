@@ -33,6 +33,13 @@ class Registry(Generic[T]):
         self.kind = kind
         self._entries: dict[str, Entry[T]] = {}
         self._removed: dict[str, str] = {}  # name -> plugin that removed it
+        # plugin -> what its add/remove calls displaced, oldest first: (name, previous entry, its position)
+        self._undo: dict[str, list[tuple[str, Entry[T] | None, int]]] = {}
+
+    def _note(self, plugin: str, name: str) -> None:
+        names = list(self._entries)
+        position = names.index(name) if name in self._entries else len(names)
+        self._undo.setdefault(plugin, []).append((name, self._entries.get(name), position))
 
     def add(self, name: str, item: T, plugin: str, *, replaces: bool = False) -> None:
         current = self._entries.get(name)
@@ -42,12 +49,29 @@ class Registry(Generic[T]):
                 f"{current.plugin!r}; register it with replaces=True to override it, or disable one "
                 f"of the two plugins (MEMTREE_DISABLE_PLUGINS)"
             )
+        self._note(plugin, name)
         self._entries[name] = Entry(name, item, plugin, current.plugin if current else None)
         self._removed.pop(name, None)
 
     def remove(self, name: str, plugin: str) -> None:
-        if self._entries.pop(name, None) is not None:
+        if name in self._entries:
+            self._note(plugin, name)
+            del self._entries[name]
             self._removed[name] = plugin
+
+    def withdraw(self, plugin: str) -> None:
+        """Undo everything ``plugin`` did here: what it added goes, what it removed or replaced comes back
+        in its old place.  A plugin that fails halfway must not leave a built-in (a redaction rule) gone."""
+        for name, previous, position in reversed(self._undo.pop(plugin, [])):
+            current = self._entries.get(name)
+            if current is not None and current.plugin == plugin:
+                del self._entries[name]
+            if previous is not None and name not in self._entries:
+                items = list(self._entries.items())
+                items.insert(min(position, len(items)), (name, previous))
+                self._entries = dict(items)
+            if self._removed.get(name) == plugin:
+                del self._removed[name]
 
     def get(self, name: str) -> T | None:
         entry = self._entries.get(name)

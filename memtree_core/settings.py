@@ -5,16 +5,24 @@
 Keys are camelCase in files (as in the spec); environment variables use ``__`` between levels and ignore
 case and underscores inside a key, so ``MEMTREE_CAPTURE__MAX_BYTES`` sets ``capture.maxBytes``.
 Each layer is validated on its own, so an error names the file (or variable), the key and the type.
+
+The repository's ``.memtree.json`` arrives with the code, so it is untrusted input: it may set only the keys
+in :data:`REPO_ALLOWED` (its plugin set, budgets, search defaults and the like).  Whatever weakens a
+protection, sends data off the machine or sizes resources and retention is the user's alone (their
+``config.json`` or ``MEMTREE_*`` variables).  A repository's other keys, and its bad or out-of-bound values,
+are dropped with a warning (``memtree info`` lists them), never an error: a cloned repository cannot stop
+memtree from working.  Every check is made on the parsed value, never on the raw JSON.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -29,8 +37,26 @@ class SettingsError(Exception):
     """A config file or variable holds a bad value; the message names where, which key and what type."""
 
 
+def _strict_flag(value: Any) -> bool:
+    """A boolean setting takes a real boolean or the strings "true"/"false"/"1"/"0" (env variables are
+    strings), nothing else: "off", "no", 0.0 or a number are mistakes, not a quiet ``False``."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "1"):
+        return True
+    if isinstance(value, str) and value.strip().lower() in ("false", "0"):
+        return False
+    raise ValueError('expected true or false (or the strings "true", "false", "1", "0")')
+
+
+Flag = Annotated[bool, BeforeValidator(_strict_flag)]
+MIB = 1024 * 1024
+MIN_INTERVAL_MS = 100  # a walker that wakes more often than this only burns the shared CPU
+
+
 class _Section(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    # NaN and infinity pass no bound check (NaN >= 0 is false, yet not an error): refuse them outright.
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", allow_inf_nan=False)
 
 
 class Retention(_Section):
@@ -41,18 +67,26 @@ class Retention(_Section):
     # 0 = no cap; above it the pruner evicts the oldest non-live rows, then the oldest live tool outputs.
     max_store_mb: float = Field(0, ge=0)
 
+    @field_validator("max_store_mb")
+    @classmethod
+    def _no_tiny_cap(cls, value: float) -> float:
+        # A cap under 1 MB would evict every stored output on each pruner run.
+        if 0 < value < 1:
+            raise ValueError("must be 0 (no cap) or at least 1 (MB)")
+        return value
+
 
 class Walkers(_Section):
     embedding_idle_ms: int = Field(5000, ge=0)
-    embedding_batch_size: int = Field(32, ge=1)
+    embedding_batch_size: int = Field(32, ge=1, le=1024)
     summarizer_subtree_threshold: int = Field(25, ge=1)
-    dedupe_interval_ms: int = Field(60000, ge=0)
-    staleness_interval_ms: int = Field(30000, ge=0)
-    pruner_interval_ms: int = Field(300000, ge=0)
-    filter_interval_ms: int = Field(250, ge=0)
+    dedupe_interval_ms: int = Field(60000, ge=MIN_INTERVAL_MS)
+    staleness_interval_ms: int = Field(30000, ge=MIN_INTERVAL_MS)
+    pruner_interval_ms: int = Field(300000, ge=MIN_INTERVAL_MS)
+    filter_interval_ms: int = Field(250, ge=MIN_INTERVAL_MS)
     # files re-stat'ed per staleness tick, so one tick stays short on a huge store.
-    staleness_batch_files: int = Field(5000, ge=1)
-    prune_batch_rows: int = Field(2000, ge=1)
+    staleness_batch_files: int = Field(5000, ge=1, le=1_000_000)
+    prune_batch_rows: int = Field(2000, ge=1, le=1_000_000)
 
 
 class ReplaceThresholds(_Section):
@@ -63,26 +97,27 @@ class ReplaceThresholds(_Section):
 
 
 class Replace(_Section):
-    enabled: bool = False
+    enabled: Flag = False
     thresholds: ReplaceThresholds = ReplaceThresholds()
     budget_tokens: int = Field(800, ge=50)
     timeout_ms: int = Field(150, ge=10)
 
 
 class Capture(_Section):
-    max_bytes: int = Field(100000, ge=1)
-    filter_min_size: int = Field(50, ge=0)
-    bash: bool = True
+    # one capture is held in memory whole (and redacted as one string): keep it bounded.
+    max_bytes: int = Field(100000, ge=1, le=32 * MIB)
+    filter_min_size: int = Field(50, ge=0, le=100_000)
+    bash: Flag = True
     replace: Replace = Replace()
 
 
 class Redaction(_Section):
-    enabled: bool = True
+    enabled: Flag = True
 
 
 class Daemon(_Section):
     # the daemon exits after this many seconds with no MCP session and no capture.
-    idle_timeout_s: float = Field(1800, ge=1)
+    idle_timeout_s: float = Field(1800, ge=1, le=7 * 86400)
 
 
 class Summarizer(_Section):
@@ -95,11 +130,16 @@ class Search(_Section):
     default_limit: int = Field(10, ge=1, le=200)
 
 
+MAX_BUDGET = 200_000  # tokens; more than any context window holds
+# tokens; below this a tool's own header may not fit, and every call would fail (a repository sets budgets)
+MIN_BUDGET = 200
+
+
 class Budgets(_Section):
-    read: int = Field(2000, ge=1)
-    bash: int = Field(1000, ge=1)
-    grep: int = Field(1000, ge=1)
-    get: int = Field(2000, ge=1)
+    read: int = Field(2000, ge=MIN_BUDGET, le=MAX_BUDGET)
+    bash: int = Field(1000, ge=MIN_BUDGET, le=MAX_BUDGET)
+    grep: int = Field(1000, ge=MIN_BUDGET, le=MAX_BUDGET)
+    get: int = Field(2000, ge=MIN_BUDGET, le=MAX_BUDGET)
 
 
 class PluginSet(_Section):
@@ -111,7 +151,8 @@ class PluginSet(_Section):
 class Settings(BaseSettings):
     """Every key of the spec's config.json, with the spec's defaults, plus memtree's additions."""
 
-    model_config = SettingsConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = SettingsConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid",
+                                      allow_inf_nan=False)
 
     embedding_model: str = "nomic-embed-text"
     summarizer_model: str = "claude-haiku-4-5"
@@ -126,6 +167,22 @@ class Settings(BaseSettings):
     budgets: Budgets = Budgets()
     plugins: PluginSet = PluginSet()
 
+    @field_validator("ollama_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        # The embedder POSTs file text there: it must be a plain http(s) endpoint, not file:// or a typo.
+        from urllib.parse import urlsplit
+
+        try:
+            parts = urlsplit(value)
+            _ = parts.port  # a port that is not a number raises here
+            ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError("must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:11434")
+        return value
+
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
                                    file_secret_settings):  # type: ignore[override]
@@ -136,16 +193,29 @@ class Settings(BaseSettings):
 class ConfigLayer:
     """One layer's raw values and where they came from."""
 
-    def __init__(self, origin: str, data: dict[str, Any]) -> None:
+    def __init__(self, origin: str, data: dict[str, Any],
+                 env_origins: dict[tuple[str, ...], str] | None = None) -> None:
         self.origin = origin
         self.data = data
+        self.env_origins = env_origins or {}  # key path -> the variable that set it
 
 
 def _describe(err: dict[str, Any], model: type[BaseModel]) -> str:
     loc = ".".join(str(p) for p in err["loc"])
     if err["type"] == "extra_forbidden":
         return f"unknown key {loc!r}"
-    return f"{loc}: {err['msg'].lower()} (got {err.get('input')!r})"
+    return f"{loc}: {_message(err)} (got {_shown(err.get('input'))})"
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    """A value's repr for a message, cut: a hostile config must not flood ``memtree info``."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} chars)"
+
+
+def _message(err: dict[str, Any]) -> str:
+    # pydantic prefixes a validator's own message with "Value error, "; the message alone reads better.
+    return err["msg"].removeprefix("Value error, ").lower()
 
 
 def _validate_layer(layer: ConfigLayer) -> None:
@@ -156,17 +226,49 @@ def _validate_layer(layer: ConfigLayer) -> None:
         raise SettingsError(f"{layer.origin}: {details}") from None
 
 
-def _read_json(path: Path) -> ConfigLayer | None:
+MAX_CONFIG_BYTES = 1024 * 1024  # a config file is a few hundred bytes; more is a mistake or an attack
+
+
+def _read_text(path: Path) -> str | None:
+    """The file's text, or None when there is none; only a regular file of at most MAX_CONFIG_BYTES is read,
+    so a FIFO, a device or a huge file in a cloned repository can neither hang memtree nor fill its memory."""
     try:
-        text = path.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise SettingsError(f"{path}: cannot read it: {exc}") from None
+        raise SettingsError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SettingsError(f"{path}: not a regular file")
+        if info.st_size > MAX_CONFIG_BYTES:
+            raise SettingsError(f"{path}: {info.st_size:,} bytes; a config file may hold at most "
+                                f"{MAX_CONFIG_BYTES:,}")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise SettingsError(f"{path}: more than {MAX_CONFIG_BYTES:,} bytes; a config file may not be that big")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _read_json(path: Path) -> ConfigLayer | None:
+    text = _read_text(path)
+    if text is None:
+        return None
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
         raise SettingsError(f"{path}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise SettingsError(f"{path}: nested too deeply to be a config file") from None
     if not isinstance(data, dict):
         raise SettingsError(f"{path}: expected a JSON object at the top level")
     return ConfigLayer(str(path), data)
@@ -190,6 +292,7 @@ def _field_tree(model: type[BaseModel]) -> dict[str, tuple[str, Any]]:
 def _env_layer(environ: dict[str, str]) -> ConfigLayer:
     data: dict[str, Any] = {}
     origins: list[str] = []
+    by_key: dict[tuple[str, ...], str] = {}
     for var, raw in environ.items():
         if not var.upper().startswith("MEMTREE_"):
             continue
@@ -209,7 +312,7 @@ def _env_layer(environ: dict[str, str]) -> ConfigLayer:
             alias, sub = hit
             if i == len(parts) - 1:
                 value: Any = raw
-                if sub is not None or raw[:1] in "[{":
+                if sub is not None or (raw[:1] != "" and raw[:1] in "[{"):
                     try:
                         value = json.loads(raw)
                     except json.JSONDecodeError:
@@ -223,7 +326,20 @@ def _env_layer(environ: dict[str, str]) -> ConfigLayer:
                 model = sub
         if path_ok:
             origins.append(var)
-    return ConfigLayer("environment (" + ", ".join(origins) + ")" if origins else "environment", data)
+            by_key[tuple(_field_tree_alias_path(parts))] = f"environment variable {var}"
+    return ConfigLayer("environment (" + ", ".join(origins) + ")" if origins else "environment", data, by_key)
+
+
+def _field_tree_alias_path(parts: list[str]) -> list[str]:
+    """The camelCase key path an environment variable's ``__``-separated parts name."""
+    model: Any = Settings
+    out: list[str] = []
+    for part in parts:
+        alias, model = _field_tree(model)[_norm(part)]
+        out.append(alias)
+        if model is None:
+            break
+    return out
 
 
 def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
@@ -236,21 +352,21 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _get(data: dict[str, Any], *path: str) -> Any:
-    for key in path:
-        if not isinstance(data, dict) or key not in data:
-            return None
-        data = data[key]
-    return data
-
-
 class LoadedSettings:
     """The merged settings plus what went into them (for ``memtree info``)."""
 
-    def __init__(self, settings: Settings, files: list[str], warnings: list[str]) -> None:
+    def __init__(self, settings: Settings, files: list[str], warnings: list[str],
+                 origins: dict[str, str] | None = None, user_plugins: PluginSet | None = None) -> None:
         self.settings = settings
         self.files = files
         self.warnings = warnings
+        # dotted camelCase key -> the file or variable that set it last (absent = the default)
+        self.origins = origins or {}
+        # the plugin choices of the user's own layers alone: what the repository narrowed is told apart
+        self.user_plugins = user_plugins if user_plugins is not None else settings.plugins
+
+    def origin(self, key: str) -> str:
+        return self.origins.get(key, "default")
 
 
 def user_config_path(home: Path) -> Path:
@@ -262,39 +378,167 @@ def repo_config_path(project_root: Path) -> Path:
 
 
 def load_settings(home: Path, project_root: Path | None, environ: dict[str, str] | None = None) -> LoadedSettings:
-    """Build the project's settings from every layer; raise :class:`SettingsError` on a bad value."""
+    """Build the project's settings from every layer.
+
+    Raise :class:`SettingsError` on a bad value in the user's own layers (config file, environment); drop what
+    the repository may not set, or set badly, with a warning."""
     environ = dict(os.environ) if environ is None else environ
     user = _read_json(user_config_path(home))
-    repo = _read_json(repo_config_path(project_root)) if project_root else None
-    env = _env_layer(environ)
     warnings: list[str] = []
+    repo: ConfigLayer | None = None
+    if project_root:
+        try:
+            repo = _read_json(repo_config_path(project_root))
+        except SettingsError as exc:
+            warnings.append(f"{exc}; the whole file is ignored")
+    env = _env_layer(environ)
     merged: dict[str, Any] = {}
     files: list[str] = []
+    origins: dict[str, str] = {}
     for layer in (user, repo, env):
         if layer is None:
             continue
-        _validate_layer(layer)
-        data = layer.data
         if layer is repo:
-            data = _restrict_repo_layer(data, user.data if user else {}, layer.origin, warnings)
+            data = _keep_user_plugin_choices(repo_layer(layer, warnings), user, layer.origin, warnings)
+        else:
+            _validate_layer(layer)
+            data = layer.data
         merged = _merge(merged, data)
+        for path, _names, _value in _leaves(data, Settings):
+            origins[".".join(path)] = layer.env_origins.get(path, layer.origin)
         if layer is not env:
             files.append(layer.origin)
-    return LoadedSettings(Settings(**merged), files, warnings)
+    own = _merge(user.data if user else {}, env.data)
+    return LoadedSettings(Settings(**merged), files, warnings, origins, Settings(**own).plugins)
 
 
-def _restrict_repo_layer(repo: dict[str, Any], user: dict[str, Any], origin: str,
-                         warnings: list[str]) -> dict[str, Any]:
-    """A repository must not weaken what protects the user's secrets."""
-    repo = json.loads(json.dumps(repo))
-    if _get(repo, "redaction", "enabled") is False:
-        del repo["redaction"]["enabled"]
-        warnings.append(f"{origin}: redaction.enabled=false ignored; only your own config can turn redaction off")
-    if _get(repo, "capture", "bash") is True and _get(user, "capture", "bash") is False:
-        del repo["capture"]["bash"]
-        warnings.append(f"{origin}: capture.bash=true ignored; your own config disabled Bash capture")
-    disabled = _get(repo, "plugins", "disable") or []
-    if "redaction" in disabled:
-        repo["plugins"]["disable"] = [p for p in disabled if p != "redaction"]
-        warnings.append(f"{origin}: plugins.disable of 'redaction' ignored; only your own config can do that")
+# What a repository's .memtree.json may set, as paths of camelCase keys; a path covers everything under it.
+# Nothing here can weaken a protection, send data anywhere, or size memory, disk or CPU use.
+REPO_ALLOWED: tuple[tuple[str, ...], ...] = (
+    ("embeddingModel",),  # which registered embedder; the destinations themselves stay the user's
+    ("plugins", "load"), ("plugins", "disable"), ("plugins", "require"),
+    ("budgets",),
+    ("search", "ranker"), ("search", "defaultLimit"),
+    ("capture", "filterMinSize"),
+)
+# Built-in plugins a repository may not disable: redaction protects secrets; walkers enforce retention (the
+# pruner) and the user's store size cap.
+REPO_UNDISABLEABLE = ("redaction", "walkers")
+
+
+def _why_user_only(path: tuple[str, ...]) -> str:
+    top = path[0]
+    if top in ("redaction",) or path[:2] == ("capture", "bash") or path[:2] == ("capture", "replace"):
+        return "it decides what is captured or redacted"
+    if top in ("ollamaUrl", "summarizerModel", "summarizer") or top.lower().endswith("url"):
+        return "it can send data off this machine or spend on a paid API"
+    return "it sizes memory, disk, CPU or retention"
+
+
+def _model_field(model: type[BaseModel], key: str) -> tuple[str, str, Any] | None:
+    """(field name, camelCase alias, nested section model or None) for a key spelled as pydantic accepts it."""
+    for name, info in model.model_fields.items():
+        alias = info.alias or name
+        if key in (name, alias):
+            sub = info.annotation if isinstance(info.annotation, type) and issubclass(info.annotation,
+                                                                                      BaseModel) else None
+            return name, alias, sub
+    return None
+
+
+def _leaves(data: dict[str, Any], model: type[BaseModel], prefix: tuple[str, ...] = (),
+            names: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], tuple[str, ...] | None, Any]]:
+    """Every (alias path, field-name path or None when unknown, raw value) of a layer, keys canonicalised so
+    ``ollama_url`` and ``ollamaUrl`` are the same key."""
+    out: list[tuple[tuple[str, ...], tuple[str, ...] | None, Any]] = []
+    for key, value in data.items():
+        hit = _model_field(model, str(key))
+        if hit is None:
+            out.append(((*prefix, str(key)), None, value))
+            continue
+        name, alias, sub = hit
+        if sub is not None and isinstance(value, dict):
+            out.extend(_leaves(value, sub, (*prefix, alias), (*names, name)))
+        else:
+            out.append(((*prefix, alias), (*names, name), value))
+    return out
+
+
+def _nest(path: tuple[str, ...], value: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {path[-1]: value}
+    for key in reversed(path[:-1]):
+        out = {key: out}
+    return out
+
+
+def _parse_leaf(path: tuple[str, ...], names: tuple[str, ...], value: Any) -> Any:
+    """The value as the settings model parses it (bounds and all); raises ValidationError."""
+    parsed: Any = Settings.model_validate(_nest(path, value))
+    for name in names:
+        parsed = getattr(parsed, name)
+    return parsed.model_dump(by_alias=True) if isinstance(parsed, BaseModel) else parsed
+
+
+def _keep_user_plugin_choices(repo: dict[str, Any], user: ConfigLayer | None, origin: str,
+                              warnings: list[str]) -> dict[str, Any]:
+    """A repository narrows the user's plugin choices, never widens them: what the user's config disables
+    stays disabled, and with a user ``plugins.load`` the repository may only pick among those plugins."""
+    plugins = repo.get("plugins")
+    if not plugins or user is None:
+        return repo
+    mine = Settings.model_validate(user.data).plugins
+    if "disable" in mine.model_fields_set and "disable" in plugins:
+        plugins["disable"] = list(dict.fromkeys([*mine.disable, *plugins["disable"]]))
+    if "load" in mine.model_fields_set and mine.load and "load" in plugins:
+        extra = [p for p in plugins["load"] if p not in mine.load]
+        if extra:
+            warnings.append(f"{origin}: plugins.load of {', '.join(extra)} ignored; your own plugins.load "
+                            f"does not name it")
+        kept = [p for p in plugins["load"] if p in mine.load]
+        if kept:
+            plugins["load"] = kept
+        else:  # an empty list means "every installed plugin": the user's own list stays instead
+            del plugins["load"]
     return repo
+
+
+MAX_REPO_WARNINGS = 40  # per file; the rest are counted, so a hostile file cannot flood memtree info
+
+
+def repo_layer(layer: ConfigLayer, all_warnings: list[str]) -> dict[str, Any]:
+    """The part of a repository's config it may set, parsed; a warning for each key dropped and why."""
+    origin = layer.origin
+    out: dict[str, Any] = {}
+    warnings: list[str] = []
+    for path, names, raw in _leaves(layer.data, Settings):
+        key = ".".join(path)
+        if names is None:  # only an unknown key can be long: the known ones are the model's own names
+            warnings.append(f"{origin}: unknown key {_shown(key)} ignored")
+            continue
+        if not any(path[:len(allowed)] == allowed for allowed in REPO_ALLOWED):
+            if any(allowed[:len(path)] == path for allowed in REPO_ALLOWED):  # a section, given as a scalar
+                warnings.append(f"{origin}: {key} ignored: expected an object (got {_shown(raw)})")
+                continue
+            warnings.append(f"{origin}: {key} ignored: only your own config or MEMTREE_* environment may set "
+                            f"it ({_why_user_only(path)})")
+            continue
+        try:
+            value = _parse_leaf(path, names, raw)
+        except ValidationError as exc:
+            details = "; ".join(f"{_message(e)} (got {_shown(e.get('input'))})" for e in exc.errors())
+            warnings.append(f"{origin}: {key} ignored: {details}")
+            continue
+        if path == ("plugins", "disable"):
+            refused = sorted({p.strip().lower() for p in value} & set(REPO_UNDISABLEABLE))
+            if refused:
+                warnings.append(f"{origin}: plugins.disable of {', '.join(map(repr, refused))} ignored; only your "
+                                f"own config or MEMTREE_DISABLE_PLUGINS can disable it")
+            value = [p for p in value if p.strip().lower() not in REPO_UNDISABLEABLE]
+        target = out
+        for part in path[:-1]:
+            target = target.setdefault(part, {})
+        target[path[-1]] = value
+    all_warnings.extend(warnings[:MAX_REPO_WARNINGS])
+    if len(warnings) > MAX_REPO_WARNINGS:
+        all_warnings.append(f"{origin}: {len(warnings) - MAX_REPO_WARNINGS:,} more keys ignored")
+    return out

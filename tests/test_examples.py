@@ -327,12 +327,14 @@ def test_a_repo_cannot_disable_redaction(acme_installed: None, home: Path, proje
     code, report = plugins_json(project, env)
     assert code == 0
     assert report["redaction"]["status"] == "loaded"
-    # what the repo may switch off, it does
-    assert report["acme"]["status"] == "disabled" and report["summarizers"]["status"] == "disabled"
+    # what the repo may switch off, it does; but a rule plugin the user installed keeps its redaction rules
+    assert report["summarizers"]["status"] == "disabled"
+    assert report["acme"]["status"] == "rules-only" and report["acme"]["provides"] == {
+        "redaction_rules": ["acme-token"]}
     info = subprocess.run([MEMTREE, "info", "--json", "--project", str(project)], env=env, capture_output=True,
                           text=True, timeout=60)
     warnings = " ".join(json.loads(info.stdout).get("config_warnings", []))
-    assert "plugins.disable of 'redaction' ignored" in warnings and "redaction.enabled=false ignored" in warnings
+    assert "plugins.disable of 'redaction' ignored" in warnings and "redaction.enabled ignored" in warnings
 
     from memtree_core.app import App
 

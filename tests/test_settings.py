@@ -30,18 +30,24 @@ def test_layers_override_in_order(tmp_path: Path) -> None:
     home.mkdir()
     repo.mkdir()
     write(home / "config.json", {"capture": {"maxBytes": 1000, "filterMinSize": 10},
-                                 "retention": {"staleHours": 1}})
-    write(repo / ".memtree.json", {"capture": {"maxBytes": 2000}, "embeddingModel": "local"})
-    env = {"MEMTREE_CAPTURE__MAX_BYTES": "3000", "MEMTREE_WALKERS__PRUNERINTERVALMS": "5"}
+                                 "retention": {"staleHours": 1}, "budgets": {"read": 900}})
+    write(repo / ".memtree.json", {"budgets": {"read": 700, "grep": 600}, "embeddingModel": "local"})
+    env = {"MEMTREE_BUDGETS__READ": "800", "MEMTREE_WALKERS__PRUNERINTERVALMS": "500"}
     loaded = load_settings(home, repo, env)
     s = loaded.settings
-    assert s.capture.max_bytes == 3000  # env wins
-    assert s.capture.filter_min_size == 10  # user layer kept where nothing overrides it
+    assert s.budgets.read == 800  # env wins
+    assert s.budgets.grep == 600  # repo over default
+    assert s.capture.max_bytes == 1000 and s.capture.filter_min_size == 10  # user layer kept
     assert s.embedding_model == "local"  # repo over default
     assert s.retention.stale_hours == 1
-    assert s.walkers.pruner_interval_ms == 5
+    assert s.walkers.pruner_interval_ms == 500
     assert loaded.files == [str(home / "config.json"), str(repo / ".memtree.json")]
-    assert load_settings(home, repo, {}).settings.capture.max_bytes == 2000
+    assert loaded.warnings == []
+    assert loaded.origin("budgets.read") == "environment variable MEMTREE_BUDGETS__READ"
+    assert loaded.origin("budgets.grep") == str(repo / ".memtree.json")
+    assert loaded.origin("capture.maxBytes") == str(home / "config.json")
+    assert loaded.origin("ollamaUrl") == "default"
+    assert load_settings(home, repo, {}).settings.budgets.read == 700
 
 
 def test_bad_value_names_file_key_and_type(tmp_path: Path) -> None:
@@ -83,16 +89,128 @@ def test_repo_cannot_weaken_redaction_or_bash_capture(tmp_path: Path) -> None:
     assert len(loaded.warnings) == 2 and all(".memtree.json" in w for w in loaded.warnings)
     # The user's own layers may do it.
     assert load_settings(home, repo, {"MEMTREE_REDACTION__ENABLED": "false"}).settings.redaction.enabled is False
-    # Without a user opinion, a repo may turn Bash capture off or on.
+    # Bash capture is the user's choice alone: a repo can neither turn it on nor off.
     write(home / "config.json", {})
+    write(repo / ".memtree.json", {"capture": {"bash": False}})
     assert load_settings(home, repo, {}).settings.capture.bash is True
 
 
-def test_info_json_reports_a_bad_config_clearly(home: Path, project: Path) -> None:
+def test_info_json_reports_a_bad_user_config_clearly(home: Path, project: Path) -> None:
     from conftest import run_memtree
 
-    write(project / ".memtree.json", {"walkers": {"stalenessIntervalMs": -5}})
+    home.mkdir(parents=True, exist_ok=True)
+    write(home / "config.json", {"walkers": {"stalenessIntervalMs": -5}})
     out = run_memtree("info", "--json", "--project", str(project))
     assert out.returncode == 2
-    assert "walkers.stalenessIntervalMs" in out.stderr and ".memtree.json" in out.stderr
+    assert "walkers.stalenessIntervalMs" in out.stderr and "config.json" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_bad_repo_config_is_a_warning_not_an_error(home: Path, project: Path) -> None:
+    from conftest import run_memtree
+
+    write(project / ".memtree.json", {"budgets": {"read": -5}, "search": {"defaultLimit": 10}})
+    out = run_memtree("info", "--json", "--project", str(project))
+    assert out.returncode == 0, out.stderr
+    warnings = json.loads(out.stdout)["warnings"]
+    assert any(".memtree.json: budgets.read ignored" in w for w in warnings), warnings
+    (project / ".memtree.json").write_text("{not json")
+    out = run_memtree("info", "--json", "--project", str(project))
+    assert out.returncode == 0, out.stderr
+    assert any("not valid JSON" in w and "ignored" in w for w in json.loads(out.stdout)["warnings"])
+
+
+@pytest.mark.parametrize("value", ["off", "no", "0.0", "yes", "", 2, 0.0])
+def test_booleans_take_only_true_false_1_0_in_every_layer(tmp_path: Path, value: object) -> None:
+    write(tmp_path / "config.json", {"capture": {"bash": value}})
+    with pytest.raises(SettingsError, match=r"capture\.bash: .*expected true or false"):
+        load_settings(tmp_path, None, {})
+    (tmp_path / "config.json").unlink()
+    if isinstance(value, str):
+        with pytest.raises(SettingsError, match="MEMTREE_REDACTION__ENABLED.*expected true or false"):
+            load_settings(tmp_path, None, {"MEMTREE_REDACTION__ENABLED": value})
+
+
+@pytest.mark.parametrize(("raw", "want"), [(True, True), (False, False), ("true", True), ("False", False),
+                                           ("1", True), ("0", False)])
+def test_booleans_accept_real_booleans_and_their_spellings(tmp_path: Path, raw: object, want: bool) -> None:
+    write(tmp_path / "config.json", {"capture": {"replace": {"enabled": raw}}})
+    assert load_settings(tmp_path, None, {}).settings.capture.replace.enabled is want
+    (tmp_path / "config.json").unlink()
+    if isinstance(raw, str):
+        assert load_settings(tmp_path, None, {"MEMTREE_CAPTURE__BASH": raw}).settings.capture.bash is want
+
+
+@pytest.mark.parametrize(("section", "key", "value"), [
+    ("capture", "maxBytes", 2_000_000_000), ("capture", "maxBytes", 32 * 1024 * 1024 + 1),
+    ("retention", "maxStoreMb", 0.01), ("walkers", "prunerIntervalMs", 0), ("walkers", "filterIntervalMs", 99),
+    ("walkers", "dedupeIntervalMs", 5), ("walkers", "stalenessIntervalMs", 0), ("budgets", "read", 10**9),
+    ("budgets", "bash", 5), ("capture", "filterMinSize", 10**6)])
+def test_user_values_have_bounds(tmp_path: Path, section: str, key: str, value: object) -> None:
+    write(tmp_path / "config.json", {section: {key: value}})
+    with pytest.raises(SettingsError, match=f"{section}\\.{key}"):
+        load_settings(tmp_path, None, {})
+
+
+def test_user_values_inside_the_bounds_hold(tmp_path: Path) -> None:
+    write(tmp_path / "config.json", {"capture": {"maxBytes": 32 * 1024 * 1024}, "retention": {"maxStoreMb": 1},
+                                     "walkers": {"prunerIntervalMs": 100}})
+    s = load_settings(tmp_path, None, {"MEMTREE_RETENTION__MAX_STORE_MB": "0"}).settings
+    assert (s.capture.max_bytes, s.retention.max_store_mb, s.walkers.pruner_interval_ms) == (32 * 1024 * 1024, 0, 100)
+
+
+def test_repo_may_set_only_the_allowlist(tmp_path: Path) -> None:
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    home.mkdir()
+    repo.mkdir()
+    hostile = {"ollama_url": "http://203.0.113.7:11434", "summarizerModel": "claude-opus",
+               "capture": {"maxBytes": 5, "bash": True, "replace": {"enabled": True, "timeoutMs": 10}},
+               "retention": {"maxStoreMb": 5}, "walkers": {"dedupeIntervalMs": 100000}, "daemon": {"idleTimeoutS": 5},
+               "summarizer": {"dailyCap": 9999}, "redaction": {"enabled": True}, "nope": 1,
+               "search": {"ranker": "rrf", "defaultLimit": 20}, "budgets": {"bash": 1500},
+               "capture_extra": {}}
+    write(repo / ".memtree.json", hostile)
+    loaded = load_settings(home, repo, {})
+    assert loaded.settings == Settings(search={"ranker": "rrf", "defaultLimit": 20}, budgets={"bash": 1500})
+    refused = " ".join(loaded.warnings)
+    for key in ("ollamaUrl", "summarizerModel", "capture.maxBytes", "capture.bash", "capture.replace.enabled",
+                "capture.replace.timeoutMs", "retention.maxStoreMb", "walkers.dedupeIntervalMs",
+                "daemon.idleTimeoutS", "summarizer.dailyCap", "redaction.enabled", "'nope'", "'capture_extra'"):
+        assert key in refused, key
+    assert all(w.startswith(str(repo / ".memtree.json")) for w in loaded.warnings)
+
+
+def test_repo_narrows_the_users_plugin_choices_never_widens_them(tmp_path: Path) -> None:
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    home.mkdir()
+    repo.mkdir()
+    write(home / "config.json", {"plugins": {"disable": ["summarizers"], "load": ["a", "b"]}})
+    write(repo / ".memtree.json", {"plugins": {"disable": ["retrieval", " Redaction ", "redaction"],
+                                               "load": ["b", "c"]}})
+    loaded = load_settings(home, repo, {})
+    assert loaded.settings.plugins.disable == ["summarizers", "retrieval"]
+    assert loaded.settings.plugins.load == ["b"]
+    assert any("plugins.disable of 'redaction' ignored" in w for w in loaded.warnings)
+    assert any("plugins.load of c ignored" in w for w in loaded.warnings)
+    # An empty load list means "every plugin": it cannot widen the user's list, nor can a list of others.
+    for load in ([], ["c"]):
+        write(repo / ".memtree.json", {"plugins": {"load": load}})
+        assert load_settings(home, repo, {}).settings.plugins.load == ["a", "b"]
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "127.0.0.1:11434", "http://", "http://h:port", "ftp://h/"])
+def test_ollama_url_must_be_an_http_endpoint(tmp_path: Path, url: str) -> None:
+    with pytest.raises(SettingsError, match="MEMTREE_OLLAMA_URL.*ollamaUrl: must be an http"):
+        load_settings(tmp_path, None, {"MEMTREE_OLLAMA_URL": url})
+    assert load_settings(tmp_path, None, {"MEMTREE_OLLAMA_URL": "https://gpu.example:8443/"}).settings.ollama_url
+
+
+def test_a_hostile_repo_config_cannot_flood_the_warnings(tmp_path: Path) -> None:
+    data: dict[str, object] = {f"k{i}": i for i in range(3000)}
+    data["budgets"] = {"read": "y" * 100_000}
+    data["search"] = {"defaultLimit": 20}
+    write(tmp_path / ".memtree.json", data)
+    loaded = load_settings(tmp_path / "home", tmp_path, {})
+    assert loaded.settings.search.default_limit == 20  # what it may set still holds
+    assert len(loaded.warnings) <= 41 and loaded.warnings[-1].endswith("more keys ignored")
+    assert max(map(len, loaded.warnings)) < 400

@@ -272,18 +272,19 @@ WORDS = ["".join(RNG.choices("abcdefghijklmnop", k=7)) for _ in range(3000)]
 
 
 def test_size_cap_evicts_oldest_outputs_never_live_chunks_and_reclaims_space(home: Path, project: Path) -> None:
-    app = open_with(project, RETENTION__MAX_STORE_MB="0.6", WALKERS__PRUNE_BATCH_ROWS="100000")
+    # 1 MB is the smallest cap there is (below it every output would go on each run)
+    app = open_with(project, RETENTION__MAX_STORE_MB="1", WALKERS__PRUNE_BATCH_ROWS="100000")
     s = app.store
     try:
         chunks = [s.insert_node("file_chunk", f"chunk {i} " + "def f(): return 1\n" * 20,
                                 source_uri=f"file:///nowhere/c{i}.py#L1-20", status_="live").id for i in range(20)]
         outputs = [s.insert_node("tool_output", f"build {i} " + " ".join(RNG.choices(WORDS, k=800)), status_="live",
-                                 created_at=now_ms() - (400 - i) * 1000).id for i in range(400)]
+                                 created_at=now_ms() - (700 - i) * 1000).id for i in range(700)]
         stale = make(s, "stale", "an old stale capture " * 10)
-        assert used_bytes(s) > 0.6e6
+        assert used_bytes(s) > 1e6
         pages_before = s.query_one("PRAGMA page_count")[0]
         result = walk(app, "pruner")
-        assert used_bytes(s) <= 0.6e6
+        assert used_bytes(s) <= 1e6
         assert result["evicted_stale"] == 1 and result["evicted_live"] > 0
         assert s.get_node(stale) is None
         assert statuses(s, chunks) == {"live"}
@@ -298,12 +299,13 @@ def test_size_cap_evicts_oldest_outputs_never_live_chunks_and_reclaims_space(hom
 
 
 def test_size_cap_that_only_live_chunks_exceed_is_reported(home: Path, project: Path) -> None:
-    app = open_with(project, RETENTION__MAX_STORE_MB="0.01")
+    app = open_with(project, RETENTION__MAX_STORE_MB="1")
     try:
-        chunk = app.store.insert_node("file_chunk", "z" * 20000, source_uri="file:///n/z.py", status_="live")
+        chunks = [app.store.insert_node("file_chunk", f"{i} " + "z" * 99_000, source_uri=f"file:///n/z{i}.py",
+                                        status_="live") for i in range(12)]
         result = walk(app, "pruner")
         assert result["cap_unreachable"] == 1
-        assert app.store.get_node(chunk.id).status == "live"
+        assert {app.store.get_node(c.id).status for c in chunks} == {"live"}
     finally:
         app.close()
 

@@ -77,11 +77,12 @@ def capture_status(app: Any) -> dict[str, Any]:
 
 
 def gather(app: Any) -> dict[str, Any]:
-    from memtree_core import __version__
+    from memtree_core import __version__, destinations, protections
     from memtree_core.lockfile import daemon_status
 
     vec = vector_support()
     vector_search: dict[str, Any] = {"available": vec["available"], **vec}
+    degraded = _degraded(app, vector_search)
     return {
         "version": __version__,
         "python": f"{platform.python_implementation()} {platform.python_version()} ({sys.executable})",
@@ -101,7 +102,9 @@ def gather(app: Any) -> dict[str, Any]:
         "config_files": app.loaded.files,
         "config_warnings": app.loaded.warnings,
         "token_counter": getattr(app.plugins.token_counter, "name", type(app.plugins.token_counter).__name__),
-        "degraded": _degraded(app, vector_search),
+        "degraded": degraded,
+        "network_destinations": [d.as_dict() for d in destinations.in_effect(app)],
+        "warnings": protections.warnings(app, degraded),
     }
 
 
@@ -143,7 +146,8 @@ def run(args: Any) -> int:
         print_json(info)
         return 0
     vs = info["vector_search"]
-    lines = [
+    # Whatever is ignored, degraded or off comes first, where it cannot be missed.
+    lines = (["WARNING:", *(f"  ! {w}" for w in info["warnings"]), ""] if info["warnings"] else []) + [
         f"memtree {info['version']}  ({info['python']})",
         f"project   {info['project_root']}  [{info['project_hash']}, {info['project_identity']}]",
         f"store     {info['store']}{'' if info['store_exists'] else '  (not created yet)'}",
@@ -163,10 +167,12 @@ def run(args: Any) -> int:
         f"tokens    {info['token_counter']}",
         "config    " + (", ".join(info["config_files"]) or "defaults only"),
         "plugins   " + ", ".join(f"{p['name']}({p['status']})" for p in info["plugins"]),
+        "network   " + ("; ".join(f"{d['what']} -> {d['url']} ({'this machine' if d['local'] else 'ANOTHER MACHINE'}, "
+                                  f"{'active' if d['active'] else 'inactive'}, set by {d['origin']})"
+                                  for d in info["network_destinations"]) or "no destinations"),
     ]
-    if info["degraded"]:
-        lines.append("degraded:")
-        lines.extend(f"  - {d}" for d in info["degraded"])
+    if info["warnings"]:
+        lines.append("degraded: see WARNING at the top")
     else:
         lines.append("everything is working")
     print("\n".join(lines))

@@ -180,6 +180,10 @@ class Daemon:
                 raise RuntimeError(f"the project's identity changed while the daemon started "
                                    f"({self.identity.hash} -> {self.app.identity.hash}); start it again")
             self.idle_timeout_s = float(self.app.settings.daemon.idle_timeout_s)
+            for warning in self.app.loaded.warnings:
+                log.warning("config: %s", warning)
+            if self.app.redaction_unavailable:
+                log.warning("nothing will be stored: redaction is unavailable (%s)", self.app.redaction_unavailable)
             self._start_thread("ingest", ingest.serve, self.ingest_sock, self.app, self.stop_event)
             self._start_thread("coordinator", Coordinator(self.app).run, self.stop_event)
             names = register_tools(server, self.app)

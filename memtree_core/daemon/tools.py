@@ -73,6 +73,8 @@ def wrap_tool(spec: ToolSpec, fn: Callable[..., Any], app: Any) -> Callable[...,
     new_return = Annotated[CallToolResult, returns] if _renders(returns) else returns
     params = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()]
 
+    from memtree_core.errors import UserFacingError
+
     def fail(exc: Exception) -> typing.NoReturn:
         if isinstance(exc, ToolError):
             raise exc
@@ -81,7 +83,7 @@ def wrap_tool(spec: ToolSpec, fn: Callable[..., Any], app: Any) -> Callable[...,
         if not isinstance(exc, EXPECTED_ERRORS) and is_corruption(exc):
             log.error("tool %s: the store is damaged: %s", spec.name, exc)
             raise ToolError(app.mark_damaged(exc)) from exc
-        if not isinstance(exc, EXPECTED_ERRORS):
+        if not isinstance(exc, EXPECTED_ERRORS + UserFacingError):
             log.exception("tool %s crashed", spec.name)
         raise ToolError(_error_message(spec, exc, log_path)) from exc
 

@@ -31,6 +31,9 @@ def day_counter(now: float | None = None) -> str:
 
 class AnthropicSummarizer:
     name = "anthropic"
+    # Where stored content goes, and the variable without which nothing is sent (memtree info lists both).
+    url = API_URL
+    requires_env = "ANTHROPIC_API_KEY"
 
     def __init__(self) -> None:
         self.environ: dict[str, str] = {}

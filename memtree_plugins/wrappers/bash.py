@@ -11,7 +11,9 @@ The stored ``tool_output`` node (``tool:bash#<keyed hash of the redacted command
 cut to ``capture.maxBytes`` with the head/tail kept (``truncated``/``original_bytes`` on the row give the
 real size), after ``app.redact()``; the preview returned is cut from the same redacted text, so a secret
 never comes back either.  The same content within the hour reuses the existing node.  A command matched
-by the deny list (``env``, ``printenv``, ``bash.deny``) or ``capture.bash = false`` stores nothing.
+by the deny list (``env``, ``printenv``, ``bash.deny``) or ``capture.bash = false`` stores nothing, and so
+does a project whose redaction is unavailable (:mod:`memtree_core.redaction_gate`): the command still runs
+and the result says why nothing was stored.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from memtree_core.denylist import command_denied
+from memtree_core.redaction_gate import RedactionUnavailable
 from memtree_plugins.wrappers.budget import head_tail
 from memtree_plugins.wrappers.records import (
     args_digest,
@@ -175,7 +178,19 @@ def _why_not_stored(app: App, command: str) -> str | None:
         return f"command is on the deny list ({denied})"
     if not app.settings.capture.bash:
         return "capture.bash is false for this project"
+    why = app.redaction_unavailable
+    if why:
+        return f"redaction is unavailable ({why})"
     return None
+
+
+def _redact(app: App, text: str) -> tuple[str, dict[str, int], str | None]:
+    """(text, hits, None), or the text as it was with the reason it must not be stored."""
+    try:
+        clean, hits = app.redact(text)
+    except RedactionUnavailable as exc:
+        return text, {}, f"redaction is unavailable ({exc.why})"
+    return clean, hits, None
 
 
 # What a redactions line can add to the header after the run (checked again at the end).
@@ -187,8 +202,8 @@ def bash(app: App, command: str, timeout: float | None = None, budget_tokens: in
     budget = budget_or_default(budget_tokens, app.settings.budgets.bash)
     root = str(app.identity.root)
     store = app.store
-    clean_command, _ = app.redact(command)
-    not_stored = _why_not_stored(app, command)
+    clean_command, _, unredacted = _redact(app, command)
+    not_stored = _why_not_stored(app, command) or unredacted
     # Refuse a budget too small for the header before running anything (worst-case figures).
     probe = BashResult(command=clean_command, exit_code=-15, timed_out=True, duration_ms=int(limit * 1000),
                        stdout_bytes=10**11, stderr_bytes=10**11, node_id=None if not_stored else "0" * 26,
@@ -205,7 +220,8 @@ def bash(app: App, command: str, timeout: float | None = None, budget_tokens: in
         notes.append("a background process kept the output open after the shell exited; its later output "
                      "is not captured")
     raw, cut_output = compose(command, outcome, store.max_bytes, limit)
-    text, hits = app.redact(raw)
+    text, hits, unredacted = _redact(app, raw)
+    not_stored = not_stored or unredacted
     app.record_redactions(hits)  # whether or not the output is stored, its preview went out redacted
     result = BashResult(command=clean_command, exit_code=outcome.returncode, timed_out=outcome.timed_out,
                         duration_ms=outcome.duration_ms, stdout_bytes=outcome.stdout.total,

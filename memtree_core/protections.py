@@ -1,0 +1,26 @@
+"""What ``memtree info`` puts in its WARNING block: anything that weakens what protects the user's data.
+
+A refused repository key, redaction off or unavailable, content going to another machine, and everything
+else that is degraded.  Each line says what and why, in words a user can act on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memtree_core import destinations
+
+
+def warnings(app: Any, degraded: list[str]) -> list[str]:
+    out: list[str] = []
+    why = app.redaction_unavailable
+    if why:
+        out.append(f"NOTHING IS STORED: redaction is unavailable ({why})")
+    elif not app.settings.redaction.enabled:
+        out.append(f"redaction is OFF (redaction.enabled = false, set by {app.loaded.origin('redaction.enabled')}): "
+                   f"secrets are stored as they are")
+    for dest in destinations.in_effect(app):
+        if dest.active and not dest.local:
+            out.append(f"content leaves this machine: {dest.describe()}")
+    out.extend(d for d in degraded if d not in out)
+    return out

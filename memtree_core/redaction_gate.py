@@ -1,0 +1,85 @@
+"""Redaction fails closed: when no redaction rules are in effect, nothing is stored.
+
+memtree keeps everything an agent sees, so a store written without redaction would hold raw secrets.  The
+gate is open when the built-in redaction plugin loaded and at least one rule is registered, or when the user's
+own config (or environment) set ``redaction.enabled`` to false: a repository cannot (see
+:mod:`memtree_core.settings`).  Otherwise every place that stores refuses: hook captures are acked
+``{"ok": false, "reason": "redaction-unavailable"}``, the ``bash`` tool runs the command but says its output
+was not stored, and ``read``/``grep`` answer with a tool error.  ``memtree info`` gives the same reason.
+
+A rule that raises while redacting closes the gate for that text only: whatever it was meant to catch may
+still be in there, so that text is not stored either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from memtree_core.redacting import Redacted
+from memtree_core.redacting import redact as redact_all
+
+REASON = "redaction-unavailable"
+BUILTIN = "redaction"  # the built-in plugin's short name (memtree_plugins.BUILTINS)
+
+
+class RedactionUnavailable(Exception):
+    """Text could not be redacted, so it must not be stored; the message says why in one line."""
+
+    reason = REASON
+
+    def __init__(self, why: str) -> None:
+        super().__init__(f"nothing was stored: redaction is unavailable ({why})")
+        self.why = why
+
+
+def unavailable_reason(settings: Any, plugins: Any) -> str | None:
+    """Why redaction cannot run for this project, or None when it can (or the user turned it off)."""
+    if not settings.redaction.enabled:
+        return None
+    builtin = plugins.info(BUILTIN)
+    if builtin is not None and builtin.status == "failed":
+        return (f"the built-in redaction plugin failed to load: {builtin.error}; reinstall memtree, or set "
+                f"redaction.enabled=false in your own config to store without redaction")
+    if len(plugins.redaction_rules):
+        return None
+    if builtin is not None and builtin.status == "disabled":
+        return ("the built-in redaction plugin is disabled (MEMTREE_DISABLE_PLUGINS or your plugins.disable) "
+                "and no other plugin registers a rule; set redaction.enabled=false in your own config to store "
+                "without redaction")
+    if builtin is None:
+        return "the built-in redaction plugin is not part of this build and no plugin registers a rule"
+    return "no redaction rules are registered (a plugin removed them all)"
+
+
+def redact(settings: Any, plugins: Any, text: str) -> Redacted:
+    """Apply every rule in order to the whole text, keeping its line count (:mod:`memtree_core.redacting`);
+    the result names hits per rule (never values).
+
+    Raise :class:`RedactionUnavailable` when the gate is closed or a rule fails on this text."""
+    if not settings.redaction.enabled:
+        return Redacted(text)
+    why = unavailable_reason(settings, plugins)
+    if why is not None:
+        raise RedactionUnavailable(why)
+    return redact_all(_guarded(plugins.redaction_rules.entries()), text)
+
+
+class _Guarded:
+    """A rule whose failure closes the gate for the text at hand instead of passing it through raw."""
+
+    def __init__(self, entry: Any) -> None:
+        self.entry = entry
+        self.name = entry.name
+
+    def redact(self, text: str) -> tuple[str, int]:
+        try:
+            return self.entry.item.redact(text)
+        except Exception as exc:
+            raise RedactionUnavailable(f"rule {self.entry.name!r} from plugin {self.entry.plugin} failed: "
+                                       f"{type(exc).__name__}: {exc}") from exc
+
+
+def _guarded(entries: Any) -> Iterator[_Guarded]:
+    for entry in entries:
+        yield _Guarded(entry)
