@@ -38,10 +38,19 @@ Protocol
 Faults
     A connection may send at most :data:`MAX_PAYLOAD_BYTES` within :data:`READ_DEADLINE_S`; more is refused
     (``oversized``/``timeout``) without reading on.  Content bigger than ``capture.maxBytes`` is not refused:
-    the store cuts it and marks ``truncated``/``original_bytes``.  Malformed JSON, binary and non-UTF-8 input
-    are dropped.  Every drop bumps ``capture:dropped:<reason>`` and logs one line without content.  Each
-    connection runs on its own thread (at most :data:`MAX_CONNECTIONS`), so a slow client stalls nobody.
-    Only the socket's owner may connect: 0600 plus a ``SO_PEERCRED`` uid check where the OS offers it.
+    it is cut to a little over that size before redaction (a secret across the cut is still seen) and the
+    store marks it ``truncated``/``original_bytes``.  Malformed JSON, binary and non-UTF-8 input are
+    dropped.  Every drop bumps ``capture:dropped:<reason>`` and logs one line without content.  Only the
+    socket's owner may connect: 0600 plus a ``SO_PEERCRED`` uid check where the OS offers it.
+
+Bounds (issue 11)
+    Each connection runs on its own thread, at most :data:`MAX_CONNECTIONS` at once.  When all are taken, the
+    connection that has sent nothing for longest (at least :data:`EVICT_IDLE_S`, still sending its payload) is
+    closed to make room -- a sender that dribbles bytes cannot make the server refuse real captures as
+    ``busy``.  Past :data:`BIG_CAPTURE_BYTES`, a connection needs one of :data:`BIG_CAPTURE_SLOTS` slots to
+    read on and be stored (the rest wait, unread, in the kernel's socket buffer), so many concurrent huge
+    captures cost a bounded amount of memory.  When the daemon stops, connections still sending are closed
+    and those being stored get :data:`STOP_GRACE_S` to commit.
 
 Idle tracking
     :func:`last_activity` returns the ``time.monotonic()`` of the latest accepted connection in this process
@@ -71,7 +80,14 @@ log = logging.getLogger("memtree.ingest")
 MAX_PAYLOAD_BYTES = 32 * 1024 * 1024  # a Read of a huge file or a long Bash log; beyond this is not a capture
 READ_DEADLINE_S = 30.0  # whole-payload deadline per connection
 RECV_TIMEOUT_S = 5.0  # silence allowed between two reads
-MAX_CONNECTIONS = 32  # concurrent handler threads; more get {"ok":false,"reason":"busy"}
+MAX_CONNECTIONS = 32  # concurrent handler threads; beyond, the longest-idle sender is evicted, else "busy"
+EVICT_IDLE_S = 1.0  # a sender silent this long may be evicted when every slot is taken
+ACCEPT_WAIT_S = 2.0  # how long a new connection waits for an evicted one's slot before "busy"
+BIG_CAPTURE_BYTES = 1 << 20  # past this a connection needs a big-capture slot to read on
+BIG_CAPTURE_SLOTS = 2
+BIG_SLOT_WAIT_S = 120.0  # a big capture waits at most this long for a slot ("busy" after)
+STOP_GRACE_S = 4.0  # captures being stored when the daemon stops get this long to commit
+PRECUT_MARGIN_CHARS = 64 * 1024  # kept past capture.maxBytes before redaction, so a secret across the cut is seen
 ROOT_LINK_NAME = ".ingest.sock"
 # Which sender the hooks run, one field per line (paths may hold spaces): kind ("nc"/"perl"/"python"),
 # program, and for python the send.py compiled by that interpreter (may be empty); then the same three for
@@ -169,14 +185,56 @@ def peer_uid(conn: socket.socket) -> int | None:
     return uid
 
 
-def read_payload(conn: socket.socket, limit: int | None = None, deadline_s: float | None = None) -> bytes:
-    """Everything the client sends until it shuts down its write side, within the size and time bounds."""
+class Connection:
+    """One capture connection as the server tracks it: when it last sent a byte, whether it is still
+    sending (only then may it be evicted), whether it holds a big-capture slot."""
+
+    def __init__(self, sock: socket.socket, big_slots: threading.Semaphore | None = None) -> None:
+        self.sock = sock
+        self.last_byte = time.monotonic()
+        self.sending = True
+        self.evicted: str | None = None  # why it was closed under its reader
+        self.big_slots = big_slots
+        self.holds_big = False
+
+    def evict(self, why: str) -> None:
+        self.evicted = why
+        try:
+            self.sock.shutdown(socket.SHUT_RD)  # its recv() returns at once; the refusal can still be sent
+        except OSError:
+            pass
+
+    def wait_for_big_slot(self) -> float:
+        """Take a big-capture slot (blocking); returns the seconds spent waiting."""
+        if self.big_slots is None or self.holds_big:
+            return 0.0
+        start = time.monotonic()
+        self.sending = False  # waiting on us, not idle on its own: not a candidate for eviction
+        try:
+            if not self.big_slots.acquire(timeout=BIG_SLOT_WAIT_S):
+                raise Refused("busy")
+        finally:
+            self.sending = self.evicted is None
+        self.holds_big = True
+        return time.monotonic() - start
+
+    def release(self) -> None:
+        if self.holds_big and self.big_slots is not None:
+            self.holds_big = False
+            self.big_slots.release()
+
+
+def read_payload(conn: socket.socket, limit: int | None = None, deadline_s: float | None = None,
+                 track: Connection | None = None) -> bytes | bytearray:
+    """Everything the client sends until it shuts down its write side, within the size and time bounds.
+
+    With ``track``: the time of each byte is noted (for eviction), and past :data:`BIG_CAPTURE_BYTES` the
+    read waits for a big-capture slot (that wait does not count against the deadline)."""
     limit = MAX_PAYLOAD_BYTES if limit is None else limit
     deadline_s = READ_DEADLINE_S if deadline_s is None else deadline_s
     conn.settimeout(RECV_TIMEOUT_S)
     end = time.monotonic() + deadline_s
-    chunks: list[bytes] = []
-    size = 0
+    buf = bytearray()
     while True:
         if time.monotonic() > end:
             raise Refused("timeout")
@@ -184,16 +242,25 @@ def read_payload(conn: socket.socket, limit: int | None = None, deadline_s: floa
             chunk = conn.recv(1 << 20)
         except TimeoutError:
             raise Refused("timeout") from None
+        except OSError:
+            if track is not None and track.evicted:
+                raise Refused(track.evicted) from None
+            raise
+        if track is not None:
+            if track.evicted:
+                raise Refused(track.evicted)
+            track.last_byte = time.monotonic()
         if not chunk:
-            return b"".join(chunks)
-        size += len(chunk)
-        if size > limit:
+            return buf  # not copied: a 30 MB capture is held once
+        if len(buf) + len(chunk) > limit:
             raise Refused("oversized")
-        chunks.append(chunk)
+        buf += chunk
+        if track is not None and len(buf) > BIG_CAPTURE_BYTES and not track.holds_big:
+            end += track.wait_for_big_slot()
 
 
-def decode_payload(raw: bytes) -> dict[str, Any]:
-    if not raw.strip():
+def decode_payload(raw: bytes | bytearray) -> dict[str, Any]:
+    if not raw or raw.isspace():
         raise Refused("empty-payload")
     if b"\x00" in raw:
         raise Refused("binary")
@@ -217,6 +284,22 @@ def _clean(text: str) -> str:
         return text
     except UnicodeEncodeError:
         return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def utf8_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def precut(cap: Any, max_bytes: int) -> None:
+    """Cut content far over ``max_bytes`` before it is cleaned and redacted (each pass would copy all of it);
+    the store cuts the rest and ``original_bytes`` keeps the real size.  A character is at least one byte, so
+    ``max_bytes + margin`` characters still hold more than the store keeps."""
+    keep = max_bytes + PRECUT_MARGIN_CHARS
+    if len(cap.content) <= keep:
+        return
+    full = utf8_size(cap.content)
+    cap.content = cap.content[:keep]
+    cap.original_bytes = max(cap.original_bytes or 0, full)
 
 
 MAX_CLAIMS = 4096  # recent tool calls remembered for deduplication (the two hooks arrive within seconds)
@@ -248,11 +331,45 @@ class IngestServer:
     def __init__(self, app: Any) -> None:
         self.app = app
         self.uid = os.getuid()
+        self.big_slots = threading.BoundedSemaphore(BIG_CAPTURE_SLOTS)
+        self.connections: set[Connection] = set()  # open ones, for eviction and for stopping
+        self._connections_lock = threading.Lock()
         # Recent tool calls (see "One node per tool call" above), oldest first.
         self._claims: dict[str, _Claim] = {}
         self._claims_lock = threading.Lock()
 
-    def handle(self, conn: socket.socket) -> dict[str, Any]:
+    def track(self, conn: socket.socket) -> Connection:
+        state = Connection(conn, self.big_slots)
+        with self._connections_lock:
+            self.connections.add(state)
+        return state
+
+    def untrack(self, state: Connection) -> None:
+        state.release()
+        with self._connections_lock:
+            self.connections.discard(state)
+
+    def evict_idlest(self, why: str = "evicted") -> bool:
+        """Close the connection that has been silent longest while still sending, if one has been silent
+        for :data:`EVICT_IDLE_S`; True when one was."""
+        now = time.monotonic()
+        with self._connections_lock:
+            idle = [c for c in self.connections if c.sending and c.evicted is None
+                    and now - c.last_byte >= EVICT_IDLE_S]
+            victim = min(idle, key=lambda c: c.last_byte, default=None)
+            if victim is None:
+                return False
+            victim.evict(why)
+        return True
+
+    def evict_senders(self, why: str) -> None:
+        """Close every connection still sending (the daemon is stopping: none of them was acked)."""
+        with self._connections_lock:
+            for c in self.connections:
+                if c.sending and c.evicted is None:
+                    c.evict(why)
+
+    def handle(self, conn: socket.socket, state: Connection | None = None) -> dict[str, Any]:
         """Serve one connection fully; return the ack it sent."""
         started = time.monotonic()
         tool = "?"
@@ -264,7 +381,9 @@ class IngestServer:
             uid = peer_uid(conn)
             if uid is not None and uid != self.uid:
                 raise Refused("peer-uid")
-            raw = read_payload(conn)
+            raw = read_payload(conn, track=state)
+            if state is not None:
+                state.sending = False
             size = len(raw)
             from memtree_core.replace import split_request
 
@@ -281,6 +400,9 @@ class IngestServer:
             log.exception("capture failed (tool=%s, %d bytes)", tool, size)
             self._count_drop(f"error:{type(exc).__name__}", tool, size)
             ack = {"ok": False, "reason": "error"}
+        finally:
+            if state is not None:
+                state.sending = False
         line = (json.dumps(ack) + "\n").encode()
         if wants_reply and ack["ok"] and len(ack["ids"]) == 1:
             self._reply(conn, line, payload, ack["ids"][0], truncated)
@@ -386,6 +508,7 @@ class IngestServer:
         hits: dict[str, int] = {}
         clean: list[Capture] = []
         for cap in result:
+            precut(cap, settings.max_bytes)
             content = self._redact(_clean(cap.content), hits)
             if "\x00" in content:
                 raise Refused("binary-content")
@@ -418,8 +541,8 @@ class IngestServer:
 def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
     """Accept captures until ``stop`` is set (blocking; the daemon runs it in a thread).
 
-    On return the listening socket is closed and its path removed (if it is still ours); captures in flight
-    are given :data:`READ_DEADLINE_S` to finish, so none that was acked or about to be is cut off.
+    On return the listening socket is closed and its path removed (if it is still ours); connections still
+    sending are closed (none was acked) and captures being stored get :data:`STOP_GRACE_S` to commit.
     """
     try:
         bound_path = sock.getsockname()
@@ -443,13 +566,20 @@ def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
     workers: set[threading.Thread] = set()
     sock.settimeout(0.25)
 
-    def run(conn: socket.socket) -> None:
+    def run(conn: socket.socket, state: Connection) -> None:
         try:
-            server.handle(conn)
+            server.handle(conn, state)
         finally:
+            server.untrack(state)
             conn.close()
             slots.release()
             workers.discard(threading.current_thread())
+
+    def take_slot() -> bool:
+        if slots.acquire(blocking=False):
+            return True
+        # Full: make room by closing the sender silent longest, rather than refusing this one.
+        return server.evict_idlest() and slots.acquire(timeout=ACCEPT_WAIT_S)
 
     try:
         while not stop.is_set():
@@ -464,7 +594,7 @@ def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
                 return  # the socket was closed under us: the daemon is stopping
             _touch()
             conn.setblocking(True)
-            if not slots.acquire(blocking=False):
+            if not take_slot():
                 server._count_drop("busy", "?", 0)
                 try:
                     conn.sendall(b'{"ok":false,"reason":"busy"}\n')
@@ -472,12 +602,15 @@ def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
                     pass
                 conn.close()
                 continue
-            worker = threading.Thread(target=run, args=(conn,), name="memtree-ingest-conn", daemon=True)
+            worker = threading.Thread(target=run, args=(conn, server.track(conn)), name="memtree-ingest-conn",
+                                      daemon=True)
             workers.add(worker)
             worker.start()
     finally:
         sock.close()
-        end = time.monotonic() + READ_DEADLINE_S
+        # Nothing still being sent was acked: close those now; captures being stored get to commit.
+        server.evict_senders("stopping")
+        end = time.monotonic() + STOP_GRACE_S
         for worker in list(workers):
             worker.join(max(0.0, end - time.monotonic()))
         if bound_path and bound_ino is not None:

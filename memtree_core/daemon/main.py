@@ -96,6 +96,20 @@ def _last_capture() -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
+def _end_tool_processes() -> None:
+    from memtree_core import children
+
+    try:
+        ended = children.end_all()
+    except Exception:
+        log.exception("cannot end the tools' processes")
+        return
+    if ended.killed:
+        log.info("ended %d process(es) started by tool calls", len(ended.killed))
+    if ended.survivors or ended.notes:
+        log.warning("tool processes left running: %s", ended.summary())
+
+
 class Daemon:
     def __init__(self, project: str | None, project_hash: str | None = None,
                  on_ready: Callable[[], None] | None = None) -> None:
@@ -229,6 +243,7 @@ class Daemon:
                         self.stop_reason = f"idle for {self.idle_timeout_s:g}s with no session and no capture"
                         self.stop_event.set()
             log.info("stopping: %s", self.stop_reason or "asked to")
+            _end_tool_processes()  # tool calls in flight return at once instead of at their deadline
             tg.cancel_scope.cancel()
         self.mcp_sock = None  # the listener closed it
 
@@ -237,6 +252,7 @@ class Daemon:
         if self.lock_fd is None:
             return
         try:
+            _end_tool_processes()  # any started while the sessions were closing
             for t in self.threads:
                 t.join(timeout=5)
                 if t.is_alive():

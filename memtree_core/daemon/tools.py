@@ -25,6 +25,20 @@ from memtree_core.types import ToolSpec
 
 log = logging.getLogger("memtree.daemon.tools")
 
+# Sync tools run on worker threads of their own, not on the SDK's default pool (40 threads, shared with
+# everything else that runs in a thread): calls that wait on something slow (a long bash command) must not
+# leave other sessions without a thread.  Every tool has a deadline, so a thread is always given back.
+TOOL_THREADS = 256
+_tool_threads: anyio.CapacityLimiter | None = None
+
+
+def tool_threads() -> anyio.CapacityLimiter:
+    global _tool_threads
+    if _tool_threads is None:
+        _tool_threads = anyio.CapacityLimiter(TOOL_THREADS)
+    return _tool_threads
+
+
 # Failures a caller can cause and fix (bad path, unknown node id, bad budget): the message goes back as is.
 EXPECTED_ERRORS: tuple[type[BaseException], ...] = (ValueError, LookupError, OSError, TimeoutError)
 
@@ -53,8 +67,8 @@ def _to_result(value: Any) -> Any:
 def wrap_tool(spec: ToolSpec, fn: Callable[..., Any], app: Any) -> Callable[..., Any]:
     """Give ``fn`` the same parameters, return both result forms and turn its exceptions into tool errors.
 
-    A sync ``fn`` stays sync, so the SDK runs it on a worker thread; an async one stays async.  Every call
-    counts as activity for the walkers that wait for a quiet period.
+    A sync ``fn`` runs on a worker thread from :func:`tool_threads`; an async one on the event loop.  Every
+    call counts as activity for the walkers that wait for a quiet period.
     """
     from memtree_core.coordinator import note_activity
 
@@ -81,12 +95,17 @@ def wrap_tool(spec: ToolSpec, fn: Callable[..., Any], app: Any) -> Callable[...,
             except Exception as exc:
                 fail(exc)
     else:
-        def tool(**kwargs: Any) -> Any:
+        def call(kwargs: dict[str, Any]) -> Any:
             note_activity(app)
             try:
                 return _to_result(fn(**kwargs))
             except Exception as exc:
                 fail(exc)
+
+        async def tool(**kwargs: Any) -> Any:
+            # abandon_on_cancel: a session that ends, or a daemon that stops, does not wait for the thread
+            # (the daemon ends the call's processes, so the thread returns soon after).
+            return await anyio.to_thread.run_sync(call, kwargs, limiter=tool_threads(), abandon_on_cancel=True)
 
     tool.__name__ = getattr(fn, "__name__", spec.name)
     tool.__qualname__ = tool.__name__
