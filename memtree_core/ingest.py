@@ -81,8 +81,8 @@ MAX_PAYLOAD_BYTES = 32 * 1024 * 1024  # a Read of a huge file or a long Bash log
 READ_DEADLINE_S = 30.0  # whole-payload deadline per connection
 RECV_TIMEOUT_S = 5.0  # silence allowed between two reads
 MAX_CONNECTIONS = 32  # concurrent handler threads; beyond, the longest-idle sender is evicted, else "busy"
-EVICT_IDLE_S = 1.0  # a sender silent this long may be evicted when every slot is taken
-ACCEPT_WAIT_S = 2.0  # how long a new connection waits for an evicted one's slot before "busy"
+EVICT_IDLE_S = 0.25  # a sender silent this long may be evicted when every slot is taken (a real sender writes its payload at once)
+ACCEPT_WAIT_S = 5.0  # how long a new connection waits for an evicted one's slot before "busy"
 BIG_CAPTURE_BYTES = 1 << 20  # past this a connection needs a big-capture slot to read on
 BIG_CAPTURE_SLOTS = 2
 BIG_SLOT_WAIT_S = 120.0  # a big capture waits at most this long for a slot ("busy" after)
@@ -260,6 +260,8 @@ def read_payload(conn: socket.socket, limit: int | None = None, deadline_s: floa
 
 
 def decode_payload(raw: bytes | bytearray) -> dict[str, Any]:
+    """The payload as a JSON object.  A ``bytearray`` is emptied once decoded: a 30 MB capture is then held
+    as its text or as its parsed value, never as raw bytes, text and value at once."""
     if not raw or raw.isspace():
         raise Refused("empty-payload")
     if b"\x00" in raw:
@@ -268,10 +270,14 @@ def decode_payload(raw: bytes | bytearray) -> dict[str, Any]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise Refused("not-utf8") from None
+    if isinstance(raw, bytearray):
+        raw.clear()
     try:
         value = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
         raise Refused("malformed-json") from None
+    finally:
+        del text
     if not isinstance(value, dict):
         raise Refused("not-an-object")
     return value
@@ -315,14 +321,33 @@ class _Claim:
         self.truncated = False
 
 
+def _feed(h: Any, value: Any) -> None:
+    """Hash a JSON value in canonical form without building its serialisation (a 30 MB output would be
+    copied twice more): strings go in by slices, containers by their items in key order."""
+    if isinstance(value, str):
+        h.update(b"s%d:" % len(value))
+        for i in range(0, len(value), 1 << 20):
+            h.update(value[i:i + (1 << 20)].encode("utf-8", "surrogatepass"))
+    elif isinstance(value, dict):
+        h.update(b"d%d:" % len(value))
+        for key in sorted(value, key=str):
+            _feed(h, str(key))
+            _feed(h, value[key])
+    elif isinstance(value, list):
+        h.update(b"l%d:" % len(value))
+        for item in value:
+            _feed(h, item)
+    else:
+        h.update(b"v" + json.dumps(value).encode() + b";")
+
+
 def _call_key(payload: dict[str, Any]) -> str:
     """Same tool call, same output: the id alone would merge two calls of a client that reuses ids."""
     import hashlib
 
-    output = payload.get("tool_response", payload.get("error"))
-    digest = hashlib.blake2b(json.dumps(output, sort_keys=True, ensure_ascii=False).encode("utf-8", "replace"),
-                             digest_size=16).hexdigest()
-    return f"{payload.get('tool_use_id')}\x00{payload.get('hook_event_name')}\x00{digest}"
+    h = hashlib.blake2b(digest_size=16)
+    _feed(h, payload.get("tool_response", payload.get("error")))
+    return f"{payload.get('tool_use_id')}\x00{payload.get('hook_event_name')}\x00{h.hexdigest()}"
 
 
 class IngestServer:

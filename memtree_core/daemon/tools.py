@@ -21,18 +21,16 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
+from memtree_core.daemon.limits import TOOL_THREADS
 from memtree_core.types import ToolSpec
 
 log = logging.getLogger("memtree.daemon.tools")
 
-# Sync tools run on worker threads of their own, not on the SDK's default pool (40 threads, shared with
-# everything else that runs in a thread): calls that wait on something slow (a long bash command) must not
-# leave other sessions without a thread.  Every tool has a deadline, so a thread is always given back.
-TOOL_THREADS = 256
 _tool_threads: anyio.CapacityLimiter | None = None
 
 
 def tool_threads() -> anyio.CapacityLimiter:
+    """The sync tools' own thread pool (see :data:`memtree_core.daemon.limits.TOOL_THREADS`)."""
     global _tool_threads
     if _tool_threads is None:
         _tool_threads = anyio.CapacityLimiter(TOOL_THREADS)
