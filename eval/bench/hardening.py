@@ -9,7 +9,7 @@ of its code in-process and measures (see _hardening_workload.py): serial capture
 senders, and the capture hook as Claude Code runs it.  Each side also measures an echo round trip over the
 same kind of socket: the floor, printed as a check that both sides ran under the same conditions.
 
-    .venv/bin/python eval/bench/hardening.py [--n 200] [--hook-runs 40] [--rounds 3] [--before REV]
+    .venv/bin/python eval/bench/hardening.py [--n 200] [--hook-runs 40] [--rounds 4] [--before REV]
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=200, help="serial captures per round (and as many concurrent)")
     ap.add_argument("--hook-runs", type=int, default=40, help="hook calls per round")
-    ap.add_argument("--rounds", type=int, default=3, help="before/after pairs, interleaved")
+    ap.add_argument("--rounds", type=int, default=4, help="runs of each side, interleaved (before, after, after, before, ...)")
     ap.add_argument("--before", help="the code to compare with (default: just before the bounds landed)")
     args = ap.parse_args()
     rev = args.before or before_rev()
