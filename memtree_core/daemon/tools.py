@@ -11,22 +11,27 @@ import inspect
 import logging
 import threading
 import typing
+import weakref
 from collections.abc import Callable
 from typing import Annotated, Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
-from memtree_core.daemon.limits import TOOL_THREADS
+from memtree_core.daemon.limits import SESSION_TOOL_THREADS, TOOL_THREADS
 from memtree_core.types import ToolSpec
 
 log = logging.getLogger("memtree.daemon.tools")
 
 _tool_threads: anyio.CapacityLimiter | None = None
+
+
+_session_threads: weakref.WeakKeyDictionary[Any, anyio.CapacityLimiter] = weakref.WeakKeyDictionary()
+CONTEXT_KWARG = "memtree_request_context"  # the SDK passes the request's Context here (not in the schema)
 
 
 def tool_threads() -> anyio.CapacityLimiter:
@@ -35,6 +40,18 @@ def tool_threads() -> anyio.CapacityLimiter:
     if _tool_threads is None:
         _tool_threads = anyio.CapacityLimiter(TOOL_THREADS)
     return _tool_threads
+
+
+def session_threads(ctx: Any) -> anyio.CapacityLimiter | None:
+    """One session's share of the pool: a session with many slow calls waits for its own, never takes all."""
+    try:
+        session = ctx.session
+    except Exception:
+        return None  # called outside a request (in-process embedding): the pool bound alone applies
+    limiter = _session_threads.get(session)
+    if limiter is None:
+        limiter = _session_threads[session] = anyio.CapacityLimiter(SESSION_TOOL_THREADS)
+    return limiter
 
 
 # Failures a caller can cause and fix (bad path, unknown node id, bad budget): the message goes back as is.
@@ -101,14 +118,25 @@ def wrap_tool(spec: ToolSpec, fn: Callable[..., Any], app: Any) -> Callable[...,
                 fail(exc)
 
         async def tool(**kwargs: Any) -> Any:
+            mine = session_threads(kwargs.pop(CONTEXT_KWARG, None))
             # abandon_on_cancel: a session that ends, or a daemon that stops, does not wait for the thread
             # (the daemon ends the call's processes, so the thread returns soon after).
-            return await anyio.to_thread.run_sync(call, kwargs, limiter=tool_threads(), abandon_on_cancel=True)
+            if mine is None:
+                return await anyio.to_thread.run_sync(call, kwargs, limiter=tool_threads(), abandon_on_cancel=True)
+            async with mine:
+                return await anyio.to_thread.run_sync(call, kwargs, limiter=tool_threads(), abandon_on_cancel=True)
 
+    annotations = {k: v for k, v in hints.items() if k != "return"}
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+    if not inspect.iscoroutinefunction(fn) and CONTEXT_KWARG not in sig.parameters and not takes_any:
+        # Which session calls: the SDK fills a parameter annotated Context and leaves it out of the schema.
+        params.append(inspect.Parameter(CONTEXT_KWARG, inspect.Parameter.KEYWORD_ONLY, default=None,
+                                        annotation=Context | None))
+        annotations[CONTEXT_KWARG] = Context | None
     tool.__name__ = getattr(fn, "__name__", spec.name)
     tool.__qualname__ = tool.__name__
     tool.__doc__ = fn.__doc__
-    tool.__annotations__ = {**{k: v for k, v in hints.items() if k != "return"}, "return": new_return}
+    tool.__annotations__ = {**annotations, "return": new_return}
     tool.__signature__ = sig.replace(parameters=params, return_annotation=new_return)  # type: ignore[attr-defined]
     return tool
 
