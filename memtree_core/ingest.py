@@ -192,7 +192,8 @@ class Connection:
     def __init__(self, sock: socket.socket, big_slots: threading.Semaphore | None = None) -> None:
         self.sock = sock
         self.last_byte = time.monotonic()
-        self.sending = True
+        self.sending = True  # still reading its payload (waiting for a big-capture slot included)
+        self.waiting = False  # waiting on us for a big-capture slot: not idle on its own account
         self.evicted: str | None = None  # why it was closed under its reader
         self.big_slots = big_slots
         self.holds_big = False
@@ -205,18 +206,23 @@ class Connection:
             pass
 
     def wait_for_big_slot(self) -> float:
-        """Take a big-capture slot (blocking); returns the seconds spent waiting."""
+        """Take a big-capture slot; returns the seconds spent waiting.  Gives up (``busy``) after
+        :data:`BIG_SLOT_WAIT_S`, or at once when the connection is evicted meanwhile (the daemon stops)."""
         if self.big_slots is None or self.holds_big:
             return 0.0
         start = time.monotonic()
-        self.sending = False  # waiting on us, not idle on its own: not a candidate for eviction
+        self.waiting = True
         try:
-            if not self.big_slots.acquire(timeout=BIG_SLOT_WAIT_S):
-                raise Refused("busy")
+            while not self.big_slots.acquire(timeout=0.25):
+                if self.evicted:
+                    raise Refused(self.evicted)
+                if time.monotonic() - start > BIG_SLOT_WAIT_S:
+                    raise Refused("busy")
         finally:
-            self.sending = self.evicted is None
+            self.waiting = False
         self.holds_big = True
-        return time.monotonic() - start
+        self.last_byte = time.monotonic()  # its silence was ours
+        return self.last_byte - start
 
     def release(self) -> None:
         if self.holds_big and self.big_slots is not None:
@@ -379,7 +385,7 @@ class IngestServer:
         for :data:`EVICT_IDLE_S`; True when one was."""
         now = time.monotonic()
         with self._connections_lock:
-            idle = [c for c in self.connections if c.sending and c.evicted is None
+            idle = [c for c in self.connections if c.sending and not c.waiting and c.evicted is None
                     and now - c.last_byte >= EVICT_IDLE_S]
             victim = min(idle, key=lambda c: c.last_byte, default=None)
             if victim is None:
