@@ -333,3 +333,12 @@ def test_info_shows_the_bounds(home: Path, project: Path, env: dict[str, str]) -
     data = json.loads(subprocess.run([MEMTREE, "info", "--json", "--project", str(project)], env=env,
                                      capture_output=True, text=True, timeout=120).stdout)
     assert data["bounds"]["big_capture_slots"] >= 1 and data["bounds"]["tool_threads"] > 40
+
+
+def test_kernel_trees_are_recognised_and_a_walk_of_the_root_stays_out_of_them() -> None:
+    from memtree_plugins.wrappers.grep_engines import _holds_system_tree, system_tree
+
+    assert system_tree("/proc/self/environ") == "/proc" and system_tree("/sys") == "/sys"
+    assert system_tree("/dev/zero") == "/dev" and system_tree("/dev/shm/project") is None
+    assert system_tree("/procedures/x") is None and system_tree("/home/u/proc") is None
+    assert _holds_system_tree(Path("/")) and not _holds_system_tree(Path("/home"))

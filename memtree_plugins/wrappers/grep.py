@@ -30,6 +30,7 @@ from memtree_plugins.wrappers.grep_engines import (
     EngineRun,
     python_engine,
     ripgrep,
+    system_tree,
 )
 from memtree_plugins.wrappers.records import (
     args_digest,
@@ -47,10 +48,6 @@ MAX_HITS_CAP = 1000
 CONTEXT_CAP = 20
 TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 600.0
-# Kernel and device file systems: their files never end (/dev/zero), block (a tty) or change while read
-# (/proc); nothing in them is project text.  /dev/shm is an ordinary tmpfs.
-SYSTEM_TREES = ("/proc", "/sys", "/dev")
-ORDINARY_UNDER_SYSTEM = ("/dev/shm",)
 PREVIEW_LINE_CHARS = 300
 
 
@@ -165,14 +162,10 @@ def check_target(target: Path, shown: str) -> None:
     """Refuse what a search could never finish or should never read: kernel trees, special files, and a
     single file over the size cap.  Directories are walked; their special and huge files are skipped."""
     real = os.path.realpath(target)
-
-    def under(tree: str) -> bool:
-        return real == tree or real.startswith(tree + "/")
-
-    for tree in SYSTEM_TREES:
-        if under(tree) and not any(under(ok) for ok in ORDINARY_UNDER_SYSTEM):
-            raise ValueError(f"{shown} is under {tree}, which grep does not search (kernel and device files "
-                             f"never end or change while read); use bash for system files")
+    tree = system_tree(real)
+    if tree is not None:
+        raise ValueError(f"{shown} is under {tree}, which grep does not search (kernel and device files "
+                         f"never end or change while read); use bash for system files")
     try:
         st = os.stat(real)
     except FileNotFoundError:

@@ -41,6 +41,26 @@ _SNIFF = 8192
 MAX_FILE_BYTES = 100 * 1024 * 1024  # bigger files are skipped (a log or a dump: search it with bash)
 BLOCK_BYTES = 1 << 16  # the fallback reads this much at a time
 MAX_LINE_BYTES = 1 << 20  # the fallback searches a longer line in pieces of this size
+# Kernel and device file systems: their files never end (/dev/zero), block (a tty), or hold other processes'
+# environments (/proc); nothing in them is project text.  /dev/shm is an ordinary tmpfs.
+SYSTEM_TREES = ("/proc", "/sys", "/dev")
+ORDINARY_UNDER_SYSTEM = ("/dev/shm",)
+
+
+def system_tree(real: str) -> str | None:
+    """The kernel or device tree an absolute, resolved path lies in, if any."""
+    def under(tree: str) -> bool:
+        return real == tree or real.startswith(tree + "/")
+
+    if any(under(ok) for ok in ORDINARY_UNDER_SYSTEM):
+        return None
+    return next((tree for tree in SYSTEM_TREES if under(tree)), None)
+
+
+def _holds_system_tree(target: Path) -> bool:
+    """A walk of ``target`` would reach a kernel or device tree (``/``, or a chroot's bind mounts)."""
+    real = os.path.realpath(target)
+    return any(tree.startswith(real.rstrip("/") + "/") for tree in SYSTEM_TREES)
 
 
 @dataclass
@@ -83,6 +103,8 @@ def ripgrep(rg: str, pattern: str, target: Path, cwd: Path, *, glob: str | None,
         cmd.append("--ignore-case")
     if glob:
         cmd += ["--glob", glob]
+    if _holds_system_tree(target):
+        cmd.append("--one-file-system")  # /proc, /sys and /dev are mounts of their own: stay out of them
     cmd += ["--regexp", pattern, "--", str(target)]
     err = tempfile.TemporaryFile()  # a file, not a pipe: rg can never block on a full stderr
     token, marker = children.new_call()
@@ -246,7 +268,9 @@ def _files(target: Path, glob: str | None, run: EngineRun, deadline: float) -> I
         keep = []
         for d in sorted(dirnames):
             rel = f"{rel_dir}/{d}" if rel_dir else d
-            if d != ".git" and not rules.ignored(rel, True) and not os.path.islink(os.path.join(dirpath, d)):
+            full = os.path.join(dirpath, d)
+            if d != ".git" and not rules.ignored(rel, True) and not os.path.islink(full) and \
+                    system_tree(os.path.abspath(full)) is None:
                 keep.append(d)
         dirnames[:] = keep
         for f in sorted(filenames):
