@@ -22,6 +22,7 @@ from mcp.shared.message import SessionMessage
 log = logging.getLogger("memtree.daemon.sessions")
 
 READ_CHUNK = 1 << 16
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # one JSON-RPC line; a client sending more without a newline is cut off
 
 
 class Activity:
@@ -94,6 +95,9 @@ async def _read_lines(stream: anyio.abc.ByteReceiveStream,
                         await sink.send(SessionMessage(message))
                 end = buf.find(b"\n", cut)
             del buf[:cut]
+            if len(buf) > MAX_MESSAGE_BYTES:
+                log.warning("a message over %d bytes without a line end: the session is closed", MAX_MESSAGE_BYTES)
+                return
 
 
 async def _write_lines(stream: anyio.abc.ByteSendStream,
