@@ -29,7 +29,7 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
     "walkers": (["--files", "10000", "--nodes", "100000"], []),
     "semantic": (["--sizes", "10000", "--queries", "20"], []),
     "plugin_cost": (["--runs", "4"], ["--runs", "10"]),
-    "hardening": (["--rounds", "2", "--n", "100", "--hook-runs", "20"], ["--rounds", "6"]),
+    "hardening": (["--n", "200", "--hook-runs", "40"], ["--n", "1000", "--hook-runs", "200"]),
 }
 
 

@@ -1,15 +1,17 @@
 """Did the resource bounds (issue 11) slow captures down?  Ingest and hook latency of this tree against the code
-just before the bounds landed, measured in the same run, interleaved (before, after, before, after, ...) so
-load drift hits both alike.  The goal: every "after/before" ratio within 1.10.
+just before the bounds landed, both served at once and measured in the same run, call by call: every
+capture goes to one side and then the other (the order alternating), so load on the shared cores hits both
+alike.  The goal: every "after/before" ratio within 1.10.
 
 "Before" is the parent of the commit that added ``memtree_core/children.py`` (or ``--before REV``), exported
-with ``git archive`` into a temporary directory and put first on PYTHONPATH of its workload process; the hook
-scripts are this tree's in both (the bounds did not touch them).  Each workload process runs an ingest server
-of its code in-process and measures (see _hardening_workload.py): serial capture round trips, 4 concurrent
-senders, and the capture hook as Claude Code runs it.  Each side also measures an echo round trip over the
-same kind of socket: the floor, printed as a check that both sides ran under the same conditions.
+with ``git archive`` into a temporary directory and put first on PYTHONPATH of its server process; "after" is
+the installed (this) tree.  Each side is an ingest server over a real App and store, in its own process and
+MEMTREE_HOME (_hardening_server.py).  Measured, paired: serial capture round trips; 4 concurrent senders,
+each alternating between the sides; and the capture hook as Claude Code runs it (``sh -c <hooks.json
+command>``; this tree's hook scripts for both, the bounds did not touch them).  The floor, same run: an echo
+round trip over the same kind of socket.
 
-    .venv/bin/python eval/bench/hardening.py [--n 200] [--hook-runs 40] [--rounds 4] [--before REV]
+    .venv/bin/python eval/bench/hardening.py [--n 400] [--hook-runs 80] [--before REV]
 """
 
 from __future__ import annotations
@@ -22,10 +24,17 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+
+from ingest import PAYLOAD, echo_server, roundtrip  # noqa: E402  (the ingest bench's helpers)
+
+SIDES = ("before", "after")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -50,59 +59,129 @@ def export(rev: str, dest: Path) -> None:
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
 
 
-def run_side(code: Path | None, n: int, hook_runs: int, tag: str) -> dict:
-    env = dict(os.environ)
-    if code is not None:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(code), env.get("PYTHONPATH")]))
-    out = subprocess.run([sys.executable, str(HERE / "_hardening_workload.py"), str(n), str(hook_runs), tag],
-                         env=env, capture_output=True, text=True, timeout=1800)
-    if out.returncode != 0:
-        raise SystemExit(f"the {tag} workload failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+class Side:
+    """One ingest server process and the environment its hook calls run in."""
+
+    def __init__(self, name: str, tmp: Path, code: Path | None) -> None:
+        self.name = name
+        self.project = tmp / f"proj-{name}"
+        self.project.mkdir()
+        env = {**os.environ, "MEMTREE_HOME": str(tmp / f"home-{name}"), "MEMTREE_LOAD_PLUGINS": ""}
+        if code is not None:
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(code), env.get("PYTHONPATH")]))
+        self.proc = subprocess.Popen([sys.executable, str(HERE / "_hardening_server.py"), str(self.project)],
+                                     env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline().split()
+        if not line or line[0] != "READY":
+            raise SystemExit(f"the {name} server did not start")
+        self.code, self.socket = line[1], line[2]
+        self.hook_env = {**env, "CLAUDE_PLUGIN_ROOT": str(REPO), "CLAUDE_PROJECT_DIR": str(self.project)}
+        self.hook_env.pop("PYTHONPATH", None)
+
+    def close(self) -> int:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        tail = self.proc.stdout.read().split()
+        self.proc.wait(timeout=60)
+        return int(tail[-1]) if tail and tail[-1].isdigit() else -1
+
+
+def payload(i: int) -> bytes:
+    p = json.loads(json.dumps(PAYLOAD))
+    p["tool_use_id"] = f"toolu_bench_{i}"
+    p["tool_response"]["stdout"] = f"run {i}\n" + PAYLOAD["tool_response"]["stdout"]
+    return json.dumps(p).encode()
+
+
+def hook_call(command: str, env: dict[str, str], data: bytes) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(["/bin/sh", "-c", command], input=data, env=env, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False)
+    return (time.perf_counter() - t0) * 1000
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=200, help="serial captures per round (and as many concurrent)")
-    ap.add_argument("--hook-runs", type=int, default=40, help="hook calls per round")
-    ap.add_argument("--rounds", type=int, default=4, help="runs of each side, interleaved (before, after, after, before, ...)")
+    ap.add_argument("--n", type=int, default=400, help="serial captures per side (and as many concurrent)")
+    ap.add_argument("--hook-runs", type=int, default=80, help="hook calls per side")
     ap.add_argument("--before", help="the code to compare with (default: just before the bounds landed)")
     args = ap.parse_args()
     rev = args.before or before_rev()
     tmp = Path(tempfile.mkdtemp(prefix="memtree-bench-hardening-"))
+    code = tmp / "before-code"
+    code.mkdir()
+    export(rev, code)
+    sides: dict[str, Side] = {}
+    stop = threading.Event()
     try:
-        export(rev, tmp)
-        sides: dict[str, dict[str, list[float]]] = {
-            s: {"floor": [], "serial": [], "concurrent": [], "hook": [], "rate": []} for s in ("before", "after")}
-        codes = {}
-        for r in range(args.rounds):
-            for side, code in (("before", tmp), ("after", None)) if r % 2 == 0 else (("after", None), ("before", tmp)):
-                got = run_side(code, args.n, args.hook_runs, f"{side}{r}")
-                codes[side] = got["code"]
-                for key in ("floor", "serial", "concurrent", "hook"):
-                    sides[side][key] += got[key]
-                sides[side]["rate"].append(got["concurrent_n"] / got["concurrent_wall_s"])
+        sides = {"before": Side("before", tmp, code), "after": Side("after", tmp, None)}
+        if sides["before"].code == sides["after"].code:
+            raise SystemExit(f"both sides run the same code ({sides['after'].code}): nothing to compare")
+        echo = str(tmp / "echo.sock")
+        threading.Thread(target=echo_server, args=(echo, stop), daemon=True).start()
+        while not os.path.exists(echo):
+            time.sleep(0.01)
+        ids = iter(range(10**9))
+        for _ in range(20):  # warm-up
+            for s in sides.values():
+                roundtrip(s.socket, payload(next(ids)))
+        got: dict[str, dict[str, list[float]]] = {s: {"serial": [], "concurrent": [], "hook": []} for s in SIDES}
+        floor: list[float] = []
+        for i in range(args.n):
+            floor.append(roundtrip(echo, payload(next(ids))))
+            for name in (SIDES if i % 2 == 0 else SIDES[::-1]):
+                got[name]["serial"].append(roundtrip(sides[name].socket, payload(next(ids))))
+
+        lock = threading.Lock()
+        per = args.n // 4
+
+        def sender(k: int) -> None:
+            mine: dict[str, list[float]] = {s: [] for s in SIDES}
+            for i in range(per):
+                for name in (SIDES if (i + k) % 2 == 0 else SIDES[::-1]):
+                    with lock:
+                        n = next(ids)
+                    mine[name].append(roundtrip(sides[name].socket, payload(n)))
+            with lock:
+                for name in SIDES:
+                    got[name]["concurrent"] += mine[name]
+
+        threads = [threading.Thread(target=sender, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+        command = json.loads((REPO / "plugin/hooks/hooks.json").read_text())["hooks"]["PostToolUse"][0]["hooks"][0][
+            "command"]
+        for i in range(args.hook_runs + 3):
+            for name in (SIDES if i % 2 == 0 else SIDES[::-1]):
+                ms = hook_call(command, sides[name].hook_env, payload(next(ids)))
+                if i >= 3:  # warm-up calls are not counted
+                    got[name]["hook"].append(ms)
     finally:
+        stop.set()
+        stored = {name: s.close() for name, s in sides.items()}
         shutil.rmtree(tmp, ignore_errors=True)
-    if codes["before"] == codes["after"]:
-        raise SystemExit(f"both sides ran the same code ({codes['after']}): the comparison would be empty")
-    print(f"before: {rev} ({git('rev-parse', '--short', rev)})   after: this tree ({codes['after']})")
-    print(f"{args.rounds} interleaved rounds; per round {args.n} serial + {args.n // 4 * 4} concurrent captures, "
-          f"{args.hook_runs} hook calls")
-    print(f"{'case':40s} {'before p50':>10s} {'after p50':>10s} {'ratio':>7s} {'before p95':>11s} "
-          f"{'after p95':>10s} {'ratio':>7s}")
+
+    print(f"before: {rev} ({git('rev-parse', '--short', rev)})   after: this tree ({sides['after'].code})")
+    print(f"paired per call: {args.n} serial + {per * 4} concurrent (4 senders) captures and {args.hook_runs} "
+          f"hook calls per side; floor (echo round trip) p50 {statistics.median(floor):.2f} ms, "
+          f"p95 {pct(floor, 0.95):.2f} ms")
+    print(f"{'case':32s} {'before p50':>10s} {'after p50':>10s} {'ratio':>7s} {'before p95':>11s} "
+          f"{'after p95':>10s} {'ratio':>7s} {'p50/floor':>10s}")
     worst = 0.0
-    for key, name in (("floor", "floor: echo round trip (check)"), ("serial", "ingest, serial"),
-                      ("concurrent", "ingest, 4 concurrent senders"), ("hook", "hook, daemon up")):
-        b, a = sides["before"][key], sides["after"][key]
+    f50 = statistics.median(floor)
+    for key, label in (("serial", "ingest, serial"), ("concurrent", "ingest, 4 concurrent senders"),
+                       ("hook", "hook, daemon up")):
+        b, a = got["before"][key], got["after"][key]
         r50, r95 = statistics.median(a) / statistics.median(b), pct(a, 0.95) / pct(b, 0.95)
-        if key != "floor":
-            worst = max(worst, r50, r95)
-        print(f"{name:40s} {statistics.median(b):10.2f} {statistics.median(a):10.2f} {r50:6.2f}x "
-              f"{pct(b, 0.95):11.2f} {pct(a, 0.95):10.2f} {r95:6.2f}x")
-    rb, ra = statistics.median(sides["before"]["rate"]), statistics.median(sides["after"]["rate"])
-    print(f"{'sustained rate, 4 senders (captures/s)':40s} {rb:10.0f} {ra:10.0f} {rb / ra:6.2f}x (before/after)")
-    worst = max(worst, rb / ra)
+        worst = max(worst, r50, r95)
+        print(f"{label:32s} {statistics.median(b):10.2f} {statistics.median(a):10.2f} {r50:6.2f}x "
+              f"{pct(b, 0.95):11.2f} {pct(a, 0.95):10.2f} {r95:6.2f}x {statistics.median(a) / f50:9.1f}x")
+    print(f"stored: before {stored.get('before')}, after {stored.get('after')} (each side: "
+          f"{20 + args.n + per * 4 + args.hook_runs + 3} sent)")
     print(f"worst after/before ratio: {worst:.2f}  (goal: <= 1.10) -> {'OK' if worst <= 1.10 else 'OVER'}")
 
 
