@@ -342,3 +342,15 @@ def test_kernel_trees_are_recognised_and_a_walk_of_the_root_stays_out_of_them() 
     assert system_tree("/dev/zero") == "/dev" and system_tree("/dev/shm/project") is None
     assert system_tree("/procedures/x") is None and system_tree("/home/u/proc") is None
     assert _holds_system_tree(Path("/")) and not _holds_system_tree(Path("/home"))
+
+
+def test_without_proc_the_group_is_ended_and_the_result_says_what_may_remain(tmp_path: Path, monkeypatch) -> None:
+    """Where /proc cannot be read (macOS), the sweep still ends the process group and says it could not
+    look for children that left it."""
+    from memtree_core import children
+    from memtree_plugins.wrappers.run import run
+
+    monkeypatch.setattr(children, "PROC", str(tmp_path / "no-proc"))
+    outcome = run("sleep 1000", str(tmp_path), 1, keep=1000)
+    assert outcome.timed_out and outcome.returncode is not None and outcome.returncode < 0
+    assert outcome.not_ended and "no /proc" in outcome.not_ended
