@@ -28,8 +28,6 @@ from memtree_core.types import ToolSpec
 log = logging.getLogger("memtree.daemon.tools")
 
 _tool_threads: anyio.CapacityLimiter | None = None
-
-
 _session_threads: weakref.WeakKeyDictionary[Any, anyio.CapacityLimiter] = weakref.WeakKeyDictionary()
 CONTEXT_KWARG = "memtree_request_context"  # the SDK passes the request's Context here (not in the schema)
 
@@ -46,11 +44,13 @@ def session_threads(ctx: Any) -> anyio.CapacityLimiter | None:
     """One session's share of the pool: a session with many slow calls waits for its own, never takes all."""
     try:
         session = ctx.session
+        limiter = _session_threads.get(session)
+        if limiter is None:
+            limiter = _session_threads[session] = anyio.CapacityLimiter(SESSION_TOOL_THREADS)
     except Exception:
-        return None  # called outside a request (in-process embedding): the pool bound alone applies
-    limiter = _session_threads.get(session)
-    if limiter is None:
-        limiter = _session_threads[session] = anyio.CapacityLimiter(SESSION_TOOL_THREADS)
+        # Called outside a request (in-process embedding), or a session object we cannot key on: the
+        # pool's own bound still applies.
+        return None
     return limiter
 
 
