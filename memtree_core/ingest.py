@@ -81,13 +81,14 @@ MAX_PAYLOAD_BYTES = 32 * 1024 * 1024  # a Read of a huge file or a long Bash log
 READ_DEADLINE_S = 30.0  # whole-payload deadline per connection
 RECV_TIMEOUT_S = 5.0  # silence allowed between two reads
 MAX_CONNECTIONS = 32  # concurrent handler threads; beyond, the longest-idle sender is evicted, else "busy"
-EVICT_IDLE_S = 0.25  # a sender silent this long may be evicted when every slot is taken (a real sender writes its payload at once)
+# A sender silent this long may be evicted when every slot is taken (a real sender writes its payload at once).
+EVICT_IDLE_S = 0.25
 ACCEPT_WAIT_S = 5.0  # how long a new connection waits for an evicted one's slot before "busy"
 BIG_CAPTURE_BYTES = 1 << 20  # past this a connection needs a big-capture slot to read on
 BIG_CAPTURE_SLOTS = 2
 BIG_SLOT_WAIT_S = 120.0  # a big capture waits at most this long for a slot ("busy" after)
 STOP_GRACE_S = 4.0  # captures being stored when the daemon stops get this long to commit
-PRECUT_MARGIN_CHARS = 64 * 1024  # kept past capture.maxBytes before redaction, so a secret across the cut is seen
+PRECUT_MARGIN_CHARS = 64 * 1024  # kept past capture.maxBytes before redaction: a secret across the cut is seen
 ROOT_LINK_NAME = ".ingest.sock"
 # Which sender the hooks run, one field per line (paths may hold spaces): kind ("nc"/"perl"/"python"),
 # program, and for python the send.py compiled by that interpreter (may be empty); then the same three for
