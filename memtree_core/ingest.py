@@ -44,10 +44,19 @@ Protocol
 Faults
     A connection may send at most :data:`MAX_PAYLOAD_BYTES` within :data:`READ_DEADLINE_S`; more is refused
     (``oversized``/``timeout``) without reading on.  Content bigger than ``capture.maxBytes`` is not refused:
-    the store cuts it and marks ``truncated``/``original_bytes``.  Malformed JSON, binary and non-UTF-8 input
-    are dropped.  Every drop bumps ``capture:dropped:<reason>`` and logs one line without content.  Each
-    connection runs on its own thread (at most :data:`MAX_CONNECTIONS`), so a slow client stalls nobody.
-    Only the socket's owner may connect: 0600 plus a ``SO_PEERCRED`` uid check where the OS offers it.
+    it is cut to a little over that size before redaction (a secret across the cut is still seen) and the
+    store marks it ``truncated``/``original_bytes``.  Malformed JSON, binary and non-UTF-8 input are
+    dropped.  Every drop bumps ``capture:dropped:<reason>`` and logs one line without content.  Only the
+    socket's owner may connect: 0600 plus a ``SO_PEERCRED`` uid check where the OS offers it.
+
+Bounds (issue 11)
+    Each connection runs on its own thread, at most :data:`MAX_CONNECTIONS` at once.  When all are taken, the
+    connection that has sent nothing for longest (at least :data:`EVICT_IDLE_S`, still sending its payload) is
+    closed to make room -- a sender that dribbles bytes cannot make the server refuse real captures as
+    ``busy``.  Past :data:`BIG_CAPTURE_BYTES`, a connection needs one of :data:`BIG_CAPTURE_SLOTS` slots to
+    read on and be stored (the rest wait, unread, in the kernel's socket buffer), so many concurrent huge
+    captures cost a bounded amount of memory.  When the daemon stops, connections still sending are closed
+    and those being stored get :data:`STOP_GRACE_S` to commit.
 
 Idle tracking
     :func:`last_activity` returns the ``time.monotonic()`` of the latest accepted connection in this process
@@ -77,7 +86,15 @@ log = logging.getLogger("memtree.ingest")
 MAX_PAYLOAD_BYTES = 32 * 1024 * 1024  # a Read of a huge file or a long Bash log; beyond this is not a capture
 READ_DEADLINE_S = 30.0  # whole-payload deadline per connection
 RECV_TIMEOUT_S = 5.0  # silence allowed between two reads
-MAX_CONNECTIONS = 32  # concurrent handler threads; more get {"ok":false,"reason":"busy"}
+MAX_CONNECTIONS = 32  # concurrent handler threads; beyond, the longest-idle sender is evicted, else "busy"
+# A sender silent this long may be evicted when every slot is taken (a real sender writes its payload at once).
+EVICT_IDLE_S = 0.25
+ACCEPT_WAIT_S = 5.0  # how long a new connection waits for an evicted one's slot before "busy"
+BIG_CAPTURE_BYTES = 1 << 20  # past this a connection needs a big-capture slot to read on
+BIG_CAPTURE_SLOTS = 2
+BIG_SLOT_WAIT_S = 120.0  # a big capture waits at most this long for a slot ("busy" after)
+STOP_GRACE_S = 4.0  # captures being stored when the daemon stops get this long to commit
+PRECUT_MARGIN_CHARS = 64 * 1024  # kept past capture.maxBytes before redaction: a secret across the cut is seen
 ROOT_LINK_NAME = ".ingest.sock"
 ELSEWHERE_MARK = ".sock-elsewhere"  # next to the link: the socket is in a fallback directory
 # Which sender the hooks run, one field per line (paths may hold spaces): kind ("nc"/"perl"/"python"),
@@ -240,14 +257,62 @@ def peer_uid(conn: socket.socket) -> int | None:
     return uid
 
 
-def read_payload(conn: socket.socket, limit: int | None = None, deadline_s: float | None = None) -> bytes:
-    """Everything the client sends until it shuts down its write side, within the size and time bounds."""
+class Connection:
+    """One capture connection as the server tracks it: when it last sent a byte, whether it is still
+    sending (only then may it be evicted), whether it holds a big-capture slot."""
+
+    def __init__(self, sock: socket.socket, big_slots: threading.Semaphore | None = None) -> None:
+        self.sock = sock
+        self.last_byte = time.monotonic()
+        self.sending = True  # still reading its payload (waiting for a big-capture slot included)
+        self.waiting = False  # waiting on us for a big-capture slot: not idle on its own account
+        self.evicted: str | None = None  # why it was closed under its reader
+        self.big_slots = big_slots
+        self.holds_big = False
+
+    def evict(self, why: str) -> None:
+        self.evicted = why
+        try:
+            self.sock.shutdown(socket.SHUT_RD)  # its recv() returns at once; the refusal can still be sent
+        except OSError:
+            pass
+
+    def wait_for_big_slot(self) -> float:
+        """Take a big-capture slot; returns the seconds spent waiting.  Gives up (``busy``) after
+        :data:`BIG_SLOT_WAIT_S`, or at once when the connection is evicted meanwhile (the daemon stops)."""
+        if self.big_slots is None or self.holds_big:
+            return 0.0
+        start = time.monotonic()
+        self.waiting = True
+        try:
+            while not self.big_slots.acquire(timeout=0.25):
+                if self.evicted:
+                    raise Refused(self.evicted)
+                if time.monotonic() - start > BIG_SLOT_WAIT_S:
+                    raise Refused("busy")
+        finally:
+            self.waiting = False
+        self.holds_big = True
+        self.last_byte = time.monotonic()  # its silence was ours
+        return self.last_byte - start
+
+    def release(self) -> None:
+        if self.holds_big and self.big_slots is not None:
+            self.holds_big = False
+            self.big_slots.release()
+
+
+def read_payload(conn: socket.socket, limit: int | None = None, deadline_s: float | None = None,
+                 track: Connection | None = None) -> bytes | bytearray:
+    """Everything the client sends until it shuts down its write side, within the size and time bounds.
+
+    With ``track``: the time of each byte is noted (for eviction), and past :data:`BIG_CAPTURE_BYTES` the
+    read waits for a big-capture slot (that wait does not count against the deadline)."""
     limit = MAX_PAYLOAD_BYTES if limit is None else limit
     deadline_s = READ_DEADLINE_S if deadline_s is None else deadline_s
     conn.settimeout(RECV_TIMEOUT_S)
     end = time.monotonic() + deadline_s
-    chunks: list[bytes] = []
-    size = 0
+    buf = bytearray()
     while True:
         if time.monotonic() > end:
             raise Refused("timeout")
@@ -255,16 +320,27 @@ def read_payload(conn: socket.socket, limit: int | None = None, deadline_s: floa
             chunk = conn.recv(1 << 20)
         except TimeoutError:
             raise Refused("timeout") from None
+        except OSError:
+            if track is not None and track.evicted:
+                raise Refused(track.evicted) from None
+            raise
+        if track is not None:
+            if track.evicted:
+                raise Refused(track.evicted)
+            track.last_byte = time.monotonic()
         if not chunk:
-            return b"".join(chunks)
-        size += len(chunk)
-        if size > limit:
+            return buf  # not copied: a 30 MB capture is held once
+        if len(buf) + len(chunk) > limit:
             raise Refused("oversized")
-        chunks.append(chunk)
+        buf += chunk
+        if track is not None and len(buf) > BIG_CAPTURE_BYTES and not track.holds_big:
+            end += track.wait_for_big_slot()
 
 
-def decode_payload(raw: bytes) -> dict[str, Any]:
-    if not raw.strip():
+def decode_payload(raw: bytes | bytearray) -> dict[str, Any]:
+    """The payload as a JSON object.  A ``bytearray`` is emptied once decoded: a 30 MB capture is then held
+    as its text or as its parsed value, never as raw bytes, text and value at once."""
+    if not raw or raw.isspace():
         raise Refused("empty-payload")
     if b"\x00" in raw:
         raise Refused("binary")
@@ -272,10 +348,14 @@ def decode_payload(raw: bytes) -> dict[str, Any]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise Refused("not-utf8") from None
+    if isinstance(raw, bytearray):
+        raw.clear()
     try:
         value = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
         raise Refused("malformed-json") from None
+    finally:
+        del text
     if not isinstance(value, dict):
         raise Refused("not-an-object")
     return value
@@ -288,6 +368,22 @@ def _clean(text: str) -> str:
         return text
     except UnicodeEncodeError:
         return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def utf8_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def precut(cap: Any, max_bytes: int) -> None:
+    """Cut content far over ``max_bytes`` before it is cleaned and redacted (each pass would copy all of it);
+    the store cuts the rest and ``original_bytes`` keeps the real size.  A character is at least one byte, so
+    ``max_bytes + margin`` characters still hold more than the store keeps."""
+    keep = max_bytes + PRECUT_MARGIN_CHARS
+    if len(cap.content) <= keep:
+        return
+    full = utf8_size(cap.content)
+    cap.content = cap.content[:keep]
+    cap.original_bytes = max(cap.original_bytes or 0, full)
 
 
 MAX_CLAIMS = 4096  # recent tool calls remembered for deduplication (the two hooks arrive within seconds)
@@ -308,14 +404,33 @@ class _Claim:
 _CALL_KEY = os.urandom(32)
 
 
+def _feed(h: Any, value: Any) -> None:
+    """Hash a JSON value in canonical form without building its serialisation (a 30 MB output would be
+    copied twice more): strings go in by slices, containers by their items in key order."""
+    if isinstance(value, str):
+        h.update(b"s%d:" % len(value))
+        for i in range(0, len(value), 1 << 20):
+            h.update(value[i:i + (1 << 20)].encode("utf-8", "surrogatepass"))
+    elif isinstance(value, dict):
+        h.update(b"d%d:" % len(value))
+        for key in sorted(value, key=str):
+            _feed(h, str(key))
+            _feed(h, value[key])
+    elif isinstance(value, list):
+        h.update(b"l%d:" % len(value))
+        for item in value:
+            _feed(h, item)
+    else:
+        h.update(b"v" + json.dumps(value).encode() + b";")
+
+
 def _call_key(payload: dict[str, Any]) -> str:
     """Same tool call, same output: the id alone would merge two calls of a client that reuses ids."""
     import hashlib
 
-    output = payload.get("tool_response", payload.get("error"))
-    digest = hashlib.blake2b(json.dumps(output, sort_keys=True, ensure_ascii=False).encode("utf-8", "replace"),
-                             digest_size=16, key=_CALL_KEY).hexdigest()
-    return f"{payload.get('tool_use_id')}\x00{payload.get('hook_event_name')}\x00{digest}"
+    h = hashlib.blake2b(digest_size=16, key=_CALL_KEY)
+    _feed(h, payload.get("tool_response", payload.get("error")))
+    return f"{payload.get('tool_use_id')}\x00{payload.get('hook_event_name')}\x00{h.hexdigest()}"
 
 
 class IngestServer:
@@ -324,11 +439,45 @@ class IngestServer:
     def __init__(self, app: Any) -> None:
         self.app = app
         self.uid = os.getuid()
+        self.big_slots = threading.BoundedSemaphore(BIG_CAPTURE_SLOTS)
+        self.connections: set[Connection] = set()  # open ones, for eviction and for stopping
+        self._connections_lock = threading.Lock()
         # Recent tool calls (see "One node per tool call" above), oldest first.
         self._claims: dict[str, _Claim] = {}
         self._claims_lock = threading.Lock()
 
-    def handle(self, conn: socket.socket) -> dict[str, Any]:
+    def track(self, conn: socket.socket) -> Connection:
+        state = Connection(conn, self.big_slots)
+        with self._connections_lock:
+            self.connections.add(state)
+        return state
+
+    def untrack(self, state: Connection) -> None:
+        state.release()
+        with self._connections_lock:
+            self.connections.discard(state)
+
+    def evict_idlest(self, why: str = "evicted") -> bool:
+        """Close the connection that has been silent longest while still sending, if one has been silent
+        for :data:`EVICT_IDLE_S`; True when one was."""
+        now = time.monotonic()
+        with self._connections_lock:
+            idle = [c for c in self.connections if c.sending and not c.waiting and c.evicted is None
+                    and now - c.last_byte >= EVICT_IDLE_S]
+            victim = min(idle, key=lambda c: c.last_byte, default=None)
+            if victim is None:
+                return False
+            victim.evict(why)
+        return True
+
+    def evict_senders(self, why: str) -> None:
+        """Close every connection still sending (the daemon is stopping: none of them was acked)."""
+        with self._connections_lock:
+            for c in self.connections:
+                if c.sending and c.evicted is None:
+                    c.evict(why)
+
+    def handle(self, conn: socket.socket, state: Connection | None = None) -> dict[str, Any]:
         """Serve one connection fully; return the ack it sent."""
         started = time.monotonic()
         tool = "?"
@@ -340,7 +489,9 @@ class IngestServer:
             uid = peer_uid(conn)
             if uid is not None and uid != self.uid:
                 raise Refused("peer-uid")
-            raw = read_payload(conn)
+            raw = read_payload(conn, track=state)
+            if state is not None:
+                state.sending = False
             size = len(raw)
             from memtree_core.replace import split_request
 
@@ -365,6 +516,9 @@ class IngestServer:
                 log.exception("capture failed (tool=%s, %d bytes)", tool, size)
                 self._count_drop(f"error:{type(exc).__name__}", tool, size)
                 ack = {"ok": False, "reason": "error"}
+        finally:
+            if state is not None:
+                state.sending = False
         line = (json.dumps(ack) + "\n").encode()
         if wants_reply and ack["ok"] and len(ack["ids"]) == 1:
             self._reply(conn, line, payload, ack["ids"][0], truncated)
@@ -475,6 +629,7 @@ class IngestServer:
         hits: dict[str, int] = {}
         clean: list[Capture] = []
         for cap in result:
+            precut(cap, settings.max_bytes)
             try:
                 content = self._redact_content(cap, hits)
                 meta = {k: self._redact(_clean(v), hits) if isinstance(v, str) else v
@@ -543,8 +698,8 @@ class IngestServer:
 def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
     """Accept captures until ``stop`` is set (blocking; the daemon runs it in a thread).
 
-    On return the listening socket is closed and its path removed (if it is still ours); captures in flight
-    are given :data:`READ_DEADLINE_S` to finish, so none that was acked or about to be is cut off.
+    On return the listening socket is closed and its path removed (if it is still ours); connections still
+    sending are closed (none was acked) and captures being stored get :data:`STOP_GRACE_S` to commit.
     """
     try:
         bound_path = sock.getsockname()
@@ -568,13 +723,20 @@ def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
     workers: set[threading.Thread] = set()
     sock.settimeout(0.25)
 
-    def run(conn: socket.socket) -> None:
+    def run(conn: socket.socket, state: Connection) -> None:
         try:
-            server.handle(conn)
+            server.handle(conn, state)
         finally:
+            server.untrack(state)
             conn.close()
             slots.release()
             workers.discard(threading.current_thread())
+
+    def take_slot() -> bool:
+        if slots.acquire(blocking=False):
+            return True
+        # Full: make room by closing the sender silent longest, rather than refusing this one.
+        return server.evict_idlest() and slots.acquire(timeout=ACCEPT_WAIT_S)
 
     try:
         while not stop.is_set():
@@ -589,7 +751,7 @@ def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
                 return  # the socket was closed under us: the daemon is stopping
             _touch()
             conn.setblocking(True)
-            if not slots.acquire(blocking=False):
+            if not take_slot():
                 server._count_drop("busy", "?", 0)
                 try:
                     conn.sendall(b'{"ok":false,"reason":"busy"}\n')
@@ -597,12 +759,15 @@ def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
                     pass
                 conn.close()
                 continue
-            worker = threading.Thread(target=run, args=(conn,), name="memtree-ingest-conn", daemon=True)
+            worker = threading.Thread(target=run, args=(conn, server.track(conn)), name="memtree-ingest-conn",
+                                      daemon=True)
             workers.add(worker)
             worker.start()
     finally:
         sock.close()
-        end = time.monotonic() + READ_DEADLINE_S
+        # Nothing still being sent was acked: close those now; captures being stored get to commit.
+        server.evict_senders("stopping")
+        end = time.monotonic() + STOP_GRACE_S
         for worker in list(workers):
             worker.join(max(0.0, end - time.monotonic()))
         if bound_path and bound_ino is not None:

@@ -315,6 +315,18 @@ def test_a_5mb_output_is_truncated_not_refused(served: Served) -> None:
     assert len(node.content.encode()) <= served.app.settings.capture.max_bytes
 
 
+def test_oversize_content_is_cut_before_redaction_without_losing_a_secret_across_the_cut(served: Served) -> None:
+    cap = served.app.settings.capture.max_bytes
+    p = fixture("post-bash.json")
+    # A secret straddling the store's cut, in an output far over the cap (cut early, before redaction).
+    p["tool_response"]["stdout"] = "a" * (cap - 8) + SECRET + "é" * (2 * cap)
+    p["tool_response"]["stderr"] = ""
+    node = served.app.store.get_node(served.send(p)["ids"][0])
+    assert node is not None and node.truncated == 1
+    assert node.original_bytes == len(p["tool_response"]["stdout"].encode())
+    assert "SEKRET-" not in node.content and len(node.content.encode()) <= cap
+
+
 def test_persisted_output_cut_is_marked_truncated(served: Served, tmp_path: Path) -> None:
     full = tmp_path / "persisted.txt"
     full.write_text("build log line\n" * 20000)  # 300 kB > capture.maxBytes

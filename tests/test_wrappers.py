@@ -492,7 +492,7 @@ def test_every_wrapper_counts_its_redactions_for_stats(app, project: Path) -> No
 
 def test_bash_env_dump_is_never_stored(app, monkeypatch) -> None:
     monkeypatch.setenv("MEMTREE_TEST_MARKER", "visible-marker")
-    r = tool(app, "bash")("env")
+    r = tool(app, "bash")("env", budget_tokens=100_000)  # the whole environment, however big, fits the preview
     assert not r.stored and r.node_id is None and "deny list" in r.not_stored_reason
     # The caller still sees the output, names kept and every value redacted (it is a dump by its shape).
     assert "MEMTREE_TEST_MARKER=[REDACTED:env-dump]" in r.preview and "visible-marker" not in r.preview

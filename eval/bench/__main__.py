@@ -31,6 +31,7 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
     "walkers": (["--files", "10000", "--nodes", "100000"], []),
     "semantic": (["--sizes", "10000", "--queries", "20"], []),
     "plugin_cost": (["--runs", "4"], ["--runs", "10"]),
+    "hardening": (["--n", "200", "--hook-runs", "40"], ["--n", "1000", "--hook-runs", "200"]),
 }
 
 

@@ -15,6 +15,19 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any) -> int:
+    from memtree_core.daemon.control import THREADS_GRACE_S, join_threads
     from memtree_core.daemon.main import run as run_daemon
 
-    return run_daemon(args.project, args.project_hash)
+    status = run_daemon(args.project, args.project_hash)
+    if not join_threads(THREADS_GRACE_S):
+        # A tool call still finishing after stop (the store is closed, the lock released): the interpreter
+        # would wait for its thread however long it takes.
+        import logging
+        import os
+        import sys
+
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os._exit(status)
+    return status

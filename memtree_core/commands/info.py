@@ -43,6 +43,19 @@ def grep_engine() -> dict[str, Any]:
             **({} if rg else {"reason": "rg not found (pip install ripgrep); grep uses the slower Python fallback"})}
 
 
+def bounds() -> dict[str, Any]:
+    """The fixed resource bounds of tool calls and captures (issue 11)."""
+    from memtree_core import ingest
+    from memtree_core.daemon.limits import TOOL_THREADS
+    from memtree_plugins.wrappers import bash, grep, grep_engines
+
+    return {"grep_timeout_s": grep.TIMEOUT_S, "grep_max_file_bytes": grep_engines.MAX_FILE_BYTES,
+            "bash_timeout_s": bash.DEFAULT_TIMEOUT_S, "bash_max_timeout_s": bash.MAX_TIMEOUT_S,
+            "tool_threads": TOOL_THREADS, "capture_connections": ingest.MAX_CONNECTIONS,
+            "big_capture_slots": ingest.BIG_CAPTURE_SLOTS, "big_capture_bytes": ingest.BIG_CAPTURE_BYTES,
+            "capture_max_payload_bytes": ingest.MAX_PAYLOAD_BYTES, "capture_read_deadline_s": ingest.READ_DEADLINE_S}
+
+
 def embedder_status(app: Any) -> dict[str, Any]:
     """Which embedder semantic search would use, or why none (never loads a model)."""
     if "embedder_status" not in app.state:
@@ -97,6 +110,7 @@ def gather(app: Any) -> dict[str, Any]:
         "embedder": embedder_status(app),
         "capture": capture_status(app),
         "grep": grep_engine(),
+        "bounds": bounds(),
         "daemon": daemon_status(app.paths),
         "plugins": [p.as_dict() for p in app.plugins.report],
         "config_files": app.loaded.files,
@@ -137,6 +151,15 @@ def _socket_dir_problems(app: Any) -> list[str]:
     return [p for d in dirs if d != app.paths.dir and os.path.lexists(d) and (p := dir_problem(d))]
 
 
+def _bounds_line(b: dict[str, Any]) -> str:
+    mb = 1024 * 1024
+    return (f"grep {b['grep_timeout_s']:g} s, files <= {b['grep_max_file_bytes'] // mb} MB; bash "
+            f"{b['bash_timeout_s']:g} s (max {b['bash_max_timeout_s']:g} s), children ended on timeout; "
+            f"{b['tool_threads']} tool threads; captures <= {b['capture_max_payload_bytes'] // mb} MB in "
+            f"{b['capture_read_deadline_s']:g} s, {b['capture_connections']} connections (idlest evicted), "
+            f"{b['big_capture_slots']} at a time over {b['big_capture_bytes'] // mb} MB")
+
+
 def run(args: Any) -> int:
     app = open_app(args)
     if app.paths.store.exists():
@@ -165,6 +188,7 @@ def run(args: Any) -> int:
         + (f"; undelivered: {', '.join(f'{k} {v}' for k, v in info['capture']['hook_drops'].items())}"
            if info["capture"]["hook_drops"] else ""),
         f"tokens    {info['token_counter']}",
+        "bounds    " + _bounds_line(info["bounds"]),
         "config    " + (", ".join(info["config_files"]) or "defaults only"),
         "plugins   " + ", ".join(f"{p['name']}({p['status']})" for p in info["plugins"]),
         "network   " + ("; ".join(f"{d['what']} -> {d['url']} ({'this machine' if d['local'] else 'ANOTHER MACHINE'}, "

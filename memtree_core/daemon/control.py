@@ -321,15 +321,29 @@ def _daemon_child(root: str, project_hash: str, log_fd: int, status_fd: int) -> 
         _finish(status, status_fd)
 
 
+THREADS_GRACE_S = 5.0  # all of the daemon's remaining threads together, at exit
+
+
+def join_threads(total_s: float) -> bool:
+    """Wait for the other non-daemon threads within ``total_s`` overall (not per thread): tool calls
+    abandoned at stop (their processes ended, pure-Python work still finishing) must not hold the exit for
+    minutes.  True when none is left."""
+    import threading
+
+    deadline = time.monotonic() + total_s
+    for t in threading.enumerate():
+        if t is not threading.current_thread() and not t.daemon:
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
+    return not any(t.is_alive() and not t.daemon and t is not threading.current_thread()
+                   for t in threading.enumerate())
+
+
 def _finish(status: int, status_fd: int) -> NoReturn:
     """What interpreter shutdown does, in a child that must not return into the forwarder's frames."""
     import atexit
-    import threading
 
     try:
-        for t in threading.enumerate():
-            if t is not threading.current_thread() and not t.daemon:
-                t.join(timeout=5)
+        join_threads(THREADS_GRACE_S)
         atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()

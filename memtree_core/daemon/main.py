@@ -51,7 +51,9 @@ def setup_logging(paths: ProjectPaths) -> None:
     fd = os.open(paths.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     os.fchmod(fd, 0o600)
     fmt = logging.Formatter(f"%(asctime)s [{os.getpid()}] %(levelname)s %(name)s: %(message)s")
-    handlers: list[logging.Handler] = [logging.StreamHandler(os.fdopen(fd, "a", buffering=1, encoding="utf-8"))]
+    # backslashreplace: a message naming a non-UTF-8 file (lone surrogates) is logged, not a logging error.
+    handlers: list[logging.Handler] = [logging.StreamHandler(os.fdopen(fd, "a", buffering=1, encoding="utf-8",
+                                                                       errors="backslashreplace"))]
     if not _same_file(2, paths.log):
         handlers.append(logging.StreamHandler(sys.stderr))
     root = logging.getLogger()
@@ -94,6 +96,40 @@ def _last_capture() -> float | None:
     except Exception:
         return None
     return float(value) if isinstance(value, int | float) else None
+
+
+M_MMAP_THRESHOLD = -3  # glibc's mallopt() parameter
+BIG_ALLOCATION_BYTES = 1 << 20
+
+
+def return_big_allocations() -> None:
+    """Ask glibc to serve every allocation of 1 MB or more with its own mmap, given back to the kernel when
+    freed.  By default the threshold follows the largest block freed so far (up to 32 MB): after one big
+    capture, the next ones land in per-thread heaps that keep their pages, and the daemon's footprint grows
+    with the number of capture threads that ever held one.  Elsewhere (musl, macOS) this does nothing."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        libc.mallopt(M_MMAP_THRESHOLD, BIG_ALLOCATION_BYTES)
+    except (OSError, AttributeError):
+        pass
+
+
+def _end_tool_processes() -> None:
+    from memtree_core import children
+
+    try:
+        ended = children.end_all()
+    except Exception:
+        log.exception("cannot end the tools' processes")
+        return
+    if ended.killed:
+        log.info("ended %d process(es) started by tool calls", len(ended.killed))
+    if ended.survivors or ended.notes:
+        log.warning("tool processes left running: %s", ended.summary())
 
 
 class Daemon:
@@ -155,6 +191,7 @@ class Daemon:
         signal.signal(signal.SIGHUP, on_signal)
 
     def _serve(self) -> int:
+        return_big_allocations()
         # Heavy imports happen here, after every socket is bound and the state file is written.
         import anyio
 
@@ -254,6 +291,7 @@ class Daemon:
                         self.stop_reason = f"idle for {self.idle_timeout_s:g}s with no session and no capture"
                         self.stop_event.set()
             log.info("stopping: %s", self.stop_reason or "asked to")
+            _end_tool_processes()  # tool calls in flight return at once instead of at their deadline
             tg.cancel_scope.cancel()
         self.mcp_sock = None  # the listener closed it
 
@@ -262,6 +300,7 @@ class Daemon:
         if self.lock_fd is None:
             return
         try:
+            _end_tool_processes()  # any started while the sessions were closing
             for t in self.threads:
                 t.join(timeout=5)
                 if t.is_alive():

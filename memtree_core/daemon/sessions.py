@@ -8,6 +8,7 @@ and never touches the others.
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 import time
@@ -21,6 +22,7 @@ from mcp.shared.message import SessionMessage
 log = logging.getLogger("memtree.daemon.sessions")
 
 READ_CHUNK = 1 << 16
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # one JSON-RPC line; a client sending more without a newline is cut off
 
 
 class Activity:
@@ -39,6 +41,31 @@ class Activity:
     def closed(self) -> None:
         self.sessions -= 1
         self.last_change = time.monotonic()
+
+
+def _parse(line: bytes) -> mcp_types.JSONRPCMessage:
+    """One JSON-RPC message.  A file name that is not UTF-8 reaches us as a lone surrogate escape
+    (``"caf\\udce9.txt"``, Python's ``os.fsdecode`` form) or as raw bytes; the SDK's strict JSON parser
+    rejects both and the request would never be answered.  Parsed here the way ``os.fsdecode`` does, such a
+    name reaches the tool as the same ``str`` the file system gives for that file."""
+    try:
+        return mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except Exception as strict:
+        try:
+            value = json.loads(line.decode("utf-8", "surrogateescape"))
+        except ValueError:
+            raise strict from None
+        return mcp_types.jsonrpc_message_adapter.validate_python(value, by_name=False)
+
+
+def _dump(message: mcp_types.JSONRPCMessage) -> bytes:
+    """The message as one line of UTF-8 JSON; text that cannot be UTF-8 (a lone surrogate from a file
+    name) is replaced, so the answer always goes out."""
+    try:
+        return message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+    except Exception:
+        data = message.model_dump(mode="python", by_alias=True, exclude_unset=True)
+        return json.dumps(data, ensure_ascii=False, default=str).encode("utf-8", "replace")
 
 
 async def _read_lines(stream: anyio.abc.ByteReceiveStream,
@@ -61,21 +88,23 @@ async def _read_lines(stream: anyio.abc.ByteReceiveStream,
                 cut = end + 1
                 if line:
                     try:
-                        message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                        message = _parse(line)
                     except Exception as exc:
                         await sink.send(exc)
                     else:
                         await sink.send(SessionMessage(message))
                 end = buf.find(b"\n", cut)
             del buf[:cut]
+            if len(buf) > MAX_MESSAGE_BYTES:
+                log.warning("a message over %d bytes without a line end: the session is closed", MAX_MESSAGE_BYTES)
+                return
 
 
 async def _write_lines(stream: anyio.abc.ByteSendStream,
                        source: anyio.abc.ObjectReceiveStream[SessionMessage]) -> None:
     async with source:
         async for item in source:
-            data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
-            await stream.send(data.encode("utf-8") + b"\n")
+            await stream.send(_dump(item.message) + b"\n")
 
 
 async def serve_connection(stream: anyio.abc.SocketStream, server: Any, activity: Activity) -> None:

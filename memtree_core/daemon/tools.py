@@ -11,19 +11,48 @@ import inspect
 import logging
 import threading
 import typing
+import weakref
 from collections.abc import Callable
 from typing import Annotated, Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
+from memtree_core.daemon.limits import SESSION_TOOL_THREADS, TOOL_THREADS
 from memtree_core.types import ToolSpec
 
 log = logging.getLogger("memtree.daemon.tools")
+
+_tool_threads: anyio.CapacityLimiter | None = None
+_session_threads: weakref.WeakKeyDictionary[Any, anyio.CapacityLimiter] = weakref.WeakKeyDictionary()
+CONTEXT_KWARG = "memtree_request_context"  # the SDK passes the request's Context here (not in the schema)
+
+
+def tool_threads() -> anyio.CapacityLimiter:
+    """The sync tools' own thread pool (see :data:`memtree_core.daemon.limits.TOOL_THREADS`)."""
+    global _tool_threads
+    if _tool_threads is None:
+        _tool_threads = anyio.CapacityLimiter(TOOL_THREADS)
+    return _tool_threads
+
+
+def session_threads(ctx: Any) -> anyio.CapacityLimiter | None:
+    """One session's share of the pool: a session with many slow calls waits for its own, never takes all."""
+    try:
+        session = ctx.session
+        limiter = _session_threads.get(session)
+        if limiter is None:
+            limiter = _session_threads[session] = anyio.CapacityLimiter(SESSION_TOOL_THREADS)
+    except Exception:
+        # Called outside a request (in-process embedding), or a session object we cannot key on: the
+        # pool's own bound still applies.
+        return None
+    return limiter
+
 
 # Failures a caller can cause and fix (bad path, unknown node id, bad budget): the message goes back as is.
 EXPECTED_ERRORS: tuple[type[BaseException], ...] = (ValueError, LookupError, OSError, TimeoutError)
@@ -60,8 +89,8 @@ def refuse_if_damaged(app: Any) -> None:
 def wrap_tool(spec: ToolSpec, fn: Callable[..., Any], app: Any) -> Callable[..., Any]:
     """Give ``fn`` the same parameters, return both result forms and turn its exceptions into tool errors.
 
-    A sync ``fn`` stays sync, so the SDK runs it on a worker thread; an async one stays async.  Every call
-    counts as activity for the walkers that wait for a quiet period.
+    A sync ``fn`` runs on a worker thread from :func:`tool_threads`; an async one on the event loop.  Every
+    call counts as activity for the walkers that wait for a quiet period.
     """
     from memtree_core.coordinator import note_activity
 
@@ -96,7 +125,7 @@ def wrap_tool(spec: ToolSpec, fn: Callable[..., Any], app: Any) -> Callable[...,
             except Exception as exc:
                 fail(exc)
     else:
-        def tool(**kwargs: Any) -> Any:
+        def call(kwargs: dict[str, Any]) -> Any:
             note_activity(app)
             refuse_if_damaged(app)
             try:
@@ -104,10 +133,26 @@ def wrap_tool(spec: ToolSpec, fn: Callable[..., Any], app: Any) -> Callable[...,
             except Exception as exc:
                 fail(exc)
 
+        async def tool(**kwargs: Any) -> Any:
+            mine = session_threads(kwargs.pop(CONTEXT_KWARG, None))
+            # abandon_on_cancel: a session that ends, or a daemon that stops, does not wait for the thread
+            # (the daemon ends the call's processes, so the thread returns soon after).
+            if mine is None:
+                return await anyio.to_thread.run_sync(call, kwargs, limiter=tool_threads(), abandon_on_cancel=True)
+            async with mine:
+                return await anyio.to_thread.run_sync(call, kwargs, limiter=tool_threads(), abandon_on_cancel=True)
+
+    annotations = {k: v for k, v in hints.items() if k != "return"}
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+    if not inspect.iscoroutinefunction(fn) and CONTEXT_KWARG not in sig.parameters and not takes_any:
+        # Which session calls: the SDK fills a parameter annotated Context and leaves it out of the schema.
+        params.append(inspect.Parameter(CONTEXT_KWARG, inspect.Parameter.KEYWORD_ONLY, default=None,
+                                        annotation=Context | None))
+        annotations[CONTEXT_KWARG] = Context | None
     tool.__name__ = getattr(fn, "__name__", spec.name)
     tool.__qualname__ = tool.__name__
     tool.__doc__ = fn.__doc__
-    tool.__annotations__ = {**{k: v for k, v in hints.items() if k != "return"}, "return": new_return}
+    tool.__annotations__ = {**annotations, "return": new_return}
     tool.__signature__ = sig.replace(parameters=params, return_annotation=new_return)  # type: ignore[attr-defined]
     return tool
 

@@ -195,6 +195,12 @@ def _redact(app: App, text: str) -> tuple[str, dict[str, int], str | None]:
 
 # What a redactions line can add to the header after the run (checked again at the end).
 _REDACTION_ROOM = 40
+# The two notes a run can add (never both: the first only after a normal exit, the second on timeout);
+# the second at its longest (memtree_core.children.Ended.summary).
+_LEFT_RUNNING = ("a background process kept the output open after the shell exited; its later output is not "
+                 "captured")
+_NOT_ENDED_WORST_CASE = ("99999 process(es) the command started could not be ended (pid 4194304, 4194304, "
+                         "4194304, …); kill them yourself")
 
 
 def bash(app: App, command: str, timeout: float | None = None, budget_tokens: int | None = None) -> BashResult:
@@ -208,17 +214,18 @@ def bash(app: App, command: str, timeout: float | None = None, budget_tokens: in
     probe = BashResult(command=clean_command, exit_code=-15, timed_out=True, duration_ms=int(limit * 1000),
                        stdout_bytes=10**11, stderr_bytes=10**11, node_id=None if not_stored else "0" * 26,
                        stored=not not_stored, deduplicated=True, not_stored_reason=not_stored, preview="",
-                       preview_truncated=True, budget_tokens=budget, notes=notes + ["a background process kept "
-                       "the output open after the shell exited; its later output is not captured"])
+                       preview_truncated=True, budget_tokens=budget, notes=notes + [max(_LEFT_RUNNING,
+                                                                       _NOT_ENDED_WORST_CASE, key=len)])
     frame = app.count_tokens(_render(probe, "")) + _REDACTION_ROOM
     if frame >= budget:
         raise ValueError(f"budget_tokens={budget} cannot hold even the result header ({frame} tokens); ask "
                          f"for at least {frame + 50} (the command was not run)")
     env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"}  # nothing may wait for a keypress
     outcome = run(command, root, limit, keep=store.max_bytes, env=env)
+    if outcome.not_ended:
+        notes.append(outcome.not_ended)
     if outcome.left_running:
-        notes.append("a background process kept the output open after the shell exited; its later output "
-                     "is not captured")
+        notes.append(_LEFT_RUNNING)
     raw, cut_output = compose(command, outcome, store.max_bytes, limit)
     text, hits, unredacted = _redact(app, raw)
     not_stored = not_stored or unredacted
@@ -272,7 +279,8 @@ def build(app: App) -> Callable[..., BashResult]:
         Use instead of a plain shell for commands with long output (tests, builds, logs).  Returns the
         exit code, byte counts, the stored node id and a head/tail preview within budget_tokens (default
         from settings); page through the full stored output with get.  timeout: seconds (default 120, at
-        most 600); on timeout the whole process group is killed and the partial output kept.  Secrets are
+        most 600); on timeout the whole process group is killed, and so are the background processes the
+        command started, and the partial output kept.  Secrets are
         redacted from what is stored and returned; env/printenv output is never stored.
         """
         return bash(app, command, timeout, budget_tokens)

@@ -12,6 +12,7 @@ in content to one stored in the last hour reuses its nodes.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,7 +27,15 @@ from memtree_plugins.chunkers.lines import split_lines
 from memtree_plugins.wrappers.budget import fit_prefix
 from memtree_plugins.wrappers.clean_lines import CleanLines
 from memtree_plugins.wrappers.files import display, file_uri, mtime_of, resolve
-from memtree_plugins.wrappers.grep_engines import ENGINE_ENV, EngineRun, clip_line, python_engine, ripgrep
+from memtree_plugins.wrappers.grep_engines import (
+    ENGINE_ENV,
+    MAX_FILE_BYTES,
+    EngineRun,
+    clip_line,
+    python_engine,
+    ripgrep,
+    system_tree,
+)
 from memtree_plugins.wrappers.records import (
     args_digest,
     budget_or_default,
@@ -42,6 +51,7 @@ BLOCK_LINES = 50
 MAX_HITS_CAP = 1000
 CONTEXT_CAP = 20
 TIMEOUT_S = 60.0
+MAX_TIMEOUT_S = 600.0
 PREVIEW_LINE_CHARS = 300
 
 
@@ -103,7 +113,7 @@ def _header(r: GrepResult) -> str:
     if r.node_id:
         head += f" · node {r.node_id}" + (" (reused)" if r.deduplicated else "")
     if not r.complete:
-        head += " · INCOMPLETE (timed out)"
+        head += " · INCOMPLETE (timed out; the search was stopped)"
     return head
 
 
@@ -136,6 +146,47 @@ def _engine(app: App) -> str:
     return wanted
 
 
+def _timeout(timeout: float | None) -> float:
+    if timeout is None:
+        return TIMEOUT_S
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= MAX_TIMEOUT_S:
+        raise ValueError(f"timeout must be a number of seconds in (0, {MAX_TIMEOUT_S:g}], got {timeout!r}")
+    return float(timeout)
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def check_target(target: Path, shown: str) -> None:
+    """Refuse what a search could never finish or should never read: kernel trees, special files, and a
+    single file over the size cap.  Directories are walked; their special and huge files are skipped."""
+    real = os.path.realpath(target)
+    tree = system_tree(real)
+    if tree is not None:
+        raise ValueError(f"{shown} is under {tree}, which grep does not search (kernel and device files "
+                         f"never end or change while read); use bash for system files")
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        from memtree_core.errors import NotFound
+
+        raise NotFound(f"no such file or directory: {shown} (relative paths start at the project root)") from None
+    except OSError as exc:
+        raise ValueError(f"cannot search {shown}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{shown} is {_kind(st.st_mode)}; grep searches regular files and directories")
+    if st.st_size > MAX_FILE_BYTES:
+        raise ValueError(f"{shown} is {st.st_size:,} bytes, over grep's {MAX_FILE_BYTES:,}-byte limit per file; "
+                         f"search it with bash (e.g. rg or grep piped to head)")
+
+
 def _validate(pattern: str, context: int, max_hits: int) -> None:
     if not isinstance(pattern, str) or pattern == "":
         raise ValueError("pattern is empty; give a regular expression (escape special characters with \\)")
@@ -148,18 +199,17 @@ def _validate(pattern: str, context: int, max_hits: int) -> None:
 
 
 def grep(app: App, pattern: str, path: str | None = None, glob: str | None = None, ignore_case: bool = False,
-         context: int = 0, max_hits: int = 50, budget_tokens: int | None = None) -> GrepResult:
+         context: int = 0, max_hits: int = 50, budget_tokens: int | None = None,
+         timeout: float | None = None) -> GrepResult:
     _validate(pattern, context, max_hits)
+    limit = _timeout(timeout)
     budget = budget_or_default(budget_tokens, app.settings.budgets.grep)
     root = app.identity.root
     target = resolve(root, path) if path else root
     shown_target = display(target, root) if path else "."
-    if not target.exists():
-        from memtree_core.errors import NotFound
-
-        raise NotFound(f"no such file or directory: {shown_target} (relative paths start at the project root)")
+    check_target(target, shown_target)
     glob = glob.strip() if glob and glob.strip() else None
-    deadline = time.monotonic() + TIMEOUT_S
+    deadline = time.monotonic() + limit
     engine = _engine(app)
     rg = find_rg() if engine != "python" else None
     if engine in ("rg", "ripgrep") and rg is None:
@@ -326,16 +376,19 @@ def _store(app: App, args: dict, result: GrepResult, blocks: list[_Block], clean
 
 def build(app: App) -> Callable[..., GrepResult]:
     def grep_tool(pattern: str, path: str | None = None, glob: str | None = None, ignore_case: bool = False,
-                  context: int = 0, max_hits: int = 50, budget_tokens: int | None = None) -> GrepResult:
+                  context: int = 0, max_hits: int = 50, budget_tokens: int | None = None,
+                  timeout: float | None = None) -> GrepResult:
         """Search files with a regular expression (ripgrep, or a Python fallback) and store the results.
 
         The whole result set is stored as one node and each hit (matching lines with `context` lines
         around them) as a child chunk; returns totals, node ids and the hits that fit budget_tokens
         (default from settings) — page through the rest with get.  path: file or directory, relative to
         the project root (default: the whole project); glob: e.g. "*.py" or "!tests/**"; .gitignore'd,
-        binary and .git files are skipped; max_hits: hits stored as chunks (1-1000).
+        binary and .git files are skipped, so are files over 100 MB and special files (FIFOs, devices);
+        max_hits: hits stored as chunks (1-1000); timeout: seconds (default 60, at most 600), after which
+        the search is stopped and what was found so far returned, marked incomplete.
         """
-        return grep(app, pattern, path, glob, ignore_case, context, max_hits, budget_tokens)
+        return grep(app, pattern, path, glob, ignore_case, context, max_hits, budget_tokens, timeout)
 
     grep_tool.__name__ = "grep"
     return grep_tool

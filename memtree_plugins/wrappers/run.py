@@ -2,9 +2,11 @@
 
 Output is read as it arrives from both pipes; each stream keeps its first ``keep`` bytes and a sliding
 last ``keep`` bytes and counts the rest, so a command printing 100 MB costs at most ~4 x ``keep`` bytes
-of memory.  On timeout the whole group gets SIGTERM, then SIGKILL after a short grace; what was read so
-far is kept.  After the shell exits, a background child still holding the pipes open is given
-``DRAIN_S`` seconds, then left alone (its output past that point is not captured).
+of memory.  On timeout the whole group gets SIGTERM, then after a short grace SIGKILL goes to the group and to every
+process the command started that left it (``cmd &``, ``setsid``, a double fork: found by the marker
+:mod:`memtree_core.children` puts in their environment); what was read so far is kept, and what could not
+be ended is reported.  After the shell exits normally, a background child still holding the pipes open is
+given ``DRAIN_S`` seconds, then left alone (its output past that point is not captured).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
+
+from memtree_core import children
 
 KILL_GRACE_S = 2.0
 DRAIN_S = 1.0
@@ -56,6 +60,7 @@ class Outcome:
     timed_out: bool
     duration_ms: int
     left_running: bool  # a background child still held the pipes after the shell exited
+    not_ended: str | None = None  # on timeout: what the kill sweep could not end, in one line
 
 
 def shell() -> str:
@@ -71,8 +76,11 @@ def _signal_group(pgid: int, sig: int) -> None:
 
 def run(command: str, cwd: str, timeout: float, keep: int, env: dict[str, str] | None = None) -> Outcome:
     start = time.monotonic()
+    token, marker = children.new_call()
     proc = subprocess.Popen([shell(), "-c", command], cwd=cwd, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            env={**(os.environ if env is None else env), **marker})
+    children.register(token, proc.pid)
     assert proc.stdout is not None and proc.stderr is not None
     out, err = HeadTail(keep), HeadTail(keep)
     sel = selectors.DefaultSelector()
@@ -83,6 +91,7 @@ def run(command: str, cwd: str, timeout: float, keep: int, env: dict[str, str] |
     kill_at: float | None = None
     exited_at: float | None = None
     left_running = False
+    swept: children.Ended | None = None
     try:
         while sel.get_map():
             now = time.monotonic()
@@ -91,7 +100,7 @@ def run(command: str, cwd: str, timeout: float, keep: int, env: dict[str, str] |
                 _signal_group(proc.pid, signal.SIGTERM)
                 kill_at = now + KILL_GRACE_S
             if kill_at is not None and now >= kill_at:
-                _signal_group(proc.pid, signal.SIGKILL)
+                swept = children.end_call(token, proc.pid)  # the group and every escaped child, one pass
                 kill_at = None
             if exited_at is None and proc.poll() is not None:
                 exited_at = now
@@ -111,11 +120,13 @@ def run(command: str, cwd: str, timeout: float, keep: int, env: dict[str, str] |
         sel.close()
         proc.stdout.close()
         proc.stderr.close()
-        if timed_out:
-            _signal_group(proc.pid, signal.SIGKILL)
+        if timed_out and swept is None:
+            swept = children.end_call(token, proc.pid)
         try:
             returncode = proc.wait(timeout=KILL_GRACE_S if timed_out else 5)
         except subprocess.TimeoutExpired:
             _signal_group(proc.pid, signal.SIGKILL)
             returncode = proc.wait()
-    return Outcome(out, err, returncode, timed_out, int((time.monotonic() - start) * 1000), left_running)
+        children.unregister(token)
+    return Outcome(out, err, returncode, timed_out, int((time.monotonic() - start) * 1000), left_running,
+                   swept.summary() if swept else None)
