@@ -99,6 +99,12 @@ def main(argv: list[str] | None = None) -> int:
         return int(module.run(args) or 0)  # type: ignore[attr-defined]
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # `memtree info | head`: the reader left, which is not an error.  Point stdout at /dev/null so the
+        # interpreter's final flush does not raise again (the recipe in Python's signal docs).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except Exception as exc:  # a clear one-line error for known failures, not a traceback
         from memtree_core.errors import UserFacingError
 

@@ -4,7 +4,10 @@ All through the installed console script, as real subprocesses."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -173,3 +176,18 @@ def test_stats_shows_values_the_read_tool_redacted(home: Path, project: Path) ->
     for name, value in counted.items():
         assert re.search(rf"^\s+{re.escape(name.split(':', 1)[1])}\s+{value}$", section, re.M), section
     assert key not in out.stdout
+
+
+def test_a_reader_that_leaves_early_is_not_an_error(tmp_path: Path) -> None:
+    """`memtree info | head -1`: no BrokenPipeError traceback when the pipe's reader has gone (here it is
+    gone before the command starts, so every write fails)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    env = {**os.environ, "MEMTREE_HOME": str(tmp_path / "home")}
+    try:
+        proc = subprocess.run([sys.executable, "-m", "memtree_core.cli", "info", "--project", str(tmp_path)],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, env=env, timeout=60)
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+    assert proc.returncode == 141
