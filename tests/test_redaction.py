@@ -200,6 +200,11 @@ def samples() -> dict[str, tuple[str, str]]:
     add("cli-user-password", r(12), "$ curl -u admin:{s} https://jenkins/api")
     add("login-password-flag", r(18), "$ docker login -u me -p {s} ghcr.io")
     add("env-assignment", "Summer2024!", "DB_PASSWORD={s}\n")
+    add("url-encoded-credentials", r(14, AN + "!~*"), "GET /connect?dsn=postgres%3A%2F%2Fapp%3A{s}%40db%2Fapp 200")
+    add("cli-short-password-flag", r(14), "$ mysql -u root -p{s} orders")
+    add("aws-secret-string", r(20, AN + "!#"), '{{"Name": "prod/db", "SecretString": "{s}"}}')
+    add("env-colon-assignment", "Summer2024!", "DB_PASSWORD:      {s}\n")
+    add("yaml-next-line-secret", "Summer2024!", "db:\n  password:\n    {s}\n")
     add("secret-assignment", r(24, AN + "!#"), 'config = {{"clientSecret": "{s}"}}')
     return s
 

@@ -50,6 +50,18 @@ def lowered(text: str) -> str:
     return low
 
 
+_QUOTED = re.compile(r"(\\{0,7})([\"'])(.*)\1\2", re.S)
+
+
+def quoted_span(value: str) -> tuple[int, int] | None:
+    """Where the inside of a quoted value is: ``"x"``, ``'x'``, or escaped once or more, as JSON inside a
+    JSON string has it (``\\"x\\"``); None if ``value`` is not quoted."""
+    if len(value) < 2 or value[-1] not in "\"'":
+        return None
+    m = _QUOTED.fullmatch(value)
+    return (m.start(3), m.end(3)) if m else None
+
+
 def placeholder(tag: str) -> str:
     return f"{MARK}{tag}]"
 
@@ -74,7 +86,9 @@ mysecret mytoken sometoken somesecret somepassword notasecret not_a_secret secre
 """.split())
 
 _REPEATED = re.compile(r"^(.)\1*$|^[*xX.•#_-]+$")
-_TEMPLATE = re.compile(r"\$\{|\$\(|\{\{|\}\}|%\(|%[sd]\b|<[^<>]*>|^\$[A-Za-z_]|^%[A-Za-z_]+%$|^\{[A-Za-z_]*\}$")
+# `%s` / `%(name)s` only as a whole value: a real password may well contain "%d!" (a URL-encoded one does).
+_TEMPLATE = re.compile(r"\$\{|\$\(|\{\{|\}\}|^%\(\w+\)[sdr]$|^%[sdr]$|<[^<>]*>|^\$[A-Za-z_]|^%[A-Za-z_]+%$|"
+                       r"^\{[A-Za-z_]*\}$")
 _PLACEHOLDER_HINT = re.compile(
     r"(?i)your[_ -]?(?:own[_ -]?)?(?:api[_ -]?)?(?:key|token|secret|pass|password|pat)|_here$|^replace|"
     r"^insert|^enter[_ -]|^put[_ -]|example|placeholder|redacted|^x{3,}|x{6,}|\*{3,}|\.\.\.|…|"
@@ -96,7 +110,20 @@ def is_placeholder(value: str) -> bool:
 _IDENT = r"[A-Za-z_$][\w$]*"
 _CODE = re.compile(
     rf"^(?:await\s+|new\s+|!)?{_IDENT}(?:(?:\.|::|->|\?\.){_IDENT})*(?:\(|\[|\.$)|"  # call, index
-    rf"^{_IDENT}(?:(?:\.|::|->|\?\.){_IDENT})+[,;)]?$")  # dotted path: settings.API_KEY, os.environ
+    rf"^{_IDENT}(?:(?:\.|::|->|\?\.){_IDENT})+[,;)]?$|"  # dotted path: settings.API_KEY, os.environ
+    r"^[(\[{]")  # a tuple, list, dict or parenthesised expression: `auth = (url.username, url.password)`
+# A name as people write it: letters and underscores, a few digits at the end, no more camel steps than
+# words.  The segments of a random token (`abc.DEF123xyz.QRS456tuv`, a bearer token with dots) are not.
+_LETTERS_THEN_DIGITS = re.compile(r"[$_]*[A-Za-z][A-Za-z_]*\d{0,3}")
+_CAMEL_STEP = re.compile(r"[a-z][A-Z]")
+
+
+def is_wordy(segment: str) -> bool:
+    return bool(_LETTERS_THEN_DIGITS.fullmatch(segment)) and \
+        len(_CAMEL_STEP.findall(segment)) <= 1 + len(segment) // 4
+
+
+_PATH_SPLIT = re.compile(r"\.|::|->|\?\.")
 _TYPE_NAMES = frozenset("""
 str string bytes int bool float any none optional secretstr secretbytes char text varchar uuid object
 """.split())
@@ -109,7 +136,15 @@ def looks_like_code(value: str) -> bool:
     base = v.split("[", 1)[0].split("|", 1)[0].strip().lower()
     if base in _TYPE_NAMES:
         return True
-    return bool(_CODE.match(v))
+    m = _CODE.match(v)
+    if m is None:
+        return False
+    if v[0] in "([{":
+        return True
+    # A dotted path or call: code only if the names before the call/index read as names.
+    head = v[: m.end()].rstrip("([.,;)")
+    head = head.removeprefix("await ").removeprefix("new ").lstrip("!").strip()
+    return all(is_wordy(seg) for seg in _PATH_SPLIT.split(head) if seg)
 
 
 ENTROPY_BITS = 3.0  # bits/char; see rules.py "How values are judged"
@@ -267,8 +302,10 @@ class PatternRule:
         if start < 0:  # no secret group, or it did not take part: the whole match is the secret
             start, end = m.span()
         secret = text[start:end]
-        if len(secret) >= 2 and secret[0] in "\"'" and secret[-1] == secret[0]:
-            start, end, secret = start + 1, end - 1, secret[1:-1]  # keep the quotes around it
+        if len(secret) >= 2 and secret[0] in "\"'\\":
+            q = quoted_span(secret)
+            if q is not None:  # keep the quotes (escaped ones too: JSON inside a JSON string) around it
+                start, end, secret = start + q[0], start + q[1], secret[q[0]:q[1]]
         if not secret or secret.startswith(MARK) or (self.check is not None and not self.check(m)):
             return start, end, None, 0
         base, stop = m.span()

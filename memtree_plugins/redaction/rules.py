@@ -54,6 +54,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import urllib.parse
 from functools import lru_cache
 
 from memtree_plugins.redaction.engine import (
@@ -63,10 +64,12 @@ from memtree_plugins.redaction.engine import (
     is_pathlike,
     is_placeholder,
     is_random_looking,
+    is_wordy,
     looks_like_code,
+    quoted_span,
 )
 
-RULESET_VERSION = "2025.1"
+RULESET_VERSION = "2026.12"
 
 # Token boundaries: a token must not be glued to more token characters on either side.
 L = r"(?<![A-Za-z0-9_])"
@@ -79,8 +82,16 @@ SEP = r"[\"']?[ \t]{0,3}(?::=|=>|=|:)(?![=:])[ \t]{0,3}"
 ASSIGN = SEP + r"[\"']?"
 # Stricter, for the name-only context rule: a bare `name:value` (no space) is a logger prefix or a
 # host:port far more often than a YAML key, so `:` needs a quoted name or a space after it.
-LOOSE_SEP = (r"(?:[\"'][ \t]{0,3}(?::=|=>|=|:)|[ \t]{0,3}(?::=|=>|=)|[ \t]{0,3}:(?=[ \t]))"
+LOOSE_SEP = (r"(?:\\{0,7}[\"'][ \t]{0,3}(?::=|=>|=|:)|[ \t]{0,3}(?::=|=>|=)|[ \t]{0,3}:(?=[ \t]))"
              r"(?![=:>])[ \t]{0,3}")
+# A quoted value, its quotes escaped or not (`"v"`, `\"v\"` in JSON inside a JSON string), or a bare token.
+ESCAPED_VALUE = r"\\{1,7}\"(?:[^\"\\\n]|\\(?!\\{0,6}\")){1,512}+\\{1,7}\""
+# What real tools print before a line's own text: Read's `    12→`, `cat -n`'s `    12<TAB>`, grep -n's
+# `path:12:` (`path-12-` for context lines), a diff's `+`/`-`.
+GUTTER = r"(?:[ \t]*\d{1,9}(?:→|\t)|[^\s:]{1,256}[:-]\d{1,9}[:-]|[+-](?![+-]))?"
+_GUTTER_RX = re.compile(GUTTER)
+# Between netrc words: whitespace, and the gutter of each new line.
+NL_GAP = r"(?:[ \t\r]|\n" + GUTTER + r")++"
 
 
 def rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
@@ -109,8 +120,9 @@ def token(name: str, pattern: str, *prefixes: str, description: str = "", back: 
 
 def _unquote(value: str) -> tuple[str, bool]:
     v = value.strip()
-    if len(v) >= 2 and v[0] in "\"'" and v[-1] == v[0]:
-        return v[1:-1], True
+    q = quoted_span(v)
+    if q is not None:
+        return v[q[0]:q[1]], True
     return v, False
 
 
@@ -171,6 +183,12 @@ _STRONG = re.compile(
     r"(?:^|_)(?:PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|SECRETS?|TOKENS?|APIKEY|CREDENTIALS?|CREDS|AUTH|PAT)"
     r"(?:_|$)|(?:^|_)(?:API|ACCESS|PRIVATE|SECRET|MASTER|SIGNING|ENCRYPTION|SESSION|LICENSE|ADMIN|SERVICE|"
     r"ACCOUNT|APP|CLIENT|SHARED|WRITE|DEPLOY|SSH|GPG|SUBSCRIPTION|INGEST|WEBHOOK|AUTH|HMAC|JWT)_?KEY(?:_|$)")
+# gitleaks-generic style: the long secret words count anywhere in a name (PGPASSWORD, CLIENTSECRET, JWTSECRET,
+# NGROK_AUTHTOKEN, GITHUBTOKEN); the short ones (PASS, PWD, AUTH) only as a segment or glued at the end
+# (DBPASS, MYSQLPWD), where they are not the start of another word (PASSENGER, AUTHOR).
+_STRONG_GLUED = re.compile(
+    r"PASSWORD|PASSWD|PASSPHRASE|SECRET(?!ARY)|TOKEN(?!I[SZ])|APIKEY|API_KEY|PRIVATE_?KEY|CREDENTIAL|"
+    r"AUTH_?KEY|ACCESS_?KEY|SIGNING_?KEY|MASTER_?KEY|(?:PASS|PWD|PASSWD)$")
 _WEAK = re.compile(r"(?:^|_)KEY(?:_|$)")
 _NOT_SECRET = re.compile(
     r"_(?:FILE|FILES|PATH|DIR|URL|URI|HOST|PORT|ENDPOINT|SOCK|SOCKET|LENGTH|LEN|SIZE|TTL|EXPIRY|EXPIRES|"
@@ -178,7 +196,8 @@ _NOT_SECRET = re.compile(
     r"FIELD|PARAM|PREFIX|ALGORITHM|ALG|METHOD|MODE|VERSION|REGION|USER|USERNAME|LOGIN|EMAIL|SCOPE|SCOPES|"
     r"ENV|VAR|COMMAND|CMD|HELPER|PROVIDER|ISSUER|AUDIENCE|FORMAT|POLICY|ROTATION|COUNT|LIMIT|MIN|MAX|"
     r"HINT|LABEL|PROMPT|MESSAGE|STRENGTH|POLICY|RESET|CHANGED|CHANGED_AT|UPDATED_AT|STORE|MANAGER|TOOL|"
-    r"INDEX|COLUMN|TABLE|SCHEME|STYLE|REGEX|PATTERN|VALIDATOR|FUNCTION|FN|CLASS|CALLBACK)$")
+    r"INDEX|COLUMN|TABLE|SCHEME|STYLE|REGEX|PATTERN|VALIDATOR|FUNCTION|FN|CLASS|CALLBACK)$|"
+    r"(?:PASS|SECRET|TOKEN|KEY)(?:FILE|PATH|DIR|URL|URI|LEN|LENGTH|SIZE|TYPE|NAME|COUNT|ID)$")
 
 
 @lru_cache(maxsize=4096)  # the same names (password, api_key, token) come back all through a capture
@@ -188,7 +207,7 @@ def secret_name(name: str) -> str | None:
     norm = norm.strip("_")
     if _NOT_SECRET.search(norm):
         return None
-    if _STRONG.search(norm):
+    if _STRONG.search(norm) or _STRONG_GLUED.search(norm):
         return "strong"
     if _WEAK.search(norm):
         return "weak"
@@ -238,7 +257,74 @@ def assignment_value(m: re.Match[str]) -> bool:
         return False
     if not is_random_looking(value, min_len=20 if kind == "weak" else 8):
         return False
+    if not quoted and (is_identifier(value) or _ANNOTATION_AFTER.match(text, m.end())):
+        return False  # `auth: AuthTypes | None = None`, `token = refresh_token`: names, not literals
     return not is_pathlike(value) and literal_value(m)
+
+
+_ANNOTATION_AFTER = re.compile(r"[ \t]*(?:\||=(?!=)|\[|\(|\.\w)")
+
+
+def is_identifier(value: str) -> bool:
+    """A bare name as code writes one (letters, ``_``, a few digits at the end): ``AuthTypes``,
+    ``refresh_token``; a random token almost always has digits inside or is camel-cased at random."""
+    return is_wordy(value)
+
+
+def _line_prefix_is_gutter(text: str, start: int) -> bool:
+    """Only a gutter, indentation and a YAML list dash stand between the line's start and ``start``."""
+    line_start = text.rfind("\n", 0, start) + 1
+    g = _GUTTER_RX.match(text, line_start, start)
+    return bool(_YAML_KEY_PREFIX.match(text, g.end() if g else line_start, start))
+
+
+def _indent_after_gutter(text: str, line_start: int, end: int) -> int:
+    g = _GUTTER_RX.match(text, line_start, end)
+    i = j = g.end() if g else line_start
+    while j < end and text[j] in " \t-":
+        j += 1
+    return j - i
+
+
+_TYPE_LIKE = re.compile(r"[A-Z][A-Za-z]*(?:\[.*\])?")
+
+
+def env_colon_value(m: re.Match[str]) -> bool:
+    """``DB_PASSWORD:      value`` (heroku config, compose environment:, CI env:) at the start of a line;
+    ``API_KEY: Final[str] = ...`` is an annotation."""
+    text = m.string
+    if not _line_prefix_is_gutter(text, m.start()):
+        return False
+    value, quoted = _unquote(m.group("secret"))
+    if not quoted and (_TYPE_LIKE.fullmatch(value) or _ANNOTATION_AFTER.match(text, m.end())):
+        return False
+    return env_value(m)
+
+
+def yaml_next_line_value(m: re.Match[str]) -> bool:
+    """``password:`` alone on its line, the value on the next, indented deeper (or a ``|`` block)."""
+    text = m.string
+    if not _line_prefix_is_gutter(text, m.start()):
+        return False
+    kind = secret_name(m.group("name"))
+    if kind is None:
+        return False
+    key_start = text.rfind("\n", 0, m.start()) + 1
+    value_start = m.start("secret")
+    value_line = text.rfind("\n", 0, value_start) + 1
+    if _indent_after_gutter(text, value_line, value_start) <= _indent_after_gutter(text, key_start, m.start()):
+        return False
+    value, quoted = _unquote(m.group("secret").rstrip())
+    if not quoted and (value.endswith(":") or ": " in value or value.startswith(("- ", "#"))):
+        return False  # a nested mapping or a list, not a value
+    if len(value) < 4 or is_placeholder(value) or is_number_or_flag(value) or is_pathlike(value):
+        return False
+    return kind == "strong" or is_random_looking(value)
+
+
+def urlencoded_password(m: re.Match[str]) -> bool:
+    value = urllib.parse.unquote(m.group("secret"))
+    return bool(value) and not is_placeholder(value)
 
 
 _PEM_BODY = re.compile(r"[A-Za-z0-9+/=]{32}")
@@ -470,6 +556,12 @@ def _rules() -> list[PatternRule]:
         keywords=("://",), check=literal_value, anchored=True, back_over=ALNUM + "+.-",
         description="scheme://user:PASSWORD@host — the password only; scheme, user and host are kept"))
     add(PatternRule(
+        "url-encoded-credentials",
+        rx(r"(?i)[a-z][a-z0-9+.-]{1,30}%3A%2F%2F(?:[^\s%/@:?#&\"'<>]|%(?!3A|40|2F)[0-9A-F]{2}){0,256}+%3A"
+           r"(?P<secret>(?:[^\s%/@?#&\"'<>]|%(?!40)[0-9A-F]{2}){1,256}+)%40"),
+        keywords=("%3a%2f%2f",), check=urlencoded_password, anchored=True, back_over=ALNUM + "+.-",
+        description="a URL-encoded scheme%3A%2F%2Fuser%3APASSWORD%40host (DSNs in query strings, logs)"))
+    add(PatternRule(
         "url-query-secret",
         rx(r"(?i)(?<=[?&;])(?:access_token|id_token|refresh_token|auth_token|token|api_?key|apikey|client_secret|"
            r"secret|password|passwd|pwd|sig|signature|x-amz-signature|x-amz-security-token|key)="
@@ -478,7 +570,7 @@ def _rules() -> list[PatternRule]:
         check=random_value, anchored=True, back_over=ALNUM + "_-", description="tokens in query strings (incl. Azure SAS sig= and S3 presigned URLs)"))
     add(PatternRule(
         "auth-header",
-        rx(r"(?i)(?<![\w-])(?:" + "|".join(map(re.escape, AUTH_HEADERS)) + ")" + ASSIGN +
+        rx(r"(?i)(?<![\w-])(?:" + "|".join(map(re.escape, AUTH_HEADERS)) + ")(?:" + ASSIGN + r"|[ \t]+[\"'])" +
            r"(?:(?:bearer|basic|token|bot|ssws|apikey|api-key|key|sso-key|flyv1|negotiate|ntlm|otp)[ \t]+)?"
            r"(?P<secret>[^\s\"',;)}\]]{6,}+)"),
         keywords=AUTH_HEADERS, check=header_value, anchored=True,
@@ -490,8 +582,8 @@ def _rules() -> list[PatternRule]:
                     description="session-like values in Cookie / Set-Cookie headers"))
     add(PatternRule(
         "netrc-password",
-        rx(r"(?:^|(?<=\s))(?:machine[ \t\r\n]+\S+|default)(?:[ \t\r\n]+(?:login|account|port)[ \t\r\n]+\S+)*+"
-           r"[ \t\r\n]+password[ \t\r\n]+(?P<secret>\S+)"),
+        rx(r"(?:^|(?<=[\s:→-]))(?:machine" + NL_GAP + r"\S+|default)(?:" + NL_GAP + r"(?:login|account|port)" + NL_GAP +
+           r"\S+)*+" + NL_GAP + r"password" + NL_GAP + r"(?P<secret>\S+)"),
         keywords=("machine", "default"), check=literal_value, anchored=True))
     add(PatternRule(
         "docker-config-auth",
@@ -519,6 +611,21 @@ def _rules() -> list[PatternRule]:
         rx(r"(?<![\w-])(?:-u|--user|--basic-auth)[ \t]+[\"']?[^\s:\"']{1,128}+:(?P<secret>[^\s\"']+)"),
         keywords=("-u", "--user", "--basic-auth"), check=literal_value, anchored=True, description="curl -u user:PASSWORD"))
     add(PatternRule(
+        "cli-short-password-flag",
+        rx(r"(?<![\w-])(?:sshpass(?:[ \t]+-[a-oq-zA-Z](?:[ \t]+[^\s-]\S*)?)*+[ \t]+-p[ \t]*+|"
+           r"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s])|"
+           r"(?:redis-cli|keydb-cli)\b[^\n|;&]{0,200}?[ \t](?:-a|--pass)[ \t]+|"
+           r"--(?:requirepass|masterauth)[ \t]+)"
+           r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'-]\S*)"),
+        keywords=("sshpass", "mysql", "mariadb", "redis-cli", "keydb-cli", "requirepass", "masterauth"),
+        check=flag_value, anchored=True,
+        description="sshpass -p PW, mysql -pPW, redis-cli -a PW, redis-server --requirepass PW"))
+    add(PatternRule(
+        "aws-secret-string",
+        rx(r"\"Secret(?:String|Binary)\"[ \t]{0,3}:[ \t]{0,3}\"(?P<secret>(?:[^\"\\\n]|\\.){1,65536}+)\""),
+        literals=('"SecretString"', '"SecretBinary"'), check=literal_value, anchored=True,
+        description="aws secretsmanager get-secret-value: the whole SecretString / SecretBinary"))
+    add(PatternRule(
         "login-password-flag",
         rx(r"(?i)\blogin\b[^\n]{0,200}?[ \t]-p[ \t]+(?P<secret>[^\s\"'-]\S*)"),
         keywords=("login",), check=flag_value, anchored=True, description="docker/podman/helm login -p PASSWORD"))
@@ -528,17 +635,32 @@ def _rules() -> list[PatternRule]:
         "env-assignment",
         # bol: the name starts its line (optionally after export/set/declare -x/ENV/ARG); then an unquoted
         # value runs to the end of the line (env dumps print values with spaces unquoted).
-        rx(r"(?m)(?<![^\s\"'(;&|])(?:(?P<bol>(?<=^)|(?<=^export )|(?<=^set )|(?<=^declare -x )|(?<=^typeset -x )|"
+        rx(r"(?m)(?<![^\s\"'(;&|+:,\[{>→-])(?:(?P<bol>(?<=^)|(?<=^export )|(?<=^set )|(?<=^declare -x )|(?<=^typeset -x )|"
            r"(?<=^ENV )|(?<=^ARG ))|)(?P<name>[A-Z][A-Z0-9_]{0,127}+)[ \t]*=(?!=)[ \t]*"
            r"(?P<secret>\"[^\"\n]*+\"|'[^'\n]*+'|(?(bol)[^\n]*+|[^\s\"';&|)]++))"),
         keywords=("pass", "pwd", "secret", "token", "key", "auth", "cred", "pat"), check=env_value,
         anchored=True, back_over="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
         description=".env / export / env-dump lines whose UPPER_SNAKE name holds a secret word"))
     add(PatternRule(
+        "env-colon-assignment",
+        rx(r"(?<![\w$.\"'-])(?P<name>[A-Z][A-Z0-9_]{0,127}+):[ \t]{1,64}+"
+           r"(?P<secret>\"[^\"\n]*+\"|'[^'\n]*+'|[^\s\"'#][^\s]{0,511}+)"),
+        keywords=("pass", "pwd", "secret", "token", "key", "auth", "cred", "pat"), check=env_colon_value,
+        anchored=True, back_over="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
+        description="heroku config / compose environment: / CI env: lines, `DB_PASSWORD:      value`"))
+    add(PatternRule(
+        "yaml-next-line-secret",
+        rx(r"(?i)(?<![\w.-])(?P<name>[\w.-]{0,40}?(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|"
+           r"private[_-]?key|credentials?|auth)[\w.-]{0,40}+):[ \t]*+(?:[|>][-+]?[ \t]*+)?\r?\n" + GUTTER +
+           r"[ \t]++(?P<secret>[^\s#][^\n]{0,511}+)"),
+        keywords=("pass", "pwd", "secret", "token", "key", "auth", "cred"), check=yaml_next_line_value,
+        anchored=True, back_over=ALNUM + "_.-",
+        description="a YAML key alone on its line, the secret value on the next line"))
+    add(PatternRule(
         "secret-assignment",
         rx(r"(?i)(?P<word>pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
            r"private[_-]?key|credentials?|auth|key)(?P<rest>[\w.-]{0,30}+)" + LOOSE_SEP +
-           r"(?P<secret>\"[^\"\n]{1,512}+\"|'[^'\n]{1,512}+'|[^\s\"'`,;)}\]<>]{1,512}+)"),
+           r"(?P<secret>" + ESCAPED_VALUE + r"|\"[^\"\n]{1,512}+\"|'[^'\n]{1,512}+'|[^\s\"'`,;)}\]<>\\]{1,512}+)"),
         keywords=("pass", "pwd", "secret", "token", "key", "auth", "cred"), check=assignment_value, anchored=True,
         description="any other secret-named assignment whose value looks random (entropy >= 3.0 bits/char)"))
     return R_
