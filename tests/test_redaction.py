@@ -205,6 +205,8 @@ def samples() -> dict[str, tuple[str, str]]:
     add("aws-secret-string", r(20, AN + "!#"), '{{"Name": "prod/db", "SecretString": "{s}"}}')
     add("env-colon-assignment", "Summer2024!", "DB_PASSWORD:      {s}\n")
     add("yaml-next-line-secret", "Summer2024!", "db:\n  password:\n    {s}\n")
+    add("base64-secret", base64.b64encode(f"DB_HOST=db\nDB_PASSWORD={r(12)}\n".encode()).decode(),
+        "$ base64 -w0 .env\n{s}\n")
     add("secret-assignment", r(24, AN + "!#"), 'config = {{"clientSecret": "{s}"}}')
     return s
 

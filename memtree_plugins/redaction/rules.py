@@ -57,6 +57,7 @@ import re
 import urllib.parse
 from functools import lru_cache
 
+from memtree_plugins.redaction.encoded import EncodedSecrets
 from memtree_plugins.redaction.engine import (
     MARK,
     PatternRule,
@@ -369,7 +370,7 @@ def rewrite_cookies(line: str) -> tuple[str, int]:
 
 # ---- the rules ------------------------------------------------------------------------------------------
 
-def _rules() -> list[PatternRule]:
+def _rules() -> list[PatternRule | EncodedSecrets]:
     R_ = []
     add = R_.append
 
@@ -630,6 +631,9 @@ def _rules() -> list[PatternRule]:
         rx(r"(?i)\blogin\b[^\n]{0,200}?[ \t]-p[ \t]+(?P<secret>[^\s\"'-]\S*)"),
         keywords=("login",), check=flag_value, anchored=True, description="docker/podman/helm login -p PASSWORD"))
 
+    # --- decoded: base64 blobs holding secrets, key body lines without BEGIN (see encoded.py) ---
+    add(EncodedSecrets(lambda: RULES))
+
     # --- the two context rules (last: they see what the others left) ---
     add(PatternRule(
         "env-assignment",
@@ -650,8 +654,8 @@ def _rules() -> list[PatternRule]:
         description="heroku config / compose environment: / CI env: lines, `DB_PASSWORD:      value`"))
     add(PatternRule(
         "yaml-next-line-secret",
-        rx(r"(?i)(?<![\w.-])(?P<name>[\w.-]{0,40}?(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|"
-           r"private[_-]?key|credentials?|auth)[\w.-]{0,40}+):[ \t]*+(?:[|>][-+]?[ \t]*+)?\r?\n" + GUTTER +
+        # The name is any key (the check asks secret_name); the match fails fast where no `:` ends the line.
+        rx(r"(?<![\w.-])(?P<name>[\w.-]{1,80}+):[ \t]*+(?:[|>][-+]?[ \t]*+)?\r?\n" + GUTTER +
            r"[ \t]++(?P<secret>[^\s#][^\n]{0,511}+)"),
         keywords=("pass", "pwd", "secret", "token", "key", "auth", "cred"), check=yaml_next_line_value,
         anchored=True, back_over=ALNUM + "_.-",
@@ -666,4 +670,4 @@ def _rules() -> list[PatternRule]:
     return R_
 
 
-RULES: list[PatternRule] = _rules()
+RULES: list[PatternRule | EncodedSecrets] = _rules()

@@ -1,0 +1,204 @@
+"""Secrets that show only once decoded, and private-key material seen without its BEGIN line.
+
+* A base64 blob that decodes to text holding a secret (``base64 .env``, a Kubernetes Secret's ``data:``
+  value, a docker ``auth`` field, a config passed through an env var) is redacted whole when the other
+  rules find a secret in its decoded text (trufflehog's approach).  Blobs wrapped over several lines
+  (``base64`` wraps at 76 columns) are joined before decoding.
+* Lines of PEM key material (64 or 70 columns of random base64) without a visible ``BEGIN`` line — a chunk
+  cut out of a key file, a ``grep`` hit on key lines — are redacted as ``private-key`` unless an open
+  ``BEGIN CERTIFICATE`` / ``PUBLIC KEY`` block above says they are public.
+
+Cost is bounded: one ``str.split()`` (C speed) finds the whitespace-separated tokens of 20+ characters;
+only those are searched for base64 runs, at most :data:`MAX_CANDIDATES` runs are looked at and at most
+:data:`MAX_DECODED` bytes decoded per text, and a decoded blob is scanned only if it is printable text.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable, Sequence
+
+from memtree_plugins.redaction.engine import placeholder, shannon_entropy
+
+MIN_RUN = 20
+MAX_CANDIDATES = 2000
+MAX_DECODED = 256 * 1024
+MAX_BLOB = 64 * 1024
+KEY_LINE_WIDTHS = (64, 70)  # PEM bodies, OpenSSH private keys
+WRAP_WIDTHS = (60, 64, 70, 76)  # line widths of wrapped base64 output
+
+_B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+# bytes.translate keeps the base64 alphabet and blanks everything else, so bytes.split() yields every run
+# of base64 characters at C speed (a regex trying every offset of 100 KB costs several times more).
+_ONLY_B64 = bytes(i if chr(i) in _B64_CHARS else 32 for i in range(256))
+# Base64 of ASCII text: the first character of every 4 encodes a byte's top 6 bits, 8..31 for printable
+# ASCII, i.e. one of these.  Random or binary data passes 12 such checks once in ~100 000.
+_TEXT_LEADS = b"IJKLMNOPQRSTUVWXYZabcdef"
+
+
+def candidates(text: str) -> dict[str, None]:
+    """The distinct runs of base64 characters of at least MIN_RUN, in order of first appearance."""
+    raw = text.encode("utf-8", "surrogatepass").translate(_ONLY_B64)
+    return dict.fromkeys(r.decode("ascii") for r in raw.split() if len(r) >= MIN_RUN)
+
+
+def _may_be_text(run: str) -> bool:
+    """Cheap: could ``run`` be base64 of ASCII text (the lead of each 4-character group)?"""
+    return not run[0:48:4].encode("ascii").translate(None, _TEXT_LEADS)
+# A line holding nothing but base64, behind whatever gutter a tool prints (Read's `12→`, grep's `path:12:`).
+_B64_LINE = re.compile(r"(?:[ \t]*\d{1,9}(?:→|\t)|[^\s:]{1,256}[:-]\d{1,9}[:-]|[+-])?[ \t\"']*"
+                       r"(?P<b>[A-Za-z0-9+/]{4,}={0,2})[ \t\"',]*\r?")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_PUBLIC_BLOCK = re.compile(r"-----(BEGIN|END) ([A-Z0-9 ]{1,40})-----")
+
+
+def _decode(blob: str) -> bytes | None:
+    blob = blob.rstrip("=")
+    if len(blob) % 4 == 1:
+        return None
+    try:
+        return base64.b64decode(blob + "=" * (-len(blob) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _as_text(raw: bytes) -> str | None:
+    """The decoded bytes as text, if they are text (UTF-8, nearly all printable)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if not text:
+        return None
+    printable = sum(1 for c in text if c.isprintable() or c in "\n\r\t")
+    return text if printable >= 0.95 * len(text) else None
+
+
+def _looks_like_key_line(run: str) -> bool:
+    return (len(run) in KEY_LINE_WIDTHS and not _HEX.fullmatch(run) and any(c.isupper() for c in run)
+            and any(c.islower() for c in run) and any(c.isdigit() for c in run) and shannon_entropy(run) >= 4.5)
+
+
+def _inside_public_block(text: str, pos: int) -> bool:
+    """True when the nearest PEM armour line above ``pos`` opens a certificate / public key / signature."""
+    armour = list(_PUBLIC_BLOCK.finditer(text, max(0, pos - 65536), pos))
+    last = armour[-1] if armour else None
+    if last is None or last.group(1) == "END":
+        return False
+    return "PRIVATE" not in last.group(2)
+
+
+class EncodedSecrets:
+    """Satisfies :class:`memtree_core.types.RedactionRule`."""
+
+    name = "base64-secret"
+    description = "base64 blobs whose decoded text holds a secret; PEM key body lines without BEGIN"
+
+    def __init__(self, inner: Callable[[], Sequence[object]]) -> None:
+        self._inner = inner  # the rules to run on decoded text (all but this one), looked up when needed
+
+    def _secret_in(self, decoded: str) -> bool:
+        for rule in self._inner():
+            if rule is self:
+                continue
+            decoded, n = rule.redact(decoded)  # type: ignore[attr-defined]
+            if n:
+                return True
+        return "PRIVATE KEY" in decoded
+
+    def _block(self, text: str, at: int) -> tuple[list[tuple[int, int]], str]:
+        """The wrapped block of base64 lines around the run at ``at``: each line's run span, and the joined
+        base64."""
+        line_start = text.rfind("\n", 0, at) + 1
+        spans: list[tuple[int, int]] = []
+        # up: earlier full-width lines
+        start = line_start
+        while start > 0 and len(spans) < 4096:
+            prev = text.rfind("\n", 0, start - 1) + 1
+            m = _B64_LINE.fullmatch(text, prev, start - 1)
+            if m is None or len(m.group("b")) not in WRAP_WIDTHS:
+                break
+            spans.insert(0, m.span("b"))
+            start = prev
+        width = None
+        pos = line_start
+        while pos < len(text) and len(spans) < 8192:
+            end = text.find("\n", pos)
+            end = len(text) if end < 0 else end
+            m = _B64_LINE.fullmatch(text, pos, end)
+            if m is None:
+                break
+            b = m.group("b")
+            spans.append(m.span("b"))
+            width = width or len(b)
+            if len(b) != width or b.endswith("="):
+                break  # the last, shorter line of the block
+            pos = end + 1
+        return spans, "".join(text[s:e] for s, e in spans)
+
+    def _occurrences(self, text: str, run: str) -> list[int]:
+        """Where ``run`` stands in ``text`` as a whole base64 run (not inside a longer one)."""
+        out, i = [], text.find(run)
+        while i >= 0:
+            j = i + len(run)
+            if (i == 0 or text[i - 1] not in _B64_CHARS) and (j == len(text) or text[j] not in _B64_CHARS):
+                out.append(i)
+            i = text.find(run, j)
+        return out
+
+    def redact(self, text: str) -> tuple[str, int]:
+        if len(text) < MIN_RUN:
+            return text, 0
+        edits: dict[tuple[int, int], str] = {}
+        budget = MAX_DECODED
+        seen_blocks: set[int] = set()
+        for n, run in enumerate(candidates(text)):
+            if n >= MAX_CANDIDATES or budget <= 0:
+                break
+            if run.startswith("LS0tLS1CRUdJTi"):
+                continue  # base64 of a PEM block: the private-key-base64 rule's
+            if len(run) not in WRAP_WIDTHS:
+                if len(run) > MAX_BLOB or not _may_be_text(run):
+                    continue
+                budget -= len(run)
+                raw = _decode(run)
+                decoded = _as_text(raw) if raw else None
+                if decoded is not None and self._secret_in(decoded):
+                    for i in self._occurrences(text, run):
+                        edits[(i, i + len(run))] = placeholder(self.name)
+                continue
+            key_line = _looks_like_key_line(run)
+            if not key_line and not _may_be_text(run):
+                continue
+            for i in self._occurrences(text, run):
+                if i in seen_blocks:
+                    continue
+                spans, joined = self._block(text, i)
+                seen_blocks.update(s for s, _ in spans)
+                if not spans or len(joined) > MAX_BLOB:
+                    continue
+                budget -= len(joined)
+                raw = _decode(joined)
+                decoded = _as_text(raw) if raw else None
+                tag = None
+                if decoded is not None:
+                    if self._secret_in(decoded):
+                        tag = self.name
+                elif key_line and not _inside_public_block(text, i):
+                    tag = "private-key"
+                if tag is not None:
+                    for span in spans:
+                        edits[span] = placeholder(tag)
+        if not edits:
+            return text, 0
+        out, last = [], 0
+        for (s, e), mark in sorted(edits.items()):
+            if s < last:
+                continue
+            out.append(text[last:s])
+            out.append(mark)
+            last = e
+        out.append(text[last:])
+        return "".join(out), len(edits)
