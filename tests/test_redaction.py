@@ -233,7 +233,7 @@ def test_family(app, name):
     "password: str = Field(..., min_length=8)", "const apiKey = process.env.OPENAI_API_KEY;",
     'headers = {"Authorization": f"Bearer {token}"}', "API_KEY=${API_KEY}", "SECRET=<your-key>",
     "TOKEN=changeme", "PASSWORD=xxxxxxxx", "OPENAI_API_KEY=your_api_key_here", "X_TOKEN=REDACTED",
-    "DB_PASSWORD=***", "password=hunter2hunter2hunter2", "commit 3f786850e387550fdab836ed7e6dc881de23001b",
+    "DB_PASSWORD=***", "commit 3f786850e387550fdab836ed7e6dc881de23001b",
     "fixed in 3f78685 and a1b2c3d", "id 550e8400-e29b-41d4-a716-446655440000", "job 01ARZ3NDEKTSV4RRFFQ69G5FAV",
     "image@sha256:" + "ab" * 32, '"integrity": "sha512-' + "A" * 20 + base64.b64encode(rng.randbytes(64)).decode() + '"',
     "STRIPE_SECRET_KEY=sk_test_xxxxxxxxxxxxxxxxxxxxxxxx", "--token TOKEN   the API token",

@@ -39,9 +39,10 @@ _TEXT_LEADS = b"IJKLMNOPQRSTUVWXYZabcdef"
 
 
 def candidates(text: str) -> dict[str, None]:
-    """The distinct runs of base64 characters of at least MIN_RUN, in order of first appearance."""
+    """The distinct runs of base64 characters of at least MIN_RUN, in order of first appearance (a leading
+    ``+``, a diff's, is dropped: blobs whose first character is ``+`` are rare)."""
     raw = text.encode("utf-8", "surrogatepass").translate(_ONLY_B64)
-    return dict.fromkeys(r.decode("ascii") for r in raw.split() if len(r) >= MIN_RUN)
+    return dict.fromkeys(r.decode("ascii").removeprefix("+") for r in raw.split() if len(r) >= MIN_RUN)
 
 
 def _may_be_text(run: str) -> bool:
@@ -139,11 +140,13 @@ class EncodedSecrets:
         return spans, "".join(text[s:e] for s, e in spans)
 
     def _occurrences(self, text: str, run: str) -> list[int]:
-        """Where ``run`` stands in ``text`` as a whole base64 run (not inside a longer one)."""
+        """Where ``run`` stands in ``text`` as a whole base64 run (not inside a longer one; a diff's ``+`` at
+        the start of the line is not part of it)."""
         out, i = [], text.find(run)
         while i >= 0:
             j = i + len(run)
-            if (i == 0 or text[i - 1] not in _B64_CHARS) and (j == len(text) or text[j] not in _B64_CHARS):
+            left_ok = i == 0 or text[i - 1] not in _B64_CHARS or (text[i - 1] == "+" and (i == 1 or text[i - 2] == "\n"))
+            if left_ok and (j == len(text) or text[j] not in _B64_CHARS):
                 out.append(i)
             i = text.find(run, j)
         return out

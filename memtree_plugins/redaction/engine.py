@@ -92,7 +92,8 @@ _TEMPLATE = re.compile(r"\$\{|\$\(|\{\{|\}\}|^%\(\w+\)[sdr]$|^%[sdr]$|<[^<>]*>|^
 _PLACEHOLDER_HINT = re.compile(
     r"(?i)your[_ -]?(?:own[_ -]?)?(?:api[_ -]?)?(?:key|token|secret|pass|password|pat)|_here$|^replace|"
     r"^insert|^enter[_ -]|^put[_ -]|example|placeholder|redacted|^x{3,}|x{6,}|\*{3,}|\.\.\.|…|"
-    r"^<|>$|^\[.*\]$|^(?:my|some|a|the)[_-]?(?:api[_-]?)?(?:secret|token|password|key)")
+    r"^<|>$|^\[.*\]$|^(?:my|some|a|the)[ _-]?(?:api[_-]?)?(?:secret|token|password|key)|"
+    r"^(?:dev|development|test|testing|local|default|insecure)[ _-]?(?:key|secret|token|password)$")
 
 
 def is_placeholder(value: str) -> bool:
@@ -109,20 +110,29 @@ def is_placeholder(value: str) -> bool:
 
 _IDENT = r"[A-Za-z_$][\w$]*"
 _CODE = re.compile(
-    rf"^(?:await\s+|new\s+|!)?{_IDENT}(?:(?:\.|::|->|\?\.){_IDENT})*(?:\(|\[|\.$)|"  # call, index
+    rf"^(?:await\s+|new\s+|!{{1,2}}|-)?{_IDENT}(?:(?:\.|::|->|\?\.){_IDENT})*(?:\(|\[)|"  # call, index
     rf"^{_IDENT}(?:(?:\.|::|->|\?\.){_IDENT})+[,;)]?$|"  # dotted path: settings.API_KEY, os.environ
     r"^[(\[{]")  # a tuple, list, dict or parenthesised expression: `auth = (url.username, url.password)`
 # A name as people write it: letters and underscores, a few digits at the end, no more camel steps than
 # words.  The segments of a random token (`abc.DEF123xyz.QRS456tuv`, a bearer token with dots) are not.
-_LETTERS_THEN_DIGITS = re.compile(r"[$_]*[A-Za-z][A-Za-z_]*\d{0,3}")
+_LETTERS_THEN_DIGITS = re.compile(r"[$_]*[A-Za-z][A-Za-z_$]*\d{0,3}")
 _CAMEL_STEP = re.compile(r"[a-z][A-Z]")
 
 
+_VOWELS = frozenset("aeiouAEIOU")
+
+
 def is_wordy(segment: str) -> bool:
-    return bool(_LETTERS_THEN_DIGITS.fullmatch(segment)) and \
-        len(_CAMEL_STEP.findall(segment)) <= 1 + len(segment) // 4
+    if not _LETTERS_THEN_DIGITS.fullmatch(segment) or len(_CAMEL_STEP.findall(segment)) > 1 + len(segment) // 4:
+        return False
+    if len(segment) < 12:
+        return True
+    # Long names are made of words, and words have vowels; random letters have few (10 of 52).
+    letters = [c for c in segment if c.isalpha()]
+    return sum(c in _VOWELS for c in letters) >= 0.2 * len(letters)
 
 
+_NEGATION = re.compile(rf"!{{1,2}}{_IDENT}(?:\.{_IDENT})*[;,)]?$")
 _PATH_SPLIT = re.compile(r"\.|::|->|\?\.")
 _TYPE_NAMES = frozenset("""
 str string bytes int bool float any none optional secretstr secretbytes char text varchar uuid object
@@ -136,14 +146,15 @@ def looks_like_code(value: str) -> bool:
     base = v.split("[", 1)[0].split("|", 1)[0].strip().lower()
     if base in _TYPE_NAMES:
         return True
+    if _NEGATION.match(v):
+        return True  # `!!config.withCredentials`, `!isSecure`
     m = _CODE.match(v)
     if m is None:
         return False
-    if v[0] in "([{":
-        return True
-    # A dotted path or call: code only if the names before the call/index read as names.
-    head = v[: m.end()].rstrip("([.,;)")
-    head = head.removeprefix("await ").removeprefix("new ").lstrip("!").strip()
+    if v[0] in "([{" or v[m.end() - 1] in "([":
+        return True  # a tuple, a call, an index: no token has these
+    # A dotted path: code only if its names read as names (a bearer token may have dots too).
+    head = v[: m.end()].rstrip(",;)").strip()
     return all(is_wordy(seg) for seg in _PATH_SPLIT.split(head) if seg)
 
 

@@ -28,22 +28,35 @@ Values found by context (a key name, a flag, a header) are redacted unless they 
 
 * a placeholder — ``changeme``, ``${API_KEY}``, ``$TOKEN``, ``<your-key>``, ``{{ .Values.x }}``, ``xxxx``,
   ``***``, ``your_api_key_here``, ``REDACTED``, ``None``/``true``/numbers;
-* code, when unquoted — ``getpass()``, ``os.environ["TOKEN"]``, ``settings.API_KEY``, a type such as ``str``;
+* code, when unquoted — an expression, not a literal: a call (``getpass()``, ``b64encode(x).decode()``), an
+  index, a tuple (``(url.username, url.password)``), a negation (``!!config.withCredentials``), a dotted
+  name whose parts read as names (``settings.API_KEY``; ``abc.DEF123xyz.QRS456tuv`` does not: a token), a
+  type or annotation (``str``, ``AuthTypes | None = None``, ``token: CancelToken;``), a bare identifier
+  (``refresh_token``);
 * a path or a credential-free URL.
+
+Names: the long secret words count anywhere in a name, gitleaks-generic style (``PGPASSWORD``,
+``CLIENTSECRET``, ``JWTSECRET``, ``NGROK_AUTHTOKEN``); the short ones (``PASS``, ``PWD``) as a segment or
+glued at the end (``DBPASS``).  Names ending in a non-secret qualifier (``_FILE``, ``_PATH``, ``_URL``,
+``_TTL``, ``_ENABLED``, ``_ID``...) are skipped.
 
 Two tiers decide how much context is enough:
 
-* **env-assignment** — ``NAME=value`` with an UPPER_SNAKE name holding a secret word (PASSWORD, SECRET,
-  TOKEN, API_KEY, PRIVATE_KEY, CREDENTIALS, AUTH, PASS, PWD...) as a whole ``_`` segment: any literal value
-  is redacted, low entropy or not.  These are the lines of ``.env`` files, ``export`` lines and environment
-  dumps, where ``DB_PASSWORD=hunter2`` is a real password.  Names ending in a non-secret qualifier
-  (``_FILE``, ``_PATH``, ``_URL``, ``_TTL``, ``_ENABLED``, ``_ID``...) are skipped.
-* **secret-assignment** — any other ``name = value`` / ``name: value`` / ``"name": "value"`` /
-  ``--name value`` whose name holds a secret word (any case, camelCase too): redacted only when the value
-  looks random — at least 8 characters and at least 3.0 bits/char of Shannon entropy over its own
-  characters.  Random tokens of 16+ chars score 3.5–4.5; ``hunter2hunter2hunter2`` scores 2.8 and passes;
-  ordinary human passwords (``Tr0ub4dor&3``: 3.3) are mostly caught.  A bare ``key`` name (not api_key,
-  secret_key...) needs 20+ characters, as the spec's "generic 32+ char hex/base64 after key=" intends.
+* **env-assignment** (and **env-colon-assignment**, ``DB_PASSWORD:      value`` as heroku prints it) —
+  an UPPER_SNAKE name holding a secret word: any literal value is redacted, low entropy or not.  These are
+  the lines of ``.env`` files, ``export`` lines and environment dumps, where ``DB_PASSWORD=hunter2`` is a
+  real password.  They are found behind the gutters tools print (Read's ``12→``, ``grep -n``'s
+  ``path:12:``, a diff's ``+``), inside JSON arrays and after ``-e``.
+* **secret-assignment** — any other ``name = value`` / ``name: value`` / ``"name": "value"`` (quotes
+  escaped too: JSON inside a JSON string) whose name holds a secret word (any case, camelCase too):
+  redacted when the value looks random — at least 8 characters and at least 3.0 bits/char of Shannon
+  entropy over its own characters — or, under a strong name (password, secret, token...), when it is shaped
+  like a password (8+ characters, letters with digits or symbols: ``Tiger181$``).  Plain words
+  (``'same-origin'``, ``"credentials"``) are settings, not secrets.  A bare ``key`` name (not api_key,
+  secret_key...) needs 20+ random characters, as the spec's "generic 32+ char hex/base64 after key=" intends.
+
+Encoded secrets (encoded.py): base64 blobs whose decoded text holds a secret (``base64 .env``, Kubernetes
+Secret data, docker auths) and PEM key body lines seen without their BEGIN line are redacted whole.
 
 Not redacted on purpose (false-positive guards): git SHAs, ``sha256:``/``sha512-`` digests and integrity
 hashes, UUIDs and ULIDs on their own, public keys and certificates, Stripe publishable keys (``pk_``).
@@ -157,7 +170,9 @@ def yaml_token_value(m: re.Match[str]) -> bool:
     line_start = m.string.rfind("\n", 0, m.start()) + 1
     if not _YAML_KEY_PREFIX.match(m.string, line_start, m.start()):
         return False
-    value, _ = _unquote(m.group("secret"))
+    value, quoted = _unquote(m.group("secret"))
+    if not quoted and (value.endswith((",", ";")) or _ANNOTATION_AFTER.match(m.string, m.end())):
+        return False  # `token: TokenProvider = None`, `token: token,` (a JS object), `token: CancelToken;` (TS)
     return bool(_K8S_BOOTSTRAP.fullmatch(value)) or literal_value(m)
 
 
@@ -256,14 +271,38 @@ def assignment_value(m: re.Match[str]) -> bool:
     kind = secret_name(name.rsplit(".", 1)[-1])
     if kind is None:
         return False
-    if not is_random_looking(value, min_len=20 if kind == "weak" else 8):
+    if not (is_random_looking(value, min_len=20 if kind == "weak" else 8)
+            or (kind == "strong" and is_password_shaped(value))):
         return False
     if not quoted and (is_identifier(value) or _ANNOTATION_AFTER.match(text, m.end())):
         return False  # `auth: AuthTypes | None = None`, `token = refresh_token`: names, not literals
+    if is_words(value) and len(value) < 24:
+        return False  # `withCredentials = 'same-origin'`: a word is a setting, not a secret
     return not is_pathlike(value) and literal_value(m)
 
 
 _ANNOTATION_AFTER = re.compile(r"[ \t]*(?:\||=(?!=)|\[|\(|\.\w)")
+
+
+_HAS_LETTER = re.compile(r"[A-Za-z]")
+_HAS_NON_LETTER = re.compile(r"[^A-Za-z\s]")
+
+
+_HAS_DIGIT_OR_SYMBOL = re.compile(r"[0-9!@#$%^&*?~+=]")
+_WORDS_ONLY = re.compile(r"[A-Za-z]+(?:[-_ ][A-Za-z]+)*")
+
+
+def is_password_shaped(value: str) -> bool:
+    """What people pick when told to mix: 8+ characters, letters and digits or symbols (``Tiger181$``).  Under a
+    strong name (password, secret, token) this is enough even when the entropy is low."""
+    return len(value) >= 8 and bool(_HAS_LETTER.search(value)) and bool(_HAS_DIGIT_OR_SYMBOL.search(value)) and \
+        not is_wordy(value)
+
+
+def is_words(value: str) -> bool:
+    """``credentials``, ``same-origin``, ``include``: plain words (letters, joined by - or _) that read as
+    words.  A value under a secret name in code, not a secret."""
+    return bool(_WORDS_ONLY.fullmatch(value)) and all(is_wordy(w) for w in re.split(r"[-_ ]", value))
 
 
 def is_identifier(value: str) -> bool:
@@ -290,6 +329,10 @@ def _indent_after_gutter(text: str, line_start: int, end: int) -> int:
 _TYPE_LIKE = re.compile(r"[A-Z][A-Za-z]*(?:\[.*\])?")
 
 
+def _type_like(value: str) -> bool:
+    return bool(_TYPE_LIKE.fullmatch(value)) and is_wordy(value.split("[", 1)[0])
+
+
 def env_colon_value(m: re.Match[str]) -> bool:
     """``DB_PASSWORD:      value`` (heroku config, compose environment:, CI env:) at the start of a line;
     ``API_KEY: Final[str] = ...`` is an annotation."""
@@ -297,7 +340,7 @@ def env_colon_value(m: re.Match[str]) -> bool:
     if not _line_prefix_is_gutter(text, m.start()):
         return False
     value, quoted = _unquote(m.group("secret"))
-    if not quoted and (_TYPE_LIKE.fullmatch(value) or _ANNOTATION_AFTER.match(text, m.end())):
+    if not quoted and (_type_like(value) or _ANNOTATION_AFTER.match(text, m.end())):
         return False
     return env_value(m)
 
@@ -321,6 +364,12 @@ def yaml_next_line_value(m: re.Match[str]) -> bool:
     if len(value) < 4 or is_placeholder(value) or is_number_or_flag(value) or is_pathlike(value):
         return False
     return kind == "strong" or is_random_looking(value)
+
+
+def url_password(m: re.Match[str]) -> bool:
+    """A URL's password, judged as it decodes (``a%20secret`` in docs is ``a secret``)."""
+    value = urllib.parse.unquote(m.group("secret"))
+    return not is_placeholder(value) and literal_value(m)
 
 
 def urlencoded_password(m: re.Match[str]) -> bool:
@@ -554,7 +603,7 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
     add(PatternRule(
         "url-credentials",
         rx(r"[A-Za-z][A-Za-z0-9+.-]{1,30}://[^\s:/?#@\"'<>\[\]]{0,256}+:(?P<secret>[^\s/?#\"'<>]{1,256})@"),
-        keywords=("://",), check=literal_value, anchored=True, back_over=ALNUM + "+.-",
+        keywords=("://",), check=url_password, anchored=True, back_over=ALNUM + "+.-",
         description="scheme://user:PASSWORD@host — the password only; scheme, user and host are kept"))
     add(PatternRule(
         "url-encoded-credentials",
@@ -583,7 +632,7 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
                     description="session-like values in Cookie / Set-Cookie headers"))
     add(PatternRule(
         "netrc-password",
-        rx(r"(?:^|(?<=[\s:→-]))(?:machine" + NL_GAP + r"\S+|default)(?:" + NL_GAP + r"(?:login|account|port)" + NL_GAP +
+        rx(r"(?:^|(?<=[\s:→+-]))(?:machine" + NL_GAP + r"\S+|default)(?:" + NL_GAP + r"(?:login|account|port)" + NL_GAP +
            r"\S+)*+" + NL_GAP + r"password" + NL_GAP + r"(?P<secret>\S+)"),
         keywords=("machine", "default"), check=literal_value, anchored=True))
     add(PatternRule(
@@ -656,7 +705,8 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
         "yaml-next-line-secret",
         # The name is any key (the check asks secret_name); the match fails fast where no `:` ends the line.
         rx(r"(?<![\w.-])(?P<name>[\w.-]{1,80}+):[ \t]*+(?:[|>][-+]?[ \t]*+)?\r?\n" + GUTTER +
-           r"[ \t]++(?P<secret>[^\s#][^\n]{0,511}+)"),
+           # a value, not the next key (`token:`, `adminPassword: |`): those must stay free to match
+           r"[ \t]++(?![^\n]{0,511}?:(?:[ \t]|\r?(?:\n|\Z)))(?P<secret>[^\s#][^\n]{0,511}+)"),
         keywords=("pass", "pwd", "secret", "token", "key", "auth", "cred"), check=yaml_next_line_value,
         anchored=True, back_over=ALNUM + "_.-",
         description="a YAML key alone on its line, the secret value on the next line"))
