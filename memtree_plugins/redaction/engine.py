@@ -87,8 +87,8 @@ mysecret mytoken sometoken somesecret somepassword notasecret not_a_secret secre
 
 _REPEATED = re.compile(r"^(.)\1*$|^[*xX.•#_-]+$")
 # `%s` / `%(name)s` only as a whole value: a real password may well contain "%d!" (a URL-encoded one does).
-_TEMPLATE = re.compile(r"\$\{|\$\(|\{\{|\}\}|^%\(\w+\)[sdr]$|^%[sdr]$|<[^<>]*>|^\$[A-Za-z_]|^%[A-Za-z_]+%$|"
-                       r"^\{[A-Za-z_]*\}$")
+_TEMPLATE = re.compile(r"\$\{|\$\(|\{\{|\}\}|^%\(\w+\)[sdr]$|^%[sdr]$|<[^<>]*>|^\$[A-Za-z_]|%[A-Z_]{2,}%|"
+                       r"^\{[A-Za-z_]*\}$|(?:^|[./:_-])%[sd](?:$|[./:_-])")
 _PLACEHOLDER_HINT = re.compile(
     r"(?i)your[_ -]?(?:own[_ -]?)?(?:api[_ -]?)?(?:key|token|secret|pass|password|pat)|_here$|^replace|"
     r"^insert|^enter[_ -]|^put[_ -]|example|placeholder|redacted|^x{3,}|x{6,}|\*{3,}|\.\.\.|…|"
@@ -132,7 +132,7 @@ def is_wordy(segment: str) -> bool:
     return sum(c in _VOWELS for c in letters) >= 0.2 * len(letters)
 
 
-_NEGATION = re.compile(rf"!{{1,2}}{_IDENT}(?:\.{_IDENT})*[;,)]?$")
+_NEGATION = re.compile(rf"(?:!{{1,2}}|\+|~)[$_]?{_IDENT}(?:\.{_IDENT})*[;,)]?$")
 _PATH_SPLIT = re.compile(r"\.|::|->|\?\.")
 _TYPE_NAMES = frozenset("""
 str string bytes int bool float any none optional secretstr secretbytes char text varchar uuid object
@@ -166,7 +166,7 @@ def is_random_looking(value: str, min_len: int = MIN_RANDOM_LEN, bits: float = E
     return len(value) >= min_len and shannon_entropy(value) >= bits
 
 
-_NUMBER_OR_BOOL = re.compile(r"(?i)^(?:[-+]?\d+(?:\.\d+)?[smhdkKMG]?|true|false|yes|no|on|off|null|none|nil)$")
+_NUMBER_OR_BOOL = re.compile(r"(?i)^(?:[-+]?\d+(?:\.\d+)?[smhdkKMG]?|0x[0-9a-f]+|true|false|yes|no|on|off|null|none|nil)$")
 
 
 def is_number_or_flag(value: str) -> bool:

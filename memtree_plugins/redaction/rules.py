@@ -145,14 +145,26 @@ def literal_value(m: re.Match[str]) -> bool:
     value, quoted = _unquote(m.group("secret"))
     if is_placeholder(value) or is_number_or_flag(value):
         return False
+    if not quoted and "_" in value and value.islower() and is_wordy(value):
+        return False  # a snake_case name: `self._password = raw_password`
     return quoted or not looks_like_code(value)
+
+
+_REGEX_SYNTAX = re.compile(r"\\[dswbDSWB.]|\(\?[:!=<P]|\[[^\]]{0,40}-[^\]]{0,40}\]|\{\d+(?:,\d*)?\}")
+
+
+def looks_like_regex(value: str) -> bool:
+    """``(?:[0-9]{1,3}\\.){3}``, ``[0-9A-Fa-f]{1,4}``: a pattern, not a secret."""
+    return bool(_REGEX_SYNTAX.search(value))
 
 
 def flag_value(m: re.Match[str]) -> bool:
     """A command-line flag's value; help texts show metavars (``--token TOKEN``, ``--password string``)."""
-    value, _ = _unquote(m.group("secret"))
+    value, quoted = _unquote(m.group("secret"))
     if re.fullmatch(r"[A-Z][A-Z_]*|string|str|text|value|secret|token|password", value):
         return False
+    if not quoted and value.isalpha() and value.islower() and is_wordy(value):
+        return False  # prose after a flag name: "--password suffers from the same"
     return literal_value(m)
 
 
@@ -230,6 +242,9 @@ def secret_name(name: str) -> str | None:
     return None
 
 
+_SPACED_EQUALS = re.compile(r"[ \t]=|=[ \t]")
+
+
 def env_value(m: re.Match[str]) -> bool:
     kind = secret_name(m.group("name"))
     if kind is None:
@@ -238,8 +253,18 @@ def env_value(m: re.Match[str]) -> bool:
     value = value.strip()
     if len(value) < 4 or is_placeholder(value) or is_number_or_flag(value) or is_pathlike(value):
         return False
-    if not quoted and looks_like_code(value):
+    if not quoted and (looks_like_code(value) or any(q in value for q in "\"'`")):
+        return False  # an expression (`b"..."`, `"a" + b`, `x.format(...)`), not a literal
+    if looks_like_regex(value):
         return False
+    sep = m.string[m.end("name"):m.start("secret")]
+    if "=" in sep and _SPACED_EQUALS.search(sep):
+        # `NAME = value`: a shell cannot assign like that, so this is code or a config file (Python and JS
+        # constants, Makefiles, TOML): judge the value as secret-assignment does.
+        if not quoted and (_SPACE.search(value) or is_identifier(value)):
+            return False
+        if is_words(value) or not (is_random_looking(value) or is_password_shaped(value)):
+            return False
     return kind == "strong" or is_random_looking(value)
 
 
@@ -276,8 +301,8 @@ def assignment_value(m: re.Match[str]) -> bool:
         return False
     if not quoted and (is_identifier(value) or _ANNOTATION_AFTER.match(text, m.end())):
         return False  # `auth: AuthTypes | None = None`, `token = refresh_token`: names, not literals
-    if is_words(value) and len(value) < 24:
-        return False  # `withCredentials = 'same-origin'`: a word is a setting, not a secret
+    if is_words(value) and (len(value) < 24 or _WORD_JOINER.search(value)):
+        return False  # `withCredentials = 'same-origin'`, `'AWS_CONTAINER_AUTHORIZATION_TOKEN'`: names, settings
     return not is_pathlike(value) and literal_value(m)
 
 
@@ -288,8 +313,9 @@ _HAS_LETTER = re.compile(r"[A-Za-z]")
 _HAS_NON_LETTER = re.compile(r"[^A-Za-z\s]")
 
 
+_WORD_JOINER = re.compile(r"[-_ .:/]")
 _HAS_DIGIT_OR_SYMBOL = re.compile(r"[0-9!@#$%^&*?~+=]")
-_WORDS_ONLY = re.compile(r"[A-Za-z]+(?:[-_ ][A-Za-z]+)*")
+_WORDS_ONLY = re.compile(r"_{0,2}[A-Za-z]+(?:[-_ .:/][A-Za-z]+)*(?:[-_.]v?\d{1,2})?_{0,2}")
 
 
 def is_password_shaped(value: str) -> bool:
@@ -302,7 +328,10 @@ def is_password_shaped(value: str) -> bool:
 def is_words(value: str) -> bool:
     """``credentials``, ``same-origin``, ``include``: plain words (letters, joined by - or _) that read as
     words.  A value under a secret name in code, not a secret."""
-    return bool(_WORDS_ONLY.fullmatch(value)) and all(is_wordy(w) for w in re.split(r"[-_ ]", value))
+    if " " in value:
+        value = value.rstrip(".!?")  # a sentence: "CSRF token missing."
+    return bool(_WORDS_ONLY.fullmatch(value)) and all(is_wordy(w) for w in re.split(r"[-_ .:/]", value)
+                                                      if w and not w.isdigit() and not re.fullmatch(r"v\d+", w))
 
 
 def is_identifier(value: str) -> bool:
@@ -340,9 +369,15 @@ def env_colon_value(m: re.Match[str]) -> bool:
     if not _line_prefix_is_gutter(text, m.start()):
         return False
     value, quoted = _unquote(m.group("secret"))
-    if not quoted and (_type_like(value) or _ANNOTATION_AFTER.match(text, m.end())):
+    if not quoted and (_type_like(value) or _ANNOTATION_AFTER.match(text, m.end()) or value.endswith((",", ";"))
+                       or ("_" in value and is_wordy(value))):
         return False
+    if _COMMA_AFTER.match(text, m.end()):
+        return False  # `NAME: "value",`: an entry of a dict in code (YAML has no trailing commas)
     return env_value(m)
+
+
+_COMMA_AFTER = re.compile(r"[ \t]*,")
 
 
 def yaml_next_line_value(m: re.Match[str]) -> bool:
@@ -359,11 +394,18 @@ def yaml_next_line_value(m: re.Match[str]) -> bool:
     if _indent_after_gutter(text, value_line, value_start) <= _indent_after_gutter(text, key_start, m.start()):
         return False
     value, quoted = _unquote(m.group("secret").rstrip())
-    if not quoted and (value.endswith(":") or ": " in value or value.startswith(("- ", "#"))):
-        return False  # a nested mapping or a list, not a value
+    if not quoted and (value.endswith(":") or ": " in value or value.startswith(("- ", "#")) or _SPACE.search(value)):
+        return False  # a nested mapping, a list, or a sentence (a docstring's parameter description)
     if len(value) < 4 or is_placeholder(value) or is_number_or_flag(value) or is_pathlike(value):
         return False
     return kind == "strong" or is_random_looking(value)
+
+
+def netrc_value(m: re.Match[str]) -> bool:
+    """``default`` opens a netrc entry only at the start of a line ("the default password hasher" is prose)."""
+    if m.group(0).startswith("default") and not _line_prefix_is_gutter(m.string, m.start()):
+        return False
+    return literal_value(m)
 
 
 def url_password(m: re.Match[str]) -> bool:
@@ -400,13 +442,17 @@ _COOKIE_PAIR = re.compile(r"(?P<n>[^\s=;,]{1,128}+)=(?P<v>[^\s;,]{1,4096}+)")
 _SESSIONISH = re.compile(r"(?i)sess|sid|token|auth|jwt|csrf|xsrf|login|remember|key|secret")
 
 
+_CODE_CHARS = re.compile(r"[(){}\"'<>]")  # a cookie value never has these; minified JS does
+
+
 def rewrite_cookies(line: str) -> tuple[str, int]:
     hits = 0
 
     def one(m: re.Match[str]) -> str:
         nonlocal hits
         name, value = m.group("n"), m.group("v")
-        if name.lower() in _COOKIE_ATTRS or value.startswith("[REDACTED") or is_placeholder(value):
+        if name.lower() in _COOKIE_ATTRS or value.startswith("[REDACTED") or is_placeholder(value) or \
+                _CODE_CHARS.search(value):
             return m.group(0)
         if len(value) >= 16 and (is_random_looking(value) or _SESSIONISH.search(name)):
             hits += 1
@@ -627,14 +673,14 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
         description="HTTP Authorization (Bearer/Basic/token/SSWS...) and API-key headers, curl -v included"))
     add(PatternRule("bearer-token", rx(r"(?i)\bbearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{16,}+=*)"),
                     keywords=("bearer",), check=random_value, anchored=True))
-    add(PatternRule("cookie", rx(r"(?i)(?<![\w])cookie:[^\n]{1,8192}+"),
+    add(PatternRule("cookie", rx(r"(?i)(?:^|(?<=[\n\"'→\t ])|(?<=set-))cookie:[^\n]{1,8192}+"),
                     keywords=("cookie:",), rewrite=rewrite_cookies, anchored=True,
                     description="session-like values in Cookie / Set-Cookie headers"))
     add(PatternRule(
         "netrc-password",
         rx(r"(?:^|(?<=[\s:→+-]))(?:machine" + NL_GAP + r"\S+|default)(?:" + NL_GAP + r"(?:login|account|port)" + NL_GAP +
            r"\S+)*+" + NL_GAP + r"password" + NL_GAP + r"(?P<secret>\S+)"),
-        keywords=("machine", "default"), check=literal_value, anchored=True))
+        keywords=("machine", "default"), check=netrc_value, anchored=True))
     add(PatternRule(
         "docker-config-auth",
         rx(r"\"(?:auth|identitytoken|registrytoken)\"\s{0,3}:\s{0,3}\"(?P<secret>[^\"\s]{4,}+)\""),
