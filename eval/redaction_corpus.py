@@ -254,13 +254,31 @@ def pem_body(rng: random.Random) -> tuple[list[str], list[str]]:
     return part, part
 
 
+def config_files(rng: random.Random) -> tuple[list[str], list[str]]:
+    """Secrets in the config formats of other ecosystems."""
+    s = literal_secret(rng)
+    name = rng.choice(ENV_NAMES)
+    key = rng.choice(YAML_KEYS)
+    form = rng.choice([
+        ["<settings><servers><server>", "  <id>nexus</id>", "  <username>deploy</username>",
+         f"  <password>{s}</password>", "</server></servers></settings>"],
+        [f"define( '{name}', '{s}' );"],
+        ["# redis.conf", "bind 127.0.0.1", f"requirepass {s}"],
+        [f"Server=db.internal;Database=app;User Id=app;Password={s};Encrypt=true"],
+        [f"$ kubectl create secret generic app --from-literal={key}={s}"],
+        ['resource "aws_db_instance" "main" {', f'  {key} = "{s}"', "}"],
+        [f"jdbc:postgresql://db:5432/app?user=app&password={s}&ssl=true"],
+    ])
+    return form, [s]
+
+
 SHAPES: dict[str, Shape] = {
     "env-line": env_line, "heroku-config": heroku_config, "yaml-value": yaml_value,
     "yaml-next-line": yaml_next_line, "compose-env": compose_env, "json-config": json_config,
     "json-in-json": json_in_json, "json-env-array": json_env_array, "url-credentials": url_credentials,
     "url-encoded-dsn": url_encoded_dsn, "bearer": bearer, "nginx-basic": nginx_basic, "netrc": netrc,
     "cli-flags": cli_flags, "continuation": continuation, "base64-env": base64_env, "k8s-secret": k8s_secret,
-    "aws-secret-string": aws_secret_string, "pem-body": pem_body,
+    "aws-secret-string": aws_secret_string, "pem-body": pem_body, "config-files": config_files,
 }
 
 
@@ -341,5 +359,18 @@ def must_keep(seed: int) -> list[tuple[str, str]]:
             ("harmless-b64", base64.b64encode(rng.choice(WORDS).encode() * rng.randint(3, 9)).decode()),
             ("cli-help", f"  --{name.replace('_', '-')} TEXT   The {name} to use (default: read from the keyring)"),
             ("log", f"INFO {name}.refresh:88 refreshed in {rng.randint(2, 900)} ms"),
+            ("py-constant", f"{name.upper()}_SESSION_KEY = \"_{name}_user_id\""),
+            ("py-constant", f"REASON_{name.upper()}_MISSING = \"{name.replace('_', ' ').capitalize()} missing.\""),
+            ("py-regex", f"{name.upper()}_PAT = r\"(?:[0-9]{{1,3}}\\.){{3}}[0-9]{{1,3}}\""),
+            ("py-hex", f"POLICY_CREATE_{name.upper()} = 0x{rng.randint(1, 4096):08x}"),
+            ("py-bytes", f"OPENSSH_{name.upper()}_MAGIC = b\"openssh-key-v1\\x00\""),
+            ("dict-entry", f"    MSG_USERAUTH_{name.upper()}: _parse_userauth_{name},"),
+            ("js-negation", f"    request.with{name.title().replace('_', '')} = !!config.with{name.title().replace('_', '')};"),
+            ("docstring", f"    {name}:\n        The {name.replace('_', ' ')} sent with the request."),
+            ("env-name-value", f"ENV_VAR_{name.upper()} = 'AWS_CONTAINER_{name.upper()}'"),
+            ("dotted-salt", f"key_salt = \"django.contrib.{name}.tokens.PasswordResetTokenGenerator\""),
+            ("prose", f"# Run the default password hasher once to reduce the timing difference ({name})"),
+            ("xml-ref", f"  <password>${{env.{name.upper()}}}</password>"),
+            ("cookie-js", f"e.cookie=function(n,t){{return document.cookie=n+\"=\"+t}},{name}:null"),
         ]
     return out

@@ -42,6 +42,7 @@ PER_10K_LINES_CEILING = 0.5
 LIBRARIES = (
     ("pypi", "httpx", "0.27.2"), ("pypi", "requests", "2.32.3"), ("pypi", "flask", "3.0.3"),
     ("pypi", "click", "8.1.7"), ("pypi", "rich", "13.9.4"), ("pypi", "urllib3", "2.2.3"),
+    ("pypi", "paramiko", "3.5.0"), ("pypi", "redis", "5.2.0"), ("pypi", "django", "5.1.3"),
     ("npm", "axios", "1.7.7"), ("npm", "express", "4.21.1"), ("npm", "commander", "12.1.0"),
 )
 SOURCE_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts")

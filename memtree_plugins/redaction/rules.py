@@ -401,6 +401,16 @@ def yaml_next_line_value(m: re.Match[str]) -> bool:
     return kind == "strong" or is_random_looking(value)
 
 
+def xml_value(m: re.Match[str]) -> bool:
+    """An element named like a secret, holding a literal (``${env.PW}`` is a reference)."""
+    name = m.group("name").rsplit(":", 1)[-1]
+    kind = secret_name(name)
+    value = m.group("secret")
+    if kind is None or len(value) < 4 or is_placeholder(value) or is_number_or_flag(value) or is_pathlike(value):
+        return False
+    return kind == "strong" or is_random_looking(value)
+
+
 def netrc_value(m: re.Match[str]) -> bool:
     """``default`` opens a netrc entry only at the start of a line ("the default password hasher" is prose)."""
     if m.group(0).startswith("default") and not _line_prefix_is_gutter(m.string, m.start()):
@@ -711,15 +721,27 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
         rx(r"(?<![\w-])(?:sshpass(?:[ \t]+-[a-oq-zA-Z](?:[ \t]+[^\s-]\S*)?)*+[ \t]+-p[ \t]*+|"
            r"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s])|"
            r"(?:redis-cli|keydb-cli)\b[^\n|;&]{0,200}?[ \t](?:-a|--pass)[ \t]+|"
-           r"--(?:requirepass|masterauth)[ \t]+)"
+           r"(?:(?<=--)|(?<=[\n\t→ ])|^)(?:requirepass|masterauth)[ \t]+)"
            r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'-]\S*)"),
         keywords=("sshpass", "mysql", "mariadb", "redis-cli", "keydb-cli", "requirepass", "masterauth"),
         check=flag_value, anchored=True,
-        description="sshpass -p PW, mysql -pPW, redis-cli -a PW, redis-server --requirepass PW"))
+        description="sshpass -p PW, mysql -pPW, redis-cli -a PW, --requirepass PW / redis.conf requirepass PW"))
+    add(PatternRule(
+        "xml-secret-element",
+        rx(r"(?<=<)(?P<name>[\w:.-]{1,80}+)>(?P<secret>[^<>\s]{1,512}+)</(?P=name)>"),
+        keywords=("pass", "pwd", "secret", "token", "key", "auth", "cred"), check=xml_value, anchored=True,
+        back_over=ALNUM + "_.-:", description="<password>PW</password> (maven settings.xml, .NET config, ...)"))
+    add(PatternRule(
+        "php-define-secret",
+        rx(r"define\([ \t]*+[\"'](?P<name>[A-Za-z_][A-Za-z0-9_]{0,127}+)[\"'][ \t]*+,[ \t]*+"
+           r"(?P<secret>'[^'\n]*+'|\"[^\"\n]*+\")[ \t]*+\)"),
+        keywords=("define(",), check=env_value, anchored=True,
+        description="wp-config.php and friends: define('DB_PASSWORD', 'PW'), define('AUTH_KEY', '...')"))
     add(PatternRule(
         "aws-secret-string",
         rx(r"\"Secret(?:String|Binary)\"[ \t]{0,3}:[ \t]{0,3}\"(?P<secret>(?:[^\"\\\n]|\\.){1,65536}+)\""),
-        literals=('"SecretString"', '"SecretBinary"'), check=literal_value, anchored=True,
+        literals=('"SecretString"', '"SecretBinary"'), check=lambda m: not is_placeholder(m.group("secret")),
+        anchored=True,
         description="aws secretsmanager get-secret-value: the whole SecretString / SecretBinary"))
     add(PatternRule(
         "login-password-flag",
