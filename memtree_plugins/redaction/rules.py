@@ -173,6 +173,11 @@ AUTH_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "x-auth-tok
                 "x-shopify-access-token", "ocp-apim-subscription-key", "x-redmine-api-key", "x-gitlab-token")
 YAML_SECRET_KEYS = ("client-key-data", "token", "id-token", "refresh-token", "access-token", "auth-token",
                     "client-secret")
+# Where the secret word ends an element or key name: far fewer places to try than every "key" in a text.
+XML_SECRET_CLOSERS = ("pass>", "passwd>", "password>", "pwd>", "secret>", "token>", "key>", "credential>",
+                      "credentials>", "passphrase>", "auth>")
+YAML_SECRET_KEY_ENDS = ("pass:", "passwd:", "password:", "pwd:", "secret:", "token:", "key:", "credential:",
+                        "credentials:", "passphrase:", "auth:", "secrets:", "tokens:")
 _K8S_BOOTSTRAP = re.compile(r"[a-z0-9]{6}\.[a-z0-9]{16}")
 _YAML_KEY_PREFIX = re.compile(r"[ \t]*(?:-[ \t]+)?\Z")
 
@@ -729,7 +734,7 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
     add(PatternRule(
         "xml-secret-element",
         rx(r"(?<=<)(?P<name>[\w:.-]{1,80}+)>(?P<secret>[^<>\s]{1,512}+)</(?P=name)>"),
-        keywords=("pass", "pwd", "secret", "token", "key", "auth", "cred"), check=xml_value, anchored=True,
+        keywords=XML_SECRET_CLOSERS, check=xml_value, anchored=True,
         back_over=ALNUM + "_.-:", description="<password>PW</password> (maven settings.xml, .NET config, ...)"))
     add(PatternRule(
         "php-define-secret",
@@ -759,14 +764,14 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
         rx(r"(?m)(?<![^\s\"'(;&|+:,\[{>→-])(?:(?P<bol>(?<=^)|(?<=^export )|(?<=^set )|(?<=^declare -x )|(?<=^typeset -x )|"
            r"(?<=^ENV )|(?<=^ARG ))|)(?P<name>[A-Z][A-Z0-9_]{0,127}+)[ \t]*=(?!=)[ \t]*"
            r"(?P<secret>\"[^\"\n]*+\"|'[^'\n]*+'|(?(bol)[^\n]*+|[^\s\"';&|)]++))"),
-        keywords=("pass", "pwd", "secret", "token", "key", "auth", "cred", "pat"), check=env_value,
+        literals=("PASS", "PWD", "SECRET", "TOKEN", "KEY", "AUTH", "CRED", "PAT"), check=env_value,
         anchored=True, back_over="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
         description=".env / export / env-dump lines whose UPPER_SNAKE name holds a secret word"))
     add(PatternRule(
         "env-colon-assignment",
         rx(r"(?<![\w$.\"'-])(?P<name>[A-Z][A-Z0-9_]{0,127}+):[ \t]{1,64}+"
            r"(?P<secret>\"[^\"\n]*+\"|'[^'\n]*+'|[^\s\"'#][^\s]{0,511}+)"),
-        keywords=("pass", "pwd", "secret", "token", "key", "auth", "cred", "pat"), check=env_colon_value,
+        literals=("PASS", "PWD", "SECRET", "TOKEN", "KEY", "AUTH", "CRED", "PAT"), check=env_colon_value,
         anchored=True, back_over="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
         description="heroku config / compose environment: / CI env: lines, `DB_PASSWORD:      value`"))
     add(PatternRule(
@@ -775,7 +780,7 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
         rx(r"(?<![\w.-])(?P<name>[\w.-]{1,80}+):[ \t]*+(?:[|>][-+]?[ \t]*+)?\r?\n" + GUTTER +
            # a value, not the next key (`token:`, `adminPassword: |`): those must stay free to match
            r"[ \t]++(?![^\n]{0,511}?:(?:[ \t]|\r?(?:\n|\Z)))(?P<secret>[^\s#][^\n]{0,511}+)"),
-        keywords=("pass", "pwd", "secret", "token", "key", "auth", "cred"), check=yaml_next_line_value,
+        keywords=YAML_SECRET_KEY_ENDS, check=yaml_next_line_value,
         anchored=True, back_over=ALNUM + "_.-",
         description="a YAML key alone on its line, the secret value on the next line"))
     add(PatternRule(
