@@ -207,6 +207,7 @@ def samples() -> dict[str, tuple[str, str]]:
     add("yaml-next-line-secret", "Summer2024!", "db:\n  password:\n    {s}\n")
     add("xml-secret-element", r(16, AN + "!#"), "<settings>\n  <password>{s}</password>\n</settings>")
     add("php-define-secret", r(40, AN + "!#^*"), "define('AUTH_KEY', '{s}');")
+    add("name-value-secret", r(14, AN + "!#"), '  - name: DB_PASSWORD\n    value: "{s}"\n')
     add("base64-secret", base64.b64encode(f"DB_HOST=db\nDB_PASSWORD={r(12)}\n".encode()).decode(),
         "$ base64 -w0 .env\n{s}\n")
     add("secret-assignment", r(24, AN + "!#"), 'config = {{"clientSecret": "{s}"}}')
@@ -498,6 +499,11 @@ SHAPES = {
     "k8s-secret-data": ("kind: Secret\ndata:\n  DB_PASSWORD: " + _b64(PW) + "\n  db-url: " +
                         _b64(f"postgres://app:{TOK}@db/app") + "\n", _b64(f"postgres://app:{TOK}@db/app")),
     "pem-body-no-begin": (_read_gutter([line[:64] for line in KEY_LINES], 220), KEY_LINES[3][:64]),
+    "k8s-env-name-value": (f"        env:\n        - name: DB_PASSWORD\n          value: {PW}", PW),
+    "ecs-name-value": (json.dumps({"environment": [{"name": "API_TOKEN", "value": TOK}]}), TOK),
+    "dotnet-appsettings": (f'<add key="Password" value="{PW}" />', PW),
+    "prefixed-password-flag": (f"$ app --db-password {PW} migrate", PW),
+    "kotlin-annotated": (f'val password: String = "{PW}"', PW),
     "pem-body-grep": (f"keys/id_rsa:9:{KEY_LINES[5][:64]}", KEY_LINES[5][:64]),
 }
 
@@ -541,7 +547,10 @@ CODE = [
     "    key:\n        The time-series key.", "    dollarToken = +dollarToken;",
     '        token = "%HOMEPATH%\\\\" + token[2:]', "get_items(key='foo.bar.ANYTHING.baz')",
     'e.cookie=function(n,t){return document.cookie=n+"="+t},token:null',
-    "  <password>${env.DEPLOY_PASSWORD}</password>", "url = 'https://jo%40email.com:a%20secret@example.com'",
+    "  <password>${env.DEPLOY_PASSWORD}</password>",
+    "    def set(self, name: KeyT, value: EncodableT,", "token: _StrPathToken",
+    "engine = create_engine('postgresql+psycopg2://scott:tiger@localhost/test')",
+    """qtoken = '(?:"[^"]+"|[A-Za-z0-9_]+?)'""", "url = 'https://jo%40email.com:a%20secret@example.com'",
 ]
 
 

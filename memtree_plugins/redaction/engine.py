@@ -83,6 +83,7 @@ example sample dummy fake test testing placeholder redacted hidden masked remove
 undefined true false yes no on off todo tbd fixme xxx foo bar baz foobar qwerty letmein default empty
 required optional string str bytes int your_token your_key your_secret your_password mypassword
 mysecret mytoken sometoken somesecret somepassword notasecret not_a_secret secretpassword supersecret
+passphrase value
 """.split())
 
 _REPEATED = re.compile(r"^(.)\1*$|^[*xX.•#_-]+$")
@@ -93,7 +94,8 @@ _PLACEHOLDER_HINT = re.compile(
     r"(?i)your[_ -]?(?:own[_ -]?)?(?:api[_ -]?)?(?:key|token|secret|pass|password|pat)|_here$|^replace|"
     r"^insert|^enter[_ -]|^put[_ -]|example|placeholder|redacted|^x{3,}|x{6,}|\*{3,}|\.\.\.|…|"
     r"^<|>$|^\[.*\]$|^(?:my|some|a|the)[ _-]?(?:api[_-]?)?(?:secret|token|password|key)|"
-    r"^(?:dev|development|test|testing|local|default|insecure)[ _-]?(?:key|secret|token|password)$")
+    r"^(?:dev|development|test|testing|local|default|insecure)[ _-]?(?:key|secret|token|password)$|"
+    r"^value\.\.")
 
 
 def is_placeholder(value: str) -> bool:

@@ -188,7 +188,8 @@ def yaml_token_value(m: re.Match[str]) -> bool:
     if not _YAML_KEY_PREFIX.match(m.string, line_start, m.start()):
         return False
     value, quoted = _unquote(m.group("secret"))
-    if not quoted and (value.endswith((",", ";")) or _ANNOTATION_AFTER.match(m.string, m.end())):
+    if not quoted and (value.endswith((",", ";")) or _ANNOTATION_AFTER.match(m.string, m.end()) or
+                       (value[:1] == "_" and is_identifier(value))):
         return False  # `token: TokenProvider = None`, `token: token,` (a JS object), `token: CancelToken;` (TS)
     return bool(_K8S_BOOTSTRAP.fullmatch(value)) or literal_value(m)
 
@@ -302,7 +303,7 @@ def assignment_value(m: re.Match[str]) -> bool:
     if kind is None:
         return False
     if not (is_random_looking(value, min_len=20 if kind == "weak" else 8)
-            or (kind == "strong" and is_password_shaped(value))):
+            or (kind == "strong" and is_password_shaped(value))) or looks_like_regex(value):
         return False
     if not quoted and (is_identifier(value) or _ANNOTATION_AFTER.match(text, m.end())):
         return False  # `auth: AuthTypes | None = None`, `token = refresh_token`: names, not literals
@@ -416,6 +417,16 @@ def xml_value(m: re.Match[str]) -> bool:
     return kind == "strong" or is_random_looking(value)
 
 
+def name_value_secret(m: re.Match[str]) -> bool:
+    value, quoted = _unquote(m.group("secret"))
+    kind = secret_name(m.group("name"))
+    if kind is None or len(value) < 4 or is_placeholder(value) or is_number_or_flag(value) or is_pathlike(value):
+        return False
+    if not quoted and (looks_like_code(value) or is_identifier(value)):
+        return False  # `name: KeyT, value: EncodableT` is a signature
+    return kind == "strong" or is_random_looking(value, min_len=20)
+
+
 def netrc_value(m: re.Match[str]) -> bool:
     """``default`` opens a netrc entry only at the start of a line ("the default password hasher" is prose)."""
     if m.group(0).startswith("default") and not _line_prefix_is_gutter(m.string, m.start()):
@@ -423,9 +434,20 @@ def netrc_value(m: re.Match[str]) -> bool:
     return literal_value(m)
 
 
+# user:password pairs every database and broker tutorial uses (Oracle's scott/tiger...): documentation, not
+# secrets.  Only as a pair: a real password "tiger" for another user is still redacted.
+DOC_CREDENTIALS = frozenset({("scott", "tiger"), ("user", "pass"), ("user", "password"), ("username", "password"),
+                             ("user", "secret"), ("admin", "admin"), ("guest", "guest"), ("root", "root"),
+                             ("postgres", "postgres"), ("foo", "bar"), ("me", "secret"), ("login", "password")})
+_URL_USER = re.compile(r"://([^\s:/?#@\"'<>\[\]]{0,256}):")
+
+
 def url_password(m: re.Match[str]) -> bool:
     """A URL's password, judged as it decodes (``a%20secret`` in docs is ``a secret``)."""
     value = urllib.parse.unquote(m.group("secret"))
+    user = _URL_USER.search(m.group(0))
+    if user and (urllib.parse.unquote(user.group(1)).lower(), value.lower()) in DOC_CREDENTIALS:
+        return False
     return not is_placeholder(value) and literal_value(m)
 
 
@@ -712,11 +734,21 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
         description="kubeconfig users (client-key-data, token, auth-provider tokens) and YAML token: lines"))
     add(PatternRule(
         "cli-secret-flag",
-        rx(r"(?i)(?<![\w-])--(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|"
-           r"auth-token|secret-key|access-key|private-key-password)(?:=|[ \t]+)"
+        # --password, and any flag whose last word is one: --db-password, --bot-token, --admin-pass
+        rx(r"(?i)(?<![\w-])--(?:[a-z0-9]{1,20}-){0,3}(?:password|passwd|pass|token|api-key|apikey|secret|"
+           r"secret-key|access-key|private-key-password)(?:=|[ \t]+)"
            r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'-][^\s\"']*+)"),
-        keywords=("--pass", "--token", "--api", "--secret", "--client-secret", "--access", "--auth", "--private"),
-        check=flag_value, anchored=True))
+        keywords=("-pass", "-token", "-api", "-secret", "-access-key", "-private-key-password"),
+        check=flag_value, anchored=True, back_over="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-"))
+    add(PatternRule(
+        "name-value-secret",
+        # {"name": "DB_PASSWORD", "value": "..."} (ECS, k8s env, CloudFormation parameters, docker inspect),
+        # - name: DB_PASSWORD / value: ... (k8s manifests), <add key="Password" value="..." /> (.NET config)
+        rx(r"(?i)(?:name|key|parameterkey)[\"']?[ \t]{0,3}[:=][ \t]{0,3}[\"']?(?P<name>[\w.-]{1,128}+)[\"']?[ \t]*+,?"
+           r"(?:[ \t]*+\r?\n" + GUTTER + r")?[ \t]*+[\"']?(?:value|parametervalue)[\"']?[ \t]{0,3}[:=][ \t]{0,3}"
+           r"(?P<secret>\"[^\"\n]*+\"|'[^'\n]*+'|[^\s,;}\"'/>]++)"),
+        keywords=("name:", 'name":', "name=", "name\":", "key=", 'key":', "parameterkey"), check=name_value_secret,
+        anchored=True, description="a secret-named entry of a name/value list"))
     add(PatternRule(
         "cli-user-password",
         rx(r"(?<![\w-])(?:-u|--user|--basic-auth)[ \t]+[\"']?[^\s:\"']{1,128}+:(?P<secret>[^\s\"']+)"),
@@ -787,6 +819,7 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
         "secret-assignment",
         rx(r"(?i)(?P<word>pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
            r"private[_-]?key|credentials?|auth|key)(?P<rest>[\w.-]{0,30}+)" + LOOSE_SEP +
+           r"(?:[A-Za-z_][\w.]{0,40}+(?:\[[\w., ]{0,60}+\]|<[\w., ]{0,60}+>)?\??[ \t]{0,3}=[ \t]{0,3}(?=[\"'\\]))?"
            r"(?P<secret>" + ESCAPED_VALUE + r"|\"[^\"\n]{1,512}+\"|'[^'\n]{1,512}+'|[^\s\"'`,;)}\]<>\\]{1,512}+)"),
         keywords=("pass", "pwd", "secret", "token", "key", "auth", "cred"), check=assignment_value, anchored=True,
         description="any other secret-named assignment whose value looks random (entropy >= 3.0 bits/char)"))
