@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from memtree_plugins.redaction.engine import placeholder, shannon_entropy
 
 MIN_RUN = 20
+MAX_ALONE = 32  # blobs judged one by one when the joined pass cannot be split back
+_SEPARATOR = "\n\x00\n"
 MAX_CANDIDATES = 2000
 MAX_DECODED = 256 * 1024
 MAX_BLOB = 64 * 1024
@@ -71,15 +73,21 @@ def _as_text(raw: bytes) -> str | None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    if not text:
+    if not text or not text.translate(_WHITESPACE_GONE).isprintable():
         return None
-    printable = sum(1 for c in text if c.isprintable() or c in "\n\r\t")
-    return text if printable >= 0.95 * len(text) else None
+    return text
+
+
+_WHITESPACE_GONE = str.maketrans("", "", "\n\r\t")
 
 
 def _looks_like_key_line(run: str) -> bool:
-    return (len(run) in KEY_LINE_WIDTHS and not _HEX.fullmatch(run) and any(c.isupper() for c in run)
-            and any(c.islower() for c in run) and any(c.isdigit() for c in run) and shannon_entropy(run) >= 4.5)
+    """A full-width line of random base64 that decodes to binary: what a key body is made of."""
+    if not (len(run) in KEY_LINE_WIDTHS and not _HEX.fullmatch(run) and any(c.isupper() for c in run)
+            and any(c.islower() for c in run) and any(c.isdigit() for c in run) and shannon_entropy(run) >= 4.5):
+        return False
+    raw = _decode(run)
+    return raw is not None and _as_text(raw) is None
 
 
 def _inside_public_block(text: str, pos: int) -> bool:
@@ -100,14 +108,22 @@ class EncodedSecrets:
     def __init__(self, inner: Callable[[], Sequence[object]]) -> None:
         self._inner = inner  # the rules to run on decoded text (all but this one), looked up when needed
 
-    def _secret_in(self, decoded: str) -> bool:
+    def _redact_inner(self, text: str) -> str:
         for rule in self._inner():
-            if rule is self:
-                continue
-            decoded, n = rule.redact(decoded)  # type: ignore[attr-defined]
-            if n:
-                return True
-        return "PRIVATE KEY" in decoded
+            if rule is not self:
+                text, _ = rule.redact(text)  # type: ignore[attr-defined]
+        return text
+
+    def _hold_secrets(self, decoded: list[str]) -> list[bool]:
+        """Which decoded texts hold a secret.  One pass of the rules over all of them, joined by a separator
+        no rule matches across (a pass per blob would cost the rules' fixed overhead thousands of times)."""
+        if not decoded:
+            return []
+        clean = [d.replace("\x00", " ") for d in decoded]
+        pieces = self._redact_inner(_SEPARATOR.join(clean)).split(_SEPARATOR)
+        if len(pieces) != len(clean):  # a rule matched across a separator: judge the first few one by one
+            return [i < MAX_ALONE and self._redact_inner(c) != c for i, c in enumerate(clean)]
+        return [p != c or "PRIVATE KEY" in c for p, c in zip(pieces, clean, strict=True)]
 
     def _block(self, text: str, at: int) -> tuple[list[tuple[int, int]], str]:
         """The wrapped block of base64 lines around the run at ``at``: each line's run span, and the joined
@@ -119,8 +135,8 @@ class EncodedSecrets:
         while start > 0 and len(spans) < 4096:
             prev = text.rfind("\n", 0, start - 1) + 1
             m = _B64_LINE.fullmatch(text, prev, start - 1)
-            if m is None or len(m.group("b")) not in WRAP_WIDTHS:
-                break
+            if m is None or len(m.group("b")) not in WRAP_WIDTHS or m.group("b").endswith("="):
+                break  # not base64, or the padded last line of another blob
             spans.insert(0, m.span("b"))
             start = prev
         width = None
@@ -157,6 +173,7 @@ class EncodedSecrets:
         edits: dict[tuple[int, int], str] = {}
         budget = MAX_DECODED
         seen_blocks: set[int] = set()
+        pending: list[tuple[str, list[tuple[int, int]] | str]] = []  # decoded text, spans (or the run) to redact
         for n, run in enumerate(candidates(text)):
             if n >= MAX_CANDIDATES or budget <= 0:
                 break
@@ -168,9 +185,8 @@ class EncodedSecrets:
                 budget -= len(run)
                 raw = _decode(run)
                 decoded = _as_text(raw) if raw else None
-                if decoded is not None and self._secret_in(decoded):
-                    for i in self._occurrences(text, run):
-                        edits[(i, i + len(run))] = placeholder(self.name)
+                if decoded is not None:
+                    pending.append((decoded, run))  # where it occurs is looked up only if it holds a secret
                 continue
             key_line = _looks_like_key_line(run)
             if not key_line and not _may_be_text(run):
@@ -185,15 +201,16 @@ class EncodedSecrets:
                 budget -= len(joined)
                 raw = _decode(joined)
                 decoded = _as_text(raw) if raw else None
-                tag = None
                 if decoded is not None:
-                    if self._secret_in(decoded):
-                        tag = self.name
+                    pending.append((decoded, spans))
                 elif key_line and not _inside_public_block(text, i):
-                    tag = "private-key"
-                if tag is not None:
                     for span in spans:
-                        edits[span] = placeholder(tag)
+                        edits[span] = placeholder("private-key")
+        for (_, where), secret in zip(pending, self._hold_secrets([d for d, _ in pending]), strict=True):
+            if secret:
+                spans = [(i, i + len(where)) for i in self._occurrences(text, where)] if isinstance(where, str) else where
+                for span in spans:
+                    edits[span] = placeholder(self.name)
         if not edits:
             return text, 0
         out, last = [], 0
