@@ -272,6 +272,34 @@ def config_files(rng: random.Random) -> tuple[list[str], list[str]]:
     return form, [s]
 
 
+def name_value(rng: random.Random) -> tuple[list[str], list[str]]:
+    """Secrets in name/value lists: Kubernetes env, ECS task definitions, CloudFormation parameters."""
+    s = literal_secret(rng)
+    name = rng.choice(ENV_NAMES)
+    form = rng.choice([
+        ["        env:", "        - name: LOG_LEVEL", "          value: info", f"        - name: {name}",
+         f"          value: {s}"],
+        ["        env:", f"        - name: {name}", f'          value: "{s}"'],
+        [json.dumps({"environment": [{"name": "STAGE", "value": "prod"}, {"name": name, "value": s}]})],
+        ['    "Parameters": [', f'        {{"ParameterKey": "{name}", "ParameterValue": "{s}"}}', "    ]"],
+    ])
+    return form, [s]
+
+
+def flags_and_code(rng: random.Random) -> tuple[list[str], list[str]]:
+    """Secrets behind longer flag names, in annotated declarations, in a printenv."""
+    s = literal_secret(rng)
+    word = rng.choice(["db", "admin", "bot", "root", "api"])
+    form = rng.choice([
+        f"$ ./deploy --{word}-password {s}", f"$ ./deploy --{word}-token={s}",
+        f'val {word}Password: String = "{s}"', f'const {word}Token: string = "{s}";',
+        f'    private static final String {word.upper()}_SECRET = "{s}";',
+    ])
+    if rng.random() < 0.3:
+        return ["$ printenv | grep -i pass", f"{rng.choice(ENV_NAMES)}={s}"], [s]
+    return [form], [s]
+
+
 SHAPES: dict[str, Shape] = {
     "env-line": env_line, "heroku-config": heroku_config, "yaml-value": yaml_value,
     "yaml-next-line": yaml_next_line, "compose-env": compose_env, "json-config": json_config,
@@ -279,6 +307,7 @@ SHAPES: dict[str, Shape] = {
     "url-encoded-dsn": url_encoded_dsn, "bearer": bearer, "nginx-basic": nginx_basic, "netrc": netrc,
     "cli-flags": cli_flags, "continuation": continuation, "base64-env": base64_env, "k8s-secret": k8s_secret,
     "aws-secret-string": aws_secret_string, "pem-body": pem_body, "config-files": config_files,
+    "name-value": name_value, "flags-and-code": flags_and_code,
 }
 
 
@@ -300,6 +329,10 @@ def view_lines(rng: random.Random, view: str, lines: list[str]) -> str:
         out = ["@@ -1,3 +1,4 @@", *(f"+{line}" for line in lines)]
     elif view == "indented":  # nested one level deeper in a YAML file / a heredoc
         out = [f"    {line}" for line in lines]
+    elif view == "compose-logs":  # docker compose logs
+        out = [f"api-1  | {line}" for line in lines]
+    elif view == "json-log":  # a JSON log record holding the line (escaped) as its message
+        out = [json.dumps({"level": "info", "msg": line, "time": "2026-01-02T03:04:05Z"}) for line in lines]
     else:
         raise ValueError(view)
     noise = ["$ " + rng.choice(["cat", "grep -n password -r .", "git diff", "kubectl get secret -o yaml"]),
@@ -307,7 +340,7 @@ def view_lines(rng: random.Random, view: str, lines: list[str]) -> str:
     return "\n".join([*noise[: rng.randint(0, 2)], *out, ""])
 
 
-VIEWS = ("plain", "read", "cat-n", "grep-n", "diff", "indented")
+VIEWS = ("plain", "read", "cat-n", "grep-n", "diff", "indented", "compose-logs", "json-log")
 
 
 def secret_records(seed: int, per_pair: int = 8) -> list[Record]:
@@ -315,9 +348,15 @@ def secret_records(seed: int, per_pair: int = 8) -> list[Record]:
     records = []
     for shape, make in SHAPES.items():
         for view in VIEWS:
-            for _ in range(per_pair):
+            made = 0
+            for _ in range(per_pair * 4):  # bounded: some shapes never fit a view
+                if made == per_pair:
+                    break
                 lines, secrets = make(rng)
+                if view == "json-log" and len(lines) > 1:
+                    continue  # a log record holds one line; a file spread over records is not an output shape
                 records.append(Record(shape, view, view_lines(rng, view, lines), tuple(secrets)))
+                made += 1
     return records
 
 

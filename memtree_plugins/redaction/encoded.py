@@ -51,7 +51,7 @@ def _may_be_text(run: str) -> bool:
     """Cheap: could ``run`` be base64 of ASCII text (the lead of each 4-character group)?"""
     return not run[0:48:4].encode("ascii").translate(None, _TEXT_LEADS)
 # A line holding nothing but base64, behind whatever gutter a tool prints (Read's `12→`, grep's `path:12:`).
-_B64_LINE = re.compile(r"(?:[ \t]*\d{1,9}(?:→|\t)|[^\s:]{1,256}[:-]\d{1,9}[:-]|[+-])?[ \t\"']*"
+_B64_LINE = re.compile(r"(?:[ \t]*\d{1,9}(?:→|\t)|[^\s:]{1,256}[:-]\d{1,9}[:-]|[+-]|[\w.-]{1,64}[ \t]+\|)?[ \t\"']*"
                        r"(?P<b>[A-Za-z0-9+/]{4,}={0,2})[ \t\"',]*\r?")
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _PUBLIC_BLOCK = re.compile(r"-----(BEGIN|END) ([A-Z0-9 ]{1,40})-----")
@@ -195,6 +195,8 @@ class EncodedSecrets:
                 if i in seen_blocks:
                     continue
                 spans, joined = self._block(text, i)
+                if not spans:  # not on a line of its own (inside a JSON string, a log line): the run alone
+                    spans, joined = [(i, i + len(run))], run
                 seen_blocks.update(s for s, _ in spans)
                 if not spans or len(joined) > MAX_BLOB:
                     continue

@@ -101,8 +101,8 @@ LOOSE_SEP = (r"(?:\\{0,7}[\"'][ \t]{0,3}(?::=|=>|=|:)|[ \t]{0,3}(?::=|=>|=)|[ \t
 # A quoted value, its quotes escaped or not (`"v"`, `\"v\"` in JSON inside a JSON string), or a bare token.
 ESCAPED_VALUE = r"\\{1,7}\"(?:[^\"\\\n]|\\(?!\\{0,6}\")){1,512}+\\{1,7}\""
 # What real tools print before a line's own text: Read's `    12→`, `cat -n`'s `    12<TAB>`, grep -n's
-# `path:12:` (`path-12-` for context lines), a diff's `+`/`-`.
-GUTTER = r"(?:[ \t]*\d{1,9}(?:→|\t)|[^\s:]{1,256}[:-]\d{1,9}[:-]|[+-](?![+-]))?"
+# `path:12:` (`path-12-` for context lines), a diff's `+`/`-`, docker compose logs' `api-1  | `.
+GUTTER = r"(?:[ \t]*\d{1,9}(?:→|\t)|[^\s:]{1,256}[:-]\d{1,9}[:-]|[+-](?![+-])|[\w.-]{1,64}[ \t]+\|[ \t]?)?"
 _GUTTER_RX = re.compile(GUTTER)
 # Between netrc words: whitespace, and the gutter of each new line.
 NL_GAP = r"(?:[ \t\r]|\n" + GUTTER + r")++"
@@ -685,14 +685,14 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
               description="JSON Web Tokens (also signed-less ones); covers k8s service-account tokens"))
     add(PatternRule(
         "url-credentials",
-        rx(r"[A-Za-z][A-Za-z0-9+.-]{1,30}://[^\s:/?#@\"'<>\[\]]{0,256}+:(?P<secret>[^\s/?#\"'<>]{1,256})@"),
+        rx(r"[+.-]{0,3}[A-Za-z][A-Za-z0-9+.-]{1,30}://[^\s:/?#@\"'<>\[\]]{0,256}+:(?P<secret>[^\s/?#\"'<>]{1,256})@"),
         keywords=("://",), check=url_password, anchored=True, back_over=ALNUM + "+.-",
         description="scheme://user:PASSWORD@host — the password only; scheme, user and host are kept"))
     add(PatternRule(
         "url-encoded-credentials",
-        rx(r"(?i)[a-z][a-z0-9+.-]{1,30}%3A%2F%2F(?:[^\s%/@:?#&\"'<>]|%(?!3A|40|2F)[0-9A-F]{2}){0,256}+%3A"
+        rx(r"(?i)[a-z](?:[a-z0-9+.-]|%2B){1,30}%3A%2F%2F(?:[^\s%/@:?#&\"'<>]|%(?!3A|40|2F)[0-9A-F]{2}){0,256}+%3A"
            r"(?P<secret>(?:[^\s%/@?#&\"'<>]|%(?!40)[0-9A-F]{2}){1,256}+)%40"),
-        keywords=("%3a%2f%2f",), check=urlencoded_password, anchored=True, back_over=ALNUM + "+.-",
+        keywords=("%3a%2f%2f",), check=urlencoded_password, anchored=True, back_over=ALNUM + "+.-%",
         description="a URL-encoded scheme%3A%2F%2Fuser%3APASSWORD%40host (DSNs in query strings, logs)"))
     add(PatternRule(
         "url-query-secret",
@@ -703,7 +703,7 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
         check=random_value, anchored=True, back_over=ALNUM + "_-", description="tokens in query strings (incl. Azure SAS sig= and S3 presigned URLs)"))
     add(PatternRule(
         "auth-header",
-        rx(r"(?i)(?<![\w-])(?:" + "|".join(map(re.escape, AUTH_HEADERS)) + ")(?:" + ASSIGN + r"|[ \t]+[\"'])" +
+        rx(r"(?i)(?<![\w-])(?:" + "|".join(map(re.escape, AUTH_HEADERS)) + ")(?:" + ASSIGN + r"|[ \t]+\\{0,3}[\"'])" +
            r"(?:(?:bearer|basic|token|bot|ssws|apikey|api-key|key|sso-key|flyv1|negotiate|ntlm|otp)[ \t]+)?"
            r"(?P<secret>[^\s\"',;)}\]]{6,}+)"),
         keywords=AUTH_HEADERS, check=header_value, anchored=True,
@@ -715,7 +715,7 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
                     description="session-like values in Cookie / Set-Cookie headers"))
     add(PatternRule(
         "netrc-password",
-        rx(r"(?:^|(?<=[\s:→+-]))(?:machine" + NL_GAP + r"\S+|default)(?:" + NL_GAP + r"(?:login|account|port)" + NL_GAP +
+        rx(r"(?:^|(?<=[\s:→+\"'-]))(?:machine" + NL_GAP + r"\S+|default)(?:" + NL_GAP + r"(?:login|account|port)" + NL_GAP +
            r"\S+)*+" + NL_GAP + r"password" + NL_GAP + r"(?P<secret>\S+)"),
         keywords=("machine", "default"), check=netrc_value, anchored=True))
     add(PatternRule(
@@ -744,10 +744,10 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
         "name-value-secret",
         # {"name": "DB_PASSWORD", "value": "..."} (ECS, k8s env, CloudFormation parameters, docker inspect),
         # - name: DB_PASSWORD / value: ... (k8s manifests), <add key="Password" value="..." /> (.NET config)
-        rx(r"(?i)(?:name|key|parameterkey)[\"']?[ \t]{0,3}[:=][ \t]{0,3}[\"']?(?P<name>[\w.-]{1,128}+)[\"']?[ \t]*+,?"
-           r"(?:[ \t]*+\r?\n" + GUTTER + r")?[ \t]*+[\"']?(?:value|parametervalue)[\"']?[ \t]{0,3}[:=][ \t]{0,3}"
-           r"(?P<secret>\"[^\"\n]*+\"|'[^'\n]*+'|[^\s,;}\"'/>]++)"),
-        keywords=("name:", 'name":', "name=", "name\":", "key=", 'key":', "parameterkey"), check=name_value_secret,
+        rx(r"(?i)(?:name|key|parameterkey)\\{0,7}[\"']?[ \t]{0,3}[:=][ \t]{0,3}\\{0,7}[\"']?(?P<name>[\w.-]{1,128}+)"
+           r"\\{0,7}[\"']?[ \t]*+,?(?:[ \t]*+\r?\n" + GUTTER + r")?[ \t]*+\\{0,7}[\"']?(?:value|parametervalue)\\{0,7}[\"']?"
+           r"[ \t]{0,3}[:=][ \t]{0,3}(?P<secret>" + ESCAPED_VALUE + r"|\"[^\"\n]*+\"|'[^'\n]*+'|[^\s,;}\"'/>\\]++)"),
+        keywords=("name:", 'name":', "name=", r'name\":', "key=", 'key":', r'key\":', "parameterkey"), check=name_value_secret,
         anchored=True, description="a secret-named entry of a name/value list"))
     add(PatternRule(
         "cli-user-password",
@@ -758,7 +758,7 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
         rx(r"(?<![\w-])(?:sshpass(?:[ \t]+-[a-oq-zA-Z](?:[ \t]+[^\s-]\S*)?)*+[ \t]+-p[ \t]*+|"
            r"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s])|"
            r"(?:redis-cli|keydb-cli)\b[^\n|;&]{0,200}?[ \t](?:-a|--pass)[ \t]+|"
-           r"(?:(?<=--)|(?<=[\n\t→ ])|^)(?:requirepass|masterauth)[ \t]+)"
+           r"(?:(?<=--)|(?<=[\n\t→ :+])|^)(?:requirepass|masterauth)[ \t]+)"
            r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'-]\S*)"),
         keywords=("sshpass", "mysql", "mariadb", "redis-cli", "keydb-cli", "requirepass", "masterauth"),
         check=flag_value, anchored=True,
