@@ -592,3 +592,13 @@ def test_many_encoded_events_only_the_secret_one_goes(app):
     assert lines[700] not in out
     assert hits == {"base64-secret": 1}
     assert [a for a, b in zip(lines, out.splitlines(), strict=True) if a != b] == [lines[700]]
+
+
+@pytest.mark.parametrize("text", [
+    'token: "https://api.example.com/oauth/token",', 'authorization: "https://example.com/oauth2/authorize",',
+    "  Authorization: `Bearer ${tokens.access_token}`,", "  token: JWT", "    token: sessionToken",
+    '    "hashed_password": "$2b$12$EixZaYVK1fsbw1ZfbX3OXePaWxn96p36WQoeG6Lruj3vjPGga31lW",',
+    '    "hashed_password": "fakehashedsecret2",',
+])
+def test_js_and_docs_code_comes_back_as_it_is(app, text):
+    assert app.redact(text) == (text, {})

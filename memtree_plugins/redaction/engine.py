@@ -94,7 +94,7 @@ _PLACEHOLDER_HINT = re.compile(
     r"(?i)your[_ -]?(?:own[_ -]?)?(?:api[_ -]?)?(?:key|token|secret|pass|password|pat)|_here$|^replace|"
     r"^insert|^enter[_ -]|^put[_ -]|example|placeholder|redacted|^x{3,}|x{6,}|\*{3,}|\.\.\.|…|"
     r"^<|>$|^\[.*\]$|^(?:my|some|a|the)[ _-]?(?:api[_-]?)?(?:secret|token|password|key)|"
-    r"^(?:dev|development|test|testing|local|default|insecure)[ _-]?(?:key|secret|token|password)$|"
+    r"^(?:dev|development|test|testing|local|default|insecure)[ _-]?(?:key|secret|token|password)$|^fake|^dummy|"
     r"^value\.\.")
 
 

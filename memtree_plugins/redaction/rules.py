@@ -188,8 +188,10 @@ def yaml_token_value(m: re.Match[str]) -> bool:
     if not _YAML_KEY_PREFIX.match(m.string, line_start, m.start()):
         return False
     value, quoted = _unquote(m.group("secret"))
+    if len(value) < 8 or is_pathlike(value):
+        return False  # `token: JWT` (a TS type), `token: "https://.../oauth/token"` (an endpoint)
     if not quoted and (value.endswith((",", ";")) or _ANNOTATION_AFTER.match(m.string, m.end()) or
-                       (value[:1] == "_" and is_identifier(value))):
+                       is_identifier(value)):
         return False  # `token: TokenProvider = None`, `token: token,` (a JS object), `token: CancelToken;` (TS)
     return bool(_K8S_BOOTSTRAP.fullmatch(value)) or literal_value(m)
 
@@ -203,6 +205,8 @@ def header_value(m: re.Match[str]) -> bool:
     value, quoted = _unquote(m.group("secret"))
     if not quoted and _IDENTIFIER.fullmatch(value) and not is_random_looking(value, min_len=16):
         return False
+    if value[:1] == "`" or is_pathlike(value):
+        return False  # a JS template literal (`Bearer ${token}`), an endpoint URL
     return literal_value(m)
 
 
@@ -231,7 +235,8 @@ _NOT_SECRET = re.compile(
     r"ENV|VAR|COMMAND|CMD|HELPER|PROVIDER|ISSUER|AUDIENCE|FORMAT|POLICY|ROTATION|COUNT|LIMIT|MIN|MAX|"
     r"HINT|LABEL|PROMPT|MESSAGE|STRENGTH|POLICY|RESET|CHANGED|CHANGED_AT|UPDATED_AT|STORE|MANAGER|TOOL|"
     r"INDEX|COLUMN|TABLE|SCHEME|STYLE|REGEX|PATTERN|VALIDATOR|FUNCTION|FN|CLASS|CALLBACK)$|"
-    r"(?:PASS|SECRET|TOKEN|KEY)(?:FILE|PATH|DIR|URL|URI|LEN|LENGTH|SIZE|TYPE|NAME|COUNT|ID)$")
+    r"(?:PASS|SECRET|TOKEN|KEY)(?:FILE|PATH|DIR|URL|URI|LEN|LENGTH|SIZE|TYPE|NAME|COUNT|ID)$|"
+    r"_(?:HASH|HASHED|DIGEST|SALT|CHECKSUM|FINGERPRINT)$|^(?:HASHED|FAKE|DUMMY|EXAMPLE|MOCK)_")
 
 
 @lru_cache(maxsize=4096)  # the same names (password, api_key, token) come back all through a capture
