@@ -88,8 +88,12 @@ def recall_gate(run: Any, redact: Callable[[str], tuple[str, dict[str, int]]]) -
 
 # ---- 2. must-keep --------------------------------------------------------------------------------------
 
+CLEAN_OUTPUT = Path(__file__).resolve().parent / "leaky" / "clean"
+
+
 def must_keep_gate(run: Any, redact: Callable[[str], tuple[str, dict[str, int]]]) -> None:
-    cases = must_keep(SEED)
+    # generated strings, and whole captures of ordinary tool output (lockfiles, git log, test runs, code)
+    cases = must_keep(SEED) + [(f"clean/{p.name}", p.read_text()) for p in sorted(CLEAN_OUTPUT.iterdir())]
     changed = [(kind, text, redact(text)[0]) for kind, text in cases]
     changed = [c for c in changed if c[1] != c[2]]
     rate = len(changed) / len(cases)
