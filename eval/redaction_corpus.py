@@ -268,6 +268,8 @@ def config_files(rng: random.Random) -> tuple[list[str], list[str]]:
         [f"$ kubectl create secret generic app --from-literal={key}={s}"],
         ['resource "aws_db_instance" "main" {', f'  {key} = "{s}"', "}"],
         [f"jdbc:postgresql://db:5432/app?user=app&password={s}&ssl=true"],
+        [f"CREATE USER 'app'@'%' IDENTIFIED BY '{s}';"], [f"ALTER ROLE app WITH LOGIN PASSWORD '{s}';"],
+        ["====== Data ======", "Key                 Value", "---                 -----", f"{key:<20}{s}", "ttl                 768h"],
     ])
     return form, [s]
 

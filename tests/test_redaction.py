@@ -208,6 +208,8 @@ def samples() -> dict[str, tuple[str, str]]:
     add("xml-secret-element", r(16, AN + "!#"), "<settings>\n  <password>{s}</password>\n</settings>")
     add("php-define-secret", r(40, AN + "!#^*"), "define('AUTH_KEY', '{s}');")
     add("name-value-secret", r(14, AN + "!#"), '  - name: DB_PASSWORD\n    value: "{s}"\n')
+    add("sql-password", r(14, AN + "!#"), "CREATE USER 'app'@'%' IDENTIFIED BY '{s}';")
+    add("kv-table-secret", r(20), "Key         Value\n---         -----\npassword    {s}\nttl         768h\n")
     add("base64-secret", base64.b64encode(f"DB_HOST=db\nDB_PASSWORD={r(12)}\n".encode()).decode(),
         "$ base64 -w0 .env\n{s}\n")
     add("secret-assignment", r(24, AN + "!#"), 'config = {{"clientSecret": "{s}"}}')

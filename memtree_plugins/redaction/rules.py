@@ -341,6 +341,8 @@ def is_words(value: str) -> bool:
     words.  A value under a secret name in code, not a secret."""
     if " " in value:
         value = value.rstrip(".!?")  # a sentence: "CSRF token missing."
+    if len(value) >= 12 and value.isalpha() and sum(c in "aeiouAEIOU" for c in value) < 0.3 * len(value):
+        return False  # one long run of letters with few vowels: a random token, not a word
     return bool(_WORDS_ONLY.fullmatch(value)) and all(is_wordy(w) for w in re.split(r"[-_ .:/]", value)
                                                       if w and not w.isdigit() and not re.fullmatch(r"v\d+", w))
 
@@ -420,6 +422,19 @@ def xml_value(m: re.Match[str]) -> bool:
     if kind is None or len(value) < 4 or is_placeholder(value) or is_number_or_flag(value) or is_pathlike(value):
         return False
     return kind == "strong" or is_random_looking(value)
+
+
+def kv_table_value(m: re.Match[str]) -> bool:
+    text = m.string
+    if not _line_prefix_is_gutter(text, m.start()):
+        return False
+    kind = secret_name(m.group("name"))
+    value, quoted = _unquote(m.group("secret"))
+    if kind != "strong" or is_placeholder(value) or is_number_or_flag(value) or is_pathlike(value):
+        return False
+    if is_words(value) or (not quoted and (looks_like_code(value) or is_identifier(value))):
+        return False
+    return is_random_looking(value) or is_password_shaped(value)
 
 
 def name_value_secret(m: re.Match[str]) -> bool:
@@ -773,6 +788,17 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
         rx(r"(?<=<)(?P<name>[\w:.-]{1,80}+)>(?P<secret>[^<>\s]{1,512}+)</(?P=name)>"),
         keywords=XML_SECRET_CLOSERS, check=xml_value, anchored=True,
         back_over=ALNUM + "_.-:", description="<password>PW</password> (maven settings.xml, .NET config, ...)"))
+    add(PatternRule(
+        "sql-password",
+        rx(r"(?i)\b(?:identified[ \t]+by(?:[ \t]+password)?|(?<=[ \t])password)[ \t]+(?P<secret>'[^'\n]{1,256}+'|\"[^\"\n]{1,256}+\")"),
+        keywords=("identified", "password"), check=literal_value, anchored=True,
+        description="SQL: CREATE USER ... IDENTIFIED BY 'PW', CREATE ROLE ... PASSWORD 'PW'"))
+    add(PatternRule(
+        "kv-table-secret",
+        # `vault kv get`, `consul kv`, `kubectl describe`-style tables: a secret-named key, padding, one value
+        rx(r"(?<![\w.-])(?P<name>[A-Za-z_][\w.-]{0,80}+)[ \t]{2,40}+(?P<secret>[^\s]{4,512}+)[ \t]*+(?=\r?\n|\Z)"),
+        keywords=("pass", "pwd", "secret", "token", "key", "auth", "cred"), check=kv_table_value, anchored=True,
+        back_over=ALNUM + "_.-", description="a table row: secret-named key, padding, the value alone"))
     add(PatternRule(
         "php-define-secret",
         rx(r"define\([ \t]*+[\"'](?P<name>[A-Za-z_][A-Za-z0-9_]{0,127}+)[\"'][ \t]*+,[ \t]*+"
