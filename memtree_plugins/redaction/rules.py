@@ -178,6 +178,8 @@ XML_SECRET_CLOSERS = ("pass>", "passwd>", "password>", "pwd>", "secret>", "token
                       "credentials>", "passphrase>", "auth>")
 YAML_SECRET_KEY_ENDS = ("pass:", "passwd:", "password:", "pwd:", "secret:", "token:", "key:", "credential:",
                         "credentials:", "passphrase:", "auth:", "secrets:", "tokens:")
+KV_TABLE_KEY_ENDS = tuple(w + "  " for w in ("pass", "passwd", "password", "pwd", "secret", "token", "key",
+                                             "credential", "credentials", "passphrase", "auth"))
 _K8S_BOOTSTRAP = re.compile(r"[a-z0-9]{6}\.[a-z0-9]{16}")
 _YAML_KEY_PREFIX = re.compile(r"[ \t]*(?:-[ \t]+)?\Z")
 
@@ -797,7 +799,7 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
         "kv-table-secret",
         # `vault kv get`, `consul kv`, `kubectl describe`-style tables: a secret-named key, padding, one value
         rx(r"(?<![\w.-])(?P<name>[A-Za-z_][\w.-]{0,80}+)[ \t]{2,40}+(?P<secret>[^\s]{4,512}+)[ \t]*+(?=\r?\n|\Z)"),
-        keywords=("pass", "pwd", "secret", "token", "key", "auth", "cred"), check=kv_table_value, anchored=True,
+        keywords=KV_TABLE_KEY_ENDS, check=kv_table_value, anchored=True,
         back_over=ALNUM + "_.-", description="a table row: secret-named key, padding, the value alone"))
     add(PatternRule(
         "php-define-secret",
