@@ -228,7 +228,7 @@ def base64_env(rng: random.Random) -> tuple[list[str], list[str]]:
 
 def k8s_secret(rng: random.Random) -> tuple[list[str], list[str]]:
     s = literal_secret(rng)
-    key = rng.choice(["password", "DB_PASSWORD", "api-token", "client-secret", "REDIS_PASS"])
+    key = rng.choice(["password", "DB_PASSWORD", "api-token", "client-secret", "REDIS_PASS", "root", "config.json"])
     b = base64.b64encode(s.encode()).decode()
     return ["apiVersion: v1", "kind: Secret", "metadata:", "  name: app-creds", "type: Opaque", "data:",
             f"  {key}: {b}", "  username: " + base64.b64encode(b"app").decode()], [b]

@@ -210,6 +210,7 @@ def samples() -> dict[str, tuple[str, str]]:
     add("name-value-secret", r(14, AN + "!#"), '  - name: DB_PASSWORD\n    value: "{s}"\n')
     add("sql-password", r(14, AN + "!#"), "CREATE USER 'app'@'%' IDENTIFIED BY '{s}';")
     add("kv-table-secret", r(20), "Key         Value\n---         -----\npassword    {s}\nttl         768h\n")
+    add("k8s-secret-data", base64.b64encode(b"hunter22").decode(), "kind: Secret\ndata:\n  root: {s}\n")
     add("base64-secret", base64.b64encode(f"DB_HOST=db\nDB_PASSWORD={r(12)}\n".encode()).decode(),
         "$ base64 -w0 .env\n{s}\n")
     add("secret-assignment", r(24, AN + "!#"), 'config = {{"clientSecret": "{s}"}}')
@@ -506,6 +507,7 @@ SHAPES = {
     "dotnet-appsettings": (f'<add key="Password" value="{PW}" />', PW),
     "prefixed-password-flag": (f"$ app --db-password {PW} migrate", PW),
     "kotlin-annotated": (f'val password: String = "{PW}"', PW),
+    "k8s-data-low-entropy": (_read_gutter(["kind: Secret", "data:", "  root: " + _b64("hunter22")]), _b64("hunter22")),
     "pem-body-grep": (f"keys/id_rsa:9:{KEY_LINES[5][:64]}", KEY_LINES[5][:64]),
 }
 
@@ -550,6 +552,7 @@ CODE = [
     '        token = "%HOMEPATH%\\\\" + token[2:]', "get_items(key='foo.bar.ANYTHING.baz')",
     'e.cookie=function(n,t){return document.cookie=n+"="+t},token:null',
     "  <password>${env.DEPLOY_PASSWORD}</password>",
+    "kind: ConfigMap\ndata:\n  mode: fast\n  name: test\n  level: info1234\n",
     "    def set(self, name: KeyT, value: EncodableT,", "token: _StrPathToken",
     "engine = create_engine('postgresql+psycopg2://scott:tiger@localhost/test')",
     """qtoken = '(?:"[^"]+"|[A-Za-z0-9_]+?)'""", "url = 'https://jo%40email.com:a%20secret@example.com'",

@@ -80,6 +80,7 @@ from memtree_plugins.redaction.engine import (
     is_random_looking,
     is_wordy,
     looks_like_code,
+    placeholder,
     quoted_span,
 )
 
@@ -437,6 +438,39 @@ def kv_table_value(m: re.Match[str]) -> bool:
     if is_words(value) or (not quoted and (looks_like_code(value) or is_identifier(value))):
         return False
     return is_random_looking(value) or is_password_shaped(value)
+
+
+_DATA_ENTRY = re.compile(r"(?P<head>[^\n]*?[\w.-]:[ \t]++)(?P<v>[A-Za-z0-9+/]{4,65536}={0,2})(?P<tail>[ \t]*+\r?(?:\n|$))")
+
+
+def _decodes_to_text(value: str) -> bool:
+    if len(value) % 4:
+        return False
+    try:
+        raw = base64.b64decode(value, validate=True)
+        text = raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    return bool(text) and text.translate(_NO_WHITESPACE).isprintable()
+
+
+_NO_WHITESPACE = str.maketrans("", "", "\n\r\t")
+
+
+def rewrite_secret_data(block: str) -> tuple[str, int]:
+    """Each ``key: <base64>`` under ``data:`` whose value decodes to text (a ConfigMap's plain values do not
+    decode; a Secret's always do)."""
+    hits = 0
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal hits
+        if not _decodes_to_text(m.group("v")):
+            return m.group(0)
+        hits += 1
+        return m.group("head") + placeholder("k8s-secret-data") + m.group("tail")
+
+    head, nl, rest = block.partition("\n")
+    return head + nl + _DATA_ENTRY.sub(one, rest), hits
 
 
 def name_value_secret(m: re.Match[str]) -> bool:
@@ -801,6 +835,12 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
         rx(r"(?<![\w.-])(?P<name>[A-Za-z_][\w.-]{0,80}+)[ \t]{2,40}+(?P<secret>[^\s]{4,512}+)[ \t]*+(?=\r?\n|\Z)"),
         keywords=KV_TABLE_KEY_ENDS, check=kv_table_value, anchored=True,
         back_over=ALNUM + "_.-", description="a table row: secret-named key, padding, the value alone"))
+    add(PatternRule(
+        "k8s-secret-data",
+        rx(r"(?<![\w.-])(?:data|binaryData):[ \t]*+\r?\n(?:" + GUTTER + r"[ \t]++[\w.-]{1,253}+:[ \t]++[^\s]{4,65536}+"
+           r"[ \t]*+(?:\r?\n|\Z)){1,500}+"),
+        keywords=("data:",), rewrite=rewrite_secret_data, anchored=True, back_over="abcdefghijklmnopqrstuvwxyzD",
+        description="a Kubernetes Secret's data: values (base64 of anything, even a low-entropy password)"))
     add(PatternRule(
         "php-define-secret",
         rx(r"define\([ \t]*+[\"'](?P<name>[A-Za-z_][A-Za-z0-9_]{0,127}+)[\"'][ \t]*+,[ \t]*+"
