@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eval.redaction_gates import redaction_gates
+
 EVAL = Path(__file__).resolve().parent
 REPO = EVAL.parent
 FIXTURE = REPO / "memtree_core" / "sample" / "bookshop"  # the sample `memtree demo` ships
@@ -490,6 +492,7 @@ def settle(project: Project, run: Run, max_rounds: int = 60) -> None:
 
 async def main_async(record: bool, timing: bool, semantic: bool, embed_timeout: float) -> Run:
     run = Run()
+    redaction_gates(run)  # recall, must-keep and library-code precision: eval/redaction_gates.py
     with eval_dir() as tmp:
         project = Project(tmp)
         try:

@@ -50,6 +50,18 @@ def lowered(text: str) -> str:
     return low
 
 
+_QUOTED = re.compile(r"(\\{0,7})([\"'])(.*)\1\2", re.S)
+
+
+def quoted_span(value: str) -> tuple[int, int] | None:
+    """Where the inside of a quoted value is: ``"x"``, ``'x'``, or escaped once or more, as JSON inside a
+    JSON string has it (``\\"x\\"``); None if ``value`` is not quoted."""
+    if len(value) < 2 or value[-1] not in "\"'":
+        return None
+    m = _QUOTED.fullmatch(value)
+    return (m.start(3), m.end(3)) if m else None
+
+
 def placeholder(tag: str) -> str:
     return f"{MARK}{tag}]"
 
@@ -71,14 +83,19 @@ example sample dummy fake test testing placeholder redacted hidden masked remove
 undefined true false yes no on off todo tbd fixme xxx foo bar baz foobar qwerty letmein default empty
 required optional string str bytes int your_token your_key your_secret your_password mypassword
 mysecret mytoken sometoken somesecret somepassword notasecret not_a_secret secretpassword supersecret
+passphrase value
 """.split())
 
 _REPEATED = re.compile(r"^(.)\1*$|^[*xX.•#_-]+$")
-_TEMPLATE = re.compile(r"\$\{|\$\(|\{\{|\}\}|%\(|%[sd]\b|<[^<>]*>|^\$[A-Za-z_]|^%[A-Za-z_]+%$|^\{[A-Za-z_]*\}$")
+# `%s` / `%(name)s` only as a whole value: a real password may well contain "%d!" (a URL-encoded one does).
+_TEMPLATE = re.compile(r"\$\{|\$\(|\{\{|\}\}|^%\(\w+\)[sdr]$|^%[sdr]$|<[^<>]*>|^\$[A-Za-z_]|%[A-Z_]{2,}%|"
+                       r"^\{[A-Za-z_]*\}$|(?:^|[./:_-])%[sd](?:$|[./:_-])")
 _PLACEHOLDER_HINT = re.compile(
     r"(?i)your[_ -]?(?:own[_ -]?)?(?:api[_ -]?)?(?:key|token|secret|pass|password|pat)|_here$|^replace|"
     r"^insert|^enter[_ -]|^put[_ -]|example|placeholder|redacted|^x{3,}|x{6,}|\*{3,}|\.\.\.|…|"
-    r"^<|>$|^\[.*\]$|^(?:my|some|a|the)[_-]?(?:api[_-]?)?(?:secret|token|password|key)")
+    r"^<|>$|^\[.*\]$|^(?:my|some|a|the)[ _-]?(?:api[_-]?)?(?:secret|token|password|key)|"
+    r"^(?:dev|development|test|testing|local|default|insecure)[ _-]?(?:key|secret|token|password)$|^fake|^dummy|"
+    r"^value\.\.")
 
 
 def is_placeholder(value: str) -> bool:
@@ -95,8 +112,30 @@ def is_placeholder(value: str) -> bool:
 
 _IDENT = r"[A-Za-z_$][\w$]*"
 _CODE = re.compile(
-    rf"^(?:await\s+|new\s+|!)?{_IDENT}(?:(?:\.|::|->|\?\.){_IDENT})*(?:\(|\[|\.$)|"  # call, index
-    rf"^{_IDENT}(?:(?:\.|::|->|\?\.){_IDENT})+[,;)]?$")  # dotted path: settings.API_KEY, os.environ
+    rf"^(?:await\s+|new\s+|!{{1,2}}|-)?{_IDENT}(?:(?:\.|::|->|\?\.){_IDENT})*(?:\(|\[)|"  # call, index
+    rf"^{_IDENT}(?:(?:\.|::|->|\?\.){_IDENT})+[,;)]?$|"  # dotted path: settings.API_KEY, os.environ
+    r"^[(\[{]")  # a tuple, list, dict or parenthesised expression: `auth = (url.username, url.password)`
+# A name as people write it: letters and underscores, a few digits at the end, no more camel steps than
+# words.  The segments of a random token (`abc.DEF123xyz.QRS456tuv`, a bearer token with dots) are not.
+_LETTERS_THEN_DIGITS = re.compile(r"[$_]*[A-Za-z][A-Za-z_$]*\d{0,3}")
+_CAMEL_STEP = re.compile(r"[a-z][A-Z]")
+
+
+_VOWELS = frozenset("aeiouAEIOU")
+
+
+def is_wordy(segment: str) -> bool:
+    if not _LETTERS_THEN_DIGITS.fullmatch(segment) or len(_CAMEL_STEP.findall(segment)) > 1 + len(segment) // 4:
+        return False
+    if len(segment) < 12:
+        return True
+    # Long names are made of words, and words have vowels; random letters have few (10 of 52).
+    letters = [c for c in segment if c.isalpha()]
+    return sum(c in _VOWELS for c in letters) >= 0.2 * len(letters)
+
+
+_NEGATION = re.compile(rf"(?:!{{1,2}}|\+|~)[$_]?{_IDENT}(?:\.{_IDENT})*[;,)]?$")
+_PATH_SPLIT = re.compile(r"\.|::|->|\?\.")
 _TYPE_NAMES = frozenset("""
 str string bytes int bool float any none optional secretstr secretbytes char text varchar uuid object
 """.split())
@@ -109,7 +148,16 @@ def looks_like_code(value: str) -> bool:
     base = v.split("[", 1)[0].split("|", 1)[0].strip().lower()
     if base in _TYPE_NAMES:
         return True
-    return bool(_CODE.match(v))
+    if _NEGATION.match(v):
+        return True  # `!!config.withCredentials`, `!isSecure`
+    m = _CODE.match(v)
+    if m is None:
+        return False
+    if v[0] in "([{" or v[m.end() - 1] in "([":
+        return True  # a tuple, a call, an index: no token has these
+    # A dotted path: code only if its names read as names (a bearer token may have dots too).
+    head = v[: m.end()].rstrip(",;)").strip()
+    return all(is_wordy(seg) for seg in _PATH_SPLIT.split(head) if seg)
 
 
 ENTROPY_BITS = 3.0  # bits/char; see rules.py "How values are judged"
@@ -120,7 +168,7 @@ def is_random_looking(value: str, min_len: int = MIN_RANDOM_LEN, bits: float = E
     return len(value) >= min_len and shannon_entropy(value) >= bits
 
 
-_NUMBER_OR_BOOL = re.compile(r"(?i)^(?:[-+]?\d+(?:\.\d+)?[smhdkKMG]?|true|false|yes|no|on|off|null|none|nil)$")
+_NUMBER_OR_BOOL = re.compile(r"(?i)^(?:[-+]?\d+(?:\.\d+)?[smhdkKMG]?|0x[0-9a-f]+|true|false|yes|no|on|off|null|none|nil)$")
 
 
 def is_number_or_flag(value: str) -> bool:
@@ -267,8 +315,10 @@ class PatternRule:
         if start < 0:  # no secret group, or it did not take part: the whole match is the secret
             start, end = m.span()
         secret = text[start:end]
-        if len(secret) >= 2 and secret[0] in "\"'" and secret[-1] == secret[0]:
-            start, end, secret = start + 1, end - 1, secret[1:-1]  # keep the quotes around it
+        if len(secret) >= 2 and secret[0] in "\"'\\":
+            q = quoted_span(secret)
+            if q is not None:  # keep the quotes (escaped ones too: JSON inside a JSON string) around it
+                start, end, secret = start + q[0], start + q[1], secret[q[0]:q[1]]
         if not secret or secret.startswith(MARK) or (self.check is not None and not self.check(m)):
             return start, end, None, 0
         base, stop = m.span()

@@ -28,22 +28,35 @@ Values found by context (a key name, a flag, a header) are redacted unless they 
 
 * a placeholder — ``changeme``, ``${API_KEY}``, ``$TOKEN``, ``<your-key>``, ``{{ .Values.x }}``, ``xxxx``,
   ``***``, ``your_api_key_here``, ``REDACTED``, ``None``/``true``/numbers;
-* code, when unquoted — ``getpass()``, ``os.environ["TOKEN"]``, ``settings.API_KEY``, a type such as ``str``;
+* code, when unquoted — an expression, not a literal: a call (``getpass()``, ``b64encode(x).decode()``), an
+  index, a tuple (``(url.username, url.password)``), a negation (``!!config.withCredentials``), a dotted
+  name whose parts read as names (``settings.API_KEY``; ``abc.DEF123xyz.QRS456tuv`` does not: a token), a
+  type or annotation (``str``, ``AuthTypes | None = None``, ``token: CancelToken;``), a bare identifier
+  (``refresh_token``);
 * a path or a credential-free URL.
+
+Names: the long secret words count anywhere in a name, gitleaks-generic style (``PGPASSWORD``,
+``CLIENTSECRET``, ``JWTSECRET``, ``NGROK_AUTHTOKEN``); the short ones (``PASS``, ``PWD``) as a segment or
+glued at the end (``DBPASS``).  Names ending in a non-secret qualifier (``_FILE``, ``_PATH``, ``_URL``,
+``_TTL``, ``_ENABLED``, ``_ID``...) are skipped.
 
 Two tiers decide how much context is enough:
 
-* **env-assignment** — ``NAME=value`` with an UPPER_SNAKE name holding a secret word (PASSWORD, SECRET,
-  TOKEN, API_KEY, PRIVATE_KEY, CREDENTIALS, AUTH, PASS, PWD...) as a whole ``_`` segment: any literal value
-  is redacted, low entropy or not.  These are the lines of ``.env`` files, ``export`` lines and environment
-  dumps, where ``DB_PASSWORD=hunter2`` is a real password.  Names ending in a non-secret qualifier
-  (``_FILE``, ``_PATH``, ``_URL``, ``_TTL``, ``_ENABLED``, ``_ID``...) are skipped.
-* **secret-assignment** — any other ``name = value`` / ``name: value`` / ``"name": "value"`` /
-  ``--name value`` whose name holds a secret word (any case, camelCase too): redacted only when the value
-  looks random — at least 8 characters and at least 3.0 bits/char of Shannon entropy over its own
-  characters.  Random tokens of 16+ chars score 3.5–4.5; ``hunter2hunter2hunter2`` scores 2.8 and passes;
-  ordinary human passwords (``Tr0ub4dor&3``: 3.3) are mostly caught.  A bare ``key`` name (not api_key,
-  secret_key...) needs 20+ characters, as the spec's "generic 32+ char hex/base64 after key=" intends.
+* **env-assignment** (and **env-colon-assignment**, ``DB_PASSWORD:      value`` as heroku prints it) —
+  an UPPER_SNAKE name holding a secret word: any literal value is redacted, low entropy or not.  These are
+  the lines of ``.env`` files, ``export`` lines and environment dumps, where ``DB_PASSWORD=hunter2`` is a
+  real password.  They are found behind the gutters tools print (Read's ``12→``, ``grep -n``'s
+  ``path:12:``, a diff's ``+``), inside JSON arrays and after ``-e``.
+* **secret-assignment** — any other ``name = value`` / ``name: value`` / ``"name": "value"`` (quotes
+  escaped too: JSON inside a JSON string) whose name holds a secret word (any case, camelCase too):
+  redacted when the value looks random — at least 8 characters and at least 3.0 bits/char of Shannon
+  entropy over its own characters — or, under a strong name (password, secret, token...), when it is shaped
+  like a password (8+ characters, letters with digits or symbols: ``Tiger181$``).  Plain words
+  (``'same-origin'``, ``"credentials"``) are settings, not secrets.  A bare ``key`` name (not api_key,
+  secret_key...) needs 20+ random characters, as the spec's "generic 32+ char hex/base64 after key=" intends.
+
+Encoded secrets (encoded.py): base64 blobs whose decoded text holds a secret (``base64 .env``, Kubernetes
+Secret data, docker auths) and PEM key body lines seen without their BEGIN line are redacted whole.
 
 Not redacted on purpose (false-positive guards): git SHAs, ``sha256:``/``sha512-`` digests and integrity
 hashes, UUIDs and ULIDs on their own, public keys and certificates, Stripe publishable keys (``pk_``).
@@ -54,8 +67,10 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import urllib.parse
 from functools import lru_cache
 
+from memtree_plugins.redaction.encoded import EncodedSecrets
 from memtree_plugins.redaction.engine import (
     MARK,
     PatternRule,
@@ -63,10 +78,13 @@ from memtree_plugins.redaction.engine import (
     is_pathlike,
     is_placeholder,
     is_random_looking,
+    is_wordy,
     looks_like_code,
+    placeholder,
+    quoted_span,
 )
 
-RULESET_VERSION = "2025.1"
+RULESET_VERSION = "2026.12"
 
 # Token boundaries: a token must not be glued to more token characters on either side.
 L = r"(?<![A-Za-z0-9_])"
@@ -79,8 +97,16 @@ SEP = r"[\"']?[ \t]{0,3}(?::=|=>|=|:)(?![=:])[ \t]{0,3}"
 ASSIGN = SEP + r"[\"']?"
 # Stricter, for the name-only context rule: a bare `name:value` (no space) is a logger prefix or a
 # host:port far more often than a YAML key, so `:` needs a quoted name or a space after it.
-LOOSE_SEP = (r"(?:[\"'][ \t]{0,3}(?::=|=>|=|:)|[ \t]{0,3}(?::=|=>|=)|[ \t]{0,3}:(?=[ \t]))"
+LOOSE_SEP = (r"(?:\\{0,7}[\"'][ \t]{0,3}(?::=|=>|=|:)|[ \t]{0,3}(?::=|=>|=)|[ \t]{0,3}:(?=[ \t]))"
              r"(?![=:>])[ \t]{0,3}")
+# A quoted value, its quotes escaped or not (`"v"`, `\"v\"` in JSON inside a JSON string), or a bare token.
+ESCAPED_VALUE = r"\\{1,7}\"(?:[^\"\\\n]|\\(?!\\{0,6}\")){1,512}+\\{1,7}\""
+# What real tools print before a line's own text: Read's `    12→`, `cat -n`'s `    12<TAB>`, grep -n's
+# `path:12:` (`path-12-` for context lines), a diff's `+`/`-`, docker compose logs' `api-1  | `.
+GUTTER = r"(?:[ \t]*\d{1,9}(?:→|\t)|[^\s:]{1,256}[:-]\d{1,9}[:-]|[+-](?![+-])|[\w.-]{1,64}[ \t]+\|[ \t]?)?"
+_GUTTER_RX = re.compile(GUTTER)
+# Between netrc words: whitespace, and the gutter of each new line.
+NL_GAP = r"(?:[ \t\r]|\n" + GUTTER + r")++"
 
 
 def rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
@@ -109,8 +135,9 @@ def token(name: str, pattern: str, *prefixes: str, description: str = "", back: 
 
 def _unquote(value: str) -> tuple[str, bool]:
     v = value.strip()
-    if len(v) >= 2 and v[0] in "\"'" and v[-1] == v[0]:
-        return v[1:-1], True
+    q = quoted_span(v)
+    if q is not None:
+        return v[q[0]:q[1]], True
     return v, False
 
 
@@ -119,14 +146,26 @@ def literal_value(m: re.Match[str]) -> bool:
     value, quoted = _unquote(m.group("secret"))
     if is_placeholder(value) or is_number_or_flag(value):
         return False
+    if not quoted and "_" in value and value.islower() and is_wordy(value):
+        return False  # a snake_case name: `self._password = raw_password`
     return quoted or not looks_like_code(value)
+
+
+_REGEX_SYNTAX = re.compile(r"\\[dswbDSWB.]|\(\?[:!=<P]|\[[^\]]{0,40}-[^\]]{0,40}\]|\{\d+(?:,\d*)?\}")
+
+
+def looks_like_regex(value: str) -> bool:
+    """``(?:[0-9]{1,3}\\.){3}``, ``[0-9A-Fa-f]{1,4}``: a pattern, not a secret."""
+    return bool(_REGEX_SYNTAX.search(value))
 
 
 def flag_value(m: re.Match[str]) -> bool:
     """A command-line flag's value; help texts show metavars (``--token TOKEN``, ``--password string``)."""
-    value, _ = _unquote(m.group("secret"))
+    value, quoted = _unquote(m.group("secret"))
     if re.fullmatch(r"[A-Z][A-Z_]*|string|str|text|value|secret|token|password", value):
         return False
+    if not quoted and value.isalpha() and value.islower() and is_wordy(value):
+        return False  # prose after a flag name: "--password suffers from the same"
     return literal_value(m)
 
 
@@ -135,6 +174,13 @@ AUTH_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "x-auth-tok
                 "x-shopify-access-token", "ocp-apim-subscription-key", "x-redmine-api-key", "x-gitlab-token")
 YAML_SECRET_KEYS = ("client-key-data", "token", "id-token", "refresh-token", "access-token", "auth-token",
                     "client-secret")
+# Where the secret word ends an element or key name: far fewer places to try than every "key" in a text.
+XML_SECRET_CLOSERS = ("pass>", "passwd>", "password>", "pwd>", "secret>", "token>", "key>", "credential>",
+                      "credentials>", "passphrase>", "auth>")
+YAML_SECRET_KEY_ENDS = ("pass:", "passwd:", "password:", "pwd:", "secret:", "token:", "key:", "credential:",
+                        "credentials:", "passphrase:", "auth:", "secrets:", "tokens:")
+KV_TABLE_KEY_ENDS = tuple(w + "  " for w in ("pass", "passwd", "password", "pwd", "secret", "token", "key",
+                                             "credential", "credentials", "passphrase", "auth"))
 _K8S_BOOTSTRAP = re.compile(r"[a-z0-9]{6}\.[a-z0-9]{16}")
 _YAML_KEY_PREFIX = re.compile(r"[ \t]*(?:-[ \t]+)?\Z")
 
@@ -144,7 +190,12 @@ def yaml_token_value(m: re.Match[str]) -> bool:
     line_start = m.string.rfind("\n", 0, m.start()) + 1
     if not _YAML_KEY_PREFIX.match(m.string, line_start, m.start()):
         return False
-    value, _ = _unquote(m.group("secret"))
+    value, quoted = _unquote(m.group("secret"))
+    if len(value) < 8 or is_pathlike(value):
+        return False  # `token: JWT` (a TS type), `token: "https://.../oauth/token"` (an endpoint)
+    if not quoted and (value.endswith((",", ";")) or _ANNOTATION_AFTER.match(m.string, m.end()) or
+                       is_identifier(value)):
+        return False  # `token: TokenProvider = None`, `token: token,` (a JS object), `token: CancelToken;` (TS)
     return bool(_K8S_BOOTSTRAP.fullmatch(value)) or literal_value(m)
 
 
@@ -157,6 +208,8 @@ def header_value(m: re.Match[str]) -> bool:
     value, quoted = _unquote(m.group("secret"))
     if not quoted and _IDENTIFIER.fullmatch(value) and not is_random_looking(value, min_len=16):
         return False
+    if value[:1] == "`" or is_pathlike(value):
+        return False  # a JS template literal (`Bearer ${token}`), an endpoint URL
     return literal_value(m)
 
 
@@ -171,6 +224,12 @@ _STRONG = re.compile(
     r"(?:^|_)(?:PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|SECRETS?|TOKENS?|APIKEY|CREDENTIALS?|CREDS|AUTH|PAT)"
     r"(?:_|$)|(?:^|_)(?:API|ACCESS|PRIVATE|SECRET|MASTER|SIGNING|ENCRYPTION|SESSION|LICENSE|ADMIN|SERVICE|"
     r"ACCOUNT|APP|CLIENT|SHARED|WRITE|DEPLOY|SSH|GPG|SUBSCRIPTION|INGEST|WEBHOOK|AUTH|HMAC|JWT)_?KEY(?:_|$)")
+# gitleaks-generic style: the long secret words count anywhere in a name (PGPASSWORD, CLIENTSECRET, JWTSECRET,
+# NGROK_AUTHTOKEN, GITHUBTOKEN); the short ones (PASS, PWD, AUTH) only as a segment or glued at the end
+# (DBPASS, MYSQLPWD), where they are not the start of another word (PASSENGER, AUTHOR).
+_STRONG_GLUED = re.compile(
+    r"PASSWORD|PASSWD|PASSPHRASE|SECRET(?!ARY)|TOKEN(?!I[SZ])|APIKEY|API_KEY|PRIVATE_?KEY|CREDENTIAL|"
+    r"AUTH_?KEY|ACCESS_?KEY|SIGNING_?KEY|MASTER_?KEY|(?:PASS|PWD|PASSWD)$")
 _WEAK = re.compile(r"(?:^|_)KEY(?:_|$)")
 _NOT_SECRET = re.compile(
     r"_(?:FILE|FILES|PATH|DIR|URL|URI|HOST|PORT|ENDPOINT|SOCK|SOCKET|LENGTH|LEN|SIZE|TTL|EXPIRY|EXPIRES|"
@@ -178,7 +237,9 @@ _NOT_SECRET = re.compile(
     r"FIELD|PARAM|PREFIX|ALGORITHM|ALG|METHOD|MODE|VERSION|REGION|USER|USERNAME|LOGIN|EMAIL|SCOPE|SCOPES|"
     r"ENV|VAR|COMMAND|CMD|HELPER|PROVIDER|ISSUER|AUDIENCE|FORMAT|POLICY|ROTATION|COUNT|LIMIT|MIN|MAX|"
     r"HINT|LABEL|PROMPT|MESSAGE|STRENGTH|POLICY|RESET|CHANGED|CHANGED_AT|UPDATED_AT|STORE|MANAGER|TOOL|"
-    r"INDEX|COLUMN|TABLE|SCHEME|STYLE|REGEX|PATTERN|VALIDATOR|FUNCTION|FN|CLASS|CALLBACK)$")
+    r"INDEX|COLUMN|TABLE|SCHEME|STYLE|REGEX|PATTERN|VALIDATOR|FUNCTION|FN|CLASS|CALLBACK)$|"
+    r"(?:PASS|SECRET|TOKEN|KEY)(?:FILE|PATH|DIR|URL|URI|LEN|LENGTH|SIZE|TYPE|NAME|COUNT|ID)$|"
+    r"_(?:HASH|HASHED|DIGEST|SALT|CHECKSUM|FINGERPRINT)$|^(?:HASHED|FAKE|DUMMY|EXAMPLE|MOCK)_")
 
 
 @lru_cache(maxsize=4096)  # the same names (password, api_key, token) come back all through a capture
@@ -188,11 +249,14 @@ def secret_name(name: str) -> str | None:
     norm = norm.strip("_")
     if _NOT_SECRET.search(norm):
         return None
-    if _STRONG.search(norm):
+    if _STRONG.search(norm) or _STRONG_GLUED.search(norm):
         return "strong"
     if _WEAK.search(norm):
         return "weak"
     return None
+
+
+_SPACED_EQUALS = re.compile(r"[ \t]=|=[ \t]")
 
 
 def env_value(m: re.Match[str]) -> bool:
@@ -203,8 +267,18 @@ def env_value(m: re.Match[str]) -> bool:
     value = value.strip()
     if len(value) < 4 or is_placeholder(value) or is_number_or_flag(value) or is_pathlike(value):
         return False
-    if not quoted and looks_like_code(value):
+    if not quoted and (looks_like_code(value) or any(q in value for q in "\"'`")):
+        return False  # an expression (`b"..."`, `"a" + b`, `x.format(...)`), not a literal
+    if looks_like_regex(value):
         return False
+    sep = m.string[m.end("name"):m.start("secret")]
+    if "=" in sep and _SPACED_EQUALS.search(sep):
+        # `NAME = value`: a shell cannot assign like that, so this is code or a config file (Python and JS
+        # constants, Makefiles, TOML): judge the value as secret-assignment does.
+        if not quoted and (_SPACE.search(value) or is_identifier(value)):
+            return False
+        if is_words(value) or not (is_random_looking(value) or is_password_shaped(value)):
+            return False
     return kind == "strong" or is_random_looking(value)
 
 
@@ -236,9 +310,206 @@ def assignment_value(m: re.Match[str]) -> bool:
     kind = secret_name(name.rsplit(".", 1)[-1])
     if kind is None:
         return False
-    if not is_random_looking(value, min_len=20 if kind == "weak" else 8):
+    if not (is_random_looking(value, min_len=20 if kind == "weak" else 8)
+            or (kind == "strong" and is_password_shaped(value))) or looks_like_regex(value):
         return False
+    if not quoted and (is_identifier(value) or _ANNOTATION_AFTER.match(text, m.end())):
+        return False  # `auth: AuthTypes | None = None`, `token = refresh_token`: names, not literals
+    if is_words(value) and (len(value) < 24 or _WORD_JOINER.search(value)):
+        return False  # `withCredentials = 'same-origin'`, `'AWS_CONTAINER_AUTHORIZATION_TOKEN'`: names, settings
     return not is_pathlike(value) and literal_value(m)
+
+
+_ANNOTATION_AFTER = re.compile(r"[ \t]*(?:\||=(?!=)|\[|\(|\.\w)")
+
+
+_HAS_LETTER = re.compile(r"[A-Za-z]")
+_HAS_NON_LETTER = re.compile(r"[^A-Za-z\s]")
+
+
+_WORD_JOINER = re.compile(r"[-_ .:/]")
+_HAS_DIGIT_OR_SYMBOL = re.compile(r"[0-9!@#$%^&*?~+=]")
+_WORDS_ONLY = re.compile(r"_{0,2}[A-Za-z]+(?:[-_ .:/][A-Za-z]+)*(?:[-_.]v?\d{1,2})?_{0,2}")
+
+
+def is_password_shaped(value: str) -> bool:
+    """What people pick when told to mix: 8+ characters, letters and digits or symbols (``Tiger181$``).  Under a
+    strong name (password, secret, token) this is enough even when the entropy is low."""
+    return len(value) >= 8 and bool(_HAS_LETTER.search(value)) and bool(_HAS_DIGIT_OR_SYMBOL.search(value)) and \
+        not is_wordy(value)
+
+
+def is_words(value: str) -> bool:
+    """``credentials``, ``same-origin``, ``include``: plain words (letters, joined by - or _) that read as
+    words.  A value under a secret name in code, not a secret."""
+    if " " in value:
+        value = value.rstrip(".!?")  # a sentence: "CSRF token missing."
+    if len(value) >= 12 and value.isalpha() and sum(c in "aeiouAEIOU" for c in value) < 0.3 * len(value):
+        return False  # one long run of letters with few vowels: a random token, not a word
+    return bool(_WORDS_ONLY.fullmatch(value)) and all(is_wordy(w) for w in re.split(r"[-_ .:/]", value)
+                                                      if w and not w.isdigit() and not re.fullmatch(r"v\d+", w))
+
+
+def is_identifier(value: str) -> bool:
+    """A bare name as code writes one (letters, ``_``, a few digits at the end): ``AuthTypes``,
+    ``refresh_token``; a random token almost always has digits inside or is camel-cased at random."""
+    return is_wordy(value)
+
+
+def _line_prefix_is_gutter(text: str, start: int) -> bool:
+    """Only a gutter, indentation and a YAML list dash stand between the line's start and ``start``."""
+    line_start = text.rfind("\n", 0, start) + 1
+    g = _GUTTER_RX.match(text, line_start, start)
+    return bool(_YAML_KEY_PREFIX.match(text, g.end() if g else line_start, start))
+
+
+def _indent_after_gutter(text: str, line_start: int, end: int) -> int:
+    g = _GUTTER_RX.match(text, line_start, end)
+    i = j = g.end() if g else line_start
+    while j < end and text[j] in " \t-":
+        j += 1
+    return j - i
+
+
+_TYPE_LIKE = re.compile(r"[A-Z][A-Za-z]*(?:\[.*\])?")
+
+
+def _type_like(value: str) -> bool:
+    return bool(_TYPE_LIKE.fullmatch(value)) and is_wordy(value.split("[", 1)[0])
+
+
+def env_colon_value(m: re.Match[str]) -> bool:
+    """``DB_PASSWORD:      value`` (heroku config, compose environment:, CI env:) at the start of a line;
+    ``API_KEY: Final[str] = ...`` is an annotation."""
+    text = m.string
+    if not _line_prefix_is_gutter(text, m.start()):
+        return False
+    value, quoted = _unquote(m.group("secret"))
+    if not quoted and (_type_like(value) or _ANNOTATION_AFTER.match(text, m.end()) or value.endswith((",", ";"))
+                       or ("_" in value and is_wordy(value))):
+        return False
+    if _COMMA_AFTER.match(text, m.end()):
+        return False  # `NAME: "value",`: an entry of a dict in code (YAML has no trailing commas)
+    return env_value(m)
+
+
+_COMMA_AFTER = re.compile(r"[ \t]*,")
+
+
+def yaml_next_line_value(m: re.Match[str]) -> bool:
+    """``password:`` alone on its line, the value on the next, indented deeper (or a ``|`` block)."""
+    text = m.string
+    if not _line_prefix_is_gutter(text, m.start()):
+        return False
+    kind = secret_name(m.group("name"))
+    if kind is None:
+        return False
+    key_start = text.rfind("\n", 0, m.start()) + 1
+    value_start = m.start("secret")
+    value_line = text.rfind("\n", 0, value_start) + 1
+    if _indent_after_gutter(text, value_line, value_start) <= _indent_after_gutter(text, key_start, m.start()):
+        return False
+    value, quoted = _unquote(m.group("secret").rstrip())
+    if not quoted and (value.endswith(":") or ": " in value or value.startswith(("- ", "#")) or _SPACE.search(value)):
+        return False  # a nested mapping, a list, or a sentence (a docstring's parameter description)
+    if len(value) < 4 or is_placeholder(value) or is_number_or_flag(value) or is_pathlike(value):
+        return False
+    return kind == "strong" or is_random_looking(value)
+
+
+def xml_value(m: re.Match[str]) -> bool:
+    """An element named like a secret, holding a literal (``${env.PW}`` is a reference)."""
+    name = m.group("name").rsplit(":", 1)[-1]
+    kind = secret_name(name)
+    value = m.group("secret")
+    if kind is None or len(value) < 4 or is_placeholder(value) or is_number_or_flag(value) or is_pathlike(value):
+        return False
+    return kind == "strong" or is_random_looking(value)
+
+
+def kv_table_value(m: re.Match[str]) -> bool:
+    text = m.string
+    if not _line_prefix_is_gutter(text, m.start()):
+        return False
+    kind = secret_name(m.group("name"))
+    value, quoted = _unquote(m.group("secret"))
+    if kind != "strong" or is_placeholder(value) or is_number_or_flag(value) or is_pathlike(value):
+        return False
+    if is_words(value) or (not quoted and (looks_like_code(value) or is_identifier(value))):
+        return False
+    return is_random_looking(value) or is_password_shaped(value)
+
+
+_DATA_ENTRY = re.compile(r"(?P<head>[^\n]*?[\w.-]:[ \t]++)(?P<v>[A-Za-z0-9+/]{4,65536}={0,2})(?P<tail>[ \t]*+\r?(?:\n|$))")
+
+
+def _decodes_to_text(value: str) -> bool:
+    if len(value) % 4:
+        return False
+    try:
+        raw = base64.b64decode(value, validate=True)
+        text = raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    return bool(text) and text.translate(_NO_WHITESPACE).isprintable()
+
+
+_NO_WHITESPACE = str.maketrans("", "", "\n\r\t")
+
+
+def rewrite_secret_data(block: str) -> tuple[str, int]:
+    """Each ``key: <base64>`` under ``data:`` whose value decodes to text (a ConfigMap's plain values do not
+    decode; a Secret's always do)."""
+    hits = 0
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal hits
+        if not _decodes_to_text(m.group("v")):
+            return m.group(0)
+        hits += 1
+        return m.group("head") + placeholder("k8s-secret-data") + m.group("tail")
+
+    head, nl, rest = block.partition("\n")
+    return head + nl + _DATA_ENTRY.sub(one, rest), hits
+
+
+def name_value_secret(m: re.Match[str]) -> bool:
+    value, quoted = _unquote(m.group("secret"))
+    kind = secret_name(m.group("name"))
+    if kind is None or len(value) < 4 or is_placeholder(value) or is_number_or_flag(value) or is_pathlike(value):
+        return False
+    if not quoted and (looks_like_code(value) or is_identifier(value)):
+        return False  # `name: KeyT, value: EncodableT` is a signature
+    return kind == "strong" or is_random_looking(value, min_len=20)
+
+
+def netrc_value(m: re.Match[str]) -> bool:
+    """``default`` opens a netrc entry only at the start of a line ("the default password hasher" is prose)."""
+    if m.group(0).startswith("default") and not _line_prefix_is_gutter(m.string, m.start()):
+        return False
+    return literal_value(m)
+
+
+# user:password pairs every database and broker tutorial uses (Oracle's scott/tiger...): documentation, not
+# secrets.  Only as a pair: a real password "tiger" for another user is still redacted.
+DOC_CREDENTIALS = frozenset({("scott", "tiger"), ("user", "pass"), ("user", "password"), ("username", "password"),
+                             ("user", "secret"), ("admin", "admin"), ("guest", "guest"), ("root", "root"),
+                             ("postgres", "postgres"), ("foo", "bar"), ("me", "secret"), ("login", "password")})
+_URL_USER = re.compile(r"://([^\s:/?#@\"'<>\[\]]{0,256}):")
+
+
+def url_password(m: re.Match[str]) -> bool:
+    """A URL's password, judged as it decodes (``a%20secret`` in docs is ``a secret``)."""
+    value = urllib.parse.unquote(m.group("secret"))
+    user = _URL_USER.search(m.group(0))
+    if user and (urllib.parse.unquote(user.group(1)).lower(), value.lower()) in DOC_CREDENTIALS:
+        return False
+    return not is_placeholder(value) and literal_value(m)
+
+
+def urlencoded_password(m: re.Match[str]) -> bool:
+    value = urllib.parse.unquote(m.group("secret"))
+    return bool(value) and not is_placeholder(value)
 
 
 _PEM_BODY = re.compile(r"[A-Za-z0-9+/=]{32}")
@@ -264,13 +535,17 @@ _COOKIE_PAIR = re.compile(r"(?P<n>[^\s=;,]{1,128}+)=(?P<v>[^\s;,]{1,4096}+)")
 _SESSIONISH = re.compile(r"(?i)sess|sid|token|auth|jwt|csrf|xsrf|login|remember|key|secret")
 
 
+_CODE_CHARS = re.compile(r"[(){}\"'<>]")  # a cookie value never has these; minified JS does
+
+
 def rewrite_cookies(line: str) -> tuple[str, int]:
     hits = 0
 
     def one(m: re.Match[str]) -> str:
         nonlocal hits
         name, value = m.group("n"), m.group("v")
-        if name.lower() in _COOKIE_ATTRS or value.startswith("[REDACTED") or is_placeholder(value):
+        if name.lower() in _COOKIE_ATTRS or value.startswith("[REDACTED") or is_placeholder(value) or \
+                _CODE_CHARS.search(value):
             return m.group(0)
         if len(value) >= 16 and (is_random_looking(value) or _SESSIONISH.search(name)):
             hits += 1
@@ -283,7 +558,7 @@ def rewrite_cookies(line: str) -> tuple[str, int]:
 
 # ---- the rules ------------------------------------------------------------------------------------------
 
-def _rules() -> list[PatternRule]:
+def _rules() -> list[PatternRule | EncodedSecrets]:
     R_ = []
     add = R_.append
 
@@ -466,9 +741,15 @@ def _rules() -> list[PatternRule]:
               description="JSON Web Tokens (also signed-less ones); covers k8s service-account tokens"))
     add(PatternRule(
         "url-credentials",
-        rx(r"[A-Za-z][A-Za-z0-9+.-]{1,30}://[^\s:/?#@\"'<>\[\]]{0,256}+:(?P<secret>[^\s/?#\"'<>]{1,256})@"),
-        keywords=("://",), check=literal_value, anchored=True, back_over=ALNUM + "+.-",
+        rx(r"[+.-]{0,3}[A-Za-z][A-Za-z0-9+.-]{1,30}://[^\s:/?#@\"'<>\[\]]{0,256}+:(?P<secret>[^\s/?#\"'<>]{1,256})@"),
+        keywords=("://",), check=url_password, anchored=True, back_over=ALNUM + "+.-",
         description="scheme://user:PASSWORD@host — the password only; scheme, user and host are kept"))
+    add(PatternRule(
+        "url-encoded-credentials",
+        rx(r"(?i)[a-z](?:[a-z0-9+.-]|%2B){1,30}%3A%2F%2F(?:[^\s%/@:?#&\"'<>]|%(?!3A|40|2F)[0-9A-F]{2}){0,256}+%3A"
+           r"(?P<secret>(?:[^\s%/@?#&\"'<>]|%(?!40)[0-9A-F]{2}){1,256}+)%40"),
+        keywords=("%3a%2f%2f",), check=urlencoded_password, anchored=True, back_over=ALNUM + "+.-%",
+        description="a URL-encoded scheme%3A%2F%2Fuser%3APASSWORD%40host (DSNs in query strings, logs)"))
     add(PatternRule(
         "url-query-secret",
         rx(r"(?i)(?<=[?&;])(?:access_token|id_token|refresh_token|auth_token|token|api_?key|apikey|client_secret|"
@@ -478,21 +759,21 @@ def _rules() -> list[PatternRule]:
         check=random_value, anchored=True, back_over=ALNUM + "_-", description="tokens in query strings (incl. Azure SAS sig= and S3 presigned URLs)"))
     add(PatternRule(
         "auth-header",
-        rx(r"(?i)(?<![\w-])(?:" + "|".join(map(re.escape, AUTH_HEADERS)) + ")" + ASSIGN +
+        rx(r"(?i)(?<![\w-])(?:" + "|".join(map(re.escape, AUTH_HEADERS)) + ")(?:" + ASSIGN + r"|[ \t]+\\{0,3}[\"'])" +
            r"(?:(?:bearer|basic|token|bot|ssws|apikey|api-key|key|sso-key|flyv1|negotiate|ntlm|otp)[ \t]+)?"
            r"(?P<secret>[^\s\"',;)}\]]{6,}+)"),
         keywords=AUTH_HEADERS, check=header_value, anchored=True,
         description="HTTP Authorization (Bearer/Basic/token/SSWS...) and API-key headers, curl -v included"))
     add(PatternRule("bearer-token", rx(r"(?i)\bbearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{16,}+=*)"),
                     keywords=("bearer",), check=random_value, anchored=True))
-    add(PatternRule("cookie", rx(r"(?i)(?<![\w])cookie:[^\n]{1,8192}+"),
+    add(PatternRule("cookie", rx(r"(?i)(?:^|(?<=[\n\"'→\t ])|(?<=set-))cookie:[^\n]{1,8192}+"),
                     keywords=("cookie:",), rewrite=rewrite_cookies, anchored=True,
                     description="session-like values in Cookie / Set-Cookie headers"))
     add(PatternRule(
         "netrc-password",
-        rx(r"(?:^|(?<=\s))(?:machine[ \t\r\n]+\S+|default)(?:[ \t\r\n]+(?:login|account|port)[ \t\r\n]+\S+)*+"
-           r"[ \t\r\n]+password[ \t\r\n]+(?P<secret>\S+)"),
-        keywords=("machine", "default"), check=literal_value, anchored=True))
+        rx(r"(?:^|(?<=[\s:→+\"'-]))(?:machine" + NL_GAP + r"\S+|default)(?:" + NL_GAP + r"(?:login|account|port)" + NL_GAP +
+           r"\S+)*+" + NL_GAP + r"password" + NL_GAP + r"(?P<secret>\S+)"),
+        keywords=("machine", "default"), check=netrc_value, anchored=True))
     add(PatternRule(
         "docker-config-auth",
         rx(r"\"(?:auth|identitytoken|registrytoken)\"\s{0,3}:\s{0,3}\"(?P<secret>[^\"\s]{4,}+)\""),
@@ -509,39 +790,113 @@ def _rules() -> list[PatternRule]:
         description="kubeconfig users (client-key-data, token, auth-provider tokens) and YAML token: lines"))
     add(PatternRule(
         "cli-secret-flag",
-        rx(r"(?i)(?<![\w-])--(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|"
-           r"auth-token|secret-key|access-key|private-key-password)(?:=|[ \t]+)"
+        # --password, and any flag whose last word is one: --db-password, --bot-token, --admin-pass
+        rx(r"(?i)(?<![\w-])--(?:[a-z0-9]{1,20}-){0,3}(?:password|passwd|pass|token|api-key|apikey|secret|"
+           r"secret-key|access-key|private-key-password)(?:=|[ \t]+)"
            r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'-][^\s\"']*+)"),
-        keywords=("--pass", "--token", "--api", "--secret", "--client-secret", "--access", "--auth", "--private"),
-        check=flag_value, anchored=True))
+        keywords=("-pass", "-token", "-api", "-secret", "-access-key", "-private-key-password"),
+        check=flag_value, anchored=True, back_over="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-"))
+    add(PatternRule(
+        "name-value-secret",
+        # {"name": "DB_PASSWORD", "value": "..."} (ECS, k8s env, CloudFormation parameters, docker inspect),
+        # - name: DB_PASSWORD / value: ... (k8s manifests), <add key="Password" value="..." /> (.NET config)
+        rx(r"(?i)(?:name|key|parameterkey)\\{0,7}[\"']?[ \t]{0,3}[:=][ \t]{0,3}\\{0,7}[\"']?(?P<name>[\w.-]{1,128}+)"
+           r"\\{0,7}[\"']?[ \t]*+,?(?:[ \t]*+\r?\n" + GUTTER + r")?[ \t]*+\\{0,7}[\"']?(?:value|parametervalue)\\{0,7}[\"']?"
+           r"[ \t]{0,3}[:=][ \t]{0,3}(?P<secret>" + ESCAPED_VALUE + r"|\"[^\"\n]*+\"|'[^'\n]*+'|[^\s,;}\"'/>\\]++)"),
+        keywords=("name:", 'name":', "name=", r'name\":', "key=", 'key":', r'key\":', "parameterkey"), check=name_value_secret,
+        anchored=True, description="a secret-named entry of a name/value list"))
     add(PatternRule(
         "cli-user-password",
         rx(r"(?<![\w-])(?:-u|--user|--basic-auth)[ \t]+[\"']?[^\s:\"']{1,128}+:(?P<secret>[^\s\"']+)"),
         keywords=("-u", "--user", "--basic-auth"), check=literal_value, anchored=True, description="curl -u user:PASSWORD"))
     add(PatternRule(
+        "cli-short-password-flag",
+        rx(r"(?<![\w-])(?:sshpass(?:[ \t]+-[a-oq-zA-Z](?:[ \t]+[^\s-]\S*)?)*+[ \t]+-p[ \t]*+|"
+           r"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s])|"
+           r"(?:redis-cli|keydb-cli)\b[^\n|;&]{0,200}?[ \t](?:-a|--pass)[ \t]+|"
+           r"(?:(?<=--)|(?<=[\n\t→ :+])|^)(?:requirepass|masterauth)[ \t]+)"
+           r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'-]\S*)"),
+        keywords=("sshpass", "mysql", "mariadb", "redis-cli", "keydb-cli", "requirepass", "masterauth"),
+        check=flag_value, anchored=True,
+        description="sshpass -p PW, mysql -pPW, redis-cli -a PW, --requirepass PW / redis.conf requirepass PW"))
+    add(PatternRule(
+        "xml-secret-element",
+        rx(r"(?<=<)(?P<name>[\w:.-]{1,80}+)>(?P<secret>[^<>\s]{1,512}+)</(?P=name)>"),
+        keywords=XML_SECRET_CLOSERS, check=xml_value, anchored=True,
+        back_over=ALNUM + "_.-:", description="<password>PW</password> (maven settings.xml, .NET config, ...)"))
+    add(PatternRule(
+        "sql-password",
+        rx(r"(?i)\b(?:identified[ \t]+by(?:[ \t]+password)?|(?<=[ \t])password)[ \t]+(?P<secret>'[^'\n]{1,256}+'|\"[^\"\n]{1,256}+\")"),
+        keywords=("identified", "password"), check=literal_value, anchored=True,
+        description="SQL: CREATE USER ... IDENTIFIED BY 'PW', CREATE ROLE ... PASSWORD 'PW'"))
+    add(PatternRule(
+        "kv-table-secret",
+        # `vault kv get`, `consul kv`, `kubectl describe`-style tables: a secret-named key, padding, one value
+        rx(r"(?<![\w.-])(?P<name>[A-Za-z_][\w.-]{0,80}+)[ \t]{2,40}+(?P<secret>[^\s]{4,512}+)[ \t]*+(?=\r?\n|\Z)"),
+        keywords=KV_TABLE_KEY_ENDS, check=kv_table_value, anchored=True,
+        back_over=ALNUM + "_.-", description="a table row: secret-named key, padding, the value alone"))
+    add(PatternRule(
+        "k8s-secret-data",
+        rx(r"(?<![\w.-])(?:data|binaryData):[ \t]*+\r?\n(?:" + GUTTER + r"[ \t]++[\w.-]{1,253}+:[ \t]++[^\s]{4,65536}+"
+           r"[ \t]*+(?:\r?\n|\Z)){1,500}+"),
+        keywords=("data:",), rewrite=rewrite_secret_data, anchored=True, back_over="abcdefghijklmnopqrstuvwxyzD",
+        description="a Kubernetes Secret's data: values (base64 of anything, even a low-entropy password)"))
+    add(PatternRule(
+        "php-define-secret",
+        rx(r"define\([ \t]*+[\"'](?P<name>[A-Za-z_][A-Za-z0-9_]{0,127}+)[\"'][ \t]*+,[ \t]*+"
+           r"(?P<secret>'[^'\n]*+'|\"[^\"\n]*+\")[ \t]*+\)"),
+        keywords=("define(",), check=env_value, anchored=True,
+        description="wp-config.php and friends: define('DB_PASSWORD', 'PW'), define('AUTH_KEY', '...')"))
+    add(PatternRule(
+        "aws-secret-string",
+        rx(r"\"Secret(?:String|Binary)\"[ \t]{0,3}:[ \t]{0,3}\"(?P<secret>(?:[^\"\\\n]|\\.){1,65536}+)\""),
+        literals=('"SecretString"', '"SecretBinary"'), check=lambda m: not is_placeholder(m.group("secret")),
+        anchored=True,
+        description="aws secretsmanager get-secret-value: the whole SecretString / SecretBinary"))
+    add(PatternRule(
         "login-password-flag",
         rx(r"(?i)\blogin\b[^\n]{0,200}?[ \t]-p[ \t]+(?P<secret>[^\s\"'-]\S*)"),
         keywords=("login",), check=flag_value, anchored=True, description="docker/podman/helm login -p PASSWORD"))
+
+    # --- decoded: base64 blobs holding secrets, key body lines without BEGIN (see encoded.py) ---
+    add(EncodedSecrets(lambda: RULES))
 
     # --- the two context rules (last: they see what the others left) ---
     add(PatternRule(
         "env-assignment",
         # bol: the name starts its line (optionally after export/set/declare -x/ENV/ARG); then an unquoted
         # value runs to the end of the line (env dumps print values with spaces unquoted).
-        rx(r"(?m)(?<![^\s\"'(;&|])(?:(?P<bol>(?<=^)|(?<=^export )|(?<=^set )|(?<=^declare -x )|(?<=^typeset -x )|"
+        rx(r"(?m)(?<![^\s\"'(;&|+:,\[{>→-])(?:(?P<bol>(?<=^)|(?<=^export )|(?<=^set )|(?<=^declare -x )|(?<=^typeset -x )|"
            r"(?<=^ENV )|(?<=^ARG ))|)(?P<name>[A-Z][A-Z0-9_]{0,127}+)[ \t]*=(?!=)[ \t]*"
            r"(?P<secret>\"[^\"\n]*+\"|'[^'\n]*+'|(?(bol)[^\n]*+|[^\s\"';&|)]++))"),
-        keywords=("pass", "pwd", "secret", "token", "key", "auth", "cred", "pat"), check=env_value,
+        literals=("PASS", "PWD", "SECRET", "TOKEN", "KEY", "AUTH", "CRED", "PAT"), check=env_value,
         anchored=True, back_over="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
         description=".env / export / env-dump lines whose UPPER_SNAKE name holds a secret word"))
+    add(PatternRule(
+        "env-colon-assignment",
+        rx(r"(?<![\w$.\"'-])(?P<name>[A-Z][A-Z0-9_]{0,127}+):[ \t]{1,64}+"
+           r"(?P<secret>\"[^\"\n]*+\"|'[^'\n]*+'|[^\s\"'#][^\s]{0,511}+)"),
+        literals=("PASS", "PWD", "SECRET", "TOKEN", "KEY", "AUTH", "CRED", "PAT"), check=env_colon_value,
+        anchored=True, back_over="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
+        description="heroku config / compose environment: / CI env: lines, `DB_PASSWORD:      value`"))
+    add(PatternRule(
+        "yaml-next-line-secret",
+        # The name is any key (the check asks secret_name); the match fails fast where no `:` ends the line.
+        rx(r"(?<![\w.-])(?P<name>[\w.-]{1,80}+):[ \t]*+(?:[|>][-+]?[ \t]*+)?\r?\n" + GUTTER +
+           # a value, not the next key (`token:`, `adminPassword: |`): those must stay free to match
+           r"[ \t]++(?![^\n]{0,511}?:(?:[ \t]|\r?(?:\n|\Z)))(?P<secret>[^\s#][^\n]{0,511}+)"),
+        keywords=YAML_SECRET_KEY_ENDS, check=yaml_next_line_value,
+        anchored=True, back_over=ALNUM + "_.-",
+        description="a YAML key alone on its line, the secret value on the next line"))
     add(PatternRule(
         "secret-assignment",
         rx(r"(?i)(?P<word>pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
            r"private[_-]?key|credentials?|auth|key)(?P<rest>[\w.-]{0,30}+)" + LOOSE_SEP +
-           r"(?P<secret>\"[^\"\n]{1,512}+\"|'[^'\n]{1,512}+'|[^\s\"'`,;)}\]<>]{1,512}+)"),
+           r"(?:[A-Za-z_][\w.]{0,40}+(?:\[[\w., ]{0,60}+\]|<[\w., ]{0,60}+>)?\??[ \t]{0,3}=[ \t]{0,3}(?=[\"'\\]))?"
+           r"(?P<secret>" + ESCAPED_VALUE + r"|\"[^\"\n]{1,512}+\"|'[^'\n]{1,512}+'|[^\s\"'`,;)}\]<>\\]{1,512}+)"),
         keywords=("pass", "pwd", "secret", "token", "key", "auth", "cred"), check=assignment_value, anchored=True,
         description="any other secret-named assignment whose value looks random (entropy >= 3.0 bits/char)"))
     return R_
 
 
-RULES: list[PatternRule] = _rules()
+RULES: list[PatternRule | EncodedSecrets] = _rules()
