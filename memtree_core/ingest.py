@@ -670,6 +670,13 @@ class IngestServer:
                 text, n = mask_values(text)  # a process's environment: names only, whoever's it was
                 hits["env-dump"] = hits.get("env-dump", 0) + n
                 return self._redact(text, hits)
+        command = cap.metadata.get("command") if cap.metadata.get("tool") == "Bash" else None
+        if isinstance(command, str):
+            from memtree_core.printed_secrets import RULE, mask_printed
+
+            text, n = mask_printed(command, text)  # `echo "$X_TOKEN"` prints a bare value
+            if n:
+                hits[RULE] = hits.get(RULE, 0) + n
         if cap.metadata.get("tool") == "Grep" and cap.metadata.get("mode") == "content":
             cwd = cap.metadata.get("cwd")
             try:

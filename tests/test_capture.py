@@ -489,3 +489,15 @@ def _case_text(case: dict, base: Path) -> str | None:
 
 def test_capture_dataclass_defaults() -> None:
     assert Capture("note", "x").metadata == {} and Capture("note", "x").original_bytes is None
+
+
+def test_a_captured_print_of_a_secret_named_variable_is_masked(served: Served) -> None:
+    """The hook's Bash payload of `echo "$STRIPE_API_KEY"`: a bare value only the command names."""
+    value = "rk9fT2mQx7LpZ4wV"  # made up
+    p = fixture("post-bash.json")
+    p["tool_input"]["command"] = 'echo "$STRIPE_API_KEY"'
+    p["tool_response"]["stdout"] = value + "\n"
+    p["tool_response"]["stderr"] = ""
+    ack = served.send(p)
+    node = served.app.store.get_node(ack["ids"][0])
+    assert node is not None and value not in node.content and "[REDACTED:printed-secret]" in node.content

@@ -451,3 +451,27 @@ def test_get_page_of_a_tool_output_names_the_lines_with_marks(app) -> None:
     # Line 1 is "$ <command>" (redacted too), line 3 the echoed token.
     assert re.search(r"line 3 of this node \([\w-]+\)", page.redacted), page.redacted
     assert "the original output is unchanged" in page.redacted and f"note: {page.redacted}" in page.render()
+
+
+# -- a bare value that only the command names ---------------------------------------------------------------
+def test_printing_a_secret_named_variable_masks_what_it_printed(app, monkeypatch) -> None:
+    value = "q8Zr4vLw2mXk9TnB"  # made up; lowercase letters and digits, no shape a rule knows
+    monkeypatch.setenv("GEO_API_KEY", value)
+    monkeypatch.setenv("GREETING", "hello there")
+    for command in ('echo "$GEO_API_KEY"', "printenv GEO_API_KEY", "printf '%s\\n' ${GEO_API_KEY}"):
+        r = tool(app, "bash")(command)
+        assert value not in r.render() and "[REDACTED:printed-secret]" in r.render()
+    assert "hello there" in tool(app, "bash")('echo "$GREETING"').render()  # not a secret's name
+    assert value.encode() not in store_bytes(app)
+
+
+def test_only_a_lone_print_is_masked() -> None:
+    from memtree_core.printed_secrets import mask_printed, printed_names
+
+    assert printed_names('echo "$DB_PASSWORD"') == ["DB_PASSWORD"]
+    assert printed_names("printenv NPM_TOKEN HOME") == ["NPM_TOKEN"]
+    for command in ('echo "$HOME"', 'echo $TOKEN | wc -c', 'echo $(cat key); ls', "ls -la", 'grep TOKEN .env'):
+        assert printed_names(command) == [], command  # a pipe, list or substitution: not a lone print
+    framed = '$ echo "$X_SECRET"\nabc123def456\n[exit 0]\n'
+    assert mask_printed('echo "$X_SECRET"', framed, framed=True) == (
+        '$ echo "$X_SECRET"\n[REDACTED:printed-secret]\n[exit 0]\n', 1)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from memtree_core.denylist import command_denied
+from memtree_core.printed_secrets import RULE, mask_printed
 from memtree_core.redaction_gate import RedactionUnavailable
 from memtree_plugins.wrappers.budget import head_tail
 from memtree_plugins.wrappers.records import (
@@ -227,7 +228,10 @@ def bash(app: App, command: str, timeout: float | None = None, budget_tokens: in
     if outcome.left_running:
         notes.append(_LEFT_RUNNING)
     raw, cut_output = compose(command, outcome, store.max_bytes, limit)
+    raw, printed = mask_printed(command, raw, framed=True)  # `echo "$X_TOKEN"`: only the command says what it is
     text, hits, unredacted = _redact(app, raw)
+    if printed:
+        hits[RULE] = hits.get(RULE, 0) + printed
     not_stored = not_stored or unredacted
     app.record_redactions(hits)  # whether or not the output is stored, its preview went out redacted
     result = BashResult(command=clean_command, exit_code=outcome.returncode, timed_out=outcome.timed_out,
