@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
+import pytest
 from conftest import git
 
 from memtree_core.project import ProjectPaths, identify
@@ -45,13 +48,23 @@ def test_missing_git_binary_falls_back(project: Path, monkeypatch) -> None:
     assert identify(project).hash == spec_hash(str(project.absolute()))
 
 
-def test_paths_modes_and_socket_fallback(tmp_path: Path) -> None:
-    paths = ProjectPaths.for_hash(tmp_path / "home", "0123456789abcdef")
+@pytest.fixture
+def short_dir():
+    """A private directory with a short path, whatever $TMPDIR or pytest's basetemp (longer under xdist)."""
+    d = Path(tempfile.mkdtemp(prefix="mt-", dir="/tmp"))
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def test_paths_modes_and_socket_fallback(short_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a private fallback directory: the shared /tmp/memtree-<uid> is not this test's to chmod (xdist)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(short_dir / "run"))
+    paths = ProjectPaths.for_hash(short_dir / "home", "0123456789abcdef")
     paths.ensure()
     assert (paths.dir.stat().st_mode & 0o777) == 0o700
     assert paths.store == paths.dir / "store.db"
     assert paths.ingest_socket == paths.dir / "ingest.sock"
-    deep = ProjectPaths.for_hash(tmp_path / ("d" * 120), "0123456789abcdef")
+    deep = ProjectPaths.for_hash(short_dir / ("d" * 120), "0123456789abcdef")
     sock = deep.ingest_socket
     assert len(os.fsencode(sock)) <= 100 and sock.name == "0123456789abcdef-ingest.sock"
     deep.ensure()
