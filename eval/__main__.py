@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
-import anyio
+from eval.harness import BLAS_THREADS
 
-from eval.harness import main_async, print_table
+# before numpy is imported: walkers settle in this process (see BLAS_THREADS)
+for _name, _value in BLAS_THREADS.items():
+    os.environ.setdefault(_name, _value)
+
+import anyio  # noqa: E402
+
+from eval.harness import main_async, print_table  # noqa: E402
 
 
 def main() -> int:

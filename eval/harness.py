@@ -21,6 +21,8 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -35,6 +37,10 @@ FIXTURE = REPO / "memtree_core" / "sample" / "bookshop"  # the sample `memtree d
 GOLDEN = EVAL / "golden"
 LEAKY = EVAL / "leaky"
 MEMTREE = str(Path(sys.executable).parent / "memtree")
+# One BLAS thread for the embedding forward pass.  On a shared 2-core machine OpenBLAS's spinning worker
+# threads made embedding the fixture 3x slower and 3x costlier in CPU than one thread (64 chunks: 49 s wall,
+# 17 s CPU vs 15 s, 6 s) -- it was most of the eval's time.  The vectors are what recall reports, not a gate.
+BLAS_THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 @dataclass
@@ -48,6 +54,7 @@ class Outcome:
 @dataclass
 class Run:
     outcomes: list[Outcome] = field(default_factory=list)
+    kept: Path | None = None  # a failed run's directory, left for a look at its logs
 
     def gate(self, section: str, name: str, ok: bool, detail: str = "") -> None:
         self.outcomes.append(Outcome(section, name, bool(ok), detail))
@@ -76,6 +83,7 @@ class Project:
             "MEMTREE_DAEMON__IDLE_TIMEOUT_S": "120",
             # embed as soon as the session goes quiet, so semantic recall can be measured within the run
             "MEMTREE_WALKERS__EMBEDDING_IDLE_MS": "300",
+            **{k: os.environ.get(k, v) for k, v in BLAS_THREADS.items()},
         }
         from memtree_core.project import ProjectPaths, identify
 
@@ -439,19 +447,53 @@ async def recall_table(s: Any, project: Project, run: Run, embed_timeout: float)
 
 
 # -- the run ------------------------------------------------------------------------------------------------
-# A fixed place, not a random temp dir: compose's block headers carry each node's source path, so the path's
-# length and characters reach the token counts, and the recorded manifest hashes must not depend on them.
-EVAL_DIR = Path("/tmp/memtree-eval")
+@contextmanager
+def eval_dir(run: Run):
+    """A directory of this run's own (two evals on one machine never share one), under $TMPDIR or
+    $MEMTREE_EVAL_TMP.  Compose headers name files relative to the project root, so where it lies does not
+    reach the recorded hashes.  Removed when every gate passed; kept, with the daemon's log, otherwise."""
+    base = os.environ.get("MEMTREE_EVAL_TMP") or None
+    if base:
+        Path(base).mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="memtree-eval-", dir=base))
+    passed = False
+    try:
+        yield tmp
+        passed = not run.failed
+    finally:
+        if passed:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            run.kept = tmp
+            logs = sorted(str(p) for p in tmp.rglob("*.log"))
+            print(f"eval: failed; kept {tmp} (daemon logs: {', '.join(logs) or 'none written'})",
+                  file=sys.stderr, flush=True)
+
+
+def say(text: str) -> None:
+    print(f"eval: {text}", file=sys.stderr, flush=True)
 
 
 @contextmanager
-def eval_dir():
-    shutil.rmtree(EVAL_DIR, ignore_errors=True)
-    EVAL_DIR.mkdir(mode=0o700, parents=True)
+def phase(name: str, every_s: float = 5.0):
+    """Announce a phase, print a heartbeat every ``every_s`` seconds while it runs (so a slow machine is
+    told apart from a hung one), then its time."""
+    t0 = time.perf_counter()
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(every_s):
+            say(f"  ... {name}: {time.perf_counter() - t0:.0f} s")
+
+    say(f"{name} ...")
+    ticker = threading.Thread(target=beat, name=f"heartbeat {name}", daemon=True)
+    ticker.start()
     try:
-        yield EVAL_DIR
+        yield
     finally:
-        shutil.rmtree(EVAL_DIR, ignore_errors=True)
+        done.set()
+        ticker.join()
+        say(f"{name}: {time.perf_counter() - t0:.1f} s")
 
 
 # Counters that report a walker looked at something, not that it changed the store.
@@ -467,72 +509,80 @@ def settle(project: Project, run: Run, max_rounds: int = 60) -> None:
     """Run every walker to a fixed point with no daemon beside it, so the gates see one store state.
 
     The daemon's walkers run on their own clocks (embeddings when idle, summaries every so often); left to
-    them, whether a summary exists when compose runs would depend on timing.
+    them, whether a summary exists when compose runs would depend on timing.  Each round is what
+    ``memtree walk --once`` does (a fresh app, every walker once in registration order), run in this
+    process so the plugins' imports and the embedding model load once, not once per round.
     """
+    from memtree_core.app import App
+    from memtree_core.coordinator import Coordinator
+
     t0 = time.perf_counter()
     totals: dict[str, int] = {}
+    spent: dict[str, float] = {}
     rounds = 0
     while rounds < max_rounds:
         rounds += 1
-        out = subprocess.run([MEMTREE, "walk", "--once", "--json", "--project", str(project.root)],
-                             env=project.env, capture_output=True, text=True, timeout=600)
-        if out.returncode != 0:
-            raise RuntimeError(f"memtree walk failed: {out.stderr.strip() or out.stdout.strip()}")
-        work = 0
-        for name, counters in json.loads(out.stdout)["walkers"].items():
-            for key, n in counters.items():
-                if key not in WORK_KEYS_IGNORED and n:
-                    work += n
-                    totals[f"{name}.{key}"] = totals.get(f"{name}.{key}", 0) + n
+        app = App.open(project.root, environ=dict(project.env))
+        if app.paths.store != project.paths.store:
+            raise RuntimeError(f"settle opened {app.paths.store}, not the eval's store {project.paths.store}")
+        try:
+            coord = Coordinator(app)
+            work = 0
+            for name in app.plugins.walkers.names():
+                w0 = time.perf_counter()
+                counters = coord.run_walker(name)
+                spent[name] = spent.get(name, 0.0) + time.perf_counter() - w0
+                if coord.states[name].last_error:
+                    raise RuntimeError(f"walker {name} failed: {coord.states[name].last_error}")
+                for key, n in counters.items():
+                    if key not in WORK_KEYS_IGNORED and n:
+                        work += n
+                        totals[f"{name}.{key}"] = totals.get(f"{name}.{key}", 0) + n
+        finally:
+            app.close()
+        say(f"  settle round {rounds}: {work} changes")
         if not work:
             break
     done = ", ".join(f"{k} {v}" for k, v in sorted(totals.items())) or "nothing to do"
-    run.report("index", "walkers settled", f"{rounds} rounds, {time.perf_counter() - t0:.1f} s: {done}")
+    slowest = ", ".join(f"{k} {v:.1f} s" for k, v in sorted(spent.items(), key=lambda kv: -kv[1])[:3])
+    run.report("index", "walkers settled", f"{rounds} rounds, {time.perf_counter() - t0:.1f} s "
+                                           f"(most in {slowest}): {done}")
 
 
 async def main_async(record: bool, timing: bool, semantic: bool, embed_timeout: float) -> Run:
     run = Run()
-    redaction_gates(run)  # recall, must-keep and library-code precision: eval/redaction_gates.py
-    with eval_dir() as tmp:
+    with phase("gates: redaction recall, must-keep strings, library code"):
+        redaction_gates(run)  # eval/redaction_gates.py
+    with eval_dir(run) as tmp:
         project = Project(tmp)
         try:
             project.env.update(QUIET_WALKERS)
-            async with session(project) as s:
-                first_init = s.init_ms
-                await index_fixture(s, project, run)
-            project.stop()
+            with phase("indexing the fixture"):
+                async with session(project) as s:
+                    first_init = s.init_ms
+                    await index_fixture(s, project, run)
+                project.stop()
             for key in QUIET_WALKERS:
                 del project.env[key]
-            settle(project, run)
+            with phase("settling the walkers"):
+                settle(project, run)
             # The gates' daemon keeps its background walkers quiet so the store stays as settled.
             project.env.update(QUIET_WALKERS)
             async with session(project) as s:
-                await golden_search(s, project, run)
-                await golden_compose(s, project, run, record)
-                await budget_sweep(s, project, run)
-                await truncation(s, project, run)
-                hook_ms = security(project, run)
+                with phase("gates: search, compose, budget"):
+                    await golden_search(s, project, run)
+                    await golden_compose(s, project, run, record)
+                    await budget_sweep(s, project, run)
+                    await truncation(s, project, run)
+                with phase("gate: leaky captures through the hook"):
+                    hook_ms = security(project, run)
                 if timing:
-                    async with session(project) as s2:
-                        second_init = s2.init_ms
-                    reads = await cached_read_ms(s)
-                    bare = bare_sdk_cold_start_ms()
-                    floor = bare_python_ms()
-                    biggest = max((LEAKY / c["file"]).stat().st_size
-                                  for c in json.loads((LEAKY / "cases.json").read_text())["cases"])
-                    run.report("latency", "cold start (first session)",
-                               f"{first_init:.0f} ms vs bare SDK server {bare:.0f} ms = {first_init / bare:.2f}x "
-                               "(goal <= 1.10x; one unpaired sample each: `python -m eval.bench startup` "
-                               "pairs many)")
-                    run.report("latency", "second session initialize", f"{second_init:.0f} ms (goal <= 100 ms)")
-                    run.report("latency", "cached read over stdio",
-                               f"median {statistics.median(reads):.1f} ms, p95 {pct(reads, .95):.1f} ms "
-                               "(goal 5 / 10 ms)")
-                    run.report("latency", "capture hook end to end",
-                               f"p50 {pct(hook_ms, .5):.1f} ms, p95 {pct(hook_ms, .95):.1f} ms vs bare "
-                               f"python -I -S p50 {pct(floor, .5):.1f} ms (goal p95 < 20 ms; payloads up to "
-                               f"{biggest // 1024 + 1} KB)")
-                vectors = await recall_table(s, project, run, embed_timeout) if semantic else False
+                    with phase("latency figures"):
+                        await latency(s, project, run, first_init, hook_ms)
+                vectors = False
+                if semantic:
+                    with phase("recall table"):
+                        vectors = await recall_table(s, project, run, embed_timeout)
             if vectors:
                 # The other fusion ranker, for the settings default (search.ranker) to be chosen on evidence.
                 project.stop()
@@ -540,11 +590,32 @@ async def main_async(record: bool, timing: bool, semantic: bool, embed_timeout: 
 
                 other = "score" if Settings().search.ranker == "rrf" else "rrf"
                 project.env["MEMTREE_SEARCH__RANKER"] = other
-                async with session(project) as s:
-                    await recall_rows(s, project, run, ["hybrid"], f" ranker={other}")
+                with phase(f"recall with ranker={other}"):
+                    async with session(project) as s:
+                        await recall_rows(s, project, run, ["hybrid"], f" ranker={other}")
         finally:
             project.stop()
     return run
+
+
+async def latency(s: Any, project: Project, run: Run, first_init: float, hook_ms: list[float]) -> None:
+    async with session(project) as s2:
+        second_init = s2.init_ms
+    reads = await cached_read_ms(s)
+    bare = bare_sdk_cold_start_ms()
+    floor = bare_python_ms()
+    biggest = max((LEAKY / c["file"]).stat().st_size
+                  for c in json.loads((LEAKY / "cases.json").read_text())["cases"])
+    run.report("latency", "cold start (first session)",
+               f"{first_init:.0f} ms vs bare SDK server {bare:.0f} ms = {first_init / bare:.2f}x "
+               "(goal <= 1.10x; one unpaired sample each: `python -m eval.bench startup` pairs many)")
+    run.report("latency", "second session initialize", f"{second_init:.0f} ms (goal <= 100 ms)")
+    run.report("latency", "cached read over stdio",
+               f"median {statistics.median(reads):.1f} ms, p95 {pct(reads, .95):.1f} ms (goal 5 / 10 ms)")
+    run.report("latency", "capture hook end to end",
+               f"p50 {pct(hook_ms, .5):.1f} ms, p95 {pct(hook_ms, .95):.1f} ms vs bare "
+               f"python -I -S p50 {pct(floor, .5):.1f} ms (goal p95 < 20 ms; payloads up to "
+               f"{biggest // 1024 + 1} KB)")
 
 
 def print_table(run: Run) -> None:
@@ -559,3 +630,5 @@ def print_table(run: Run) -> None:
         print(f"  {mark}  {o.name:<{width}} {o.detail}")
     gates = [o for o in run.outcomes if o.ok is not None]
     print(f"\n{len(gates) - len(run.failed)} passed, {len(run.failed)} failed")
+    if run.kept:
+        print(f"kept for a look: {run.kept} (the store, and the daemon's log under home/)")

@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from memtree_core.source_label import source_label
 from memtree_plugins.retrieval.graph import MAX_NEIGHBORS
 from memtree_plugins.retrieval.models import ComposeResult, Manifest, ManifestEntry
 from memtree_plugins.retrieval.nodes import node_tokens, node_tokens_estimate, outline
@@ -193,9 +194,11 @@ def _summaries(store: Store, ids: list[str]) -> dict[str, NodeRow]:
     return out
 
 
-def _header(node: NodeRow | _Cand, form: str, via: NodeRow | None = None) -> str:
+def _header(node: NodeRow | _Cand, form: str, root: str, via: NodeRow | None = None) -> str:
     # Short on purpose: it is paid once per block.  The id lets the agent page the full text with get.
-    where = f" {node.source_uri}" if node.source_uri else ""
+    # Files are named relative to the project root, so the same store composes the same text (and token
+    # counts) wherever the checkout lives.
+    where = f" {source_label(node.source_uri, root)}" if node.source_uri else ""
     tag = "" if form == "raw" else f" ({form} of it{' from ' + via.id if via is not None else ''})"
     return f"## {node.id} {node.kind}{where}{tag}\n"
 
@@ -295,6 +298,7 @@ def _pack(app: App, ranked: list[_Cand], rows: _Rows, drops: _Drops, budget_toke
           min_header: str) -> list[tuple[_Cand, str, ManifestEntry]]:
     """Greedy packing by score: the first option of each candidate that fits what is left."""
     count = app.count_tokens
+    root = str(app.project_root)
     blocks: list[tuple[_Cand, str, ManifestEntry]] = []  # in score order
     used_est = 0
     sep_cost = count(SEPARATOR)
@@ -312,7 +316,7 @@ def _pack(app: App, ranked: list[_Cand], rows: _Rows, drops: _Drops, budget_toke
             continue
         raw_first = fmt == "raw" or (fmt == "mixed" and c.distance <= 1)
         listed = drops.lists(c)
-        if not listed and not _header_fits(c, fmt, raw_first, rows.summary(i), left - sep_cost, count):
+        if not listed and not _header_fits(c, fmt, raw_first, rows.summary(i), left - sep_cost, count, root):
             drops.add(c, "over budget")  # counted, not listed: no need to read its text to say by how much
             misses += 1
             continue
@@ -323,7 +327,7 @@ def _pack(app: App, ranked: list[_Cand], rows: _Rows, drops: _Drops, budget_toke
         placed = False
         cheapest: int | None = None
         for form, body, via in _options(node, fmt, raw_first, rows.summaries):
-            header = _header(node, form, via)
+            header = _header(node, form, root, via)
             if len(header) + len(body) > MAX_CHARS_PER_TOKEN * left:
                 continue  # cannot fit under any sane tokenizer: skip counting it
             # Sum of parts for packing (the raw part is cached by content hash); the whole text is
@@ -351,7 +355,8 @@ def _pack(app: App, ranked: list[_Cand], rows: _Rows, drops: _Drops, budget_toke
     return blocks
 
 
-def _header_fits(c: _Cand, fmt: str, raw_first: bool, summary: NodeRow | None, room: int, count) -> bool:
+def _header_fits(c: _Cand, fmt: str, raw_first: bool, summary: NodeRow | None, room: int, count,
+                 root: str) -> bool:
     """Whether the header of any form ``c`` may take fits in ``room`` tokens.  Every block costs at least
     its header (the body is counted on top), so when none fits, the node cannot be placed, whatever its
     text: a big expansion's tail is dropped without reading or outlining its content."""
@@ -360,7 +365,7 @@ def _header_fits(c: _Cand, fmt: str, raw_first: bool, summary: NodeRow | None, r
         if summary is not None:
             forms.append(("summary", summary))
         forms.append(("outline", None))
-    return any(count(_header(c, form, via)) <= room for form, via in forms)
+    return any(count(_header(c, form, root, via)) <= room for form, via in forms)
 
 
 def _options(node: NodeRow, fmt: str, raw_first: bool,

@@ -10,6 +10,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from memtree_core.source_label import source_label
+
 ERROR_RE = re.compile(r"\b(error|exception|traceback|failed|failure|fatal|panic|denied|not found)\b", re.I)
 MAX_LINES = 60
 LINE_CHARS = 160
@@ -22,9 +24,10 @@ def _first_line(text: str) -> str:
     return ""
 
 
-def _label(node: Any) -> str:
+def _label(node: Any, root: Any) -> str:
     meta = node.meta
-    where = node.source_uri or node.kind
+    # relative to the project root, like compose's headers: the same summary wherever the checkout lives
+    where = source_label(node.source_uri, root) if node.source_uri else node.kind
     lines = meta.get("lines") or ([meta["start_line"], meta["end_line"]] if "start_line" in meta and
                                   "end_line" in meta else None)
     if lines and "#L" not in where:
@@ -44,6 +47,7 @@ class ExtractiveSummarizer:
         head = (f"{len(nodes)} nodes (" + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
                 + f"), {total_bytes} bytes")
         out = [head]
+        root = getattr(app, "project_root", None)
         errors: list[str] = []
         for n in sorted(nodes, key=lambda n: (n.source_uri or "", n.created_at)):
             meta = n.meta
@@ -51,7 +55,7 @@ class ExtractiveSummarizer:
             symbol = meta.get("symbol")
             line = outline.splitlines()[0][:LINE_CHARS] if outline else (
                 str(symbol) if symbol else _first_line(n.content))
-            out.append(f"- {_label(n)}: {line}")
+            out.append(f"- {_label(n, root)}: {line}")
             for text_line in n.content.splitlines():
                 if ERROR_RE.search(text_line) and len(errors) < 10:
                     errors.append(f"  {text_line.strip()[:LINE_CHARS]}")
