@@ -213,6 +213,8 @@ def cli_flags(rng: random.Random) -> tuple[list[str], list[str]]:
 def continuation(rng: random.Random) -> tuple[list[str], list[str]]:
     s = literal_secret(rng)
     name = rng.choice(ENV_NAMES)
+    if rng.random() < 0.5:  # the value on the line after its name
+        return [f"export {name}=\\", f"    {s}", "./deploy.sh"], [s]
     return ["docker run --rm \\", f"  -e {name}={s} \\", "  -p 8080:8080 \\", "  ghcr.io/acme/api:1.4"], [s]
 
 

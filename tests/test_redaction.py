@@ -213,6 +213,7 @@ def samples() -> dict[str, tuple[str, str]]:
     add("k8s-secret-data", base64.b64encode(b"hunter22").decode(), "kind: Secret\ndata:\n  root: {s}\n")
     add("base64-secret", base64.b64encode(f"DB_HOST=db\nDB_PASSWORD={r(12)}\n".encode()).decode(),
         "$ base64 -w0 .env\n{s}\n")
+    add("continued-secret", r(20, AN + "/+"), "export AWS_SECRET_ACCESS_KEY=\\\n  {s}\n")
     add("secret-assignment", r(24, AN + "!#"), 'config = {{"clientSecret": "{s}"}}')
     return s
 
@@ -493,6 +494,8 @@ SHAPES = {
     "redis-conf": (_read_gutter(["bind 127.0.0.1", f"requirepass {PW}"]), PW),
     "password-flag": (f"$ tool --password {PW} sync", PW),
     "yaml-next-line": (f"db:\n  password:\n    {PW}\n  port: 5432", PW),
+    "continued-export": (f"RUN ./configure \\\n  --with-ssl \\\n  && export DB_PASSWORD=\\\n    {PW}\n", PW),
+    "continuation-in-read": (_read_gutter(["ENV API_TOKEN=\\", f'    "{TOK}"']), TOK),
     "yaml-block-scalar": (_read_gutter(["auth:", "  client_secret: |", f"    {TOK}"]), TOK),
     "continuation": (f"docker run --rm \\\n  -e DB_PASSWORD={PW} \\\n  app:1", PW),
     "xml-element": (f"<server>\n  <password>{PW}</password>\n</server>", PW),
@@ -529,6 +532,9 @@ def test_real_output_shape_is_redacted(app, name):
 
 
 CODE = [
+    # a continuation whose next line is a flag, a command or a path, not a secret
+    "CFLAGS=\\\n  -O2 -Wall\n", "RUN apt-get update && \\\n    apt-get install -y curl\n",
+    "export TOKEN_FILE=\\\n  /etc/secrets/token.txt\n",
     # the httpx lines of issue 12
     "    auth: AuthTypes | None = None,", "        auth = (url.username, url.password)",
     '            v = to_bytes_or_str("[secure]", match_type_of=v)',

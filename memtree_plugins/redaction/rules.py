@@ -320,6 +320,16 @@ def assignment_value(m: re.Match[str]) -> bool:
     return not is_pathlike(value) and literal_value(m)
 
 
+def continued_value(m: re.Match[str]) -> bool:
+    """``NAME=\\`` ending a line, the value alone on the next: judged like a same-line assignment."""
+    kind = secret_name(m.group("name").rsplit(".", 1)[-1])
+    value = m.group("secret")
+    if kind is None or value.startswith(MARK) or looks_like_regex(value) or is_pathlike(value):
+        return False
+    return is_random_looking(value, min_len=20 if kind == "weak" else 8) or (
+        kind == "strong" and is_password_shaped(value))
+
+
 _ANNOTATION_AFTER = re.compile(r"[ \t]*(?:\||=(?!=)|\[|\(|\.\w)")
 
 
@@ -888,6 +898,13 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
         keywords=YAML_SECRET_KEY_ENDS, check=yaml_next_line_value,
         anchored=True, back_over=ALNUM + "_.-",
         description="a YAML key alone on its line, the secret value on the next line"))
+    add(PatternRule(
+        "continued-secret",
+        # `export API_TOKEN=\` then the value alone on the next line: a shell or Dockerfile continuation.
+        rx(r"(?P<name>[\w.-]{1,80}+)[ \t]*+[=:][ \t]*+[\"']?\\\r?\n" + GUTTER +
+           r"[ \t]*+[\"']?(?P<secret>[^\s\"'\\]{8,512}+)"),
+        literals=("\\\n", "\\\r\n"), check=continued_value,
+        description="a secret-named assignment continued with `\\`, its value on the next line"))
     add(PatternRule(
         "secret-assignment",
         rx(r"(?i)(?P<word>pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
