@@ -18,7 +18,7 @@ import os
 import re
 import stat
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,9 @@ MAX_ATTEMPTS = 12  # ~a minute of daemon time: a result not in the transcript by
 MAX_ENTRIES = 10_000  # per run; the hook caps the file at 256 KiB, this bounds a hand-made one
 MAX_TRANSCRIPT_BYTES = 1 << 30
 _ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+REPLAYED_STATE = "backfill:replayed"  # app.state: (tool_use_id, event) -> node ids taken from transcripts
+MAX_REPLAYED = 20_000
+TWIN_WINDOW_MS = 24 * 3600 * 1000  # how far back a replayed call looks for its stored twin, in the write tx
 
 
 def missed_logs(home: Path, root: Path | str) -> list[Path]:
@@ -55,6 +58,36 @@ def stored_ids(store: Any, ids: Iterable[str]) -> set[str]:
     return found
 
 
+def stored_twin(app: Any, payload: dict[str, Any], replayed: bool) -> list[str] | None:
+    """Ids of nodes that already hold this tool call, or None; called inside the capture's write transaction
+    (BEGIN IMMEDIATE), so two writers cannot both miss each other.
+
+    A replayed call (from a transcript) looks for any recent node of the same ``tool_use_id`` and event.  A
+    live hook capture only looks among the calls this process replayed: a hook that gave up waiting can
+    still be served by a daemon that was booting, after the backfill took the call from the transcript.
+    (Live captures keep their own dedupe otherwise: a client may reuse an id for different output.)
+    """
+    tid, event = payload.get("tool_use_id"), payload.get("hook_event_name")
+    if not isinstance(tid, str) or not tid:
+        return None
+    if not replayed:
+        seen = app.state.get(REPLAYED_STATE)
+        return list(seen[(tid, event)]) if seen and (tid, event) in seen else None
+    from memtree_core.store.store import now_ms
+
+    rows = app.store.query(
+        "SELECT id FROM nodes WHERE created_at >= ? AND json_extract(metadata, '$.tool_use_id') = ? "
+        "AND json_extract(metadata, '$.hook_event') IS ?", (now_ms() - TWIN_WINDOW_MS, tid, event))
+    return [r[0] for r in rows] or None
+
+
+def note_replayed(app: Any, payload: dict[str, Any], ids: list[str]) -> None:
+    seen = app.state.setdefault(REPLAYED_STATE, OrderedDict())
+    seen[(payload.get("tool_use_id"), payload.get("hook_event_name"))] = list(ids)
+    while len(seen) > MAX_REPLAYED:
+        seen.popitem(last=False)
+
+
 def ingest_payloads(app: Any, server: Any, payloads: Iterable[dict[str, Any]],
                     progress: Callable[[], None] | None = None, batch: int = 200) -> Counter[str]:
     """Ingest hook-shaped payloads once each: ``stored``, ``already-stored`` or ``refused:<reason>``."""
@@ -68,7 +101,7 @@ def ingest_payloads(app: Any, server: Any, payloads: Iterable[dict[str, Any]],
                 counts["already-stored"] += 1
             else:
                 try:
-                    server.ingest_once(payload)
+                    server.ingest_once(payload, replayed=True)
                     counts["stored"] += 1
                     known.add(payload["tool_use_id"])  # the same id twice in one batch
                 except Refused as exc:

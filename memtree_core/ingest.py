@@ -320,10 +320,11 @@ class IngestServer:
         except Exception:
             log.exception("cannot bump %s", name)
 
-    def ingest_once(self, payload: dict[str, Any]) -> tuple[list[str], bool]:
+    def ingest_once(self, payload: dict[str, Any], replayed: bool = False) -> tuple[list[str], bool]:
         """:meth:`ingest`, once per tool call: a second sender of the same call gets the first one's ids.
 
-        Returns the ids and whether the store had to cut the (single) node's content.
+        Returns the ids and whether the store had to cut the (single) node's content.  ``replayed``: the
+        payload was rebuilt from a session transcript (memtree_core.backfill), not sent by a hook.
         """
         key = _call_key(payload)
         with self._claims_lock:
@@ -343,10 +344,10 @@ class IngestServer:
                 raise Refused(claim.refused, counted=True)
             if not claim.done.is_set():
                 raise Refused("timeout")
-            return self.ingest_once(payload)  # the first attempt failed on an error: try again
+            return self.ingest_once(payload, replayed)  # the first attempt failed on an error: try again
         try:
             try:
-                ids = self.ingest(payload)
+                ids = self.ingest(payload, replayed)
             except Refused as exc:
                 claim.refused = exc.reason
                 raise
@@ -366,7 +367,8 @@ class IngestServer:
         except Exception:
             log.exception("cannot count a dropped capture")
 
-    def ingest(self, payload: dict[str, Any]) -> list[str]:
+    def ingest(self, payload: dict[str, Any], replayed: bool = False) -> list[str]:
+        from memtree_core.backfill import note_replayed, stored_twin
         from memtree_core.denylist import command_denied
         from memtree_core.payloads import Capture, bash_command, to_captures
 
@@ -395,6 +397,11 @@ class IngestServer:
         store = app.store
         ids: list[str] = []
         with store.tx():
+            # A call taken from a transcript and the same call from a hook (late, or never acked) are one.
+            twin = stored_twin(app, payload, replayed)
+            if twin:
+                store.bump("capture:deduplicated")
+                return twin
             for cap in clean:
                 node = store.insert_node(cap.kind, cap.content, source_uri=cap.source_uri, status_="pending",
                                          mtime=cap.mtime, metadata=cap.metadata)
@@ -405,6 +412,8 @@ class IngestServer:
                 ids.append(node.id)
             app.record_redactions(hits)
             store.bump(f"capture:accepted:{payload.get('tool_name')}", len(ids))
+            if replayed:
+                note_replayed(app, payload, ids)
         return ids
 
     def _redact(self, text: str, hits: dict[str, int]) -> str:

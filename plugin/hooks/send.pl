@@ -15,6 +15,40 @@ $SIG{PIPE} = 'IGNORE';  # a daemon that hangs up must give us EPIPE, not kill us
 my $bsd = $^O =~ /darwin|bsd|dragonfly/i;
 my $DONTWAIT = $bsd ? 0x80 : 0x40;
 my $LOG_CAP = 65536;
+my $MISSED = '.missed-captures';  # in the project's roots/ directory; the daemon backfills these (backfill.py)
+my $MISSED_CAP = 262144;
+my $KEEP = 65536;  # bytes kept from each end of the payload, where its transcript_path and tool_use_id are
+my ($head, $tail) = ('', '');
+
+sub remember {
+    my ($chunk) = @_;
+    $head .= substr($chunk, 0, $KEEP - length $head) if length $head < $KEEP;
+    $tail .= $chunk;
+    $tail = substr($tail, -$KEEP) if length $tail > $KEEP;
+}
+
+# Append "tool_use_id<TAB>transcript_path" (never any content) so the daemon can take the capture from the
+# session transcript later.  Reads the rest of stdin: the id comes last in Claude Code's payloads.  Inside a
+# JSON string every quote is escaped, so '"key":' can only be a real key; values with escapes are refused.
+sub note_missed {
+    my $buf;
+    while (1) {
+        my $n = sysread(STDIN, $buf, 262144);
+        last unless $n;
+        remember($buf);
+    }
+    my ($path) = $head =~ /"transcript_path"\s*:\s*"(\/[^"\\\t\n]{0,4090}\.jsonl)"/;
+    my @ids = $tail =~ /"tool_use_id"\s*:\s*"([A-Za-z0-9_-]{1,128})"/g;
+    return unless defined $path && @ids;
+    my @st = stat $MISSED;
+    return if @st && $st[7] > $MISSED_CAP;  # bounded: the drop is still counted in hook-drops.log
+    my $old = umask 077;
+    if (open(my $fh, '>>', $MISSED)) {
+        print $fh "$ids[-1]\t$path\n";
+        close $fh;
+    }
+    umask $old;
+}
 
 my ($project, $reply_ms) = ('', undef);
 while (@ARGV) {
@@ -33,6 +67,7 @@ sub home {
 sub drop {
     my ($reason) = @_;
     return if defined $reply_ms;  # the capture hook logs drops; the replacement hook stays silent
+    note_missed();
     my $h = home();
     mkdir $h, 0700;
     my $log = "$h/hook-drops.log";
@@ -81,6 +116,7 @@ if (!defined $reply_ms) {
     while (1) {
         my $n = sysread(STDIN, $buf, 262144);
         last unless $n;
+        remember($buf);
         my $off = 0;
         while ($off < $n) {
             my $w = syswrite($s, $buf, $n - $off, $off);
@@ -98,6 +134,9 @@ if (!defined $reply_ms) {
         $ack .= $buf;
     }
     drop('no-ack') if $ack eq '';
+    # Refused and counted by the daemon.  Refused for its own state (busy, an error such as a damaged store),
+    # not for the capture's content: worth taking from the transcript later.
+    note_missed() if $ack =~ /^\{"ok": ?false/ && $ack =~ /"reason": ?"(?:busy|timeout|error)/;
     exit 0;
 }
 
