@@ -52,7 +52,8 @@ class App:
             with self._store_lock:
                 if self._store is None:
                     self.paths.ensure()
-                    self._store = Store.open(self.paths.store, max_bytes=self.settings.capture.max_bytes)
+                    self._store = Store.open(self.paths.store, max_bytes=self.settings.capture.max_bytes,
+                                             synchronous=self.settings.store.synchronous)
         return self._store
 
     def close(self) -> None:

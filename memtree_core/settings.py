@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
@@ -85,6 +85,13 @@ class Daemon(_Section):
     idle_timeout_s: float = Field(1800, ge=1)
 
 
+class StoreSettings(_Section):
+    # SQLite's synchronous mode.  "normal": a commit survives the daemon's crash or SIGKILL; an OS crash or
+    # power loss can lose the last commits (never corrupt the store).  "full": those survive too, at the cost
+    # of an fsync per commit.  User-only: a repository's config cannot change it.
+    synchronous: Literal["normal", "full"] = "normal"
+
+
 class Summarizer(_Section):
     daily_cap: int = Field(200, ge=0)
     requests_per_minute: int = Field(20, ge=1)
@@ -121,6 +128,7 @@ class Settings(BaseSettings):
     capture: Capture = Capture()
     redaction: Redaction = Redaction()
     daemon: Daemon = Daemon()
+    store: StoreSettings = StoreSettings()
     summarizer: Summarizer = Summarizer()
     search: Search = Search()
     budgets: Budgets = Budgets()
@@ -293,6 +301,9 @@ def _restrict_repo_layer(repo: dict[str, Any], user: dict[str, Any], origin: str
     if _get(repo, "capture", "bash") is True and _get(user, "capture", "bash") is False:
         del repo["capture"]["bash"]
         warnings.append(f"{origin}: capture.bash=true ignored; your own config disabled Bash capture")
+    if isinstance(repo.get("store"), dict) and "synchronous" in repo["store"]:
+        del repo["store"]["synchronous"]
+        warnings.append(f"{origin}: store.synchronous ignored; durability is set in your own config")
     disabled = _get(repo, "plugins", "disable") or []
     if "redaction" in disabled:
         repo["plugins"]["disable"] = [p for p in disabled if p != "redaction"]

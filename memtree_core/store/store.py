@@ -104,7 +104,10 @@ class Store:
 
     # -- opening -------------------------------------------------------------------------------------
     @classmethod
-    def open(cls, path: Path | str, *, max_bytes: int = 100_000, vectors: bool = True) -> Store:
+    def open(cls, path: Path | str, *, max_bytes: int = 100_000, vectors: bool = True,
+             synchronous: str = "normal") -> Store:
+        """``synchronous``: "normal" (a commit survives a crash of this process) or "full" (also an OS crash or
+        power loss, for an fsync per commit); see the settings' ``store.synchronous``."""
         path = Path(path)
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         route = choose_route()
@@ -121,11 +124,11 @@ class Store:
             path.chmod(0o600)
         loaded, reason = load_vec(conn, route) if vectors else (False, "vector search not requested")
         store = cls(path, conn, route, VectorStatus(loaded, reason, route.name), max_bytes)
-        store._configure()
+        store._configure("FULL" if synchronous == "full" else "NORMAL")
         store._migrate()
         return store
 
-    def _configure(self) -> None:
+    def _configure(self, synchronous: str = "NORMAL") -> None:
         c = self.conn
         c.execute("PRAGMA busy_timeout = 10000")
         if c.execute("PRAGMA auto_vacuum").fetchone()[0] == 0 and self._user_version() == 0:
@@ -133,7 +136,9 @@ class Store:
             # (after it, SQLite silently keeps auto_vacuum=NONE); lets the pruner hand pages back to the OS.
             c.execute("PRAGMA auto_vacuum = INCREMENTAL")
         c.execute("PRAGMA journal_mode = WAL")
-        c.execute("PRAGMA synchronous = NORMAL")
+        # WAL + NORMAL: a commit is in the WAL before the ack, so it survives SIGKILL of the daemon; only an
+        # OS crash or power loss can lose the last commits (never corrupt the store).  FULL fsyncs each one.
+        c.execute(f"PRAGMA synchronous = {synchronous}")
         c.execute("PRAGMA foreign_keys = OFF")
         c.execute("PRAGMA temp_store = MEMORY")
         # 2 GiB (the stdlib build's cap): a KNN pass reads every vector (~150 MB per 100k x 384 table), and
