@@ -187,3 +187,23 @@ def test_an_id_not_yet_in_its_transcript_is_tried_again_then_given_up(
         counts = backfill.run_once()
     assert counts == {"not-in-transcript": 1} and not log.exists()
     assert stored(project) == []
+
+
+def test_a_replayed_call_finds_its_stored_twin_inside_the_write_transaction(
+        served: Any, project: Path, tmp_path: Path) -> None:
+    """Past the batch pre-check (another writer may commit in between): the transaction itself finds it."""
+    from memtree_core.ingest import IngestServer
+    from memtree_core.transcripts import Scan, calls
+
+    path = transcript(tmp_path / "claude" / "session.jsonl", cwd=str(project))
+    use, record = calls_of(path)["toolu_tr_bash1"]
+    assert run_hook(hook_payload(path, record, use, project), project).returncode == 0
+    (live,) = stored(project)
+    replayed = next(p for p in calls(path, Scan()) if p["tool_use_id"] == "toolu_tr_bash1")
+    ids, _ = IngestServer(served).ingest_once(replayed, replayed=True)
+    assert len(ids) == 1 and stored(project) == [live]
+    # A live capture that reuses an id keeps its own dedupe (by output): a different output is stored.
+    other = json.loads(hook_payload(path, record, use, project))
+    other["tool_response"]["stdout"] = "a different run\n"
+    assert run_hook(json.dumps(other).encode(), project).returncode == 0
+    assert len(stored(project)) == 2
