@@ -46,11 +46,20 @@ def test_missing_git_binary_falls_back(project: Path, monkeypatch) -> None:
 
 
 def test_paths_modes_and_socket_fallback(tmp_path: Path) -> None:
-    paths = ProjectPaths.for_hash(tmp_path / "home", "0123456789abcdef")
-    paths.ensure()
-    assert (paths.dir.stat().st_mode & 0o777) == 0o700
-    assert paths.store == paths.dir / "store.db"
-    assert paths.ingest_socket == paths.dir / "ingest.sock"
+    import shutil
+    import tempfile
+
+    # A short home of its own: pytest's tmp_path can itself be too long for a socket path (its length
+    # depends on the run number and the worker).
+    short = Path(tempfile.mkdtemp(prefix="mt-", dir="/tmp"))
+    try:
+        paths = ProjectPaths.for_hash(short / "home", "0123456789abcdef")
+        paths.ensure()
+        assert (paths.dir.stat().st_mode & 0o777) == 0o700
+        assert paths.store == paths.dir / "store.db"
+        assert paths.ingest_socket == paths.dir / "ingest.sock"
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
     deep = ProjectPaths.for_hash(tmp_path / ("d" * 120), "0123456789abcdef")
     sock = deep.ingest_socket
     assert len(os.fsencode(sock)) <= 100 and sock.name == "0123456789abcdef-ingest.sock"
