@@ -98,7 +98,7 @@ def test_a_capture_sent_with_no_daemon_is_stored_after_the_next_start(
 def test_captures_around_a_sigkill_restart_are_stored_exactly_once(
         home: Path, project: Path, env: dict[str, str], daemon_guard: list[int], tmp_path: Path) -> None:
     # A session of 60 Bash calls; three hook senders at once; the daemon is SIGKILLed a third of the way in
-    # and restarted by the live session's forwarder.
+    # and restarted by the live sessions' forwarders.
     path = tmp_path / "claude" / "burst.jsonl"
     path.parent.mkdir(parents=True)
     lines = []
@@ -116,6 +116,7 @@ def test_captures_around_a_sigkill_restart_are_stored_exactly_once(
     ids = sorted(calls)
 
     client = session(project, env)
+    other = session(project, env)  # two agent sessions on the project
     try:
         first = state_pid(project)
         assert first is not None
@@ -135,6 +136,13 @@ def test_captures_around_a_sigkill_restart_are_stored_exactly_once(
             t.start()
         wait_for(lambda: len(done) >= 20, 120, "a third of the captures")
         os.kill(first, signal.SIGKILL)
+        # Both sessions' next read-only calls, sent at once, succeed.
+        for n, c in enumerate((client, other)):
+            c.send({"jsonrpc": "2.0", "id": 50 + n, "method": "tools/call",
+                    "params": {"name": "t_echo", "arguments": {"text": f"s{n}"}}})
+        for n, c in enumerate((client, other)):
+            answer = c.receive(timeout=120)
+            assert answer["id"] == 50 + n and answer["result"]["structuredContent"]["text"] == f"s{n}", answer
         for t in threads:
             t.join(timeout=300)
         assert len(done) == 60
@@ -145,7 +153,7 @@ def test_captures_around_a_sigkill_restart_are_stored_exactly_once(
         got = sorted(i for i, _ in stored(project))
         assert got == ids  # each exactly once
     finally:
-        assert client.close() == 0
+        assert client.close() == 0 and other.close() == 0
     assert project_paths(project).store.exists()
 
 
