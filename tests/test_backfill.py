@@ -229,3 +229,21 @@ def test_a_replayed_call_finds_its_stored_twin_inside_the_write_transaction(
     other["tool_response"]["stdout"] = "a different run\n"
     assert run_hook(json.dumps(other).encode(), project).returncode == 0
     assert len(stored(project)) == 2
+
+
+def test_send_pl_notes_the_ids_of_a_payload_nc_could_not_send(home: Path, project: Path, tmp_path: Path) -> None:
+    """./capture's nc path: when nc cannot connect the payload is still on stdin, and `send.pl --missed`
+    notes its ids (never its content) for the backfill."""
+    from memtree_core.ingest import register_root
+    from memtree_core.project import ProjectPaths
+
+    register_root(ProjectPaths.for_hash(home, "0" * 16), project)
+    log = missed_logs(home, project)[0]
+    path = transcript(tmp_path / "claude" / "session.jsonl", cwd=str(project))
+    use, record = calls_of(path)["toolu_tr_bash2"]
+    send_pl = Path(__file__).resolve().parents[1] / "plugin" / "hooks" / "send.pl"
+    for stdin in (hook_payload(path, record, use, project), b"not json", b'{"tool_use_id": "x\\"y"}'):
+        r = subprocess.run(["perl", str(send_pl), "--missed"], input=stdin, cwd=log.parent, capture_output=True,
+                           timeout=30)
+        assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+    assert log.read_text() == f"toolu_tr_bash2\t{path}\n"

@@ -3,6 +3,8 @@
 #   perl send.pl --here DIR            capture: stream stdin to the daemon, wait for the ack (at most 5 s)
 #   perl send.pl --reply MS --here DIR replacement: send the payload after the MEMTREE-REPLACE header, read
 #                                      the reply within MS milliseconds, print what follows the ack line
+#   perl send.pl --missed              note the payload's ids in the missed-captures log, send nothing
+#                                      (./capture, when nc could not connect)
 #
 # Why perl: it is on every Debian/Ubuntu (perl-base is Essential) and every macOS, and it starts in ~4 ms
 # against ~15 ms for `python3 -I -S` — but only without modules: `use Socket` alone costs ~11 ms, so this
@@ -51,10 +53,12 @@ sub note_missed {
 }
 
 my ($project, $reply_ms) = ('', undef);
+my $missed_only = 0;
 while (@ARGV) {
     my $a = shift @ARGV;
     if ($a eq '--here') { $project = shift @ARGV; }
     elsif ($a eq '--reply') { $reply_ms = shift @ARGV; }
+    elsif ($a eq '--missed') { $missed_only = 1; }
 }
 
 sub home {
@@ -106,6 +110,11 @@ sub connected {
 
 binmode STDIN;
 binmode STDOUT;
+
+if ($missed_only) {
+    note_missed();
+    exit 0;
+}
 
 if (!defined $reply_ms) {
     # -- capture: stream stdin through, then wait for the ack (the daemon acks once it committed) ---------
