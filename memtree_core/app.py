@@ -62,7 +62,8 @@ class App:
                 if self._store is None:
                     self.paths.ensure(sockets=False)
                     try:
-                        self._store = Store.open(self.paths.store, max_bytes=self.settings.capture.max_bytes)
+                        self._store = Store.open(self.paths.store, max_bytes=self.settings.capture.max_bytes,
+                                                 synchronous=self.settings.store.synchronous)
                     except StoreDamaged as exc:
                         self.damaged = str(exc)
                         raise

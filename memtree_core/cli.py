@@ -25,7 +25,9 @@ COMMANDS: dict[str, str] = {
     "demo": "index a sample project and drive the real server through an MCP client session",
     "reembed": "re-embed every live node with the configured embedding model",
     "doctor": "check the store; recover a damaged one into a new file (the old one is kept)",
+    "import": "bring past Claude Code sessions' Read/Grep/Bash results into the store",
 }
+MODULES = {"import": "import_"}  # a command whose name is a Python keyword lives in a module that is not
 PROJECT_HELP = "the project directory (default: the current one)"
 
 
@@ -56,7 +58,7 @@ def _parser(chosen: str | None) -> tuple[argparse.ArgumentParser, object | None]
         if name != chosen:
             sub.add_parser(name, help=help_text)
             continue
-        module = importlib.import_module(f"memtree_core.commands.{name}")
+        module = importlib.import_module(f"memtree_core.commands.{MODULES.get(name, name)}")
         example = getattr(module, "EXAMPLE", "")
         p = sub.add_parser(name, help=help_text, description=help_text,
                            epilog=f"example:\n  {example}" if example else None,

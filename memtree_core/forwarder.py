@@ -7,9 +7,11 @@ session after the first gets its ``initialize`` answered by a daemon that is alr
 * No daemon answers: start one detached (the lock decides among racing forwarders) and wait for it.  It is
   a fork of this process (no second interpreter start), see :func:`memtree_core.daemon.control.fork_daemon`.
 * The running daemon is older than the installed code: stop it and start a new one.
-* The daemon dies mid-session: every request in flight gets a JSON-RPC error (never re-sent: a tool may
-  not be idempotent), a new daemon is started, the client's ``initialize`` is replayed under a fresh id
-  (its reply dropped) and ``notifications/initialized`` re-sent, so the agent's session goes on.
+* The daemon dies mid-session: a new daemon is started, the client's ``initialize`` is replayed under a
+  fresh id (its reply dropped) and ``notifications/initialized`` re-sent, so the agent's session goes on.
+  Requests in flight are re-sent to it when repeating them is safe (:mod:`memtree_core.resend`): requests
+  that change nothing, ``tools/call`` of a tool the daemon declared read-only or idempotent, and any line
+  the kernel never took.  Only a call that may have changed something (``bash``) fails, saying so.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from memtree_core.daemon.control import (
 )
 from memtree_core.lockfile import is_locked
 from memtree_core.project import ProjectPaths, identify, memtree_home
+from memtree_core.resend import MAX_RESENDS, Request, ToolHints
 from memtree_core.socket_dirs import UnsafeSocketDir
 
 START_TIMEOUT_S = 60.0  # a cold daemon imports the SDK (~1 s here); a loaded machine can take much longer
@@ -177,7 +180,8 @@ class Forwarder:
         self.from_daemon = bytearray()  # a partial line from the daemon
         self.to_daemon = bytearray()  # whole lines waiting for the socket
         self.held: list[bytes] = []  # agent lines held back while a replayed initialize is answered
-        self.inflight: dict[str, tuple[Any, str]] = {}  # id key -> (id, method) of requests sent
+        self.inflight: dict[str, Request] = {}  # id key -> a request sent and not yet answered
+        self.hints = ToolHints(paths)  # which tools are safe to call twice
         self.initialize: dict[str, Any] | None = None
         self.initialized: bytes | None = None
         self.replay: str | None = None  # id key of our replayed initialize; its reply is dropped
@@ -245,7 +249,7 @@ class Forwarder:
             elif method == "notifications/initialized":
                 self.initialized = line
             if isinstance(method, str) and "id" in msg:
-                self.inflight[_id_key(msg["id"])] = (msg["id"], method)
+                self.inflight[_id_key(msg["id"])] = Request.of(msg, line)
             elif method == "notifications/cancelled" and isinstance(msg.get("params"), dict):
                 # A cancelled request may never be answered; do not wait for it.
                 self.inflight.pop(_id_key(msg["params"].get("requestId")), None)
@@ -270,7 +274,9 @@ class Forwarder:
                     if key == self.replay:
                         self._replayed()
                         continue
-                    self.inflight.pop(key, None)
+                    request = self.inflight.pop(key, None)
+                    if request is not None and request.method == "tools/list":
+                        self.hints.learn(msg.get("result"))
             out += line
         if out:
             self._to_client(bytes(out))
@@ -325,20 +331,31 @@ class Forwarder:
         resend: list[bytes] = []
         errors = bytearray()
         never_sent = {_id_key(m["id"]) for m in map(_parse, self.held) if isinstance(m, dict) and "id" in m}
-        for key, (rid, method) in list(self.inflight.items()):
+        initialize_inflight = False
+        for key, request in list(self.inflight.items()):
             if key in never_sent:
-                continue
-            if method == "initialize":
+                continue  # its bytes never reached the daemon: it goes out again with the held lines
+            if request.method == "initialize":
                 # Nothing has run yet for this session: sending initialize again is safe and the agent
-                # gets the answer it waits for.
-                resend.append(json.dumps(self.initialize).encode() + b"\n")
+                # gets the answer it waits for (no replay of our own then).
+                initialize_inflight = True
+                resend.insert(0, request.line)
+                continue
+            why_not = request.unsafe_to_resend(self.hints)
+            if why_not is None and request.resends < MAX_RESENDS:
+                request.resends += 1
+                resend.append(request.line)
                 continue
             del self.inflight[key]
-            errors += json.dumps({"jsonrpc": "2.0", "id": rid, "error": {
+            if why_not is None:
+                why_not = (f"it was already re-sent {request.resends} time(s) and each time the daemon stopped "
+                           f"while handling it")
+            errors += json.dumps({"jsonrpc": "2.0", "id": request.id, "error": {
                 "code": DAEMON_LOST,
-                "message": f"the memtree daemon stopped while handling {method!r} ({why}); the request was not "
-                           f"re-sent in case it is not safe to repeat. The daemon has been restarted: retry the "
-                           f"call if it is safe. Log: {self.paths.log}"}}).encode() + b"\n"
+                "message": f"the memtree daemon stopped while handling {request.describe()} ({why}); the "
+                           f"request was not re-sent because {why_not}, so it may or may not have taken effect. "
+                           f"The daemon has been restarted: check, then retry the call if it is safe. "
+                           f"Log: {self.paths.log}"}}).encode() + b"\n"
         if errors:
             self._to_client(bytes(errors))
         pending = resend + self.held
@@ -359,7 +376,7 @@ class Forwarder:
                     return
         assert self.sock is not None
         self.sock.setblocking(False)
-        if self.initialize is not None and not resend:
+        if self.initialize is not None and not initialize_inflight:
             self.replays += 1
             replay = dict(self.initialize, id=f"memtree-serve-replay-{os.getpid()}-{self.replays}")
             self.replay = _id_key(replay["id"])

@@ -183,9 +183,15 @@ def register_root(paths: ProjectPaths, root: Path | str) -> None:
             log.warning("cannot register %s for the capture hook (%s); captures there will be dropped", form, exc)
 
 
+RESTING_MARK = ".registered"  # left when the daemon exits: the hook still finds the project, to note what it missed
+
+
 def unregister_root(paths: ProjectPaths, root: Path | str) -> None:
     """Remove this project's links (those still pointing at its socket) when its daemon exits: a link left
-    behind would send the next capture to whatever listens at that path later."""
+    behind would send the next capture to whatever listens at that path later.  The project's directory
+    under roots/ stays, holding a plain :data:`RESTING_MARK` file that points nowhere: a capture made while
+    no daemon runs is then noted in its missed-captures log (ids only, see ``backfill``) and stored by the
+    next daemon, instead of being dropped as from an unknown project."""
     from memtree_core.replace import FLAG_NAME
 
     target = str(paths.ingest_socket)
@@ -200,13 +206,9 @@ def unregister_root(paths: ProjectPaths, root: Path | str) -> None:
             continue
         for name in (FLAG_NAME, ELSEWHERE_MARK):
             (link.parent / name).unlink(missing_ok=True)
-        d = link.parent
-        while d != top and top in d.parents:  # the empty mirror directories too
-            try:
-                d.rmdir()
-            except OSError:
-                break
-            d = d.parent
+        if top in link.parents:
+            mark = os.open(link.parent / RESTING_MARK, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            os.close(mark)
 
 
 # -- binding --------------------------------------------------------------------------------------------------
@@ -558,10 +560,11 @@ class IngestServer:
         except Exception:
             log.exception("cannot bump %s", name)
 
-    def ingest_once(self, payload: dict[str, Any]) -> tuple[list[str], bool]:
+    def ingest_once(self, payload: dict[str, Any], replayed: bool = False) -> tuple[list[str], bool]:
         """:meth:`ingest`, once per tool call: a second sender of the same call gets the first one's ids.
 
-        Returns the ids and whether the store had to cut the (single) node's content.
+        Returns the ids and whether the store had to cut the (single) node's content.  ``replayed``: the
+        payload was rebuilt from a session transcript (memtree_core.backfill), not sent by a hook.
         """
         key = _call_key(payload)
         with self._claims_lock:
@@ -581,10 +584,10 @@ class IngestServer:
                 raise Refused(claim.refused, counted=True)
             if not claim.done.is_set():
                 raise Refused("timeout")
-            return self.ingest_once(payload)  # the first attempt failed on an error: try again
+            return self.ingest_once(payload, replayed)  # the first attempt failed on an error: try again
         try:
             try:
-                ids = self.ingest(payload)
+                ids = self.ingest(payload, replayed)
             except Refused as exc:
                 claim.refused = exc.reason
                 raise
@@ -606,7 +609,8 @@ class IngestServer:
         except Exception:
             log.exception("cannot count a dropped capture")
 
-    def ingest(self, payload: dict[str, Any]) -> list[str]:
+    def ingest(self, payload: dict[str, Any], replayed: bool = False) -> list[str]:
+        from memtree_core.backfill import note_replayed, stored_twin
         from memtree_core.denylist import command_denied
         from memtree_core.payloads import Capture, bash_command, to_captures
         from memtree_core.redaction_gate import RedactionUnavailable
@@ -644,6 +648,11 @@ class IngestServer:
         store = app.store
         ids: list[str] = []
         with store.tx():
+            # A call taken from a transcript and the same call from a hook (late, or never acked) are one.
+            twin = stored_twin(app, payload, replayed)
+            if twin:
+                store.bump("capture:deduplicated")
+                return twin
             for cap in clean:
                 node = store.insert_node(cap.kind, cap.content, source_uri=cap.source_uri, status_="pending",
                                          mtime=cap.mtime, metadata=cap.metadata)
@@ -654,6 +663,8 @@ class IngestServer:
                 ids.append(node.id)
             app.record_redactions(hits)
             store.bump(f"capture:accepted:{payload.get('tool_name')}", len(ids))
+            if replayed:
+                note_replayed(app, payload, ids)
         return ids
 
     def _redact_content(self, cap: Any, hits: dict[str, int]) -> str:

@@ -20,7 +20,7 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
@@ -120,6 +120,13 @@ class Daemon(_Section):
     idle_timeout_s: float = Field(1800, ge=1, le=7 * 86400)
 
 
+class StoreSettings(_Section):
+    # SQLite's synchronous mode.  "normal": a commit survives the daemon's crash or SIGKILL; an OS crash or
+    # power loss can lose the last commits (never corrupt the store).  "full": those survive too, at the cost
+    # of an fsync per commit.  User-only: a repository's config cannot change it.
+    synchronous: Literal["normal", "full"] = "normal"
+
+
 class Summarizer(_Section):
     daily_cap: int = Field(200, ge=0)
     requests_per_minute: int = Field(20, ge=1)
@@ -162,6 +169,7 @@ class Settings(BaseSettings):
     capture: Capture = Capture()
     redaction: Redaction = Redaction()
     daemon: Daemon = Daemon()
+    store: StoreSettings = StoreSettings()
     summarizer: Summarizer = Summarizer()
     search: Search = Search()
     budgets: Budgets = Budgets()
@@ -432,6 +440,8 @@ def _why_user_only(path: tuple[str, ...]) -> str:
         return "it decides what is captured or redacted"
     if top in ("ollamaUrl", "summarizerModel", "summarizer") or top.lower().endswith("url"):
         return "it can send data off this machine or spend on a paid API"
+    if top == "store":
+        return "it decides how durable your captures are"
     return "it sizes memory, disk, CPU or retention"
 
 

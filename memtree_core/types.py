@@ -95,6 +95,9 @@ class ToolSpec:
     read_only: bool = False
     destructive: bool = False
     open_world: bool = False
+    # Calling it twice with the same arguments has the effect of calling it once: a restarted daemon may
+    # be sent the call again (memtree_core.resend).  Read-only tools are idempotent by definition.
+    idempotent: bool = False
 
 
 @runtime_checkable

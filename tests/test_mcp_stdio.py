@@ -92,6 +92,8 @@ def memtree_register_tools(register):
     register(ToolSpec("t_fail", build_fail, description="fails", read_only=True))
     register(ToolSpec("t_crash", build_crash, description="crashes", destructive=True))
     register(ToolSpec("t_sleep", build_sleep, description="sleeps", open_world=True))
+    register(ToolSpec("t_rsleep", build_sleep, description="sleeps, read-only", read_only=True))
+    register(ToolSpec("t_isleep", build_sleep, description="sleeps, idempotent", idempotent=True))
 '''
 
 

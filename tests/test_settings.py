@@ -214,3 +214,32 @@ def test_a_hostile_repo_config_cannot_flood_the_warnings(tmp_path: Path) -> None
     assert loaded.settings.search.default_limit == 20  # what it may set still holds
     assert len(loaded.warnings) <= 41 and loaded.warnings[-1].endswith("more keys ignored")
     assert max(map(len, loaded.warnings)) < 400
+
+
+def test_durability_is_the_users_choice_only(tmp_path: Path) -> None:
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    home.mkdir()
+    repo.mkdir()
+    assert load_settings(home, repo, {}).settings.store.synchronous == "normal"
+    write(home / "config.json", {"store": {"synchronous": "full"}})
+    write(repo / ".memtree.json", {"store": {"synchronous": "normal"}})
+    loaded = load_settings(home, repo, {})
+    assert loaded.settings.store.synchronous == "full"
+    assert any("store.synchronous ignored" in w for w in loaded.warnings)
+    write(home / "config.json", {})
+    write(repo / ".memtree.json", {"store": {"synchronous": "full"}})  # not the repo's to set either way
+    assert load_settings(home, repo, {}).settings.store.synchronous == "normal"
+    assert load_settings(home, repo, {"MEMTREE_STORE__SYNCHRONOUS": "full"}).settings.store.synchronous == "full"
+    with pytest.raises(SettingsError, match="synchronous"):
+        load_settings(home, None, {"MEMTREE_STORE__SYNCHRONOUS": "off"})
+
+
+def test_the_store_opens_with_the_chosen_durability(home: Path, project: Path) -> None:
+    from memtree_core.app import App
+
+    for value, pragma in (("normal", 1), ("full", 2)):
+        app = App.open(project, environ={"MEMTREE_HOME": str(home), "MEMTREE_STORE__SYNCHRONOUS": value})
+        try:
+            assert app.store.query_one("PRAGMA synchronous") == (pragma,)
+        finally:
+            app.close()

@@ -24,6 +24,7 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
     "compose": (["--runs", "10"], []),
     "hook": (["--runs", "60"], []),
     "ingest": (["--n", "200"], []),
+    "durability": (["--n", "100"], ["--n", "400"]),
     "redaction": (["--repeat", "5"], []),
     "redaction_flow": (["--repeat", "5"], []),
     "redaction_gate": (["--repeat", "100"], []),

@@ -196,6 +196,7 @@ def register_tools(server: MCPServer, app: Any) -> list[str]:
     """Add every tool the plugin set registered; return their names.  Runs on any thread, before
     ``tools_ready`` is set."""
     added = []
+    hints: list[dict[str, Any]] = []
     for entry in app.plugins.tools.entries():
         spec: ToolSpec = entry.item
         try:
@@ -205,11 +206,20 @@ def register_tools(server: MCPServer, app: Any) -> list[str]:
                 description=spec.description or (fn.__doc__ or "").strip(),
                 annotations=ToolAnnotations(title=spec.title, read_only_hint=spec.read_only,
                                             destructive_hint=spec.destructive,
+                                            idempotent_hint=spec.idempotent or spec.read_only,
                                             open_world_hint=spec.open_world))
             added.append(spec.name)
+            hints.append({"name": spec.name, "annotations": {"readOnlyHint": spec.read_only,
+                                                             "idempotentHint": spec.idempotent or spec.read_only}})
         except Exception:
             # One broken tool plugin must not take the others down; the log says why.
             log.exception("tool %r from plugin %s could not be registered; skipped", spec.name, entry.plugin)
+    try:
+        from memtree_core.resend import write_tool_hints
+
+        write_tool_hints(app.paths.dir, hints)
+    except OSError as exc:
+        log.warning("cannot record the tools' annotations for forwarders: %s", exc)
     return added
 
 

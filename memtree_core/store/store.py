@@ -210,10 +210,13 @@ class Store:
     # -- opening -------------------------------------------------------------------------------------
     @classmethod
     def open(cls, path: Path | str, *, max_bytes: int = 100_000, vectors: bool = True,
-             check: bool = True) -> Store:
+             check: bool = True, synchronous: str = "normal") -> Store:
         """Open (or create) the store; ``check``: the header and size, and ``PRAGMA quick_check`` of a store
         up to :data:`QUICK_CHECK_SYNC_BYTES`, so a damaged file raises :class:`StoreDamaged` instead of
-        taking writes it may lose (:func:`check_in_background` does the rest for the daemon)."""
+        taking writes it may lose (:func:`check_in_background` does the rest for the daemon).
+
+        ``synchronous``: "normal" (a commit survives a crash of this process) or "full" (also an OS crash or
+        power loss, for an fsync per commit)."""
         path = Path(path)
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         route = choose_route()
@@ -235,7 +238,7 @@ class Store:
         try:
             loaded, reason = load_vec(conn, route) if vectors else (False, "vector search not requested")
             store = cls(path, conn, route, VectorStatus(loaded, reason, route.name), max_bytes)
-            store._configure()
+            store._configure("FULL" if synchronous == "full" else "NORMAL")
             if check and 0 < size <= QUICK_CHECK_SYNC_BYTES:
                 problems = quick_check(conn)
                 if problems:
@@ -251,7 +254,7 @@ class Store:
             raise
         return store
 
-    def _configure(self) -> None:
+    def _configure(self, synchronous: str = "NORMAL") -> None:
         c = self.conn
         c.execute("PRAGMA busy_timeout = 10000")
         if c.execute("PRAGMA auto_vacuum").fetchone()[0] == 0 and self._user_version() == 0:
@@ -259,7 +262,9 @@ class Store:
             # (after it, SQLite silently keeps auto_vacuum=NONE); lets the pruner hand pages back to the OS.
             c.execute("PRAGMA auto_vacuum = INCREMENTAL")
         c.execute("PRAGMA journal_mode = WAL")
-        c.execute("PRAGMA synchronous = NORMAL")
+        # WAL + NORMAL: a commit is in the WAL before the ack, so it survives SIGKILL of the daemon; only an
+        # OS crash or power loss can lose the last commits (never corrupt the store).  FULL fsyncs each one.
+        c.execute(f"PRAGMA synchronous = {synchronous}")
         c.execute("PRAGMA foreign_keys = OFF")
         c.execute("PRAGMA temp_store = MEMORY")
         # 2 GiB (the stdlib build's cap): a KNN pass reads every vector (~150 MB per 100k x 384 table), and

@@ -30,8 +30,10 @@ def _lazy(module: str) -> Callable[[App], Callable[..., Any]]:
 @hookimpl
 def memtree_register_tools(register: Register[ToolSpec]) -> None:
     # read and grep write memtree's own store but never the user's files; only get is truly read-only.
-    register(ToolSpec(name="read", build=_lazy("read"), title="Read a file (stored, budgeted)"))
-    register(ToolSpec(name="grep", build=_lazy("grep"), title="Search files (stored, budgeted)"))
+    register(ToolSpec(name="read", build=_lazy("read"), title="Read a file (stored, budgeted)",
+                      idempotent=True))
+    register(ToolSpec(name="grep", build=_lazy("grep"), title="Search files (stored, budgeted)",
+                      idempotent=True))
     register(ToolSpec(name="bash", build=_lazy("bash"), title="Run a shell command (stored, budgeted)",
                       destructive=True, open_world=True))
     register(ToolSpec(name="get", build=_lazy("get"), title="Page through a stored node", read_only=True))

@@ -3,6 +3,8 @@
 #   perl send.pl --here DIR            capture: stream stdin to the daemon, wait for the ack (at most 5 s)
 #   perl send.pl --reply MS --here DIR replacement: send the payload after the MEMTREE-REPLACE header, read
 #                                      the reply within MS milliseconds, print what follows the ack line
+#   perl send.pl --missed              note the payload's ids in the missed-captures log, send nothing
+#                                      (./capture, when nc could not connect)
 #
 # Why perl: it is on every Debian/Ubuntu (perl-base is Essential) and every macOS, and it starts in ~4 ms
 # against ~15 ms for `python3 -I -S` — but only without modules: `use Socket` alone costs ~11 ms, so this
@@ -15,12 +17,48 @@ $SIG{PIPE} = 'IGNORE';  # a daemon that hangs up must give us EPIPE, not kill us
 my $bsd = $^O =~ /darwin|bsd|dragonfly/i;
 my $DONTWAIT = $bsd ? 0x80 : 0x40;
 my $LOG_CAP = 65536;
+my $MISSED = '.missed-captures';  # in the project's roots/ directory; the daemon backfills these (backfill.py)
+my $MISSED_CAP = 262144;
+my $KEEP = 65536;  # bytes kept from each end of the payload, where its transcript_path and tool_use_id are
+my ($head, $tail) = ('', '');
+
+sub remember {
+    my ($chunk) = @_;
+    $head .= substr($chunk, 0, $KEEP - length $head) if length $head < $KEEP;
+    $tail .= $chunk;
+    $tail = substr($tail, -$KEEP) if length $tail > $KEEP;
+}
+
+# Append "tool_use_id<TAB>transcript_path" (never any content) so the daemon can take the capture from the
+# session transcript later.  Reads the rest of stdin: the id comes last in Claude Code's payloads.  Inside a
+# JSON string every quote is escaped, so '"key":' can only be a real key; values with escapes are refused.
+sub note_missed {
+    my $buf;
+    while (1) {
+        my $n = sysread(STDIN, $buf, 262144);
+        last unless $n;
+        remember($buf);
+    }
+    my ($path) = $head =~ /"transcript_path"\s*:\s*"(\/[^"\\\t\n]{0,4090}\.jsonl)"/;
+    my @ids = $tail =~ /"tool_use_id"\s*:\s*"([A-Za-z0-9_-]{1,128})"/g;
+    return unless defined $path && @ids;
+    my @st = stat $MISSED;
+    return if @st && $st[7] > $MISSED_CAP;  # bounded: the drop is still counted in hook-drops.log
+    my $old = umask 077;
+    if (open(my $fh, '>>', $MISSED)) {
+        print $fh "$ids[-1]\t$path\n";
+        close $fh;
+    }
+    umask $old;
+}
 
 my ($project, $reply_ms) = ('', undef);
+my $missed_only = 0;
 while (@ARGV) {
     my $a = shift @ARGV;
     if ($a eq '--here') { $project = shift @ARGV; }
     elsif ($a eq '--reply') { $reply_ms = shift @ARGV; }
+    elsif ($a eq '--missed') { $missed_only = 1; }
 }
 
 sub home {
@@ -33,6 +71,7 @@ sub home {
 sub drop {
     my ($reason) = @_;
     return if defined $reply_ms;  # the capture hook logs drops; the replacement hook stays silent
+    note_missed();
     my $h = home();
     mkdir $h, 0700;
     my $log = "$h/hook-drops.log";
@@ -67,6 +106,8 @@ sub address {
 # ours.  Returns a drop reason, or '' when it is safe.  A missing directory or socket: no daemon.
 sub unsafe {
     my $target = readlink('.ingest.sock');
+    # No link: the daemon exited and left its .registered mark; anything else is not ours.
+    return 'no-daemon' if !defined $target && !-e '.ingest.sock' && !-l '.ingest.sock';
     return 'unsafe-socket' unless defined $target && substr($target, 0, 1) eq '/';
     (my $dir = $target) =~ s{/[^/]*\z}{};
     $dir = '/' if $dir eq '';
@@ -104,6 +145,11 @@ sub connected {
 binmode STDIN;
 binmode STDOUT;
 
+if ($missed_only) {
+    note_missed();
+    exit 0;
+}
+
 if (!defined $reply_ms) {
     # -- capture: stream stdin through, then wait for the ack (the daemon acks once it committed) ---------
     my $s = connected() or exit 0;
@@ -113,6 +159,7 @@ if (!defined $reply_ms) {
     while (1) {
         my $n = sysread(STDIN, $buf, 262144);
         last unless $n;
+        remember($buf);
         my $off = 0;
         while ($off < $n) {
             my $w = syswrite($s, $buf, $n - $off, $off);
@@ -131,6 +178,9 @@ if (!defined $reply_ms) {
     }
     drop('no-ack') if $ack eq '';
     drop('store-damaged') if index($ack, '"store-damaged"') >= 0;  # refused: the daemon cannot count it
+    # Refused and counted by the daemon.  Refused for its own state (busy, an error such as a damaged store),
+    # not for the capture's content: worth taking from the transcript later.
+    note_missed() if $ack =~ /^\{"ok": ?false/ && $ack =~ /"reason": ?"(?:busy|timeout|error)/;
     exit 0;
 }
 

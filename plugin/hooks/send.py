@@ -17,6 +17,76 @@ import time
 CHUNK = 1 << 18
 ACK_TIMEOUT_S = 5.0
 LOG_CAP = 65536
+MISSED = ".missed-captures"  # in the project's roots/ directory; the daemon backfills these (backfill.py)
+MISSED_CAP = 262144
+KEEP = 65536  # bytes kept from each end of the payload, where its transcript_path and tool_use_id are
+
+
+class Seen:
+    """The payload's first and last KEEP bytes (never more: it can be megabytes), and whether the project's
+    directory is the current one (only then is there a missed-captures log to write)."""
+
+    head = b""
+    tail = b""
+    at_project = False
+
+
+def remember(chunk):
+    if len(Seen.head) < KEEP:
+        Seen.head += chunk[:KEEP - len(Seen.head)]
+    Seen.tail = (Seen.tail + chunk)[-KEEP:]
+
+
+def string_field(data, key, last):
+    """The string value of `"key": "..."` in raw JSON bytes, without a parser.  Inside a JSON string every
+    quote is escaped, so `"key"` followed by a colon can only be a real key; values with escapes are refused."""
+    pat = b'"' + key + b'"'
+    i = data.rfind(pat) if last else data.find(pat)
+    while i >= 0:
+        j = i + len(pat)
+        while data[j:j + 1] in (b" ", b"\t", b"\n", b"\r", b":"):
+            j += 1
+        if data[j:j + 1] == b'"' and data[i + len(pat):j].count(b":") == 1:
+            end = data.find(b'"', j + 1)
+            value = data[j + 1:end] if end > 0 else b""
+            if value and b"\\" not in value:
+                return value
+        i = data.rfind(pat, 0, i) if last else data.find(pat, i + 1)
+    return None
+
+
+def note_missed():
+    """Append `tool_use_id<TAB>transcript_path` (never any content) so the daemon can take the capture from
+    the session transcript later.  Reads the rest of stdin: the id comes last in Claude Code's payloads."""
+    if not Seen.at_project:
+        return
+    try:
+        while True:
+            chunk = posix.read(0, CHUNK)
+            if not chunk:
+                break
+            remember(chunk)
+    except OSError:
+        pass
+    path = string_field(Seen.head, b"transcript_path", False)
+    tid = string_field(Seen.tail, b"tool_use_id", True)
+    if not path or not tid or len(tid) > 128 or len(path) > 4096 or not path.startswith(b"/") \
+            or not path.endswith(b".jsonl") or b"\t" in path or b"\n" in path \
+            or tid.strip(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"):
+        return
+    try:
+        if posix.stat(MISSED).st_size > MISSED_CAP:
+            return  # bounded: the drop itself is still counted in hook-drops.log
+    except OSError:
+        pass
+    try:
+        fd = posix.open(MISSED, posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, 0o600)
+        try:
+            posix.write(fd, tid + b"\t" + path + b"\n")
+        finally:
+            posix.close(fd)
+    except OSError:
+        pass
 
 
 def env(name):
@@ -33,6 +103,7 @@ def home():
 
 def drop(reason, project):
     """One line per undelivered capture (never its content); the file is rotated past LOG_CAP."""
+    note_missed()
     h = home()
     try:
         posix.mkdir(h, 0o700)
@@ -63,12 +134,19 @@ def is_link(path):
         return False
 
 
+def is_file(path):
+    try:
+        return posix.lstat(path).st_mode & 0o170000 == 0o100000
+    except OSError:
+        return False
+
+
 def find_root(start):
     """Walk up from `start` to the nearest registered project root; chdir there.  True when found."""
     base = home() + "/roots"
     d = start.rstrip("/")
     while True:
-        if is_link(base + d + "/.ingest.sock"):
+        if is_link(base + d + "/.ingest.sock") or is_file(base + d + "/.registered"):
             posix.chdir(base + d)
             return True
         if not d:
@@ -96,8 +174,9 @@ def unsafe():
     me = posix.geteuid()
     try:
         target = posix.readlink(".ingest.sock")
-    except OSError:
-        return "unsafe-socket"
+    except OSError as exc:
+        # No link: the daemon exited and left its .registered mark; anything else is not ours.
+        return "no-daemon" if exc.errno == 2 else "unsafe-socket"
     if not target.startswith("/"):
         return "unsafe-socket"
     parent = target[: target.rindex("/")] or "/"
@@ -209,6 +288,7 @@ def main(argv):
         return reply(int(argv[2]))
     if len(argv) >= 3 and argv[1] == "--here":
         project = argv[2]
+        Seen.at_project = True
     else:
         buffered = read_all()
         project = payload_cwd(buffered)
@@ -223,6 +303,9 @@ def main(argv):
                 pass
         if not found:
             return drop("no-project", project)
+        Seen.at_project = True
+        remember(buffered[:KEEP])
+        remember(buffered[-KEEP:])
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.settimeout(ACK_TIMEOUT_S)
     try:
@@ -234,6 +317,7 @@ def main(argv):
                 chunk = posix.read(0, CHUNK)
                 if not chunk:
                     break
+                remember(chunk)
                 sock.sendall(chunk)
         sock.shutdown(_socket.SHUT_WR)
         ack = b""
@@ -246,7 +330,12 @@ def main(argv):
             drop("no-ack", project)
         elif b'"store-damaged"' in ack:
             drop("store-damaged", project)  # refused, and the daemon cannot count it in a damaged store
-        # Any other {"ok": false, ...}: delivered and refused; the daemon counted the reason itself.
+        elif ack.startswith(b'{"ok": false') or ack.startswith(b'{"ok":false'):
+            # Refused and counted by the daemon.  Refused for its own state (busy, an error such as a damaged
+            # store), not for the capture's content: worth taking from the transcript later.
+            reason = string_field(ack, b"reason", False) or b""
+            if reason in (b"busy", b"timeout") or reason.startswith(b"error"):
+                note_missed()
     except Unsafe as exc:
         drop(str(exc), project)
     except OSError as exc:

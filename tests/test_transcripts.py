@@ -1,0 +1,114 @@
+"""Claude Code transcripts and ``memtree import`` (issue 16): past sessions' results stored once, through the
+same ingest path as the hook; unknown record shapes skipped and counted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from test_mcp_stdio import MEMTREE, project_paths
+
+from memtree_core.store import Store
+from memtree_core.transcripts import Scan, calls, escaped_project_name, project_transcripts
+
+FIXTURE = Path(__file__).resolve().parent / "data" / "claude-code-transcripts" / "session.jsonl"
+TOKEN = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"  # assembled, so no scanner flags this file
+IDS = {"toolu_tr_read1", "toolu_tr_grep1", "toolu_tr_bash1", "toolu_tr_bash2", "toolu_tr_bashfail",
+       "toolu_tr_read2"}
+
+
+def transcript(dest: Path, cwd: str | None = None, tag: str = "") -> Path:
+    """The fixture with the secret in place, optionally moved to another cwd and with its ids tagged."""
+    text = FIXTURE.read_text().replace("@@TOKEN@@", TOKEN)
+    if cwd is not None:
+        text = text.replace('"/home/dev/shop', json.dumps(cwd)[:-1])
+    if tag:
+        text = text.replace('"toolu_tr_', f'"toolu_tr_{tag}')
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(text)
+    return dest
+
+
+def memtree_import(project: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    out = subprocess.run([MEMTREE, "import", "--project", str(project), "--json", *args], capture_output=True,
+                         text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def stored(project: Path) -> list[tuple[str, str]]:
+    store = Store.open(project_paths(project).store, vectors=False)
+    try:
+        rows = store.query("SELECT metadata, content FROM nodes")
+    finally:
+        store.close()
+    return [(json.loads(m).get("tool_use_id", ""), c) for m, c in rows]
+
+
+def test_import_stores_each_result_once_even_when_run_twice(home: Path, project: Path, tmp_path: Path) -> None:
+    path = transcript(tmp_path / "t" / "session.jsonl")
+    first = memtree_import(project, str(path))
+    assert first["stored"] == 6 and first["already_stored"] == 0 and first["tool_calls"] == 6
+    # Records of shapes nobody knows are skipped and counted, never fatal.
+    assert first["skipped_records"] == {"not-an-object": 1, "not-json": 1, "user-without-content": 1}
+    second = memtree_import(project, str(path))
+    assert second["stored"] == 0 and second["already_stored"] == 6
+    rows = stored(project)
+    assert sorted(i for i, _ in rows) == sorted(IDS)  # each exactly once; the Edit is not ours
+    dump = "\n".join(c for _, c in rows)
+    assert TOKEN not in dump and "GITHUB_TOKEN=" in dump  # redacted on the way in, as a hook capture is
+    contents = dict(rows)
+    assert contents["toolu_tr_read2"] == "# Shop\n\nA toy shop used in the memtree tests.\n"  # text-only form
+    assert contents["toolu_tr_bashfail"].startswith("Exit code 2")
+
+
+def test_import_without_arguments_takes_the_projects_transcripts_only(home: Path, project: Path, tmp_path: Path,
+                                                                      ) -> None:
+    config = tmp_path / "claude-config"
+    root = str(project.resolve())
+    mine = config / "projects" / escaped_project_name(root)
+    transcript(mine / "a.jsonl", cwd=root, tag="a")
+    # The same session run in a subdirectory of the project still counts; another project's does not, even
+    # when its escaped name is the same (both '/' and '_' become '-').
+    transcript(mine / "b.jsonl", cwd=root + "/sub", tag="b")
+    transcript(mine / "c.jsonl", cwd=root + "-other", tag="c")
+    transcript(config / "projects" / "-somewhere-else" / "d.jsonl", cwd="/somewhere/else", tag="d")
+    env = dict(os.environ, CLAUDE_CONFIG_DIR=str(config))
+    result = memtree_import(project, env=env)
+    assert result["transcripts"] == 3 and result["stored"] == 12
+    ids = {i for i, _ in stored(project)}
+    assert {i[len("toolu_tr_"):][0] for i in ids} == {"a", "b"}
+
+
+def test_import_of_a_missing_file_is_one_line_and_stores_nothing(home: Path, project: Path) -> None:
+    out = subprocess.run([MEMTREE, "import", "--project", str(project), str(project / "nope.jsonl")],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "nope.jsonl" in out.stderr
+
+
+def test_the_escaping_rule_and_long_paths(tmp_path: Path) -> None:
+    assert escaped_project_name("/home/dev/my_shop.v2") == "-home-dev-my-shop-v2"
+    assert escaped_project_name("/tmp/ünï code") == "-tmp--n--code"
+    config = tmp_path / "config"
+    root = Path("/" + "/".join(["a-very-long-directory-name"] * 10))
+    name = escaped_project_name(root)
+    assert len(name) > 200
+    kept = config / "projects" / (name[:200] + "-1a2b3c")  # Claude Code appends a hash we do not recompute
+    transcript(kept / "s.jsonl")
+    assert project_transcripts(root, config) == [kept / "s.jsonl"]
+
+
+def test_garbage_transcripts_are_counted_never_fatal(tmp_path: Path) -> None:
+    path = tmp_path / "junk.jsonl"
+    path.write_bytes(b"\x00\xff\xfe binary\n" + b'{"type": "assistant", "message": "not an object"}\n'
+                     + b'{"type": "user", "message": {"content": [{"type": "tool_result"}]}}\n'
+                     + b'{"type": "assistant", "message": {"content": [{"type": "tool_use", "id": 5}]}}\n'
+                     + b'{"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "x"}]}}\n'
+                     + b"\n" * 3 + b'"a string"\n')
+    scan = Scan()
+    assert list(calls(path, scan)) == []
+    assert scan.skipped["not-json"] >= 1 and scan.skipped["assistant-without-content"] == 1
+    assert scan.skipped["not-an-object"] == 1
