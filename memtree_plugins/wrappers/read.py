@@ -20,7 +20,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -177,14 +177,19 @@ def _split_oversize(chunks: list[Chunk], max_bytes: int) -> list[Chunk]:
         for ln in split_lines(c.text):
             n = len(ln.encode("utf-8", "surrogatepass"))
             if part and size + n > max_bytes:
-                out.append(Chunk(start, start + len(part) - 1, "".join(part), c.kind, c.symbol, c.outline))
+                out.append(replace(c, start_line=start, end_line=start + len(part) - 1, text="".join(part)))
                 start += len(part)
                 part, size = [], 0
             part.append(ln)
             size += n
         if part:
-            out.append(Chunk(start, start + len(part) - 1, "".join(part), c.kind, c.symbol, c.outline))
+            out.append(replace(c, start_line=start, end_line=start + len(part) - 1, text="".join(part)))
     return out
+
+
+def _definition(c: Chunk) -> dict[str, str]:
+    """What a symbol-aware chunker said about the definition, for the node's metadata."""
+    return {k: v for k, v in (("name", c.name), ("signature", c.signature), ("parent", c.parent)) if v}
 
 
 def chunk_text(app: App, path: str, text: str, notes: list[str]) -> tuple[list[Chunk], str]:
@@ -216,9 +221,10 @@ def _redacted_chunks(app: App, path: str, text: str, notes: list[str]) -> tuple[
         for c in chunks:
             t, h1 = app.redact(c.text)
             o, h2 = app.redact(c.outline)
-            for k, v in (*h1.items(), *h2.items()):
+            sig, h3 = app.redact(c.signature)
+            for k, v in (*h1.items(), *h2.items(), *h3.items()):
                 hits[k] = hits.get(k, 0) + v
-            fixed.append(Chunk(c.start_line, c.end_line, t, c.kind, c.symbol, o))
+            fixed.append(replace(c, text=t, outline=o, signature=sig))
         chunks = fixed
     if hits:
         notes.append("redacted " + ", ".join(f"{n} {rule}" for rule, n in sorted(hits.items())))
@@ -279,13 +285,13 @@ def write_version(app: App, p: Path, shown: str, uri: str) -> tuple[Version, dic
                 return raced, got, True
         file_node = store.insert_node("file", _file_outline(shown, total, chunker, entries), source_uri=uri,
                                       status_="live", mtime=loaded.mtime, metadata=meta)
-        for e in entries:
+        for e, chunk in zip(entries, chunks, strict=True):
             store.insert_node("file_chunk", texts[e.id], parent_id=file_node.id,
                               source_uri=file_uri(p, e.start, e.end), status_="live", mtime=loaded.mtime,
                               node_id=e.id,
                               metadata={"path": str(p), "start_line": e.start, "end_line": e.end,
                                         "symbol": e.symbol, "kind": e.kind, "outline": e.outline,
-                                        "tokens": e.tokens, "chunker": chunker})
+                                        "tokens": e.tokens, "chunker": chunker, **_definition(chunk)})
         _retire(store, rows, file_node.id, entries)
         app.record_redactions(hits)
     return Version(file_node.id, total, entries, notes), texts, False
