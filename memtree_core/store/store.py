@@ -22,7 +22,7 @@ from memtree_core.store import schema, status
 from memtree_core.store.sqlite_route import Route, choose_route, load_vec
 
 KINDS = ("file_chunk", "tool_output", "summary", "note", "observation", "file")
-EDGE_KINDS = ("derived_from", "references", "summarizes", "supersedes")
+EDGE_KINDS = ("derived_from", "references", "summarizes", "supersedes", "similar")
 
 
 def now_ms() -> int:

@@ -66,7 +66,7 @@ def _neighbors_tool(app: App):
         node_id: str,
         depth: Annotated[int, Field(ge=1, le=5)] = 1,
         edge_kinds: Annotated[list[str] | None, Field(description="derived_from, references, summarizes, "
-                                                                  "supersedes; default all")] = None,
+                                                                  "supersedes, similar; default all")] = None,
         status: Status = "live",
     ) -> NeighborsResult:
         """Nodes around a node: parent, children and lateral edges (both directions), with distances."""
