@@ -28,6 +28,7 @@ class Chunk:
     name: str | None = None  # the definition's own name (``method`` of ``Class.method``)
     signature: str = ""  # the definition's header on one line (``def f(x) -> int``)
     parent: str | None = None  # qualified name of the enclosing definition (a method's class)
+    members: tuple[str, ...] = ()  # qualified names of definitions inside it that have no chunk of their own
 
 
 @runtime_checkable

@@ -109,6 +109,7 @@ class _Piece:
     name: str | None = None
     signature: str = ""
     parent: str | None = None
+    members: tuple[str, ...] = ()
 
 
 # -- grammar loading -----------------------------------------------------------------------------------
@@ -382,11 +383,14 @@ class _Reader:
         outline = "\n".join(context + [sig])
         head = _Piece(start, end, d.kind, qual, outline, name, sig, parent)
         mem = self.members(d) if depth < _MAX_DEPTH else None
-        if mem is not None and end - start + 1 > self.class_split_lines:
+        if mem is not None:
             body, kids = mem
             inner = self.pieces(kids, qual + ".", qual, depth + 1, top=False)
+            head.members = tuple(dict.fromkeys(p.symbol for p in inner if p.symbol and p.symbol != qual))
+        if mem is not None and end - start + 1 > self.class_split_lines:
             while inner and inner[0].kind == "class_body":
                 inner.pop(0)  # fields before the first member stay with the header
+            head.members = ()
             if any(p.symbol != qual for p in inner):
                 listed = [p.signature for p in inner if p.parent == qual and p.signature][:15]
                 head.outline = "\n".join([outline, *("    " + s for s in listed)])
@@ -468,4 +472,4 @@ class TreeSitterChunker:
                                     crop(next(ln for ln in lines if ln.strip()))))
         tiled = _tile(pieces, 1, len(lines))
         return [replace(make_chunk(lines, p.start, p.end, p.kind, p.symbol, p.outline), name=p.name,
-                        signature=p.signature, parent=p.parent) for p in tiled]
+                        signature=p.signature, parent=p.parent, members=p.members) for p in tiled]

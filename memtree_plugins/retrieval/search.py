@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memtree_core.store import KINDS, NODE_COLUMNS, row_to_node
+from memtree_core.store.symbols import SYMBOL_WEIGHT
 from memtree_plugins.retrieval.models import SearchHit, SearchResult
 from memtree_plugins.retrieval.nodes import line_range, node_tokens_estimate, parse_statuses, preview
 from memtree_plugins.retrieval.query import ParsedQuery, Term, parse
@@ -65,6 +66,8 @@ MAX_WINDOW = 32_000
 MAX_LIMIT = 200
 SNIPPET_TOKENS = 16
 RETRIEVERS_KEY = "retrieval.retrievers"
+# Column weights (id, content, symbols): a definition's name outweighs any number of uses in body text.
+BM25 = f"bm25(f.nodes_fts, 0.0, 1.0, {SYMBOL_WEIGHT})"
 
 Retriever = Callable[["App", ParsedQuery, int, "Filters"], list[tuple[str, float]]]
 
@@ -164,7 +167,7 @@ def _rank(store: Store, expr: str, filters: Filters, limit: int, exclude: set[in
     if rowid_range is not None:
         rng_sql, rng_params = " AND rowid BETWEEN ? AND ?", list(rowid_range)
     f_rng = rng_sql.replace("rowid", "f.rowid")
-    score_sql, order_sql = ("0.0", "f.rowid DESC") if by_recency else ("bm25(f.nodes_fts)", "2, f.rowid DESC")
+    score_sql, order_sql = ("0.0", "f.rowid DESC") if by_recency else (BM25, "2, f.rowid DESC")
     window = max(WINDOW, limit * PER_HIT)
     if by_recency and filters.restrictive():
         # Newest first streams from FTS5 and stops at LIMIT: one pass over the widest window costs no

@@ -187,9 +187,13 @@ def _split_oversize(chunks: list[Chunk], max_bytes: int) -> list[Chunk]:
     return out
 
 
-def _definition(c: Chunk) -> dict[str, str]:
+def _definition(c: Chunk) -> dict[str, Any]:
     """What a symbol-aware chunker said about the definition, for the node's metadata."""
-    return {k: v for k, v in (("name", c.name), ("signature", c.signature), ("parent", c.parent)) if v}
+    out: dict[str, Any] = {k: v for k, v in (("name", c.name), ("signature", c.signature), ("parent", c.parent))
+                           if v}
+    if c.members:
+        out["members"] = list(c.members)
+    return out
 
 
 def chunk_text(app: App, path: str, text: str, notes: list[str]) -> tuple[list[Chunk], str]:
