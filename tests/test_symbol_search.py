@@ -90,3 +90,26 @@ def test_uses_still_match_after_the_definition(indexed, project: Path) -> None:
     uris = [h.source_uri.split("#", 1)[0] for h in res.hits]
     assert uris[0] == (project / "flags.js").as_uri()
     assert (project / "register.js").as_uri() in uris and (project / "README.md").as_uri() in uris
+
+
+def test_the_name_as_typed_wins_over_one_that_differs_in_case_or_underscores(app, project: Path) -> None:
+    f = project / "cmd.js"
+    f.write_text(textwrap.dedent("""\
+        // command() builds a Command; Command is used by command everywhere.
+        function command(name) {
+          return new Command(name);
+        }
+
+        function _command(name) {
+          return command(name);
+        }
+
+        class Command {
+          constructor(name) { this.name = name; }
+        }
+        """))
+    read(app, str(f))
+    for query, defines in (("Command", "class Command"), ("command", "function command("),
+                           ("_command", "function _command(")):
+        res = search(app, query, mode="keyword", limit=3, filters=Filters.build())
+        assert defines in app.store.get_node(res.hits[0].id).content, query

@@ -68,6 +68,7 @@ SNIPPET_TOKENS = 16
 RETRIEVERS_KEY = "retrieval.retrievers"
 # Column weights (id, content, symbols): a definition's name outweighs any number of uses in body text.
 BM25 = f"bm25(f.nodes_fts, 0.0, 1.0, {SYMBOL_WEIGHT})"
+DEF_CANDIDATES = 100  # chunks naming a one-word query in their symbols, sorted by how they define it
 
 Retriever = Callable[["App", ParsedQuery, int, "Filters"], list[tuple[str, float]]]
 
@@ -226,6 +227,62 @@ def _snippet(store: Store, expr: str, rowid: int) -> str:
     return (row[0] or "").strip() if row else ""
 
 
+def _definitions(store: Store, pq: ParsedQuery, filters: Filters, limit: int,
+                 rowid_range: tuple[int, int] | None) -> list[tuple[int, float]]:
+    """For a query that is one identifier, the chunks that define it, best first.
+
+    bm25 alone lets the many chunks that use a common name (``Option``, ``echo``) outscore the one that
+    defines it, so the chunks whose ``symbols`` column holds the word are sorted by how they define it
+    (see :func:`_defines`); chunks that merely carry it (a method of class ``Option``) are left to bm25.
+    """
+    if len(pq.terms) != 1 or len(pq.raw.split()) != 1:
+        return []
+    term, word = pq.terms[0], pq.raw.strip()
+    found = _rank(store, f"symbols : {term.fts}", filters, max(limit, DEF_CANDIDATES), set(), rowid_range).rowids
+    if not found:
+        return []
+    marks = ",".join("?" * len(found))
+    texts = dict(store.query(f"SELECT rowid, symbols FROM nodes WHERE rowid IN ({marks})", [r for r, _ in found]))
+    tiered = sorted(((tier, -sc, r) for r, sc in found
+                     if (tier := _defines(texts.get(r) or "", word, term.text)) is not None))
+    out: list[tuple[int, float]] = []
+    for _tier, neg, r in tiered[:limit]:
+        score = -neg if not out else min(-neg, out[-1][1] - 1e-3)  # keep the list best-first
+        out.append((r, score))
+    return out
+
+
+def _defines(symbols: str, word: str, term_text: str) -> int | None:
+    """How a chunk with this ``symbols`` text defines ``word``: 0 by that exact name (or qualified name),
+    1 by a name equal up to case and ``_`` (``Command`` for ``command``), 2 as a member of a class kept whole;
+    None when it only carries the word (a parent's name, a part of a longer name)."""
+    words = symbols.split()
+    if not words:
+        return None
+    own, qual, members = words[0], words[2] if len(words) > 2 else "", [w for w in words[3:] if "." in w]
+    if own == word or qual == word:
+        return 0
+    if " ".join(_fts_tokens(own)) == term_text or " ".join(_fts_tokens(qual)) == term_text:
+        return 1
+    if any(m == word or m.rsplit(".", 1)[-1] == word for m in members):
+        return 2
+    return None
+
+
+def _fts_tokens(name: str) -> list[str]:
+    from memtree_plugins.retrieval.query import _tokens
+
+    return [t.lower() for t in _tokens(name)]
+
+
+def _above(first: list[tuple[int, float]], rest: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """Shift ``first``'s scores above every score in ``rest`` so the merged list stays best-first."""
+    if not first or not rest:
+        return first
+    shift = max(0.0, max(s for _, s in rest) - min(s for _, s in first)) + 1e-3
+    return [(r, s + shift) for r, s in first]
+
+
 def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters) -> SearchResult:
     store = app.store
     result = SearchResult(query=pq.raw, mode="keyword", terms=[t.text for t in pq.terms], strategy="and",
@@ -248,8 +305,11 @@ def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters) -> S
             result.ranking = "recency"
             notes.append(f"every term matches more than ~{DF_BM25_MAX:,} nodes: the newest matches come "
                          "first (bm25 would have to read every match); add a rarer word to rank by relevance")
-        ranked = _rank(store, and_expr, filters, limit, set(), rowid_range, by_recency)
-        picked: list[tuple[int, float, str, str]] = [(r, s, and_expr, "all") for r, s in ranked.rowids]
+        defined = _definitions(store, pq, filters, limit, rowid_range)
+        ranked = _rank(store, and_expr, filters, limit - len(defined), {r for r, _ in defined}, rowid_range,
+                       by_recency)
+        picked: list[tuple[int, float, str, str]] = [(r, s, and_expr, "all") for r, s in
+                                                     [*_above(defined, ranked.rowids), *ranked.rowids]]
         approximate, candidates = ranked.approximate, ranked.candidates
         if len(picked) < limit and len(pq.terms) > 1:
             counts = {t: _bounded_count(store, t, WINDOW) for t in pq.terms}
