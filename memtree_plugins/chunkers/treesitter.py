@@ -292,7 +292,8 @@ class _Reader:
         start = d.outer.start_byte
         stop = body.start_byte if body is not None and body.start_byte > start else d.outer.end_byte
         raw = (d.outer.text or b"")[: stop - start].decode("utf-8", "replace")
-        # skip leading comments/decorators' lines only when the def keyword is later on the same node
+        if body is None:  # no body to stop at (a Go type, a C typedef): the first line says enough
+            raw = raw.split("\n", 1)[0]
         sig = " ".join(raw.split())
         return crop(sig.rstrip("{:= "), 240)
 
