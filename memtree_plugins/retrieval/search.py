@@ -305,7 +305,8 @@ def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters) -> S
             result.ranking = "recency"
             notes.append(f"every term matches more than ~{DF_BM25_MAX:,} nodes: the newest matches come "
                          "first (bm25 would have to read every match); add a rarer word to rank by relevance")
-        defined = _definitions(store, pq, filters, limit, rowid_range)
+        # (a term so common that bm25 is skipped is no identifier worth a scan of its matches)
+        defined = [] if by_recency else _definitions(store, pq, filters, limit, rowid_range)
         ranked = _rank(store, and_expr, filters, limit - len(defined), {r for r, _ in defined}, rowid_range,
                        by_recency)
         picked: list[tuple[int, float, str, str]] = [(r, s, and_expr, "all") for r, s in
