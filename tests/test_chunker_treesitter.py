@@ -308,3 +308,13 @@ def test_a_missing_grammar_wheel_means_windows_and_info_says_so(home, project) -
     assert list(chunking["windows"]) == ["go"]
     assert "go" not in chunking["by_definition"]
     assert any("windows" in d and "go" in d for d in degraded)
+
+
+def test_a_doc_comment_one_blank_line_above_stays_with_its_method_but_a_file_header_does_not() -> None:
+    text = ("/* Licence: MIT */\n\nfunction first() {}\n\nclass Help {\n  /**\n   * Visible commands.\n   */\n\n"
+            "  visibleCommands(cmd) {\n    return cmd;\n  }\n}\n")
+    chunks = TreeSitterChunker(class_split_lines=1).chunk("help.js", text)
+    assert_tiles(chunks, text)
+    assert chunks[0].kind == "module_header" and chunks[0].text.startswith("/* Licence")
+    method = next(c for c in chunks if c.symbol == "Help.visibleCommands")
+    assert method.text.lstrip().startswith("/**") and "class_body" not in {c.kind for c in chunks}

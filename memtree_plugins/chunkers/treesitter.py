@@ -356,11 +356,15 @@ class _Reader:
                 run += comments + [child]
                 comments = []
                 continue
-            # The comment block directly above (no blank line between) belongs to the definition.
+            # The comment block above (at most one blank line between: JSDoc often has one) belongs to the
+            # definition; a comment opening the file is the file's header, not the first function's.
             attached: list[Any] = []
-            while comments and comments[-1].end_point[0] + 1 >= (attached[0] if attached else d.outer
+            while comments and comments[-1].end_point[0] + 2 >= (attached[0] if attached else d.outer
                                                                 ).start_point[0]:
                 attached.insert(0, comments.pop())
+            if attached and top and attached[0].start_point[0] == 0:
+                comments += attached
+                attached = []
             run += comments
             comments = []
             flush_run()
