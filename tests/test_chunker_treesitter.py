@@ -318,3 +318,22 @@ def test_a_doc_comment_one_blank_line_above_stays_with_its_method_but_a_file_hea
     assert chunks[0].kind == "module_header" and chunks[0].text.startswith("/* Licence")
     method = next(c for c in chunks if c.symbol == "Help.visibleCommands")
     assert method.text.lstrip().startswith("/**") and "class_body" not in {c.kind for c in chunks}
+
+
+def test_definitions_inside_an_include_guard_and_extern_c_get_their_own_chunks() -> None:
+    text = ("#ifndef CRC_H\n#define CRC_H\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+            "static int crc_init(void) {\n  return 0;\n}\n\nint crc_step(int v) {\n  return v + 1;\n}\n\n"
+            "#ifdef __cplusplus\n}\n#endif\n#endif\n")
+    for path in ("crc.h", "crc.hpp"):
+        chunks = TreeSitterChunker().chunk(path, text)
+        assert_tiles(chunks, text)
+        got = {c.symbol: c for c in chunks if c.symbol}
+        assert {"crc_init", "crc_step"} <= set(got), (path, [(c.kind, c.symbol) for c in chunks])
+        assert got["crc_step"].text.startswith("int crc_step(int v)")
+
+
+def test_a_long_stretch_of_plain_code_is_cut_into_windows() -> None:
+    text = "".join(f"console.log({i});\n" for i in range(450))
+    chunks = TreeSitterChunker(max_lines=200).chunk("script.js", text)
+    assert_tiles(chunks, text)
+    assert [c.end_line - c.start_line + 1 for c in chunks] == [200, 200, 50]

@@ -92,6 +92,10 @@ _TOP_KIND = {"ruby": {"method": "function"}}
 _BODY_TYPES = frozenset({"class_body", "declaration_list", "field_declaration_list", "body_statement",
                          "interface_body", "enum_body", "statement_block", "object_type", "annotation_type_body",
                          "enum_body_declarations"})
+# Wrappers around many definitions (include guards, ``#ifdef`` blocks, ``extern "C" { }``): their insides
+# are chunked as if they stood at this level, else a whole header would be one chunk.
+_TRANSPARENT = frozenset({"preproc_ifdef", "preproc_if", "preproc_else", "preproc_elif", "preproc_elifdef",
+                          "linkage_specification", "declaration_list"})
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 _CLASS_VALUES = frozenset({"class", "class_expression"})
 _NAME_TYPES = frozenset({"identifier", "field_identifier", "type_identifier", "property_identifier",
@@ -241,6 +245,16 @@ def _assigned_def(node: Any) -> tuple[Any, str, str] | None:
     return None
 
 
+def _flatten(children: list[Any], depth: int = 0) -> list[Any]:
+    out: list[Any] = []
+    for c in children:
+        if c.type in _TRANSPARENT and depth < 8:
+            out += _flatten(list(c.children), depth + 1)
+        else:
+            out.append(c)
+    return out
+
+
 class _Reader:
     def __init__(self, lang: str, lines: list[str], class_split_lines: int, max_lines: int) -> None:
         self.lang = lang
@@ -342,10 +356,12 @@ class _Reader:
                      if n.start_point[0] < len(self.lines)]
             if len(run) > 5:
                 heads.append(f"… {len(run) - 5} more statements")
-            out.append(_Piece(start, end, kind, symbol, "\n".join(dict.fromkeys(heads)), parent=parent))
+            outline = "\n".join(dict.fromkeys(heads))
+            for a in range(start, end + 1, self.max_lines):  # a long stretch of plain code: in windows
+                out.append(_Piece(a, min(a + self.max_lines - 1, end), kind, symbol, outline, parent=parent))
             run = []
 
-        for child in children:
+        for child in _flatten(children) if top else children:
             if not child.is_named:
                 continue
             if child.type == "comment":
