@@ -29,6 +29,15 @@ word found in 300k of 1M nodes costs 0.15-1.4 s.  memtree bounds the work instea
    (marked ``matched: some``, strategy ``and+or``); terms matching at least ``window`` nodes are left out
    of that OR when rarer terms exist, since their idf is near zero and they would flood the window.
 
+Definitions first
+-----------------
+File chunks that hold a definition carry a ``symbols`` column (memtree_core/store/symbols.py: name,
+qualified name, members, identifier parts), weighted ``SYMBOL_WEIGHT`` times body text in bm25.  A query
+that is one identifier also gets a definition pass before the AND ranking: the chunks whose ``symbols``
+hold it, sorted by how they define it (the exact name, the name up to case and ``_``, a member of a class
+kept whole), come first; chunks that only carry it (methods of a class by that name) are left to bm25.
+The pass is skipped for a term so common that bm25 itself is (see 3.).
+
 Modes
 -----
 ``keyword`` is built in.  ``semantic`` and ``hybrid`` use retrievers found in
