@@ -25,6 +25,10 @@ class Chunk:
     kind: str = "window"  # module_header | function | class | method | section | window | ...
     symbol: str | None = None  # qualified name of the symbol or heading, when there is one
     outline: str = ""  # signatures / headings / first docstring line; never needs an API key
+    name: str | None = None  # the definition's own name (``method`` of ``Class.method``)
+    signature: str = ""  # the definition's header on one line (``def f(x) -> int``)
+    parent: str | None = None  # qualified name of the enclosing definition (a method's class)
+    members: tuple[str, ...] = ()  # qualified names of definitions inside it that have no chunk of their own
 
 
 @runtime_checkable

@@ -245,7 +245,8 @@ def test_markdown_repo_docs_tile() -> None:
 def test_chunker_for_picks_by_priority(app) -> None:
     assert app.chunker_for("a/b.py").name == "python"
     assert app.chunker_for("README.MD").name == "markdown"
-    assert app.chunker_for("main.rs").name == "window"
+    assert app.chunker_for("main.rs").name == "treesitter"
+    assert app.chunker_for("build.gradle.kts").name == "window"
     assert app.chunker_for("Makefile").name == "window"
 
 

@@ -310,6 +310,29 @@ def test_read_grep_get_search_through_mcp(home: Path, project: Path, env: dict[s
             assert not nothing.is_error
             assert not _ids_in(_structured(nothing))
 
+            # The spec's filters object narrows like the flat parameters (grep stored a tool_output too).
+            kinds = {}
+            for kind in ("tool_output", "file_chunk"):
+                hits = _structured(await s.call_tool("search", {"query": "quokkaword", "filters": {"kind": kind}}))
+                kinds[kind] = {h["kind"] for h in hits["hits"]}
+            assert kinds == {"tool_output": {"tool_output"}, "file_chunk": {"file_chunk"}}
+            listed = {t.name: t for t in (await s.list_tools()).tools}
+            assert "filters" in listed["search"].input_schema["properties"]
+
+            # An argument a tool does not take is an error that names it, never silently ignored.
+            for name, args, bad in [("search", {"query": "quokkaword", "kinds": "file"}, "'kinds'"),
+                                    ("get", {"node_id": read_ids[0], "offest": 5}, "'offest'"),
+                                    ("read", {"path": str(src), "line": "1-2"}, "'line'")]:
+                assert listed[name].input_schema.get("additionalProperties") is False
+                out = await s.call_tool(name, args)
+                assert out.is_error, name
+                assert bad in text_of(out) and "it takes:" in text_of(out)
+            typo = await s.call_tool("search", {"query": "quokkaword", "filters": {"knd": "file"}})
+            assert typo.is_error and "knd" in text_of(typo)
+            twice = await s.call_tool("search", {"query": "quokkaword", "kind": "file",
+                                                 "filters": {"kind": "tool_output"}})
+            assert twice.is_error and "given twice" in text_of(twice)
+
     run_async(main)
 
 

@@ -359,3 +359,69 @@ def test_an_index_of_the_older_layout_is_rebuilt_once(vstore, knn_path) -> None:
     assert vstore.get_meta(f"vec_index:{old_f}") is None
     assert vectors.delete_vectors(vstore, ids[:1]) == 1
     assert ids[0] not in {i for i, _ in vectors.knn(vstore, vecs[0], "m", dim, 5)}
+
+
+SAMPLE = Path(__file__).resolve().parent.parent / "memtree_core" / "sample" / "bookshop"
+
+
+def _run_dedupe_pass(app: App) -> dict[str, int]:
+    total = {"checked": 0, "superseded": 0, "similar": 0}
+    while True:
+        counts = Dedupe().run(app)
+        for k in total:
+            total[k] += counts[k]
+        if counts["checked"] < 500:
+            return total
+
+
+def test_dedupe_never_hides_distinct_code_of_the_sample(sapp: App) -> None:
+    """rates_at() and rates_br() share their shape, not their data: both stay live and findable."""
+    from memtree_plugins.retrieval.search import Filters, search
+
+    path = SAMPLE / "bookshop" / "shipping_rates.py"
+    text = path.read_text(encoding="utf-8")
+    wanted = {"rates_at", "rates_be", "rates_br", "rates_de"}  # a few of its ~40 siblings keep the test quick
+    for ch in sapp.chunker_for(str(path)).chunk(str(path), text):
+        if ch.symbol in wanted:
+            sapp.store.insert_node("file_chunk", ch.text, source_uri=f"file://{path}#L{ch.start_line}-{ch.end_line}",
+                                   status_="live", metadata={"path": str(path), "kind": ch.kind,
+                                                             "symbol": ch.symbol})
+    assert _embed_all(sapp) == len(wanted)
+    counts = _run_dedupe_pass(sapp)
+    assert counts["superseded"] == 0
+    assert counts["similar"] > 0  # their vectors are that close (cosine > 0.97): linked, not merged
+    rows = sapp.store.query("SELECT status, json_extract(metadata, '$.symbol') FROM nodes WHERE kind = 'file_chunk'")
+    assert {st for st, _ in rows} == {"live"} and {sym for _, sym in rows} == wanted
+    hit = search(sapp, "rates_at", mode="keyword", limit=3, filters=Filters.build())
+    assert hit.hits and "def rates_at(" in sapp.store.get_node(hit.hits[0].id).content
+
+
+def test_dedupe_still_merges_a_real_copy_of_code(sapp: App) -> None:
+    body = ("def charge(order, card):\n    total = sum(line.price * line.qty for line in order.lines)\n"
+            "    if total <= 0:\n        raise ValueError('empty order')\n    return card.debit(total)\n")
+    meta = {"path": "/p/billing.py", "kind": "function", "symbol": "charge"}
+    older = sapp.store.insert_node("file_chunk", body, source_uri="file:///p/billing.py#L1-5", status_="live",
+                                   created_at=1_000, metadata=meta)
+    # the same code re-indented: a copy
+    newer = sapp.store.insert_node("file_chunk", body.replace("    ", "  "),
+                                   source_uri="file:///p/billing.py#L10-15", status_="live", created_at=2_000,
+                                   metadata=meta)
+    # same text, another chunk kind: not compared as a copy
+    other = sapp.store.insert_node("file_chunk", body, source_uri="file:///p/billing.py#L20-24", status_="live",
+                                   created_at=3_000, metadata={**meta, "kind": "method"})
+    _embed_all(sapp)
+    counts = _run_dedupe_pass(sapp)
+    nodes = sapp.store.get_nodes([older.id, newer.id, other.id])
+    assert counts["superseded"] == 1
+    assert nodes[older.id].status == "superseded"
+    assert nodes[newer.id].status == "live" and nodes[other.id].status == "live"
+
+
+def test_shingle_similarity_tells_copies_from_siblings() -> None:
+    from memtree_plugins.semantic.sameness import jaccard
+
+    text = (SAMPLE / "bookshop" / "shipping_rates.py").read_text(encoding="utf-8")
+    at = text[text.index("def rates_at("):text.index("def ", text.index("def rates_at(") + 5)]
+    br = text[text.index("def rates_br("):text.index("def ", text.index("def rates_br(") + 5)]
+    assert jaccard(at, at.replace("    ", "\t")) == 1.0
+    assert jaccard(at, br) < 0.5

@@ -25,8 +25,9 @@ def fts_ids(store: Store, term: str) -> set[str]:
 
 def test_schema_columns_match_the_spec(store: Store) -> None:
     cols = [r[1] for r in store.query("PRAGMA table_info(nodes)")]
+    # the spec's columns, in order, then memtree's own (symbols: keyword search's identifier field)
     assert cols == ["id", "parent_id", "kind", "source_uri", "content", "content_hash", "status", "mtime",
-                    "created_at", "updated_at", "truncated", "original_bytes", "metadata"]
+                    "created_at", "updated_at", "truncated", "original_bytes", "metadata", "symbols"]
     assert [r[1] for r in store.query("PRAGMA table_info(edges)")] == ["src_id", "dst_id", "kind", "created_at"]
     indexes = {r[1] for r in store.query("PRAGMA index_list(nodes)")}
     assert {"nodes_parent", "nodes_created_parent", "nodes_source_uri", "nodes_content_hash",
@@ -182,3 +183,50 @@ def test_a_store_from_schema_2_migrates_forward_keeping_its_index(tmp_path: Path
         s.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('integrity-check')")
     finally:
         s.close()
+
+
+def test_a_store_from_schema_3_gets_a_symbol_index_for_its_definitions(tmp_path: Path) -> None:
+    from memtree_core.store import schema
+    from memtree_core.store.sqlite_route import choose_route
+
+    path = tmp_path / "v3.db"
+    conn = choose_route().module.connect(str(path), isolation_level=None)
+    for version in range(3):
+        for stmt in schema.MIGRATIONS[version]:
+            conn.execute(stmt)
+    conn.execute("PRAGMA user_version = 3")
+    rows = [("DEF", "file_chunk", "def parseFlag(flags):\n    return flags.split()\n",
+             '{"kind":"function","symbol":"Cli.parseFlag"}'),
+            ("USE", "file_chunk", "x = parseFlag(argv)\n", '{"kind":"statements","symbol":null}'),
+            ("NOTE", "note", "parseFlag is slow", "{}")]
+    for node_id, kind, content, meta in rows:
+        conn.execute("INSERT INTO nodes (id, kind, content, content_hash, status, created_at, updated_at, "
+                     "metadata) VALUES (?, ?, ?, 'h', 'live', 1, 1, ?)", (node_id, kind, content, meta))
+    conn.close()
+    s = Store.open(path)
+    try:
+        assert s.query_one("PRAGMA user_version")[0] == SCHEMA_VERSION
+        symbols = dict(s.query("SELECT id, symbols FROM nodes"))
+        assert symbols["USE"] == symbols["NOTE"] == ""
+        assert "parseFlag" in symbols["DEF"] and "Cli.parseFlag" in symbols["DEF"]
+        assert fts_ids(s, "symbols: parse") == {"DEF"}  # camelCase parts are words of the symbol
+        assert fts_ids(s, "parseflag") == {"DEF", "USE", "NOTE"}  # content stays indexed
+        s.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('integrity-check')")
+        # new rows and later changes keep both columns in the index
+        s.insert_node("file_chunk", "class Ledger:\n    pass\n", status_="live",
+                      metadata={"kind": "class", "symbol": "Ledger"})
+        assert len(fts_ids(s, "symbols: ledger")) == 1
+        s.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('integrity-check')")
+    finally:
+        s.close()
+
+
+def test_symbol_text_splits_identifiers_and_skips_non_definitions() -> None:
+    from memtree_core.store.symbols import split_identifier, symbol_text
+
+    assert split_identifier("getHTTPResponse_v2") == ["get", "HTTP", "Response", "v", "2"]
+    assert split_identifier("rates_at") == ["rates", "at"]
+    text = symbol_text({"kind": "method", "symbol": "Command.addOption", "name": "addOption"})
+    assert text.split() == ["addOption", "addOption", "Command.addOption", "add", "Option"]
+    assert symbol_text({"kind": "section", "symbol": "Install"}) == ""
+    assert symbol_text({"kind": "window"}) == ""

@@ -89,6 +89,17 @@ def capture_status(app: Any) -> dict[str, Any]:
     return out
 
 
+def code_chunking(app: Any) -> dict[str, Any]:
+    """Which languages are chunked by definition, and which fall back to windows (and why)."""
+    status: dict[str, str | None] = {}
+    for chunker in app.plugins.chunkers:
+        report = getattr(chunker, "availability", None)
+        if callable(report):
+            status.update(report())
+    return {"by_definition": sorted(k for k, v in status.items() if v is None),
+            "windows": {k: v for k, v in sorted(status.items()) if v is not None}}
+
+
 def gather(app: Any) -> dict[str, Any]:
     from memtree_core import __version__, destinations, protections
     from memtree_core.lockfile import daemon_status
@@ -111,6 +122,7 @@ def gather(app: Any) -> dict[str, Any]:
         "capture": capture_status(app),
         "grep": grep_engine(),
         "bounds": bounds(),
+        "code_chunking": code_chunking(app),
         "daemon": daemon_status(app.paths),
         "plugins": [p.as_dict() for p in app.plugins.report],
         "config_files": app.loaded.files,
@@ -129,6 +141,10 @@ def _degraded(app: Any, vector_search: dict[str, Any]) -> list[str]:
     emb = embedder_status(app)
     if vector_search["available"] and not emb["available"]:
         out.append(f"semantic search off (keyword only): {emb['reason']}")
+    windows = code_chunking(app)["windows"]
+    if windows:
+        out.append("200-line windows, not definitions, for " + ", ".join(windows) + ": grammar missing ("
+                   + next(iter(windows.values())) + "); pip install 'memtree-mcp' brings tree-sitter grammars")
     for p in app.plugins.failures:
         out.append(f"plugin {p.name} {p.status}: {p.error}")
     if not app.settings.capture.bash:
@@ -187,6 +203,9 @@ def run(args: Any) -> int:
         f"{'on' if info['capture']['replace'] else 'off'}"
         + (f"; undelivered: {', '.join(f'{k} {v}' for k, v in info['capture']['hook_drops'].items())}"
            if info["capture"]["hook_drops"] else ""),
+        "chunking  by definition: " + ", ".join(["python", *info["code_chunking"]["by_definition"]])
+        + (f"; windows only: {', '.join(info['code_chunking']['windows'])}" if info["code_chunking"]["windows"]
+           else ""),
         f"tokens    {info['token_counter']}",
         "bounds    " + _bounds_line(info["bounds"]),
         "config    " + (", ".join(info["config_files"]) or "defaults only"),

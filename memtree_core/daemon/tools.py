@@ -182,7 +182,31 @@ class MemtreeServer(MCPServer):
 
     async def _handle_call_tool(self, ctx: Any, params: Any) -> Any:
         await self._tools()
+        unknown = unknown_arguments(self, params.name, params.arguments or {})
+        if unknown:
+            # The SDK drops arguments a tool does not declare; a misspelt filter would then widen the
+            # answer without a word.  Say which ones, and what the tool takes.
+            return CallToolResult(content=[TextContent(type="text", text=unknown)], is_error=True)
         return await super()._handle_call_tool(ctx, params)
+
+
+def _declared(server: MCPServer, name: str) -> list[str] | None:
+    tool = server._tool_manager.get_tool(name)
+    if tool is None:
+        return None
+    return list((tool.parameters or {}).get("properties", {}))
+
+
+def unknown_arguments(server: MCPServer, name: str, arguments: dict[str, Any]) -> str | None:
+    """A one-line error naming the arguments ``name`` does not take, or None when all are known."""
+    declared = _declared(server, name)
+    if declared is None:
+        return None  # an unknown tool: the SDK says so
+    extra = [k for k in arguments if k not in declared]
+    if not extra:
+        return None
+    return (f"tool {name!r} has no argument{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))}; "
+            f"it takes: {', '.join(declared) or 'no arguments'}")
 
 
 def create_server(version: str) -> MemtreeServer:
@@ -208,6 +232,9 @@ def register_tools(server: MCPServer, app: Any) -> list[str]:
                                             destructive_hint=spec.destructive,
                                             idempotent_hint=spec.idempotent or spec.read_only,
                                             open_world_hint=spec.open_world))
+            tool = server._tool_manager.get_tool(spec.name)
+            if tool is not None:  # publish what the call checks: no argument beyond those listed
+                tool.parameters.setdefault("additionalProperties", False)
             added.append(spec.name)
             hints.append({"name": spec.name, "annotations": {"readOnlyHint": spec.read_only,
                                                              "idempotentHint": spec.idempotent or spec.read_only}})

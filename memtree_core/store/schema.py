@@ -1,12 +1,57 @@
 """The store's schema (spec §3) and its forward migrations, tracked in ``PRAGMA user_version``.
 
-Each migration is a list of statements applied in one transaction; never edit a released one, add the
-next.  ``nodes_fts`` is an external-content FTS5 table kept in sync by triggers; pruned rows leave it.
+Each migration is a list of statements (or, for a data step SQL cannot say, a function of the connection)
+applied in one transaction; never edit a released one, add the next.  ``nodes_fts`` is an external-content FTS5 table kept in sync by triggers; pruned rows leave it.
 """
 
 from __future__ import annotations
 
-MIGRATIONS: list[list[str]] = [
+import json
+from collections.abc import Callable
+from typing import Any
+
+from memtree_core.store.symbols import symbol_text
+
+
+def _backfill_symbols(conn: Any) -> None:
+    """Migration 4's data step: the ``symbols`` column for file chunks stored before it existed."""
+    rows = conn.execute("SELECT rowid, metadata FROM nodes WHERE kind = 'file_chunk' "
+                        "AND metadata LIKE '%\"symbol\"%'").fetchall()
+    updates = []
+    for rowid, metadata in rows:
+        try:
+            text = symbol_text(json.loads(metadata))
+        except ValueError:
+            continue
+        if text:
+            updates.append((text, rowid))
+    conn.executemany("UPDATE nodes SET symbols = ? WHERE rowid = ?", updates)
+
+
+def _fts_triggers() -> list[str]:
+    cols, new, old = "rowid, id, content, symbols", "new.rowid, new.id, new.content, new.symbols", \
+        "old.rowid, old.id, old.content, old.symbols"
+    return [
+        f"""CREATE TRIGGER nodes_fts_insert AFTER INSERT ON nodes WHEN new.status != 'pruned' BEGIN
+            INSERT INTO nodes_fts({cols}) VALUES ({new});
+        END""",
+        f"""CREATE TRIGGER nodes_fts_delete AFTER DELETE ON nodes WHEN old.status != 'pruned' BEGIN
+            INSERT INTO nodes_fts(nodes_fts, {cols}) VALUES ('delete', {old});
+        END""",
+        f"""CREATE TRIGGER nodes_fts_update AFTER UPDATE OF content, symbols ON nodes
+            WHEN old.status != 'pruned' AND new.status != 'pruned' BEGIN
+            INSERT INTO nodes_fts(nodes_fts, {cols}) VALUES ('delete', {old});
+            INSERT INTO nodes_fts({cols}) VALUES ({new});
+        END""",
+        f"""CREATE TRIGGER nodes_fts_prune AFTER UPDATE OF status ON nodes
+            WHEN new.status = 'pruned' AND old.status != 'pruned' BEGIN
+            INSERT INTO nodes_fts(nodes_fts, {cols}) VALUES ('delete', {old});
+        END""",
+    ]
+
+Migration = list[str | Callable[[Any], None]]
+
+MIGRATIONS: list[Migration] = [
     # 1: the spec's tables
     [
         """CREATE TABLE nodes (
@@ -101,6 +146,25 @@ MIGRATIONS: list[list[str]] = [
             id UNINDEXED, content, content='nodes', content_rowid='rowid',
             tokenize='porter unicode61 remove_diacritics 2')""",
         "INSERT INTO nodes_fts(rowid, id, content) SELECT rowid, id, content FROM nodes WHERE status != 'pruned'",
+    ],
+    # 4: identifier-aware keyword search.  A ``symbols`` column (memtree_core/store/symbols.py: a definition's
+    # name, qualified name and their parts) is indexed beside the content and weighted far above it by the
+    # keyword ranker, so a definition outranks the chunks that merely use its name.  Existing file chunks
+    # get theirs from their metadata, then the index is rebuilt once with both columns.
+    [
+        "ALTER TABLE nodes ADD COLUMN symbols TEXT NOT NULL DEFAULT ''",
+        _backfill_symbols,
+        "DROP TRIGGER nodes_fts_insert",
+        "DROP TRIGGER nodes_fts_delete",
+        "DROP TRIGGER nodes_fts_update",
+        "DROP TRIGGER nodes_fts_prune",
+        "DROP TABLE nodes_fts",
+        """CREATE VIRTUAL TABLE nodes_fts USING fts5(
+            id UNINDEXED, content, symbols, content='nodes', content_rowid='rowid',
+            tokenize='porter unicode61 remove_diacritics 2')""",
+        *_fts_triggers(),
+        "INSERT INTO nodes_fts(rowid, id, content, symbols) SELECT rowid, id, content, symbols FROM nodes "
+        "WHERE status != 'pruned'",
     ],
 ]
 

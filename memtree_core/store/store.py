@@ -21,10 +21,11 @@ from typing import Any
 
 from memtree_core.store import schema, status
 from memtree_core.store.sqlite_route import Route, choose_route, load_vec
+from memtree_core.store.symbols import symbol_text
 
 DIGEST_KEY = "digest-key"  # meta row holding the key of digest_key()
 KINDS = ("file_chunk", "tool_output", "summary", "note", "observation", "file")
-EDGE_KINDS = ("derived_from", "references", "summarizes", "supersedes")
+EDGE_KINDS = ("derived_from", "references", "summarizes", "supersedes", "similar")
 
 
 def now_ms() -> int:
@@ -284,7 +285,10 @@ class Store:
             for version in range(current, schema.SCHEMA_VERSION):
                 with self.tx():
                     for stmt in schema.MIGRATIONS[version]:
-                        self.conn.execute(stmt)
+                        if callable(stmt):
+                            stmt(self.conn)
+                        else:
+                            self.conn.execute(stmt)
                     self.conn.execute(f"PRAGMA user_version = {version + 1}")
             if self.vector.available:
                 with self.tx():
@@ -349,11 +353,12 @@ class Store:
         with self.tx() as c:
             cur = c.execute(
                 "INSERT INTO nodes (id, parent_id, kind, source_uri, content, content_hash, status, mtime, "
-                "created_at, updated_at, truncated, original_bytes, metadata) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "created_at, updated_at, truncated, original_bytes, metadata, symbols) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (node.id, node.parent_id, node.kind, node.source_uri, node.content, node.content_hash,
                  node.status, node.mtime, node.created_at, node.updated_at, node.truncated,
-                 node.original_bytes, node.metadata))
+                 node.original_bytes, node.metadata,
+                 symbol_text(metadata) if kind == "file_chunk" and metadata else ""))
             node.rowid = cur.lastrowid or 0
             c.execute("INSERT INTO transitions (node_id, from_status, to_status, reason, at) VALUES (?,?,?,?,?)",
                       (node.id, None, status_, "created", ts))

@@ -1,4 +1,5 @@
-"""Built-in chunkers: Python by symbol, Markdown by heading, and 200-line windows for everything else.
+"""Built-in chunkers: Python by symbol, JS/TS/Go/Rust/Java/C/C++/Ruby by definition (tree-sitter),
+Markdown by heading, and 200-line windows for everything else.
 
 ``App.chunker_for(path)`` picks the highest-priority chunker whose ``matches(path)`` is true; the
 window chunker matches every path at priority 0, so a plugin's chunker for a language wins by
@@ -20,8 +21,10 @@ if TYPE_CHECKING:
 def memtree_register_chunkers(register: Register[Chunker]) -> None:
     from memtree_plugins.chunkers.markdown import MarkdownChunker
     from memtree_plugins.chunkers.python import PythonChunker
+    from memtree_plugins.chunkers.treesitter import TreeSitterChunker
     from memtree_plugins.chunkers.window import WindowChunker
 
     register(PythonChunker())
+    register(TreeSitterChunker())
     register(MarkdownChunker())
     register(WindowChunker())

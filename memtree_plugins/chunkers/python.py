@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memtree_core.types import Chunk
 from memtree_plugins.chunkers.lines import crop, make_chunk, split_lines
@@ -35,6 +35,7 @@ class _Piece:
     kind: str
     symbol: str | None
     outline: str
+    members: tuple[str, ...] = ()
 
 
 def _first_doc_line(node: ast.AST) -> str:
@@ -122,6 +123,18 @@ def _statements_outline(stmts: list[ast.stmt], lines: list[str] | None = None) -
     return "\n".join(heads)
 
 
+def _members(node: ast.AST, prefix: str) -> tuple[str, ...]:
+    """Qualified names of the definitions inside a class kept as one chunk (searchable by them)."""
+    if not isinstance(node, ast.ClassDef):
+        return ()
+    out: list[str] = []
+    for m in node.body:
+        if isinstance(m, _DEFS):
+            out.append(f"{prefix}.{m.name}")
+            out += _members(m, f"{prefix}.{m.name}")
+    return tuple(out)
+
+
 def _start_of(node: ast.stmt) -> int:
     decos = getattr(node, "decorator_list", None) or []
     return min([node.lineno] + [d.lineno for d in decos])
@@ -190,7 +203,8 @@ class PythonChunker:
             pieces.insert(0, _Piece(1, pieces[0].start - 1, "module_header", None,
                                     crop(next(ln for ln in lines if ln.strip()))))
         tiled = _tile(pieces, 1, len(lines))
-        return [make_chunk(lines, p.start, p.end, p.kind, p.symbol, p.outline) for p in tiled]
+        return [replace(make_chunk(lines, p.start, p.end, p.kind, p.symbol, p.outline), members=p.members)
+                if p.members else make_chunk(lines, p.start, p.end, p.kind, p.symbol, p.outline) for p in tiled]
 
     def _pieces(self, body: list[ast.stmt], lines: list[str], floor: int, module: ast.Module | None,
                 prefix: str) -> list[_Piece]:
@@ -224,7 +238,7 @@ class PythonChunker:
                     pieces += self._split_class(node, start, end, lines)
                 else:
                     kind = "class" if isinstance(node, ast.ClassDef) else "function"
-                    pieces.append(_Piece(start, end, kind, symbol, _def_outline(node)))
+                    pieces.append(_Piece(start, end, kind, symbol, _def_outline(node), _members(node, symbol)))
             prev_end = end
         return pieces
 

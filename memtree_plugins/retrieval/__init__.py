@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from memtree_core.hookspecs import hookimpl
 from memtree_core.types import ToolSpec
@@ -27,6 +27,35 @@ from memtree_plugins.retrieval.models import (
 )
 
 Status = Annotated[str, Field(description="'live' (default), a comma list such as 'live,stale', or 'any'")]
+
+
+class SearchFilters(BaseModel):
+    """The spec's ``search(query, mode?, limit?, filters?)``: the same narrowing as the flat parameters."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str | list[str] | None = Field(None, description="node kind, a comma list or a list")
+    status: str | None = Field(None, description="'live' (default), a comma list such as 'live,stale', or 'any'")
+    path_prefix: str | None = Field(None, description="source path or URI prefix, e.g. src/")
+    since: str | int | None = Field(None, description="created at or after: epoch ms, ISO time or an age like 2h")
+    until: str | int | None = Field(None, description="created before (same forms as since)")
+    parent_id: str | None = Field(None, description="only children of this node")
+
+
+def merge_filters(flat: dict[str, object], filters: SearchFilters | None) -> dict[str, object]:
+    """Flat parameters and ``filters`` together; the same key given two different ways is an error."""
+    out = dict(flat)
+    if filters is None:
+        return out
+    for key, value in filters.model_dump(exclude_none=True).items():
+        if isinstance(value, list):
+            value = ",".join(str(v) for v in value)
+        given = out.get(key)
+        if given is not None and given != value and not (key == "status" and given == "live"):
+            raise ValueError(f"search: {key} is given twice, as {given!r} and as filters.{key}={value!r}; "
+                             "give it once")
+        out[key] = value
+    return out
 
 
 def _search_tool(app: App):
@@ -47,14 +76,18 @@ def _search_tool(app: App):
                                                        "age like 2h")] = None,
         until: Annotated[str | int | None, Field(description="created before (same forms as since)")] = None,
         parent_id: Annotated[str | None, Field(description="only children of this node")] = None,
+        filters: Annotated[SearchFilters | None, Field(description="the same filters as an object: kind, "
+                                                                   "status, path_prefix, since, until, "
+                                                                   "parent_id")] = None,
     ) -> SearchResult:
         """Keyword search (FTS5 bm25) over the store: node ids, snippets, scores, token counts.
 
         Every word must match; if too few nodes match them all, nodes matching some words follow.
         Use compose or get on the ids to read more."""
-        filters = Filters.build(kind=kind, status=status, path_prefix=path_prefix, since=since, until=until,
-                                parent_id=parent_id, project_root=app.project_root)
-        return run(app, query, mode=mode, limit=limit, filters=filters)
+        given = merge_filters({"kind": kind, "status": status, "path_prefix": path_prefix, "since": since,
+                               "until": until, "parent_id": parent_id}, filters)
+        return run(app, query, mode=mode, limit=limit,
+                   filters=Filters.build(**given, project_root=app.project_root))  # type: ignore[arg-type]
 
     return search
 
@@ -66,7 +99,7 @@ def _neighbors_tool(app: App):
         node_id: str,
         depth: Annotated[int, Field(ge=1, le=5)] = 1,
         edge_kinds: Annotated[list[str] | None, Field(description="derived_from, references, summarizes, "
-                                                                  "supersedes; default all")] = None,
+                                                                  "supersedes, similar; default all")] = None,
         status: Status = "live",
     ) -> NeighborsResult:
         """Nodes around a node: parent, children and lateral edges (both directions), with distances."""

@@ -29,6 +29,15 @@ word found in 300k of 1M nodes costs 0.15-1.4 s.  memtree bounds the work instea
    (marked ``matched: some``, strategy ``and+or``); terms matching at least ``window`` nodes are left out
    of that OR when rarer terms exist, since their idf is near zero and they would flood the window.
 
+Definitions first
+-----------------
+File chunks that hold a definition carry a ``symbols`` column (memtree_core/store/symbols.py: name,
+qualified name, members, identifier parts), weighted ``SYMBOL_WEIGHT`` times body text in bm25.  A query
+that is one identifier also gets a definition pass before the AND ranking: the chunks whose ``symbols``
+hold it, sorted by how they define it (the exact name, the name up to case and ``_``, a member of a class
+kept whole), come first; chunks that only carry it (methods of a class by that name) are left to bm25.
+The pass is skipped for a term so common that bm25 itself is (see 3.).
+
 Modes
 -----
 ``keyword`` is built in.  ``semantic`` and ``hybrid`` use retrievers found in
@@ -45,6 +54,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memtree_core.store import KINDS, NODE_COLUMNS, row_to_node
+from memtree_core.store.symbols import SYMBOL_WEIGHT
 from memtree_plugins.retrieval.models import SearchHit, SearchResult
 from memtree_plugins.retrieval.nodes import line_range, node_tokens_estimate, parse_statuses, preview
 from memtree_plugins.retrieval.query import ParsedQuery, Term, parse
@@ -65,6 +75,9 @@ MAX_WINDOW = 32_000
 MAX_LIMIT = 200
 SNIPPET_TOKENS = 16
 RETRIEVERS_KEY = "retrieval.retrievers"
+# Column weights (id, content, symbols): a definition's name outweighs any number of uses in body text.
+BM25 = f"bm25(f.nodes_fts, 0.0, 1.0, {SYMBOL_WEIGHT})"
+DEF_CANDIDATES = 100  # chunks naming a one-word query in their symbols, sorted by how they define it
 
 Retriever = Callable[["App", ParsedQuery, int, "Filters"], list[tuple[str, float]]]
 
@@ -164,7 +177,7 @@ def _rank(store: Store, expr: str, filters: Filters, limit: int, exclude: set[in
     if rowid_range is not None:
         rng_sql, rng_params = " AND rowid BETWEEN ? AND ?", list(rowid_range)
     f_rng = rng_sql.replace("rowid", "f.rowid")
-    score_sql, order_sql = ("0.0", "f.rowid DESC") if by_recency else ("bm25(f.nodes_fts)", "2, f.rowid DESC")
+    score_sql, order_sql = ("0.0", "f.rowid DESC") if by_recency else (BM25, "2, f.rowid DESC")
     window = max(WINDOW, limit * PER_HIT)
     if by_recency and filters.restrictive():
         # Newest first streams from FTS5 and stops at LIMIT: one pass over the widest window costs no
@@ -223,6 +236,62 @@ def _snippet(store: Store, expr: str, rowid: int) -> str:
     return (row[0] or "").strip() if row else ""
 
 
+def _definitions(store: Store, pq: ParsedQuery, filters: Filters, limit: int,
+                 rowid_range: tuple[int, int] | None) -> list[tuple[int, float]]:
+    """For a query that is one identifier, the chunks that define it, best first.
+
+    bm25 alone lets the many chunks that use a common name (``Option``, ``echo``) outscore the one that
+    defines it, so the chunks whose ``symbols`` column holds the word are sorted by how they define it
+    (see :func:`_defines`); chunks that merely carry it (a method of class ``Option``) are left to bm25.
+    """
+    if len(pq.terms) != 1 or len(pq.raw.split()) != 1:
+        return []
+    term, word = pq.terms[0], pq.raw.strip()
+    found = _rank(store, f"symbols : {term.fts}", filters, max(limit, DEF_CANDIDATES), set(), rowid_range).rowids
+    if not found:
+        return []
+    marks = ",".join("?" * len(found))
+    texts = dict(store.query(f"SELECT rowid, symbols FROM nodes WHERE rowid IN ({marks})", [r for r, _ in found]))
+    tiered = sorted(((tier, -sc, r) for r, sc in found
+                     if (tier := _defines(texts.get(r) or "", word, term.text)) is not None))
+    out: list[tuple[int, float]] = []
+    for _tier, neg, r in tiered[:limit]:
+        score = -neg if not out else min(-neg, out[-1][1] - 1e-3)  # keep the list best-first
+        out.append((r, score))
+    return out
+
+
+def _defines(symbols: str, word: str, term_text: str) -> int | None:
+    """How a chunk with this ``symbols`` text defines ``word``: 0 by that exact name (or qualified name),
+    1 by a name equal up to case and ``_`` (``Command`` for ``command``), 2 as a member of a class kept whole;
+    None when it only carries the word (a parent's name, a part of a longer name)."""
+    words = symbols.split()
+    if not words:
+        return None
+    own, qual, members = words[0], words[2] if len(words) > 2 else "", [w for w in words[3:] if "." in w]
+    if own == word or qual == word:
+        return 0
+    if " ".join(_fts_tokens(own)) == term_text or " ".join(_fts_tokens(qual)) == term_text:
+        return 1
+    if any(m == word or m.rsplit(".", 1)[-1] == word for m in members):
+        return 2
+    return None
+
+
+def _fts_tokens(name: str) -> list[str]:
+    from memtree_plugins.retrieval.query import _tokens
+
+    return [t.lower() for t in _tokens(name)]
+
+
+def _above(first: list[tuple[int, float]], rest: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """Shift ``first``'s scores above every score in ``rest`` so the merged list stays best-first."""
+    if not first or not rest:
+        return first
+    shift = max(0.0, max(s for _, s in rest) - min(s for _, s in first)) + 1e-3
+    return [(r, s + shift) for r, s in first]
+
+
 def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters) -> SearchResult:
     store = app.store
     result = SearchResult(query=pq.raw, mode="keyword", terms=[t.text for t in pq.terms], strategy="and",
@@ -245,8 +314,12 @@ def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters) -> S
             result.ranking = "recency"
             notes.append(f"every term matches more than ~{DF_BM25_MAX:,} nodes: the newest matches come "
                          "first (bm25 would have to read every match); add a rarer word to rank by relevance")
-        ranked = _rank(store, and_expr, filters, limit, set(), rowid_range, by_recency)
-        picked: list[tuple[int, float, str, str]] = [(r, s, and_expr, "all") for r, s in ranked.rowids]
+        # (a term so common that bm25 is skipped is no identifier worth a scan of its matches)
+        defined = [] if by_recency else _definitions(store, pq, filters, limit, rowid_range)
+        ranked = _rank(store, and_expr, filters, limit - len(defined), {r for r, _ in defined}, rowid_range,
+                       by_recency)
+        picked: list[tuple[int, float, str, str]] = [(r, s, and_expr, "all") for r, s in
+                                                     [*_above(defined, ranked.rowids), *ranked.rowids]]
         approximate, candidates = ranked.approximate, ranked.candidates
         if len(picked) < limit and len(pq.terms) > 1:
             counts = {t: _bounded_count(store, t, WINDOW) for t in pq.terms}

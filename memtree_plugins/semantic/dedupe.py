@@ -4,7 +4,11 @@ whose vectors have cosine >= 0.97; keep the newest, move the older to ``supersed
 :func:`restore` undoes a false merge (superseded -> live, the edge removed).
 
 Files are the exception: two chunks with the same text in different files are two places, not two
-copies, so ``file``/``file_chunk`` nodes only dedupe against nodes of the same file.
+copies, so ``file``/``file_chunk`` nodes only dedupe against nodes of the same file.  And code that only
+*means* the same is not a copy (``rates_at()`` and ``rates_br()`` differ in every number): a file node
+supersedes another only when their normalised texts are near-identical (shingle Jaccard >= 0.95, see
+:mod:`sameness`) and they agree on language and chunk kind; otherwise close vectors add a ``similar``
+edge and change no status.
 Bounded per run: it checks at most ``PER_RUN`` embedded nodes, resuming where the last run stopped.
 """
 
@@ -13,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from memtree_core import vectors
+from memtree_plugins.semantic.sameness import same_code
 
 THRESHOLD = 0.97
 PER_RUN = 500
@@ -34,7 +39,7 @@ class Dedupe:
 
     def run(self, app: Any) -> dict[str, int]:
         store = app.store
-        counts = {"checked": 0, "superseded": 0}
+        counts = {"checked": 0, "superseded": 0, "similar": 0}
         if not store.vector.available:
             return counts
         models = vectors.stored_models(store)
@@ -57,6 +62,8 @@ class Dedupe:
                 params += [base, base + "#", base + "#\U0010ffff"]
             hits = vectors.knn(store, vectors.unpack(blob), model, dim, NEIGHBOURS, where=(where_sql, params))
             dups = [(i, 1.0 - d) for i, d in hits if 1.0 - d >= THRESHOLD]
+            if dups and kind in FILE_KINDS:
+                dups = self._copies(app, node_id, dups, counts)
             if not dups:
                 continue
             counts["superseded"] += self._merge(app, node_id, created, dups)
@@ -64,6 +71,28 @@ class Dedupe:
             last = 0  # a full pass is done; the next run starts over (new nodes are compared to old ones)
         store.set_meta(CURSOR, str(last))
         return counts
+
+    def _copies(self, app: Any, node_id: str, dups: list[tuple[str, float]],
+                counts: dict[str, int]) -> list[tuple[str, float]]:
+        """Keep the neighbours whose text is a copy of the node's; link the others as ``similar``."""
+        store = app.store
+        ids = [node_id, *(i for i, _ in dups)]
+        marks = ",".join("?" * len(ids))
+        rows = {r[0]: r[1:] for r in store.query(
+            f"SELECT id, content, metadata, source_uri FROM nodes WHERE id IN ({marks})", ids)}
+        if node_id not in rows:
+            return []
+        copies = []
+        for other, sim in dups:
+            if other in rows and same_code(rows[node_id], rows[other])[0]:
+                copies.append((other, sim))
+            elif other in rows:
+                a, b = sorted((node_id, other))
+                if store.query_one("SELECT 1 FROM edges WHERE src_id = ? AND dst_id = ? AND kind = 'similar'",
+                                   (a, b)) is None:
+                    store.add_edge(a, b, "similar")
+                    counts["similar"] += 1
+        return copies
 
     def _merge(self, app: Any, node_id: str, created: int, dups: list[tuple[str, float]]) -> int:
         store = app.store

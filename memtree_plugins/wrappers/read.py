@@ -20,7 +20,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -184,13 +184,22 @@ def _split_oversize(chunks: list[Chunk], max_bytes: int) -> list[Chunk]:
         for ln in split_lines(c.text):
             n = len(ln.encode("utf-8", "surrogatepass"))
             if part and size + n > max_bytes:
-                out.append(Chunk(start, start + len(part) - 1, "".join(part), c.kind, c.symbol, c.outline))
+                out.append(replace(c, start_line=start, end_line=start + len(part) - 1, text="".join(part)))
                 start += len(part)
                 part, size = [], 0
             part.append(ln)
             size += n
         if part:
-            out.append(Chunk(start, start + len(part) - 1, "".join(part), c.kind, c.symbol, c.outline))
+            out.append(replace(c, start_line=start, end_line=start + len(part) - 1, text="".join(part)))
+    return out
+
+
+def _definition(c: Chunk) -> dict[str, Any]:
+    """What a symbol-aware chunker said about the definition, for the node's metadata."""
+    out: dict[str, Any] = {k: v for k, v in (("name", c.name), ("signature", c.signature), ("parent", c.parent))
+                           if v}
+    if c.members:
+        out["members"] = list(c.members)
     return out
 
 
@@ -274,13 +283,13 @@ def write_version(app: App, p: Path, shown: str, uri: str) -> tuple[Version, dic
                 return raced, got, True
         file_node = store.insert_node("file", _file_outline(shown, total, chunker, entries), source_uri=uri,
                                       status_="live", mtime=loaded.mtime, metadata=meta)
-        for e in entries:
+        for e, chunk in zip(entries, chunks, strict=True):
             store.insert_node("file_chunk", texts[e.id], parent_id=file_node.id,
                               source_uri=file_uri(p, e.start, e.end), status_="live", mtime=loaded.mtime,
                               node_id=e.id,
                               metadata={"path": str(p), "start_line": e.start, "end_line": e.end,
                                         "symbol": e.symbol, "kind": e.kind, "outline": e.outline,
-                                        "tokens": e.tokens, "chunker": chunker,
+                                        "tokens": e.tokens, "chunker": chunker, **_definition(chunk),
                                         **_chunk_redactions(clean.lines, e.start, e.end)})
         _retire(store, rows, file_node.id, entries)
         app.record_redactions(clean.hits)
