@@ -26,6 +26,12 @@ LEAKY = Path(__file__).resolve().parent.parent / "eval" / "leaky"
 CASES = json.loads((LEAKY / "cases.json").read_text())["cases"]
 CLEAN = sorted((LEAKY / "clean").iterdir())
 rng = random.Random(20261202)  # seeded: a test must not pass or fail by chance
+
+
+@pytest.fixture(autouse=True)
+def _same_draws_in_any_order() -> None:
+    """Each test draws from rng as if it ran first: pytest-randomly and xdist change the order."""
+    rng.seed(20261202)
 AN = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
 

@@ -31,6 +31,12 @@ daemon_guard = shared.daemon_guard
 FIXTURES = Path(__file__).resolve().parent / "data" / "claude-code-payloads"
 
 _rng = random.Random(11)
+
+
+@pytest.fixture(autouse=True)
+def _same_draws_in_any_order() -> None:
+    """Each test draws from _rng as if it ran first: pytest-randomly and xdist change the order."""
+    _rng.seed(11)
 TOKEN = "ghp_" + "".join(_rng.choice(string.ascii_letters + string.digits) for _ in range(36))
 AWS_KEY = "AKIA" + "".join(_rng.choice(string.ascii_uppercase + string.digits) for _ in range(16))
 MARKER = "deploy-settings-marker"  # plain text next to the secrets: proves the content itself was stored

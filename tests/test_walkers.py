@@ -7,6 +7,7 @@ import os
 import random
 from pathlib import Path
 
+import pytest
 from conftest import run_memtree
 
 from memtree_core.app import App
@@ -268,6 +269,12 @@ def test_pruner_is_bounded_per_run(home: Path, project: Path) -> None:
 
 
 RNG = random.Random(7)  # seeded: the same store on every run
+
+
+@pytest.fixture(autouse=True)
+def _same_draws_in_any_order() -> None:
+    """Each test draws from RNG as if it ran first: pytest-randomly and xdist change the order."""
+    RNG.seed(7)
 WORDS = ["".join(RNG.choices("abcdefghijklmnop", k=7)) for _ in range(3000)]
 
 
