@@ -275,6 +275,8 @@ RNG = random.Random(7)  # seeded: the same store on every run
 def _same_draws_in_any_order() -> None:
     """Each test draws from RNG as if it ran first: pytest-randomly and xdist change the order."""
     RNG.seed(7)
+
+
 WORDS = ["".join(RNG.choices("abcdefghijklmnop", k=7)) for _ in range(3000)]
 
 
