@@ -98,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"memtree {args.command}: {problem}", file=sys.stderr)
         return 2
     try:
-        return int(module.run(args) or 0)  # type: ignore[attr-defined]
+        code = int(module.run(args) or 0)  # type: ignore[attr-defined]
+        sys.stdout.flush()  # here, not at exit: a reader that left (`| head`) is then caught below
+        return code
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -178,14 +178,16 @@ def test_stats_shows_values_the_read_tool_redacted(home: Path, project: Path) ->
     assert key not in out.stdout
 
 
-def test_a_reader_that_leaves_early_is_not_an_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", ["info", "stats"])  # a long output and a short one (flushed at exit)
+def test_a_reader_that_leaves_early_is_not_an_error(tmp_path: Path, command: str) -> None:
     """`memtree info | head -1`: no BrokenPipeError traceback when the pipe's reader has gone (here it is
     gone before the command starts, so every write fails)."""
     read_end, write_end = os.pipe()
     os.close(read_end)
-    env = {**os.environ, "MEMTREE_HOME": str(tmp_path / "home")}
+    # Buffered stdout, as for any user (PYTHONUNBUFFERED would hide the flush at exit).
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}, "MEMTREE_HOME": str(tmp_path / "home")}
     try:
-        proc = subprocess.run([sys.executable, "-m", "memtree_core.cli", "info", "--project", str(tmp_path)],
+        proc = subprocess.run([sys.executable, "-m", "memtree_core.cli", command, "--project", str(tmp_path)],
                               stdout=write_end, stderr=subprocess.PIPE, text=True, env=env, timeout=60)
     finally:
         os.close(write_end)
