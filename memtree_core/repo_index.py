@@ -36,6 +36,7 @@ class IndexSummary:
     chunks: int = 0
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)  # the first few unreadable files, with why
+    complete: bool = True  # False when ``max_writes`` stopped the pass before the last file
 
     @property
     def files(self) -> int:
@@ -44,7 +45,7 @@ class IndexSummary:
     def as_dict(self) -> dict[str, object]:
         return {"root": self.root, "files": self.files, "indexed": self.indexed, "unchanged": self.unchanged,
                 "skipped": dict(sorted(self.skipped.items())), "chunks": self.chunks,
-                "seconds": round(self.seconds, 3), "errors": self.errors}
+                "seconds": round(self.seconds, 3), "errors": self.errors, "complete": self.complete}
 
 
 MAX_ERRORS_KEPT = 20
@@ -65,8 +66,11 @@ def known_versions(app: App, root: Path) -> dict[str, set[tuple[int, int]]]:
 
 def index_directory(app: App, root: Path, max_bytes: int = DEFAULT_MAX_BYTES,
                     on_file: Callable[[str, IndexSummary], None] | None = None,
-                    on_total: Callable[[int], None] | None = None) -> IndexSummary:
-    """Index every file ``root`` holds into ``app``'s store; ``on_file(rel, summary)`` after each one."""
+                    on_total: Callable[[int], None] | None = None,
+                    max_writes: int | None = None) -> IndexSummary:
+    """Index every file ``root`` holds into ``app``'s store; ``on_file(rel, summary)`` after each one.
+    With ``max_writes``, stop after writing that many files (the daemon's bounded tick: the next pass
+    finds the written ones unchanged and goes on)."""
     from memtree_plugins.wrappers.files import display, file_uri
     from memtree_plugins.wrappers.read import write_version
 
@@ -78,6 +82,9 @@ def index_directory(app: App, root: Path, max_bytes: int = DEFAULT_MAX_BYTES,
     if on_total is not None:
         on_total(len(listed))
     for c in listed:
+        if max_writes is not None and summary.indexed >= max_writes:
+            summary.complete = False
+            break
         reason = by_name(c.rel)
         st = None
         if reason is None:

@@ -176,3 +176,38 @@ def test_indexing_while_the_daemon_serves_and_writes_loses_nothing(
     finally:
         assert client.close() == 0
     assert live_files(project) == expected
+
+
+# -- keeping the project indexed from the daemon (index.background) ---------------------------------------
+def walk(project: Path, only: str, env: dict[str, str] | None = None) -> dict[str, int]:
+    done = run_memtree("walk", "--project", str(project), "--once", "--only", only, "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["walkers"][only]
+
+
+def test_background_indexing_is_off_by_default_and_a_repository_cannot_turn_it_on(home: Path, project: Path) -> None:
+    make_repo(project)
+    assert walk(project, "repo_indexer") == {}
+    (project / ".memtree.json").write_text(json.dumps({"index": {"background": True}}))
+    assert walk(project, "repo_indexer") == {}
+    assert live_files(project) == set()
+    info = run_memtree("info", "--project", str(project))
+    assert "index.background ignored: only your own config" in info.stdout + info.stderr
+
+
+def test_background_indexing_goes_on_in_bounded_runs_and_re_chunks_what_the_staleness_walker_marks(
+        home: Path, project: Path) -> None:
+    expected = make_repo(project)
+    on = {"MEMTREE_INDEX__BACKGROUND": "true", "MEMTREE_INDEX__MAX_FILES_PER_RUN": "2"}
+    runs = [walk(project, "repo_indexer", on) for _ in range(3)]
+    assert [r.get("files_indexed", 0) for r in runs] == [2, 2, 1]
+    assert [r.get("passes_completed", 0) for r in runs] == [0, 0, 1]
+    assert live_files(project) == expected
+    target = project / "src" / "draft.py"
+    target.write_text("def draft_shipping_rule():\n    return 'flat rate by region'\n")
+    st = target.stat()
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert walk(project, "staleness_marker", on)["marked_stale"] >= 2  # the file node and its chunk
+    assert walk(project, "repo_indexer", on)["files_indexed"] == 1
+    done = run_memtree("search", "--project", str(project), "--json", "flat rate by region")
+    assert [h["source_uri"].split("/")[-1] for h in json.loads(done.stdout)["hits"]][:1] == ["draft.py#L1-2"]
