@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "reembed": "re-embed every live node with the configured embedding model",
     "doctor": "check the store; recover a damaged one into a new file (the old one is kept)",
     "import": "bring past Claude Code sessions' Read/Grep/Bash results into the store",
+    "index": "index a repository's files up front, so search finds code not read yet",
 }
 MODULES = {"import": "import_"}  # a command whose name is a Python keyword lives in a module that is not
 PROJECT_HELP = "the project directory (default: the current one)"

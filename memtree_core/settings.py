@@ -89,6 +89,16 @@ class Walkers(_Section):
     prune_batch_rows: int = Field(2000, ge=1, le=1_000_000)
 
 
+class IndexSettings(_Section):
+    # Keep the project indexed from the daemon (``memtree index``'s incremental pass, ``maxFilesPerRun``
+    # files written per tick).  Off by default and the user's alone: a cloned repository must not make the
+    # daemon read and store every file it holds.
+    background: bool = False
+    interval_ms: int = Field(60000, ge=MIN_INTERVAL_MS)
+    max_files_per_run: int = Field(200, ge=1, le=100_000)
+    max_bytes: int = Field(1024 * 1024, ge=1, le=20 * 1024 * 1024)
+
+
 class ReplaceThresholds(_Section):
     bash: int = Field(2000, ge=0, alias="Bash")
     grep: int = Field(2000, ge=0, alias="Grep")
@@ -166,6 +176,7 @@ class Settings(BaseSettings):
     ollama_url: str = "http://127.0.0.1:11434"
     retention: Retention = Retention()
     walkers: Walkers = Walkers()
+    index: IndexSettings = IndexSettings()
     capture: Capture = Capture()
     redaction: Redaction = Redaction()
     daemon: Daemon = Daemon()
@@ -442,6 +453,8 @@ def _why_user_only(path: tuple[str, ...]) -> str:
         return "it can send data off this machine or spend on a paid API"
     if top == "store":
         return "it decides how durable your captures are"
+    if top == "index":
+        return "it makes the daemon read and store every file of the project"
     return "it sizes memory, disk, CPU or retention"
 
 

@@ -33,6 +33,7 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
     "semantic": (["--sizes", "10000", "--queries", "20"], []),
     "plugin_cost": (["--runs", "4"], ["--runs", "10"]),
     "hardening": (["--n", "200", "--hook-runs", "40"], ["--n", "1000", "--hook-runs", "200"]),
+    "index": ([], []),
 }
 
 

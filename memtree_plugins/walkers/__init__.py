@@ -4,7 +4,9 @@
 * ``staleness_marker`` (interval ``walkers.stalenessIntervalMs``) — one stat per source file, ``stale``
   when the file changed or is gone;
 * ``pruner`` (interval ``walkers.prunerIntervalMs``) — retention horizons, audit horizon, size cap, space
-  reclaim.
+  reclaim;
+* ``repo_indexer`` (interval ``index.intervalMs``, only with the user's ``index.background``) — keep the
+  project indexed as ``memtree index`` does, re-chunking the files the staleness marker found changed.
 
 The model-backed walkers (embedding_indexer, dedupe, summarizer) live in ``memtree_plugins.semantic``.
 Every status change goes through ``Store.transition``; every run does bounded work.
@@ -16,10 +18,11 @@ from memtree_core.hookspecs import hookimpl
 from memtree_core.registry import Register
 from memtree_core.types import Walker
 from memtree_plugins.walkers.filter import FilterWalker
+from memtree_plugins.walkers.indexer import RepoIndexer
 from memtree_plugins.walkers.pruner import Pruner
 from memtree_plugins.walkers.staleness import StalenessMarker
 
-__all__ = ["FilterWalker", "Pruner", "StalenessMarker"]
+__all__ = ["FilterWalker", "Pruner", "RepoIndexer", "StalenessMarker"]
 
 
 @hookimpl
@@ -27,3 +30,4 @@ def memtree_register_walkers(register: Register[Walker]) -> None:
     register(FilterWalker())
     register(StalenessMarker())
     register(Pruner())
+    register(RepoIndexer())

@@ -1,0 +1,39 @@
+"""The ``repo_indexer`` walker: keep the project indexed from the daemon, when the user turns it on.
+
+With ``index.background`` (user-only, off by default) the daemon runs ``memtree index``'s incremental pass
+over the project root every ``index.intervalMs``: files with a live version of the same mtime and size are
+passed over after one ``lstat``; new files and files the ``staleness_marker`` found changed (their nodes went
+stale, so no live version matches) are re-chunked through ``read``'s path.  At most ``index.maxFilesPerRun``
+files are written per run, so one tick stays short on a large repository; the next run goes on from there.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memtree_core.app import App
+
+
+class RepoIndexer:
+    name = "repo_indexer"
+    trigger = "interval"
+
+    def interval_s(self, app: App) -> float:
+        return app.settings.index.interval_ms / 1000
+
+    def has_work(self, app: App) -> bool:
+        return app.settings.index.background
+
+    def run(self, app: App) -> dict[str, int]:
+        from memtree_core.repo_index import index_directory
+
+        if not app.settings.index.background:
+            return {}
+        opts = app.settings.index
+        summary = index_directory(app, app.project_root, opts.max_bytes, max_writes=opts.max_files_per_run)
+        counters = {"files_indexed": summary.indexed, "files_unchanged": summary.unchanged,
+                    "files_skipped": sum(summary.skipped.values()), "chunks_written": summary.chunks}
+        if summary.complete:
+            counters["passes_completed"] = 1
+        return {k: v for k, v in counters.items() if v}
