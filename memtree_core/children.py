@@ -26,17 +26,29 @@ REAP_WAIT_S = 0.5  # how long a SIGKILLed process is given to disappear before i
 
 _lock = threading.Lock()
 _groups: dict[str, int] = {}  # call token -> process group id, while the call runs
+# Set by end_all: the daemon is stopping.  A call queued behind the pool's busy threads would otherwise start
+# its command after the sweep, and the daemon's exit would wait for it.
+_closing = False
+
+
+class Stopping(Exception):
+    """The daemon is stopping: no new command is started."""
 
 
 def new_call() -> tuple[str, dict[str, str]]:
     """A fresh call token and the environment entry that tags the call's processes."""
+    if _closing:
+        raise Stopping("the memtree daemon is stopping; the command was not run (call again in a moment)")
     token = f"{os.getpid()}:{secrets.token_hex(8)}"
     return token, {MARKER_ENV: token}
 
 
 def register(token: str, pgid: int) -> None:
     with _lock:
-        _groups[token] = pgid
+        if not _closing:
+            _groups[token] = pgid
+            return
+    _kill_group(pgid)  # started in the moment the daemon began to stop: it must not outlive the sweep
 
 
 def unregister(token: str) -> None:
@@ -144,6 +156,8 @@ def end_call(token: str, pgid: int) -> Ended:
 
 def end_all() -> Ended:
     """Kill every process any call of this daemon started (daemon shutdown), in one pass."""
+    global _closing
     with _lock:
+        _closing = True
         groups = list(_groups.values())
     return _sweep(f"{os.getpid()}:", groups)

@@ -1,5 +1,6 @@
 """Errors a user sees as one clear line (the CLI prints them without a traceback)."""
 
+from memtree_core.children import Stopping
 from memtree_core.plugins import PluginLoadError
 from memtree_core.redaction_gate import RedactionUnavailable
 from memtree_core.settings import SettingsError
@@ -16,4 +17,4 @@ class UsageError(Exception):
 
 
 UserFacingError = (SettingsError, StoreError, PluginLoadError, NotFound, UsageError, UnsafeSocketDir,
-                   RedactionUnavailable)
+                   RedactionUnavailable, Stopping)

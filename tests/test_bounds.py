@@ -354,3 +354,25 @@ def test_without_proc_the_group_is_ended_and_the_result_says_what_may_remain(tmp
     outcome = run("sleep 1000", str(tmp_path), 1, keep=1000)
     assert outcome.timed_out and outcome.returncode is not None and outcome.returncode < 0
     assert outcome.not_ended and "no /proc" in outcome.not_ended
+
+
+def test_a_command_that_starts_while_the_daemon_stops_is_ended_at_once(tmp_path: Path) -> None:
+    """A call queued behind busy threads may reach its spawn after the stop's sweep: it is refused, or, if it
+    had already asked for its token, its process group is killed as it registers."""
+    import subprocess as sp
+
+    from memtree_core import children
+
+    token, _marker = children.new_call()
+    # Untagged, so the sweep cannot find it: only the kill at registration can end it.
+    proc = sp.Popen(["sleep", "1000"], start_new_session=True)
+    try:
+        children.end_all()  # the daemon begins to stop: nothing is registered yet
+        with pytest.raises(children.Stopping):
+            children.new_call()
+        children.register(token, proc.pid)
+        assert proc.wait(timeout=30) == -9
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        children._closing = False  # this process is a test run, not a stopping daemon
