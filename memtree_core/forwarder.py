@@ -97,18 +97,19 @@ def _peer_is_me(sock: socket.socket) -> bool:
 
 def connect(paths: ProjectPaths, root: Path, version: str, timeout: float = START_TIMEOUT_S,
             check_version: bool = True,
-            pause: Callable[[ForkedDaemon | None, float], None] | None = None) -> socket.socket:
+            pause: Callable[[ForkedDaemon | None, float], None] | None = None,
+            first: socket.socket | None = None) -> socket.socket:
     """A connected socket to a daemon of the installed version, starting one when none answers.
 
     ``pause(daemon, seconds)`` is how the wait between attempts is spent (the forwarder reads its client
     meanwhile when it answered ``initialize`` itself); ``daemon`` is the one we started while it has not
-    said it is ready (sleep on its status pipe), else None."""
+    said it is ready (sleep on its status pipe), else None.  ``first``: a socket the caller already connected."""
     deadline = time.monotonic() + timeout
     proc: Any = None
     spawned = 0
     try:
         while True:
-            sock = try_connect(paths.mcp_socket)
+            sock, first = first or try_connect(paths.mcp_socket), None
             if sock is not None:
                 if not check_version or _version_ok(paths, version):
                     return sock
@@ -212,11 +213,12 @@ class Forwarder:
 
     # -- the loop ------------------------------------------------------------------------------------
     def run(self) -> int:
-        if self._answer_from_record() is False:
+        sock = try_connect(self.paths.mcp_socket)
+        if sock is None and self._answer_from_record() is False:
             return 0  # the client hung up before asking anything
         try:
             self.sock = connect(self.paths, self.root, self.version,
-                                pause=self._pause if self.cached is not None else None)
+                                pause=self._pause if self.cached is not None else None, first=sock)
         except DaemonUnavailable as exc:
             if self.cached is not None:
                 self._fail_all(str(exc), self.held)
@@ -257,13 +259,9 @@ class Forwarder:
 
     # -- a first session answered from the recorded handshake (handshake_cache) ----------------------------
     def _answer_from_record(self) -> bool | None:
-        """No daemon answers: answer the client's ``initialize`` from the last daemon's record when it matches
+        """No daemon answered: answer the client's ``initialize`` from the last daemon's record when it matches
         in every way.  True: answered (the daemon is started next, the initialize replayed to it and everything
         else held until then); None: wait for the daemon as usual; False: the client left without a line."""
-        sock = try_connect(self.paths.mcp_socket)
-        if sock is not None:
-            sock.close()  # a daemon answers: the usual path, which also checks its version
-            return None
         record, why = handshake_cache.load(self.paths.dir, self.version)
         if record is None:
             if why != "no recorded handshake":
