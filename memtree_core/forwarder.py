@@ -6,6 +6,11 @@ session after the first gets its ``initialize`` answered by a daemon that is alr
 * Bytes pass through untouched, whole lines only (the stdio framing: one JSON-RPC message per line).
 * No daemon answers: start one detached (the lock decides among racing forwarders) and wait for it.  It is
   a fork of this process (no second interpreter start), see :func:`memtree_core.daemon.control.fork_daemon`.
+* No daemon answers but the last one recorded its handshake (:mod:`memtree_core.handshake_cache`): answer
+  ``initialize`` (and a ``tools/list`` asked before the daemon is up) from that record when it matches in
+  every way, then start the daemon, replay ``initialize`` to it and hold everything else until it answers.
+  The daemon's answers are checked against the recorded ones; a difference drops the record (and, for the
+  tools, tells the client ``notifications/tools/list_changed``).
 * The running daemon is older than the installed code: stop it and start a new one.
 * The daemon dies mid-session: a new daemon is started, the client's ``initialize`` is replayed under a
   fresh id (its reply dropped) and ``notifications/initialized`` re-sent, so the agent's session goes on.
@@ -272,7 +277,7 @@ class Forwarder:
             if not data:
                 return False
             self.from_client += data
-        first, _, rest = bytes(self.from_client).partition(b"\n")
+        first = bytes(self.from_client).partition(b"\n")[0]
         msg = _parse(first)
         params = msg.get("params") if isinstance(msg, dict) else None
         protocol = params.get("protocolVersion") if isinstance(params, dict) else None

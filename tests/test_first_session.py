@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,6 +51,7 @@ def _warm(project: Path, env: dict[str, str]) -> tuple[dict[str, Any], dict[str,
         client.send(TOOLS_LIST)
         tools = client.receive()["result"]
         wait_for(lambda: _record(project).exists(), 60, "the daemon to record its handshake")
+        assert stat.S_IMODE(_record(project).stat().st_mode) == 0o600
     finally:
         client.close()
     run_memtree("stop", "--project", str(project), env=env)
