@@ -6,6 +6,11 @@ session after the first gets its ``initialize`` answered by a daemon that is alr
 * Bytes pass through untouched, whole lines only (the stdio framing: one JSON-RPC message per line).
 * No daemon answers: start one detached (the lock decides among racing forwarders) and wait for it.  It is
   a fork of this process (no second interpreter start), see :func:`memtree_core.daemon.control.fork_daemon`.
+* No daemon answers but the last one recorded its handshake (:mod:`memtree_core.handshake_cache`): answer
+  ``initialize`` (and a ``tools/list`` asked before the daemon is up) from that record when it matches in
+  every way, then start the daemon, replay ``initialize`` to it and hold everything else until it answers.
+  The daemon's answers are checked against the recorded ones; a difference drops the record (and, for the
+  tools, tells the client ``notifications/tools/list_changed``).
 * The running daemon is older than the installed code: stop it and start a new one.
 * The daemon dies mid-session: a new daemon is started, the client's ``initialize`` is replayed under a
   fresh id (its reply dropped) and ``notifications/initialized`` re-sent, so the agent's session goes on.
@@ -22,9 +27,11 @@ import select
 import socket
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memtree_core import handshake_cache
 from memtree_core.daemon.control import (
     ForkedDaemon,
     code_version,
@@ -94,14 +101,20 @@ def _peer_is_me(sock: socket.socket) -> bool:
 
 
 def connect(paths: ProjectPaths, root: Path, version: str, timeout: float = START_TIMEOUT_S,
-            check_version: bool = True) -> socket.socket:
-    """A connected socket to a daemon of the installed version, starting one when none answers."""
+            check_version: bool = True,
+            pause: Callable[[ForkedDaemon | None, float], None] | None = None,
+            first: socket.socket | None = None) -> socket.socket:
+    """A connected socket to a daemon of the installed version, starting one when none answers.
+
+    ``pause(daemon, seconds)`` is how the wait between attempts is spent (the forwarder reads its client
+    meanwhile when it answered ``initialize`` itself); ``daemon`` is the one we started while it has not
+    said it is ready (sleep on its status pipe), else None.  ``first``: a socket the caller already connected."""
     deadline = time.monotonic() + timeout
     proc: Any = None
     spawned = 0
     try:
         while True:
-            sock = try_connect(paths.mcp_socket)
+            sock, first = first or try_connect(paths.mcp_socket), None
             if sock is not None:
                 if not check_version or _version_ok(paths, version):
                     return sock
@@ -129,14 +142,19 @@ def connect(paths: ProjectPaths, root: Path, version: str, timeout: float = STAR
             if time.monotonic() > deadline:
                 raise DaemonUnavailable(f"no memtree daemon answered on {paths.mcp_socket} within {timeout:g}s; "
                                         f"see {paths.log}" + _tail(paths))
-            if isinstance(proc, ForkedDaemon) and proc.fd is not None and not proc.ready:
-                # Sleep until our daemon says it listens (or exits), not in a polling loop: the CPU is the
-                # daemon's while it imports the SDK.  The timeout covers a daemon some other forwarder started.
-                proc.wait(0.05)
-            else:
-                time.sleep(0.003)
+            status_fd = proc.fd if isinstance(proc, ForkedDaemon) and not proc.ready else None
+            # Sleep until our daemon says it listens (or exits), not in a polling loop: the CPU is the
+            # daemon's while it imports the SDK.  The timeout covers a daemon some other forwarder started.
+            (pause or _pause)(proc if status_fd is not None else None, 0.05 if status_fd is not None else 0.003)
     finally:
         _close(proc)
+
+
+def _pause(proc: ForkedDaemon | None, timeout: float) -> None:
+    if proc is not None:
+        proc.wait(timeout)
+    else:
+        time.sleep(timeout)
 
 
 def _close(proc: Any) -> None:
@@ -191,14 +209,30 @@ class Forwarder:
         self.stdin_open = True
         self.drain_deadline = 0.0
         self.head_sent = False  # the first line in to_daemon was partly sent
+        # Set when this session's initialize was answered from the daemon's recorded handshake:
+        self.cached: handshake_cache.Handshake | None = None
+        self.protocol: Any = None  # the protocol version the client asked for
+        self.expect_initialize: Any = None  # the result given; the daemon's replayed answer must equal it
+        self.expect_tools: Any = None  # the tools/list result given from the record, until the daemon confirms
+        self.tools_check: str | None = None  # id key of our own tools/list asking the daemon for the truth
 
     # -- the loop ------------------------------------------------------------------------------------
     def run(self) -> int:
+        sock = try_connect(self.paths.mcp_socket)
+        if sock is None and self._answer_from_record() is False:
+            return 0  # the client hung up before asking anything
         try:
-            self.sock = connect(self.paths, self.root, self.version)
+            self.sock = connect(self.paths, self.root, self.version,
+                                pause=self._pause if self.cached is not None else None, first=sock)
         except DaemonUnavailable as exc:
+            if self.cached is not None:
+                self._fail_all(str(exc), self.held)
             return self._fail_start(str(exc))
         self.sock.setblocking(False)
+        if self.cached is not None:
+            self._send_replay(START_TIMEOUT_S)  # a daemon just started: it answers after the SDK import
+        for line in self._lines(self.from_client):  # read while no daemon answered, not answered from the record
+            self._from_client(line)
         while True:
             now = time.monotonic()
             if not self.stdin_open and ((not self.to_daemon and not self.inflight) or now > self.drain_deadline):
@@ -228,6 +262,89 @@ class Forwarder:
             if self.stdin in readable:
                 self._read_client()
 
+    # -- a first session answered from the recorded handshake (handshake_cache) ----------------------------
+    def _answer_from_record(self) -> bool | None:
+        """No daemon answered: answer the client's ``initialize`` from the last daemon's record when it matches
+        in every way.  True: answered (the daemon is started next, the initialize replayed to it and everything
+        else held until then); None: wait for the daemon as usual; False: the client left without a line."""
+        record, why = handshake_cache.load(self.paths.dir, self.version)
+        if record is None:
+            if why != "no recorded handshake":
+                _note(f"waiting for the daemon: {why}")
+            return None
+        while b"\n" not in self.from_client:
+            data = os.read(self.stdin, READ_CHUNK)
+            if not data:
+                return False
+            self.from_client += data
+        first = bytes(self.from_client).partition(b"\n")[0]
+        msg = _parse(first)
+        params = msg.get("params") if isinstance(msg, dict) else None
+        protocol = params.get("protocolVersion") if isinstance(params, dict) else None
+        result = record.result(protocol, "initialize")
+        if not (isinstance(msg, dict) and msg.get("method") == "initialize" and "id" in msg and result is not None):
+            return None  # not a handshake we have an answer for: the daemon answers it
+        del self.from_client[:len(first) + 1]
+        self.cached, self.protocol, self.expect_initialize = record, protocol, result
+        self.initialize = msg
+        self.replays += 1
+        self.replay = _id_key(f"memtree-serve-replay-{os.getpid()}-{self.replays}")  # lines are held from here
+        self._answer(msg["id"], result)
+        return True
+
+    def _answer(self, rid: Any, result: Any) -> None:
+        self._to_client(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result},
+                                   separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
+
+    def _pause(self, daemon: ForkedDaemon | None, timeout: float) -> None:
+        """While the daemon starts: read the client (answering ``tools/list`` from the record, holding the
+        rest), and wake up as soon as our daemon says it is ready."""
+        fds = [self.stdin] if self.stdin_open and sum(map(len, self.held)) < MAX_BUFFER else []
+        if daemon is not None and daemon.fd is not None:
+            fds.append(daemon.fd)
+        if not fds:
+            time.sleep(timeout)
+            return
+        readable = select.select(fds, [], [], timeout)[0]
+        if daemon is not None and daemon.fd in readable:
+            daemon.poll()
+        if self.stdin in readable:
+            self._read_client()
+
+    def _send_replay(self, timeout: float) -> None:
+        assert self.initialize is not None and self.replay is not None
+        self.replay_deadline = time.monotonic() + timeout
+        self.to_daemon += json.dumps(dict(self.initialize, id=json.loads(self.replay))).encode() + b"\n"
+
+    def _from_record(self, msg: dict[str, Any]) -> bool:
+        """Answer ``tools/list`` from the record while the daemon is not through its handshake yet."""
+        if self.cached is None or not self.replay or msg.get("method") != "tools/list" or "id" not in msg:
+            return False
+        params = msg.get("params")
+        if isinstance(params, dict) and params.get("cursor") is not None:
+            return False  # a page we did not record
+        if self.cached.env != handshake_cache.environment_mark():
+            return False  # other MEMTREE_* settings may load other plugins, so other tools
+        result = self.cached.result(self.protocol, "tools/list")
+        if result is None:
+            return False
+        self.hints.learn(result)
+        self.expect_tools = result
+        self._answer(msg["id"], result)
+        return True
+
+    def _tools_checked(self, msg: dict[str, Any]) -> None:
+        """The daemon's own tools/list, asked after a tools/list was answered from the record."""
+        self.tools_check = None
+        result = msg.get("result")
+        self.hints.learn(result)
+        if result != self.expect_tools and self.cached is not None:
+            _note("the daemon lists other tools than the recorded list this session was given; the record is "
+                  "dropped and the client told to list the tools again")
+            self.cached.invalidate()
+            self._to_client(b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n')
+        self.expect_tools = None
+
     def _read_client(self) -> None:
         data = os.read(self.stdin, READ_CHUNK)
         if not data:
@@ -242,12 +359,16 @@ class Forwarder:
 
     def _from_client(self, line: bytes) -> None:
         msg = _parse(line)
+        if isinstance(msg, dict) and self._from_record(msg):
+            return
         if isinstance(msg, dict):
             method = msg.get("method")
             if method == "initialize" and "id" in msg:
                 self.initialize = msg
             elif method == "notifications/initialized":
                 self.initialized = line
+                if self.replay:
+                    return  # sent once the replayed initialize is answered (_replayed)
             if isinstance(method, str) and "id" in msg:
                 self.inflight[_id_key(msg["id"])] = Request.of(msg, line)
             elif method == "notifications/cancelled" and isinstance(msg.get("params"), dict):
@@ -267,12 +388,15 @@ class Forwarder:
         self.silent_losses = 0
         out = bytearray()
         for line in self._lines(self.from_daemon):
-            if self.inflight or self.replay:
+            if self.inflight or self.replay or self.tools_check:
                 msg = _parse(line)
                 if isinstance(msg, dict) and "method" not in msg and "id" in msg:
                     key = _id_key(msg["id"])
                     if key == self.replay:
-                        self._replayed()
+                        self._replayed(msg)
+                        continue
+                    if key == self.tools_check:
+                        self._tools_checked(msg)
                         continue
                     request = self.inflight.pop(key, None)
                     if request is not None and request.method == "tools/list":
@@ -387,14 +511,26 @@ class Forwarder:
             for line in pending:
                 self.to_daemon += line
 
-    def _replayed(self) -> None:
-        """The restarted daemon answered our initialize: finish the handshake and release held lines."""
+    def _replayed(self, msg: dict[str, Any]) -> None:
+        """The (re)started daemon answered our initialize: finish the handshake and release held lines."""
         self.replay = None
+        if self.expect_initialize is not None:
+            if msg.get("result") != self.expect_initialize and self.cached is not None:
+                _note(f"the daemon answered initialize otherwise than the recorded answer this session was given "
+                      f"(recorded {json.dumps(self.expect_initialize)[:300]}, daemon {json.dumps(msg)[:300]}); "
+                      f"the record is dropped")
+                self.cached.invalidate()
+            self.expect_initialize = None
         if self.initialized is not None:
             self.to_daemon += self.initialized
         for line in self.held:
             self.to_daemon += line
         self.held = []
+        if self.expect_tools is not None and self.tools_check is None:
+            # The client has the recorded tools: check them against the daemon's (plugins or config may differ).
+            check_id = f"memtree-serve-tools-{os.getpid()}"
+            self.tools_check = _id_key(check_id)
+            self.to_daemon += json.dumps({"jsonrpc": "2.0", "id": check_id, "method": "tools/list"}).encode() + b"\n"
 
     def _fail_all(self, why: str, pending: list[bytes]) -> None:
         """No daemon could be restarted: answer every request with the reason, then stop."""

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -72,15 +71,26 @@ def _declared_safe(annotations: Any) -> bool:
     return annotations.get("readOnlyHint") is True or annotations.get("idempotentHint") is True
 
 
-@dataclass
 class Request:
-    """A request the forwarder passed to the daemon and whose answer it still waits for."""
+    """A request the forwarder passed to the daemon and whose answer it still waits for.
 
-    id: Any
-    method: str
-    line: bytes  # exactly what the client sent
-    tool: str | None = None  # for tools/call
-    resends: int = 0
+    A plain class, not a dataclass: ``memtree serve`` imports this at every session start, and dataclasses
+    pulls in inspect (several ms)."""
+
+    __slots__ = ("id", "method", "line", "tool", "resends")
+
+    def __init__(self, id: Any, method: str, line: bytes, tool: str | None = None, resends: int = 0) -> None:
+        self.id = id
+        self.method = method
+        self.line = line  # exactly what the client sent
+        self.tool = tool  # for tools/call
+        self.resends = resends
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Request) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    def __repr__(self) -> str:
+        return f"Request(id={self.id!r}, method={self.method!r}, tool={self.tool!r}, resends={self.resends})"
 
     @classmethod
     def of(cls, msg: dict[str, Any], line: bytes) -> Request:

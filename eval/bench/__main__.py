@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 
 # name -> (quick arguments, full arguments)
 BENCHES: dict[str, tuple[list[str], list[str]]] = {
-    "startup": (["--cold", "3", "--warm", "10", "--reads", "100"], []),
+    "startup": (["--cold", "3", "--warm", "10", "--first", "6", "--reads", "100"], []),
     "wrappers": (["--quick"], []),
     "search": ([], ["--with-1m"]),
     "compose": (["--runs", "10"], []),

@@ -7,10 +7,14 @@ the same run.  Raw JSON-RPC lines over real pipes; every figure is wall time see
     the way it was started before) is printed too, as the before/after of that change.
 (b) second session: ``initialize`` answered for a new ``memtree serve`` while the daemon runs.  Goal <= 100 ms.
     Floor: ``python -c pass`` with the same interpreter.
+(d) first session with a warm record: no daemon runs, but the last one recorded its handshake
+    (``handshake.json``), so ``memtree serve`` answers ``initialize`` and ``tools/list`` itself, then starts
+    the daemon.  Goals: ``initialize`` <= 3x ``python -I -S -c pass``; second session (b) <= 2x the same
+    floor.  Interleaved with the floors in the same rounds.
 (c) cached ``read`` of one chunk through one session, median and p95.  Goal <= 5 ms / 10 ms.  Floor: a JSON-RPC
     ``ping`` through the same session (forwarder + daemon transport, no tool).
 
-    .venv/bin/python eval/bench/startup.py [--cold 5] [--warm 20] [--reads 200]
+    .venv/bin/python eval/bench/startup.py [--cold 5] [--warm 20] [--first 8] [--reads 200]
 """
 
 from __future__ import annotations
@@ -113,9 +117,29 @@ class Session:
         self.proc.wait(timeout=30)
 
 
+def python_floor() -> float:
+    """ms for ``python -I -S -c pass``: the interpreter's start with no site, no environment."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True)
+    return (time.perf_counter() - t0) * 1000
+
+
 def stop_daemon(project: Path, env: dict[str, str]) -> None:
     subprocess.run([MEMTREE, "stop", "--project", str(project), "--force"], env=env, capture_output=True,
                    timeout=60)
+
+
+def stop_until_gone(project: Path, env: dict[str, str]) -> None:
+    """Stop the daemon, also one still starting (``memtree stop`` leaves a daemon alone until its state
+    file is there)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        out = subprocess.run([MEMTREE, "stop", "--project", str(project), "--force"], env=env,
+                             capture_output=True, text=True, timeout=60)
+        if "no daemon running" in out.stdout + out.stderr:
+            return
+        time.sleep(0.05)
+    raise SystemExit("the daemon did not stop")
 
 
 def main() -> None:
@@ -123,6 +147,7 @@ def main() -> None:
     ap.add_argument("--cold", type=int, default=5, help="cold starts of each kind (interleaved)")
     ap.add_argument("--warm", type=int, default=20, help="second-session initializes")
     ap.add_argument("--reads", type=int, default=200, help="cached reads")
+    ap.add_argument("--first", type=int, default=8, help="first sessions answered from a warm record")
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="memtree-bench-startup-"))
@@ -174,11 +199,13 @@ def main() -> None:
         first = Session([MEMTREE, "serve", "--project", str(project)], env)
         first.initialize()
         floor_py = []
+        floor_bare_py: list[float] = []  # python -I -S -c pass: the interpreter's own start, nothing else
         warm = []
         for _ in range(args.warm):
             t0 = time.perf_counter()
             subprocess.run([sys.executable, "-c", "pass"], check=True)
             floor_py.append((time.perf_counter() - t0) * 1000)
+            floor_bare_py.append(python_floor())
             s = Session([MEMTREE, "serve", "--project", str(project)], env)
             warm.append(s.initialize())
             s.close()
@@ -203,6 +230,26 @@ def main() -> None:
                 assert "return x + 1" in json.dumps(r), r
         first.close()
         stop_daemon(project, env)
+
+        # (d) first session, warm record: the daemon of (b)/(c) recorded its handshake before it stopped.
+        record = next((work / "home").glob("*/handshake.json"), None)
+        if record is None:
+            raise SystemExit("the daemon recorded no handshake (handshake.json)")
+        first_init: list[float] = []
+        first_listed: list[float] = []
+        first_floor: list[float] = []
+        first_bare: list[float] = []
+        for i in range(args.first):
+            first_floor.append(python_floor())
+            if i % 2:  # a bare SDK server in the same rounds, every other one (it costs ~1 s)
+                bare = Session([sys.executable, str(bare_script)], env)
+                first_bare.append(bare.initialize())
+                bare.close()
+            s = Session([MEMTREE, "serve", "--project", str(project)], env)
+            first_init.append(s.initialize())
+            first_listed.append(s.tools_listed())
+            s.close()
+            stop_until_gone(project, env)  # the next round is a first session again
 
         load = " ".join(f"{x:.1f}" for x in os.getloadavg())
         print(f"python {sys.version.split()[0]}   cold runs {args.cold}   warm runs {args.warm}   reads {args.reads}   "
@@ -229,6 +276,17 @@ def main() -> None:
         print(f"{'(b) memtree serve, second session, initialize answered':58s} {warm_p50:8.1f} "
               f"{pct(warm, .95):8.1f} {warm_p50 / py_p50:7.2f}x  <= 100 ms "
               f"({warm_p50 / bare_p50:.3f}x of a bare SDK server's start)")
+        floor_iss = statistics.median(floor_bare_py + first_floor)
+        print(f"{'(b/d) floor: python -I -S -c pass':58s} {floor_iss:8.1f} {pct(floor_bare_py + first_floor, .95):8.1f}")
+        print(f"{'(b) second session initialize / python -I -S -c pass':58s} {'':8s} {'':8s} "
+              f"{warm_p50 / floor_iss:7.2f}x  <= 2x")
+        fi, fl = statistics.median(first_init), statistics.median(first_listed)
+        fb = statistics.median(first_bare) if first_bare else bare_p50
+        print(f"{'(d) first session, warm record, initialize answered':58s} {fi:8.1f} {pct(first_init, .95):8.1f} "
+              f"{fi / floor_iss:7.2f}x  <= 3x python -I -S -c pass ({fi / fb:.3f}x of a bare SDK server, "
+              f"{fb:.0f} ms in these rounds)")
+        print(f"{'(d) first session, warm record, tools/list answered':58s} {fl:8.1f} {pct(first_listed, .95):8.1f} "
+              f"{fl / floor_iss:7.2f}x  of python -I -S -c pass ({fl / lb:.3f}x of a bare SDK server's)")
         if reads:
             ping_p50 = statistics.median(pings)
             print(f"{'(c) floor: ping through memtree serve + daemon':58s} {ping_p50:8.2f} {pct(pings, .95):8.2f}")

@@ -8,14 +8,16 @@ import hashlib
 import os
 import select
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from memtree_core.lockfile import is_locked, read_state
 from memtree_core.project import ProjectPaths
+
+if TYPE_CHECKING:  # imported where used: the forwarder starts without it (fork_daemon needs none)
+    import subprocess
 
 # A log above this size is moved to daemon.log.1 when a new daemon is started.
 LOG_ROTATE_BYTES = 5_000_000
@@ -160,6 +162,8 @@ def spawn(paths: ProjectPaths, root: Path | str) -> subprocess.Popen[bytes]:
     no terminal), its stderr going to the log.  If another daemon wins the lock, this one exits 0 at once.
 
     :func:`start_daemon` prefers :func:`fork_daemon`, which skips this second interpreter start."""
+    import subprocess
+
     log_fd = open_log(paths)
     try:
         return subprocess.Popen(

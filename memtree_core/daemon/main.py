@@ -9,7 +9,9 @@ Boot order (what a capture or a forwarder can see, as early as possible):
 5. the main thread answers MCP sessions at once, while a worker thread opens the app (settings, plugins),
    starts the ingest server and the walker coordinator threads and registers the tools (``tools/list`` and
    ``tools/call`` wait for it, and answer with the reason if it fails, e.g. a bad config); the store opens
-   on first use.
+   on first use;
+6. the daemon records its own ``initialize`` and ``tools/list`` answers for the next first session's
+   forwarder (:mod:`memtree_core.daemon.handshake`).
 """
 
 from __future__ import annotations
@@ -271,6 +273,19 @@ class Daemon:
         t.start()
         self.threads.append(t)
 
+    async def _boot_and_record(self, server: Any) -> None:
+        import anyio
+
+        await anyio.to_thread.run_sync(self._boot, server)
+        if not self.boot_failed:
+            # For the next first session: its forwarder answers initialize from this (handshake_cache).
+            try:
+                from memtree_core.daemon.handshake import record
+            except ImportError:  # an SDK without what it needs: first sessions wait for the daemon, as before
+                log.exception("cannot record the handshake for forwarders")
+                return
+            await record(server, self.paths.dir, self.version)
+
     async def _main_loop(self, server: Any, activity: Any) -> None:
         import anyio
 
@@ -282,7 +297,7 @@ class Daemon:
             # would wait up to a whole switch interval (5 ms) at every socket wakeup while answering the first
             # handshake.  A short interval until boot is done hands the GIL back sooner.
             sys.setswitchinterval(BOOT_SWITCH_INTERVAL_S)
-            tg.start_soon(anyio.to_thread.run_sync, self._boot, server)
+            tg.start_soon(self._boot_and_record, server)
             while not self.stop_event.is_set():
                 await anyio.sleep(POLL_S)
                 if self.boot_failed and activity.sessions == 0:

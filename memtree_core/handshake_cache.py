@@ -1,0 +1,115 @@
+"""The daemon's recorded handshake, so ``memtree serve`` can answer ``initialize`` before any daemon runs.
+
+A daemon, once its tools are registered, asks itself ``initialize`` and ``tools/list`` for every protocol
+version it speaks, through the same code path a session uses, and writes the answers to ``handshake.json``
+in the project's directory (0600, atomically).  A forwarder that finds no daemon answers the agent's
+``initialize`` from that file -- at Python's own start-up speed, without the SDK import -- then starts the
+daemon, replays the ``initialize`` to it and checks the daemon's answer against the one it gave.
+
+The file is trusted only when everything matches: a regular file owned by this user, no access for others,
+the installed code version, the protocol version the client asked for.  Anything else and the forwarder
+waits for the daemon as it always did.
+
+Stdlib only: the forwarder imports this.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+CACHE_FILE = "handshake.json"
+FORMAT = 1
+MAX_BYTES = 4 << 20  # far above a real answer; a bigger file is not ours
+
+
+class Handshake:
+    """A cache file that passed every check, with the exact bytes read (to invalidate only this one)."""
+
+    def __init__(self, path: Path, raw: bytes, answers: dict[str, Any], env: str | None) -> None:
+        self.path = path
+        self.raw = raw
+        self.answers = answers
+        self.env = env
+
+    def result(self, protocol: Any, method: str) -> Any:
+        """The recorded ``result`` of ``method`` for a client asking ``protocol``, or None."""
+        if not isinstance(protocol, str):
+            return None
+        entry = self.answers.get(protocol)
+        return entry.get(method) if isinstance(entry, dict) else None
+
+    def invalidate(self) -> None:
+        """Remove the file if it still holds what was read (a newer daemon may have rewritten it since)."""
+        try:
+            if self.path.read_bytes() == self.raw:
+                self.path.unlink()
+        except OSError:
+            pass
+
+
+def environment_mark(environ: dict[str, str] | os._Environ[str] | None = None) -> str:
+    """A digest of the ``MEMTREE_*`` variables: they choose plugins and settings, and so the tools listed."""
+    env = os.environ if environ is None else environ
+    items = sorted((k, v) for k, v in env.items() if k.startswith("MEMTREE_"))
+    return hashlib.sha256(json.dumps(items).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def load(directory: Path, version: str) -> tuple[Handshake | None, str]:
+    """The cache for ``version``, or None and why it was not used (for the log)."""
+    path = Path(directory) / CACHE_FILE
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None, "no recorded handshake"
+    except OSError as exc:
+        return None, f"cannot open {path}: {exc.strerror or exc}"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, f"{path} is not a regular file"
+        if st.st_uid != os.geteuid():
+            return None, f"{path} belongs to another user"
+        if st.st_mode & 0o077:
+            return None, f"{path} is open to other users (mode {stat.S_IMODE(st.st_mode):o})"
+        if st.st_size > MAX_BYTES:
+            return None, f"{path} is too large to be a recorded handshake"
+        raw = b""
+        while len(raw) <= MAX_BYTES:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            raw += chunk
+    except OSError as exc:
+        return None, f"cannot read {path}: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None, f"{path} is damaged (not JSON)"
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("answers"), dict):
+        return None, f"{path} is damaged (unknown shape)"
+    if data.get("version") != version:
+        return None, f"{path} was recorded by memtree {data.get('version')}, installed is {version}"
+    env = data.get("env")
+    return Handshake(path, raw, data["answers"], env if isinstance(env, str) else None), ""
+
+
+def write(directory: Path, version: str, answers: dict[str, dict[str, Any]], env: str) -> None:
+    """Record ``answers`` (protocol version -> method -> result) for ``version``: 0600, atomic."""
+    directory = Path(directory)
+    tmp = directory / f"{CACHE_FILE}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            os.fchmod(f.fileno(), 0o600)  # O_CREAT's mode does not tighten a file left by a killed writer
+            json.dump({"format": FORMAT, "version": version, "env": env, "answers": answers}, f)
+        os.replace(tmp, directory / CACHE_FILE)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,182 @@
+"""A first session at Python's own speed (issue 16): with no daemon running, ``memtree serve`` answers
+``initialize`` (and an early ``tools/list``) from the handshake the last daemon recorded, starts the daemon,
+replays ``initialize`` to it and holds everything else until it is ready.  Anything in the record that does
+not match and the forwarder waits for the daemon, as before.
+
+Real forwarder, real daemon.  "Before any daemon is up" is made certain, not raced: the test holds the
+project's daemon lock itself, so no daemon can start until it lets go.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import test_mcp_stdio as shared
+from conftest import run_memtree
+from test_daemon import INIT, RawClient
+from test_mcp_stdio import project_paths, state_pid, wait_for
+
+from memtree_core.handshake_cache import CACHE_FILE
+from memtree_core.lockfile import try_lock
+
+daemon_guard = shared.daemon_guard
+env = shared.env
+tool_plugin_site = shared.tool_plugin_site
+
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+ECHO = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "t_echo", "arguments": {"text": "hi"}}}
+
+
+def _record(project: Path) -> Path:
+    return project_paths(project).dir / CACHE_FILE
+
+
+def _warm(project: Path, env: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One ordinary session, so a daemon records its handshake; return the daemon's own initialize and
+    tools/list results, then stop it."""
+    client = RawClient(project, env)
+    try:
+        client.send(INIT)
+        init = client.receive()["result"]
+        client.send(INITIALIZED)
+        client.send(TOOLS_LIST)
+        tools = client.receive()["result"]
+        wait_for(lambda: _record(project).exists(), 60, "the daemon to record its handshake")
+        assert stat.S_IMODE(_record(project).stat().st_mode) == 0o600
+    finally:
+        client.close()
+    run_memtree("stop", "--project", str(project), env=env)
+    wait_for(lambda: state_pid(project) is None, 30, "the daemon to stop")
+    return init, tools
+
+
+@contextmanager
+def _no_daemon_can_start(project: Path) -> Iterator[None]:
+    """Hold the project's daemon lock: forwarders see no daemon and cannot start one until we let go."""
+    fd = try_lock(project_paths(project).lock)
+    assert fd is not None, "a daemon still holds the lock"
+    try:
+        yield
+    finally:
+        os.close(fd)
+
+
+def _silent_for(client: RawClient, seconds: float) -> bool:
+    assert client.proc.stdout is not None
+    return not client.buf and not select.select([client.proc.stdout.fileno()], [], [], seconds)[0]
+
+
+def test_warm_record_answers_initialize_and_tools_list_before_the_daemon_and_a_call_waits_for_it(
+        home: Path, project: Path, env: dict[str, str], daemon_guard: list[int]) -> None:
+    own_init, own_tools = _warm(project, env)
+    with _no_daemon_can_start(project):
+        client = RawClient(project, env)
+        client.send(INIT)
+        answer = client.receive()
+        assert answer["id"] == INIT["id"]
+        assert answer["result"] == own_init  # identical to what the daemon itself answered
+        client.send(INITIALIZED)
+        client.send(TOOLS_LIST)
+        listed = client.receive()
+        assert listed["id"] == 2 and listed["result"] == own_tools
+        client.send(ECHO)  # held: no daemon exists yet
+        assert state_pid(project) is None
+        assert _silent_for(client, 0.3)
+    try:
+        echoed = client.receive(timeout=120)  # the lock is free: the forwarder starts the daemon
+        assert echoed["id"] == 3
+        assert echoed["result"]["structuredContent"] == {"text": "hi", "length": 2}
+        pid = state_pid(project)
+        assert pid is not None
+        daemon_guard.append(pid)
+    finally:
+        assert client.close() == 0
+    stderr = client.proc.stderr.read().decode()  # type: ignore[union-attr]
+    assert "otherwise than the recorded" not in stderr and "other tools" not in stderr, stderr
+    assert _record(project).exists()  # the daemon confirmed it: still there for the next first session
+
+
+def _stale_version(path: Path) -> None:
+    data = json.loads(path.read_text())
+    data["version"] = "0.0.1+000000000000"
+    path.write_text(json.dumps(data))
+
+
+def _garbage(path: Path) -> None:
+    path.write_bytes(b'{"format": 1, "version": \x00\xff')
+
+
+def _readable_by_others(path: Path) -> None:
+    path.chmod(0o644)
+
+
+def _not_a_file(path: Path) -> None:
+    target = path.with_name("elsewhere.json")
+    path.rename(target)
+    path.symlink_to(target)
+
+
+@pytest.mark.parametrize("spoil", [_stale_version, _garbage, _readable_by_others, _not_a_file, None],
+                         ids=["stale-version", "garbage", "mode-0644", "symlink", "other-protocol"])
+def test_a_record_that_does_not_match_in_every_way_waits_for_the_daemon(
+        home: Path, project: Path, env: dict[str, str], daemon_guard: list[int], spoil: Any) -> None:
+    own_init, _ = _warm(project, env)
+    init = INIT
+    if spoil is None:  # a protocol version the daemon never recorded an answer for
+        init = {**INIT, "params": {**INIT["params"], "protocolVersion": "2099-01-01"}}
+    else:
+        spoil(_record(project))
+    with _no_daemon_can_start(project):
+        client = RawClient(project, env)
+        client.send(init)
+        assert _silent_for(client, 1.0), "answered without a daemon from a record that does not match"
+    try:
+        answer = client.receive(timeout=120)
+        assert answer["id"] == INIT["id"] and "result" in answer
+        if spoil is not None:
+            assert answer["result"] == own_init
+        daemon_guard.append(wait_for(lambda: state_pid(project), 30, "the daemon"))
+    finally:
+        client.close()
+    if spoil is not None:
+        assert "waiting for the daemon" in client.proc.stderr.read().decode()  # type: ignore[union-attr]
+
+
+def test_a_record_the_daemon_contradicts_is_dropped_and_the_client_told_to_list_again(
+        home: Path, project: Path, env: dict[str, str], daemon_guard: list[int]) -> None:
+    own_init, own_tools = _warm(project, env)
+    path = _record(project)
+    data = json.loads(path.read_text())
+    protocol = INIT["params"]["protocolVersion"]
+    data["answers"][protocol]["initialize"]["instructions"] = "an older text"
+    data["answers"][protocol]["tools/list"]["tools"] = own_tools["tools"][:1]
+    path.write_text(json.dumps(data))
+    altered = path.read_bytes()
+    client = RawClient(project, env)
+    try:
+        client.send(INIT)
+        assert client.receive()["result"]["instructions"] == "an older text"  # what the record said
+        client.send(INITIALIZED)
+        client.send(TOOLS_LIST)
+        assert len(client.receive()["result"]["tools"]) == 1
+        changed = client.receive(timeout=120)  # once the daemon is up and lists its own tools
+        assert changed == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        client.send({**TOOLS_LIST, "id": 4})
+        assert client.receive(timeout=120)["result"] == own_tools
+        daemon_guard.append(wait_for(lambda: state_pid(project), 30, "the daemon"))
+        # Never the contradicted record again (the new daemon records its own).
+        wait_for(lambda: path.exists() and path.read_bytes() != altered, 60, "the record to be replaced")
+        assert json.loads(path.read_text())["answers"][protocol]["initialize"] == own_init
+    finally:
+        client.close()
+    stderr = client.proc.stderr.read().decode()  # type: ignore[union-attr]
+    assert "otherwise than the recorded" in stderr and "other tools" in stderr, stderr
