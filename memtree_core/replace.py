@@ -96,15 +96,14 @@ def warm_up(app: App) -> None:
 # -- choosing a selector --------------------------------------------------------------------------------------
 def selector_for(app: App, tool: str, command: str) -> Selector:
     best: Selector | None = None
-    for selector in app.plugins.selectors:
+    # The first match in precedence order (Registry.ranked): priority, then pluggy's call order.
+    for selector in app.plugins.selectors.ranked():
         try:
-            if not selector.matches(tool, command):
-                continue
+            if selector.matches(tool, command):
+                best = selector
+                break
         except Exception:
             log.exception("selector %s failed in matches(); skipped", getattr(selector, "name", "?"))
-            continue
-        if best is None or selector.priority >= best.priority:
-            best = selector
     if best is None:
         from memtree_plugins.selectors.generic import GenericSelector
 

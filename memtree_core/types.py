@@ -33,7 +33,7 @@ class Chunk:
 
 @runtime_checkable
 class Chunker(Protocol):
-    """Splits a file into chunks.  The highest ``priority`` chunker whose ``matches`` is true wins."""
+    """Splits a file into chunks.  The first match in precedence order (priority first) wins."""
 
     name: str
     priority: int

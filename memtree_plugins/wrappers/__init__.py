@@ -27,7 +27,7 @@ def _lazy(module: str) -> Callable[[App], Callable[..., Any]]:
     return build
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def memtree_register_tools(register: Register[ToolSpec]) -> None:
     # read and grep write memtree's own store but never the user's files; only get is truly read-only.
     register(ToolSpec(name="read", build=_lazy("read"), title="Read a file (stored, budgeted)",
