@@ -61,3 +61,40 @@ def test_readme_hook_reference_is_generated_from_the_docstrings() -> None:
     begin = readme.index("<!-- hookspecs:begin")
     section = readme[readme.index("\n", begin) + 1:readme.index("<!-- hookspecs:end -->")]
     assert section == render(), "run: python -m memtree_core.hookdoc, and paste it into README.md"
+
+
+def _plugin_imports(path: Path) -> list[tuple[int, str]]:
+    """Every import of memtree_plugins in a module, lazy ones (inside functions) included."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [f"{node.module}:{a.name}" for a in node.names]
+        else:
+            continue
+        found += [(node.lineno, n) for n in names if n.split(":")[0].split(".")[0] == "memtree_plugins"]
+    return found
+
+
+# Reading the list of built-in plugins is how the host finds them; anything else goes through the plugin set,
+# so that disabling a plugin disables its behaviour.
+ALLOWED_PLUGIN_IMPORTS = {("memtree_core/plugins.py", "memtree_plugins:BUILTINS")}
+
+
+def test_the_core_imports_no_plugin() -> None:
+    found = {(str(p.relative_to(REPO)), name, line)
+             for p in sorted((REPO / "memtree_core").rglob("*.py")) for line, name in _plugin_imports(p)}
+    extra = sorted(f"{path}:{line} imports {name}" for path, name, line in found
+                   if (path, name) not in ALLOWED_PLUGIN_IMPORTS)
+    assert not extra, "memtree_core must reach plugins through the plugin set:\n" + "\n".join(extra)
+    assert {(path, name) for path, name, _ in found} == ALLOWED_PLUGIN_IMPORTS  # the check sees imports
+
+
+def test_the_import_check_sees_lazy_and_aliased_imports(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("import os\n\ndef f():\n    import memtree_plugins.tokens as t\n"
+                      "    from memtree_plugins.selectors import lines\n    from . import memtree_plugins\n")
+    assert _plugin_imports(module) == [(4, "memtree_plugins.tokens"), (5, "memtree_plugins.selectors:lines")]
