@@ -127,7 +127,9 @@ def memtree_register_selectors(register: Register[Selector]) -> None:
 def memtree_token_counter(settings: Settings) -> TokenCounter | None:
     """Return the token counter used for every budget and every manifest figure.
 
-    Stops at first non-None result.  The built-in estimator is ``trylast`` so any plugin wins.
+    Stops at first non-None result.  The built-in estimator is ``trylast`` so any plugin wins.  When no
+    plugin returns one (the ``tokens`` plugin disabled), ``memtree plugins`` reports a missing token counter
+    (fatal under ``MEMTREE_STRICT_PLUGINS=1``) and every count raises that error.
 
     :param settings: the project's settings.
     :return: a :class:`~memtree_core.types.TokenCounter`, or None to defer to the next plugin.

@@ -267,7 +267,29 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
                     n for n in added if registries[kind].entry(n).plugin == plugin_name)  # type: ignore[union-attr]
 
     counter = pm.hook.memtree_token_counter(settings=settings)
+    if counter is None:
+        # Every budget needs one: say so now, in the report (and fatally under MEMTREE_STRICT_PLUGINS),
+        # and make each use fail with the same sentence rather than with an AttributeError on None.
+        info = PluginInfo("token counter", "required", "missing")
+        report.append(info)
+        message = ("no plugin provides a token counter (memtree_token_counter): the built-in 'tokens' plugin "
+                   "is disabled or failed; re-enable it or install a plugin that provides one")
+        fail(info, message)
+        info.status = "missing"
+        counter = MissingTokenCounter(message)
     return PluginSet(pm, registries, report, counter)
+
+
+class MissingTokenCounter:
+    """Stands in when no plugin provides a token counter: any count raises the build's clear error."""
+
+    name = "missing"
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def count(self, text: str) -> int:
+        raise PluginLoadError(self.message)
 
 
 class _RulesOnly:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -285,3 +286,25 @@ def test_the_plugin_called_first_registers_last_so_its_replaces_sees_the_others(
     assert plugins.chunkers.entry("python").plugin == "override"  # type: ignore[union-attr]
     assert plugins.chunkers.removed == {"markdown": "later"}
     assert plugins.info("override").status == "loaded"  # type: ignore[union-attr]
+
+
+def test_trace_plugins_shows_a_call_of_every_hook(home: Path, project: Path) -> None:
+    from memtree_core import hookspecs
+
+    hooks = sorted(n for n in vars(hookspecs) if n.startswith("memtree_"))
+    out = memtree("plugins", "--project", str(project),
+                  env=env_with(project, MEMTREE_HOME=str(home), MEMTREE_TRACE_PLUGINS="1"))
+    traced = set(re.findall(r"(memtree_\w+) \[hook\]", out.stderr))
+    assert traced == set(hooks), out.stderr[-2000:]
+
+
+def test_without_the_tokens_plugin_the_build_reports_it_and_counting_says_why() -> None:
+    plugins = build(Settings(), {**NO_THIRD_PARTY, "MEMTREE_DISABLE_PLUGINS": "tokens"})
+    missing = plugins.info("token counter")
+    assert missing is not None and missing.status == "missing" and missing in plugins.failures
+    assert "'tokens' plugin is disabled" in missing.error
+    with pytest.raises(PluginLoadError, match="no plugin provides a token counter"):
+        plugins.token_counter.count("some text")
+    with pytest.raises(PluginLoadError, match="no plugin provides a token counter"):
+        build(Settings(), {**NO_THIRD_PARTY, "MEMTREE_DISABLE_PLUGINS": "tokens", "MEMTREE_STRICT_PLUGINS": "1"})
+    assert build(Settings(), NO_THIRD_PARTY).info("token counter") is None
