@@ -10,7 +10,8 @@ registered first with ``trylast=True``.
 
 **Precedence, one rule for every kind.**  The host calls each register hook through pluggy, one plugin at a
 time, and pluggy's documented call order is the precedence: ``tryfirst`` implementations, then the rest with
-the most recently registered first, then ``trylast`` ones (the built-ins).  The hooks run in the reverse of
+the most recently registered first, then ``trylast`` ones in registration order (the built-ins, in their
+listed order).  The hooks run in the reverse of
 that order, so the plugin with the highest precedence registers last and its ``replaces=True`` and
 ``register.remove`` see everything the others registered.  Where one item is picked (a chunker, a selector,
 a summarizer, an embedder for ``"auto"``), it is the first in :meth:`~memtree_core.registry.Registry.ranked`:

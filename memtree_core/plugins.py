@@ -189,8 +189,13 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
             return  # left out anyway: its failure is not the user's problem
         info.status = "rules-only"
 
-    for name, module in (builtins if builtins is not None else BUILTINS).items():
+    # The built-ins' hooks are trylast, and pluggy calls trylast implementations in registration order:
+    # registering them last-listed first makes the first-listed the last called, so their hooks run in the
+    # listed order (see the precedence note in hookspecs).  The report keeps the listed order.
+    listed = list((builtins if builtins is not None else BUILTINS).items())
+    for name, module in reversed(listed):
         register(PluginInfo(name, f"builtin:{module}", "pending"), lambda m=module: importlib.import_module(m))
+    report.reverse()
 
     seen_dists: dict[str, str] = {}
     for ep in _entry_points():

@@ -100,7 +100,7 @@ class Registry(Generic[T]):
     def ranked(self) -> list[T]:
         """The items in precedence order, the one rule for every kind where one item is picked: the highest
         ``priority`` first (an item without one counts as 0); at equal priority, the plugin pluggy calls
-        first (``tryfirst``, then the most recently registered; built-ins are ``trylast``); within one
+        first (``tryfirst``, then the most recently registered; the built-ins, ``trylast``, last); within one
         plugin, the order it registered them."""
         entries = sorted(self._entries.values(), key=lambda e: (-_priority(e.item), e.rank))
         return [e.item for e in entries]
