@@ -86,10 +86,8 @@ class App:
         return self.plugins.token_counter.count(text)
 
     def chunker_for(self, path: str) -> Chunker:
-        best: Chunker | None = None
-        for chunker in self.plugins.chunkers:
-            if chunker.matches(path) and (best is None or chunker.priority > best.priority):
-                best = chunker
+        # The first match in precedence order (Registry.ranked): priority, then pluggy's call order.
+        best = next((c for c in self.plugins.chunkers.ranked() if c.matches(path)), None)
         if best is None:
             raise LookupError(f"no chunker matches {path}; is the 'chunkers' plugin disabled?")
         return best

@@ -6,7 +6,17 @@ same name from another plugin, or ``register.remove(name)`` to withdraw one.  A 
 ``replaces`` is an error that names both plugins; the newcomer's item is skipped.
 
 Built-in plugins (``memtree_plugins``) implement these hooks exactly as a third-party plugin would, and are
-registered first, so a third-party plugin can always replace or remove a built-in.
+registered first with ``trylast=True``.
+
+**Precedence, one rule for every kind.**  The host calls each register hook through pluggy, one plugin at a
+time, and pluggy's documented call order is the precedence: ``tryfirst`` implementations, then the rest with
+the most recently registered first, then ``trylast`` ones in registration order (the built-ins, in their
+listed order).  The hooks run in the reverse of
+that order, so the plugin with the highest precedence registers last and its ``replaces=True`` and
+``register.remove`` see everything the others registered.  Where one item is picked (a chunker, a selector,
+a summarizer, an embedder for ``"auto"``), it is the first in :meth:`~memtree_core.registry.Registry.ranked`:
+the highest ``priority`` (0 when an item has none), then precedence, then the order one plugin registered
+its items.  Where every item runs (redaction rules, filters), they run in registration order.
 """
 
 from __future__ import annotations
@@ -39,8 +49,8 @@ hookimpl = pluggy.HookimplMarker("memtree")
 def memtree_register_chunkers(register: Register[Chunker]) -> None:
     """Register chunkers that split files into ``file_chunk`` nodes.
 
-    :param register: call with a :class:`~memtree_core.types.Chunker`.  For a file, the chunker with the
-        highest ``priority`` whose ``matches(path)`` is true is used.
+    :param register: call with a :class:`~memtree_core.types.Chunker`.  For a file, the first chunker in
+        precedence order (highest ``priority``, then pluggy's call order) whose ``matches(path)`` is true.
     """
 
 
@@ -83,7 +93,7 @@ def memtree_register_tools(register: Register[ToolSpec]) -> None:
 
 @hookspec
 def memtree_register_embedders(register: Register[Embedder]) -> None:
-    """Register embedders; the setting ``embeddingModel`` picks one by its ``name`` or ``model``.
+    """Register embedders; ``embeddingModel`` picks one by ``name`` or ``model``, ``"auto"`` by precedence.
 
     :param register: call with a :class:`~memtree_core.types.Embedder`.
     """
@@ -91,7 +101,7 @@ def memtree_register_embedders(register: Register[Embedder]) -> None:
 
 @hookspec
 def memtree_register_summarizers(register: Register[Summarizer]) -> None:
-    """Register summarizers used by the ``summarizer`` walker (first available one wins).
+    """Register summarizers used by the ``summarizer`` walker (the first available in precedence order).
 
     :param register: call with a :class:`~memtree_core.types.Summarizer`.
     """
@@ -109,7 +119,8 @@ def memtree_register_rankers(register: Register[Ranker]) -> None:
 def memtree_register_selectors(register: Register[Selector]) -> None:
     """Register selectors that choose which lines of a long output to keep when it is cut to a budget.
 
-    :param register: call with a :class:`~memtree_core.types.Selector`.
+    :param register: call with a :class:`~memtree_core.types.Selector`.  For an output, the first
+        selector in precedence order (highest ``priority``, then pluggy's call order) that matches.
     """
 
 
@@ -117,7 +128,9 @@ def memtree_register_selectors(register: Register[Selector]) -> None:
 def memtree_token_counter(settings: Settings) -> TokenCounter | None:
     """Return the token counter used for every budget and every manifest figure.
 
-    Stops at first non-None result.  The built-in estimator is ``trylast`` so any plugin wins.
+    Stops at first non-None result.  The built-in estimator is ``trylast`` so any plugin wins.  When no
+    plugin returns one (the ``tokens`` plugin disabled), ``memtree plugins`` reports a missing token counter
+    (fatal under ``MEMTREE_STRICT_PLUGINS=1``) and every count raises that error.
 
     :param settings: the project's settings.
     :return: a :class:`~memtree_core.types.TokenCounter`, or None to defer to the next plugin.

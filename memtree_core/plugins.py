@@ -27,7 +27,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import ModuleType, SimpleNamespace
+from types import ModuleType
 from typing import Any
 
 import pluggy
@@ -150,7 +150,6 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
         pm.enable_tracing()
 
     report: list[PluginInfo] = []
-    order: list[str] = []
 
     def fail(info: PluginInfo, exc: BaseException | str) -> None:
         info.status = "failed"
@@ -177,7 +176,6 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
             fail(info, f"unknown hook: {exc}")
             return
         info.status = "loaded"
-        order.append(info.name)
 
     def keep_rules(info: PluginInfo, load: Callable[[], object]) -> None:
         """Register only the redaction rules of a plugin the repository left out (if it has any)."""
@@ -186,14 +184,18 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
             hook = getattr(load(), hook_name, None)
             if hook is None:
                 return
-            pm.register(SimpleNamespace(**{hook_name: hook}), name=info.name)
+            pm.register(_RulesOnly(hook), name=info.name)
         except Exception:
             return  # left out anyway: its failure is not the user's problem
         info.status = "rules-only"
-        order.append(info.name)
 
-    for name, module in (builtins if builtins is not None else BUILTINS).items():
+    # The built-ins' hooks are trylast, and pluggy calls trylast implementations in registration order:
+    # registering them last-listed first makes the first-listed the last called, so their hooks run in the
+    # listed order (see the precedence note in hookspecs).  The report keeps the listed order.
+    listed = list((builtins if builtins is not None else BUILTINS).items())
+    for name, module in reversed(listed):
         register(PluginInfo(name, f"builtin:{module}", "pending"), lambda m=module: importlib.import_module(m))
+    report.reverse()
 
     seen_dists: dict[str, str] = {}
     for ep in _entry_points():
@@ -244,16 +246,20 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
                                             for kind in REGISTRY_HOOKS}
     by_name = {p.name: p for p in report}
     for kind, hook_name in REGISTRY_HOOKS.items():
-        impls = {impl.plugin_name: impl for impl in getattr(pm.hook, hook_name).get_hookimpls()}
-        for plugin_name in order:
-            impl = impls.get(plugin_name)
-            info = by_name[plugin_name]
-            if impl is None or info.status not in ("loaded", "rules-only"):
+        # pluggy's call order (tryfirst, then the most recently registered, trylast last) is the precedence;
+        # each plugin's hook runs in the reverse, so the one pluggy calls first has the last word: its
+        # replaces=/remove see every other plugin's items.
+        impls = getattr(pm.hook, hook_name).get_hookimpls()
+        rank = {impl.plugin_name: i for i, impl in enumerate(reversed(impls))}
+        for impl in impls:
+            plugin_name = impl.plugin_name
+            info = by_name.get(plugin_name)
+            if info is None or info.status not in ("loaded", "rules-only") or pm.get_plugin(plugin_name) is None:
                 continue
-            reg = Register(registries[kind], plugin_name)
+            reg = Register(registries[kind], plugin_name, rank=rank[plugin_name])
             before = set(registries[kind].names())
             try:
-                impl.function(register=reg)
+                _call_one(pm, hook_name, impl.plugin, register=reg)
             except Exception as exc:
                 fail(info, exc)
                 _withdraw(registries, plugin_name)
@@ -266,7 +272,43 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
                     n for n in added if registries[kind].entry(n).plugin == plugin_name)  # type: ignore[union-attr]
 
     counter = pm.hook.memtree_token_counter(settings=settings)
+    if counter is None:
+        # Every budget needs one: say so now, in the report (and fatally under MEMTREE_STRICT_PLUGINS),
+        # and make each use fail with the same sentence rather than with an AttributeError on None.
+        info = PluginInfo("token counter", "required", "missing")
+        report.append(info)
+        message = ("no plugin provides a token counter (memtree_token_counter): the built-in 'tokens' plugin "
+                   "is disabled or failed; re-enable it or install a plugin that provides one")
+        fail(info, message)
+        info.status = "missing"
+        counter = MissingTokenCounter(message)
     return PluginSet(pm, registries, report, counter)
+
+
+class MissingTokenCounter:
+    """Stands in when no plugin provides a token counter: any count raises the build's clear error."""
+
+    name = "missing"
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def count(self, text: str) -> int:
+        raise PluginLoadError(self.message)
+
+
+class _RulesOnly:
+    """A left-out plugin reduced to its redaction-rules hook (a plain object: pluggy keeps plugins in sets)."""
+
+    def __init__(self, hook: Callable[..., None]) -> None:
+        self.memtree_register_redaction_rules = hook
+
+
+def _call_one(pm: pluggy.PluginManager, hook_name: str, plugin: object, **kwargs: Any) -> Any:
+    """Call one plugin's implementation of a hook through pluggy (so tracing and hook-call monitoring see
+    it): each plugin gets its own :class:`Register`, which is how the host knows who supplied what."""
+    others = [p for p in pm.get_plugins() if p is not plugin]
+    return pm.subset_hook_caller(hook_name, remove_plugins=others)(**kwargs)
 
 
 def _withdraw(registries: dict[str, Registry[Any]], plugin_name: str) -> None:

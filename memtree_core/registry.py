@@ -24,6 +24,7 @@ class Entry(Generic[T]):
     item: T
     plugin: str
     replaced: str | None = None  # plugin whose entry this one replaced
+    rank: int = 0  # its plugin's place in pluggy's call order for the register hook (0: called first)
 
 
 class Registry(Generic[T]):
@@ -41,7 +42,7 @@ class Registry(Generic[T]):
         position = names.index(name) if name in self._entries else len(names)
         self._undo.setdefault(plugin, []).append((name, self._entries.get(name), position))
 
-    def add(self, name: str, item: T, plugin: str, *, replaces: bool = False) -> None:
+    def add(self, name: str, item: T, plugin: str, *, replaces: bool = False, rank: int = 0) -> None:
         current = self._entries.get(name)
         if current is not None and not replaces:
             raise RegistryConflict(
@@ -50,7 +51,7 @@ class Registry(Generic[T]):
                 f"of the two plugins (MEMTREE_DISABLE_PLUGINS)"
             )
         self._note(plugin, name)
-        self._entries[name] = Entry(name, item, plugin, current.plugin if current else None)
+        self._entries[name] = Entry(name, item, plugin, current.plugin if current else None, rank)
         self._removed.pop(name, None)
 
     def remove(self, name: str, plugin: str) -> None:
@@ -96,6 +97,14 @@ class Registry(Generic[T]):
     def __len__(self) -> int:
         return len(self._entries)
 
+    def ranked(self) -> list[T]:
+        """The items in precedence order, the one rule for every kind where one item is picked: the highest
+        ``priority`` first (an item without one counts as 0); at equal priority, the plugin pluggy calls
+        first (``tryfirst``, then the most recently registered; the built-ins, ``trylast``, last); within one
+        plugin, the order it registered them."""
+        entries = sorted(self._entries.values(), key=lambda e: (-_priority(e.item), e.rank))
+        return [e.item for e in entries]
+
     def names(self) -> list[str]:
         return list(self._entries)
 
@@ -107,6 +116,11 @@ class Registry(Generic[T]):
         return dict(self._removed)
 
 
+def _priority(item: object) -> float:
+    value = getattr(item, "priority", 0)
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
 class Register(Generic[T]):
     """The callable a register hook receives; bound to one registry and one plugin.
 
@@ -114,15 +128,16 @@ class Register(Generic[T]):
     earlier entry of the same name; ``register.remove(name)`` withdraws an entry (to disable a built-in).
     """
 
-    def __init__(self, registry: Registry[T], plugin: str) -> None:
+    def __init__(self, registry: Registry[T], plugin: str, *, rank: int = 0) -> None:
         self._registry = registry
         self.plugin = plugin
+        self._rank = rank
 
     def __call__(self, item: T, *, name: str | None = None, replaces: bool = False) -> T:
         key = name or getattr(item, "name", None)
         if not key:
             raise ValueError(f"{self._registry.kind} from plugin {self.plugin!r} has no name")
-        self._registry.add(key, item, self.plugin, replaces=replaces)
+        self._registry.add(key, item, self.plugin, replaces=replaces, rank=self._rank)
         return item
 
     def remove(self, name: str) -> None:

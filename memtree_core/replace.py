@@ -94,39 +94,44 @@ def warm_up(app: App) -> None:
 
 
 # -- choosing a selector --------------------------------------------------------------------------------------
-def selector_for(app: App, tool: str, command: str) -> Selector:
-    best: Selector | None = None
-    for selector in app.plugins.selectors:
+def selectors_for(app: App, tool: str, command: str) -> list[Selector]:
+    """The selectors matching this output in precedence order (Registry.ranked: priority, then pluggy's
+    call order).  The first one cuts; the last one (the built-in ``generic``, which matches everything at
+    priority 0) stands in for one that fails.  None: no selector plugin, so no replacement."""
+    matching = []
+    for selector in app.plugins.selectors.ranked():
         try:
-            if not selector.matches(tool, command):
-                continue
+            if selector.matches(tool, command):
+                matching.append(selector)
         except Exception:
             log.exception("selector %s failed in matches(); skipped", getattr(selector, "name", "?"))
-            continue
-        if best is None or selector.priority >= best.priority:
-            best = selector
-    if best is None:
-        from memtree_plugins.selectors.generic import GenericSelector
-
-        best = GenericSelector()  # the selectors plugin is disabled: still never a plain "first N lines"
-    return best
+    return matching
 
 
-def cut(app: App, selector: Selector, text: str, budget: int) -> str:
-    """``selector.select`` held to the budget: a selector that overshoots or fails falls back to generic."""
+def selector_for(app: App, tool: str, command: str) -> Selector | None:
+    matching = selectors_for(app, tool, command)
+    return matching[0] if matching else None
+
+
+class NoCut(Exception):
+    """Neither the chosen selector nor its stand-in kept the text within the budget."""
+
+
+def cut(app: App, selectors: list[Selector], text: str, budget: int) -> str:
+    """The first selector's ``select`` held to the budget; one that overshoots or fails gives way to the
+    last (lowest-precedence) matching one.  Raises :class:`NoCut` when that fails too."""
     count = app.count_tokens
     if budget <= 0:
         return ""
-    try:
-        out = selector.select(text, budget, count)
-        if isinstance(out, str) and count(out) <= budget:
-            return out
-        log.warning("selector %s returned more than %d tokens; using the generic one", selector.name, budget)
-    except Exception:
-        log.exception("selector %s failed; using the generic one", getattr(selector, "name", "?"))
-    from memtree_plugins.selectors.generic import select_lines
-
-    return select_lines(text, budget, count)
+    for selector in dict.fromkeys((selectors[0], selectors[-1])):
+        try:
+            out = selector.select(text, budget, count)
+            if isinstance(out, str) and count(out) <= budget:
+                return out
+            log.warning("selector %s returned more than %d tokens", selector.name, budget)
+        except Exception:
+            log.exception("selector %s failed", getattr(selector, "name", "?"))
+    raise NoCut(f"no selector kept the output within {budget} tokens")
 
 
 # -- building the replacement ---------------------------------------------------------------------------------
@@ -198,12 +203,17 @@ def _build(app: App, payload: dict[str, Any], node_id: str, truncated: bool) -> 
         return Outcome(None, "stored-truncated", tool, session, total)
     budget = settings.budget_tokens
     command = _command(tool, payload)
-    selector = selector_for(app, tool, command)
+    selectors = selectors_for(app, tool, command)
+    if not selectors:
+        return Outcome(None, "no-selector", tool, session, total)  # the selectors plugin is disabled
     # The footer's figures are not known until the cut is made: reserve room for the widest one.
     room = budget - count(footer(node_id, budget, total))
     host = "stdout" if tool == "Bash" else ("content" if "content" in fields else "filenames")
     for _attempt in range(3):
-        cuts = _cut_fields(app, selector, fields, sizes, room)
+        try:
+            cuts = _cut_fields(app, selectors, fields, sizes, room)
+        except NoCut:
+            return Outcome(None, "no-cut", tool, session, total)
         kept = {k: _redacted(app, v) for k, v in cuts.items()}
         tail = footer(node_id, sum(count(v) for v in kept.values()), total)
         updated = _updated(response, kept, host, tail)
@@ -260,7 +270,7 @@ def _command(tool: str, payload: dict[str, Any]) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _cut_fields(app: App, selector: Selector, fields: dict[str, str], sizes: dict[str, int],
+def _cut_fields(app: App, selectors: list[Selector], fields: dict[str, str], sizes: dict[str, int],
                 room: int) -> dict[str, str]:
     shares = _shares(sizes, max(room, 0))
     out: dict[str, str] = {}
@@ -268,14 +278,14 @@ def _cut_fields(app: App, selector: Selector, fields: dict[str, str], sizes: dic
         if sizes[k] <= shares[k]:
             out[k] = text
         elif k == "filenames":
-            from memtree_plugins.selectors.lines import Pick, assemble, split
+            from memtree_core.lines import Pick, assemble, split
 
             # A file list keeps Claude Code's order (newest first); no omission markers inside a list.
             lines = split(text)
             picked = assemble(lines, [Pick(0, len(lines))], shares[k], app.count_tokens)
             out[k] = "".join(line for line in picked.splitlines(keepends=True) if not line.startswith("[… "))
         else:
-            out[k] = cut(app, selector, text, shares[k])
+            out[k] = cut(app, selectors, text, shares[k])
     return out
 
 

@@ -33,7 +33,7 @@ class Chunk:
 
 @runtime_checkable
 class Chunker(Protocol):
-    """Splits a file into chunks.  The highest ``priority`` chunker whose ``matches`` is true wins."""
+    """Splits a file into chunks.  The first match in precedence order (priority first) wins."""
 
     name: str
     priority: int
@@ -102,6 +102,8 @@ class ToolSpec:
     # Calling it twice with the same arguments has the effect of calling it once: a restarted daemon may
     # be sent the call again (memtree_core.resend).  Read-only tools are idempotent by definition.
     idempotent: bool = False
+    # Its fixed resource bounds for ``memtree info`` (timeouts, size caps), read only when asked.
+    limits: Callable[[], dict[str, Any]] | None = None
 
 
 @runtime_checkable

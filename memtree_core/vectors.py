@@ -76,14 +76,16 @@ def _configure(app: App, embedder: Any) -> None:
 
 def choose_embedder(app: App, store_models: list[tuple[str, int, int]] | None = None) -> EmbedderChoice:
     """The embedder ``embeddingModel`` names (by plugin name or model), or for ``"auto"``: the one whose
-    model the store already holds, else the first available of Ollama then the local model."""
+    model the store already holds, else the first available in precedence order (third-party ones, then
+    Ollama, then the local model)."""
     setting = configured_model(app)
     registry = app.plugins.embedders
-    for e in registry:
+    embedders = registry.ranked()  # precedence: a third-party embedder before the built-ins
+    for e in embedders:
         _configure(app, e)
     if setting.lower() != AUTO:
         # A plugin name wins over a model name (Ollama takes any unknown setting as its model).
-        for e in [*(e for e in registry if e.name == setting), *(e for e in registry if e.model == setting)]:
+        for e in [*(e for e in embedders if e.name == setting), *(e for e in embedders if e.model == setting)]:
             ok, why = e.available()
             return EmbedderChoice(e, f"embeddingModel={setting!r}") if ok else EmbedderChoice(None, why)
         return EmbedderChoice(None, f"no embedder named {setting!r} (registered: "
@@ -95,7 +97,7 @@ def choose_embedder(app: App, store_models: list[tuple[str, int, int]] | None = 
         store_models = stored_models(app.store) if app.store.vector.available else []
     if len(store_models) == 1:
         model, _dim, _n = store_models[0]
-        for e in registry:
+        for e in embedders:
             if e.model == model:
                 ok, why = e.available()
                 # auto never switches models under a store that holds vectors: that would need a reembed.
@@ -103,7 +105,7 @@ def choose_embedder(app: App, store_models: list[tuple[str, int, int]] | None = 
                         else EmbedderChoice(None, f"the store's vectors are {model}, whose embedder is "
                                                   f"unavailable: {why}"))
     reasons = []
-    for e in registry:
+    for e in embedders:
         ok, why = e.available()
         if ok:
             return EmbedderChoice(e, f"auto: {e.name} ({e.model}) is available")

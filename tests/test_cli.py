@@ -193,3 +193,15 @@ def test_a_reader_that_leaves_early_is_not_an_error(tmp_path: Path, command: str
         os.close(write_end)
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
     assert proc.returncode == 141
+
+
+def test_search_goes_through_the_plugin_that_provides_it(home: Path, project: Path) -> None:
+    """`memtree search` calls the registered search tool: with its plugin disabled, a clear one-line error."""
+    ok = run_memtree("search", "anything", "--project", str(project), env={"MEMTREE_HOME": str(home)})
+    assert ok.returncode == 0 and "0 hit(s)" in ok.stdout, ok.stderr
+    off = run_memtree("search", "anything", "--project", str(project),
+                      env={"MEMTREE_HOME": str(home), "MEMTREE_DISABLE_PLUGINS": "retrieval"})
+    assert off.returncode == 2 and off.stdout == ""
+    assert off.stderr.strip().splitlines() == [
+        "memtree search: no plugin provides the search tool (is the 'retrieval' plugin disabled? "
+        "see memtree plugins)"]

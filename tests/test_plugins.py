@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -15,6 +16,10 @@ from memtree_core.plugins import PluginLoadError, build
 from memtree_core.registry import Register, Registry, RegistryConflict
 from memtree_core.settings import Settings
 from memtree_plugins import BUILTINS
+
+# Entry points installed in this environment (another test may pip-install the example plugin meanwhile)
+# stay out of builds that only look at built-ins and in-process plugins.
+NO_THIRD_PARTY = {"MEMTREE_LOAD_PLUGINS": ""}
 
 
 def memtree(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -150,14 +155,15 @@ class ReplacingChunker:
 
 def test_conflict_fails_only_the_newcomer() -> None:
     first = ("first", FirstChunker())
-    plugins = build(Settings(), {}, builtins={}, extra=[first, ("clash", ClashingChunker())])
+    plugins = build(Settings(), NO_THIRD_PARTY, builtins={}, extra=[first, ("clash", ClashingChunker())])
     info = plugins.info("clash")
     assert info is not None and info.status == "failed"
     assert "'first'" in info.error and "'clash'" in info.error
     assert plugins.chunkers.entry("window").plugin == "first"
     with pytest.raises(PluginLoadError):
-        build(Settings(), {"MEMTREE_STRICT_PLUGINS": "1"}, builtins={}, extra=[first, ("clash", ClashingChunker())])
-    plugins = build(Settings(), {}, builtins={}, extra=[first, ("mine", ReplacingChunker())])
+        build(Settings(), {**NO_THIRD_PARTY, "MEMTREE_STRICT_PLUGINS": "1"}, builtins={},
+              extra=[first, ("clash", ClashingChunker())])
+    plugins = build(Settings(), NO_THIRD_PARTY, builtins={}, extra=[first, ("mine", ReplacingChunker())])
     assert plugins.chunkers["window"].tag == "mine"
 
 
@@ -173,8 +179,8 @@ def test_token_counter_hook_first_result_wins_over_builtin() -> None:
         def memtree_token_counter(self, settings):
             return Fixed()
 
-    assert build(Settings(), {}).token_counter.name == "estimate"
-    assert build(Settings(), {}, extra=[("c", CounterPlugin())]).token_counter.count("x") == 7
+    assert build(Settings(), NO_THIRD_PARTY).token_counter.name == "estimate"
+    assert build(Settings(), NO_THIRD_PARTY, extra=[("c", CounterPlugin())]).token_counter.count("x") == 7
 
 
 def test_importing_memtree_core_loads_no_plugins() -> None:
@@ -185,3 +191,120 @@ def test_importing_memtree_core_loads_no_plugins() -> None:
             "print(any(m.startswith('memtree_plugins') or m == 'pluggy' for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# -- precedence: pluggy's call order, one rule for every kind ---------------------------------------------------
+class _PyChunker:
+    """Claims .py files at the built-in python chunker's priority: only precedence can make it win."""
+
+    priority = 100
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def matches(self, path: str) -> bool:
+        return path.endswith(".py")
+
+    def chunk(self, path: str, text: str, count: object) -> list[object]:
+        return []
+
+
+class _AlwaysEmbedder:
+    model = "third-party-model"
+    dim = 3
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def available(self) -> tuple[bool, str]:
+        return True, ""
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return [[1.0, 0.0, 0.0] for _ in texts]
+
+
+def _plugin(name: str, **opts: bool) -> object:
+    class Plugin:
+        @hookimpl(**opts)
+        def memtree_register_chunkers(self, register: Register) -> None:
+            register(_PyChunker(f"{name}-py"))
+
+        @hookimpl(**opts)
+        def memtree_register_embedders(self, register: Register) -> None:
+            register(_AlwaysEmbedder(f"{name}-embedder"))
+
+    return Plugin()
+
+
+def test_a_tryfirst_plugin_lands_before_the_builtins_and_later_plugins(home: Path, project: Path) -> None:
+    from memtree_core.app import App
+    from memtree_core.vectors import choose_embedder
+
+    # "eager" registers first but is tryfirst; "plain" registers later, which in pluggy comes before the
+    # built-ins (trylast) but after any tryfirst implementation.
+    app = App.open(project, {"MEMTREE_LOAD_PLUGINS": "", "MEMTREE_HOME": str(home)},
+                   extra=[("eager", _plugin("eager", tryfirst=True)), ("plain", _plugin("plain"))])
+    try:
+        chunkers = [c.name for c in app.plugins.chunkers.ranked() if c.priority == 100 and c.matches("a.py")]
+        assert chunkers[:2] == ["eager-py", "plain-py"]
+        assert "python" in chunkers[2:]
+        assert app.chunker_for("src/a.py").name == "eager-py"
+        embedders = [e.name for e in app.plugins.embedders.ranked()]
+        assert embedders[:2] == ["eager-embedder", "plain-embedder"]
+        assert set(embedders[2:]) == {e.name for e in app.plugins.embedders.entries()
+                                      if e.plugin == "embedders"}
+        choice = choose_embedder(app, store_models=[])
+        assert choice.embedder is not None and choice.embedder.name == "eager-embedder"
+    finally:
+        app.close()
+
+
+def test_without_markers_the_most_recently_registered_plugin_comes_first(home: Path, project: Path) -> None:
+    from memtree_core.app import App
+
+    app = App.open(project, {"MEMTREE_LOAD_PLUGINS": "", "MEMTREE_HOME": str(home)},
+                   extra=[("first", _plugin("first")), ("second", _plugin("second"))])
+    try:
+        assert app.chunker_for("a.py").name == "second-py"
+        assert [e.name for e in app.plugins.embedders.ranked()][:2] == ["second-embedder", "first-embedder"]
+    finally:
+        app.close()
+
+
+def test_the_plugin_called_first_registers_last_so_its_replaces_sees_the_others() -> None:
+    class Override:
+        @hookimpl(tryfirst=True)
+        def memtree_register_chunkers(self, register: Register) -> None:
+            register(_PyChunker("python"), replaces=True)
+
+    class Later:
+        @hookimpl
+        def memtree_register_chunkers(self, register: Register) -> None:
+            register.remove("markdown")
+
+    plugins = build(Settings(), {"MEMTREE_LOAD_PLUGINS": ""}, extra=[("override", Override()), ("later", Later())])
+    assert plugins.chunkers.entry("python").plugin == "override"  # type: ignore[union-attr]
+    assert plugins.chunkers.removed == {"markdown": "later"}
+    assert plugins.info("override").status == "loaded"  # type: ignore[union-attr]
+
+
+def test_trace_plugins_shows_a_call_of_every_hook(home: Path, project: Path) -> None:
+    from memtree_core import hookspecs
+
+    hooks = sorted(n for n in vars(hookspecs) if n.startswith("memtree_"))
+    out = memtree("plugins", "--project", str(project),
+                  env=env_with(project, MEMTREE_HOME=str(home), MEMTREE_TRACE_PLUGINS="1"))
+    traced = set(re.findall(r"(memtree_\w+) \[hook\]", out.stderr))
+    assert traced == set(hooks), out.stderr[-2000:]
+
+
+def test_without_the_tokens_plugin_the_build_reports_it_and_counting_says_why() -> None:
+    plugins = build(Settings(), {**NO_THIRD_PARTY, "MEMTREE_DISABLE_PLUGINS": "tokens"})
+    missing = plugins.info("token counter")
+    assert missing is not None and missing.status == "missing" and missing in plugins.failures
+    assert "'tokens' plugin is disabled" in missing.error
+    with pytest.raises(PluginLoadError, match="no plugin provides a token counter"):
+        plugins.token_counter.count("some text")
+    with pytest.raises(PluginLoadError, match="no plugin provides a token counter"):
+        build(Settings(), {**NO_THIRD_PARTY, "MEMTREE_DISABLE_PLUGINS": "tokens", "MEMTREE_STRICT_PLUGINS": "1"})
+    assert build(Settings(), NO_THIRD_PARTY).info("token counter") is None

@@ -437,10 +437,26 @@ def test_a_plugin_selector_wins_by_priority_and_cannot_overflow(home: Path, proj
     assert replace.selector_for(app, "Bash", "loud thing").name == "loud"
     assert replace.selector_for(app, "Bash", "pytest").name == "pytest"
     text = "".join(f"row {i}\n" for i in range(5000)) + "fatal: it broke\n"
-    out = replace.cut(app, replace.selector_for(app, "Bash", "loud thing"), text, 200)
+    out = replace.cut(app, replace.selectors_for(app, "Bash", "loud thing"), text, 200)
     budget_ok(app, out, 200)
     assert "fatal: it broke" in out
     app.close()
+
+
+def test_with_the_selectors_plugin_disabled_nothing_is_replaced(home: Path, project: Path) -> None:
+    text = "".join(f"row {i}\n" for i in range(5000)) + "fatal: it broke\n"
+    payload = bash("make", text)
+    for disabled, replaced in (("", True), ("selectors", False)):
+        app = App.open(project, {**os.environ, "MEMTREE_CAPTURE__REPLACE__ENABLED": "true",
+                                 "MEMTREE_DISABLE_PLUGINS": disabled})
+        try:
+            assert (replace.selector_for(app, "Bash", "make") is None) is not replaced
+            outcome = replace.build(app, payload, "some-id")
+        finally:
+            app.close()
+        assert (outcome.output is not None) is replaced, (disabled, outcome.reason)
+        if not replaced:
+            assert outcome.reason == "no-selector"
 
 
 def test_a_long_stdout_cannot_starve_the_stderr_holding_the_error(home: Path, project: Path, tmp_path: Path,

@@ -96,8 +96,12 @@ async def _drive(project: Path, files: list[Path], query: str, env: dict[str, st
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    from memtree_plugins.tokens import estimate
+    from memtree_core.app import App
 
+    # The project's own token counter (whichever plugin provides it), the one the server's figures use.
+    app = App.open(project, env)
+    estimate = app.count_tokens
+    app.close()  # the store was never opened; the counter needs none
     ledger = Ledger(estimate, width)
     params = StdioServerParameters(command=MEMTREE, args=["serve", "--project", str(project)], env=env,
                                    cwd=str(project))

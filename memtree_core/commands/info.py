@@ -43,15 +43,17 @@ def grep_engine() -> dict[str, Any]:
             **({} if rg else {"reason": "rg not found (pip install ripgrep); grep uses the slower Python fallback"})}
 
 
-def bounds() -> dict[str, Any]:
-    """The fixed resource bounds of tool calls and captures (issue 11)."""
+def bounds(app: Any) -> dict[str, Any]:
+    """The fixed resource bounds of tool calls and captures (issue 11): each registered tool's own, then
+    the host's."""
     from memtree_core import ingest
     from memtree_core.daemon.limits import TOOL_THREADS
-    from memtree_plugins.wrappers import bash, grep, grep_engines
 
-    return {"grep_timeout_s": grep.TIMEOUT_S, "grep_max_file_bytes": grep_engines.MAX_FILE_BYTES,
-            "bash_timeout_s": bash.DEFAULT_TIMEOUT_S, "bash_max_timeout_s": bash.MAX_TIMEOUT_S,
-            "tool_threads": TOOL_THREADS, "capture_connections": ingest.MAX_CONNECTIONS,
+    tools: dict[str, Any] = {}
+    for spec in app.plugins.tools:
+        if spec.limits is not None:
+            tools.update(spec.limits())
+    return {**tools, "tool_threads": TOOL_THREADS, "capture_connections": ingest.MAX_CONNECTIONS,
             "big_capture_slots": ingest.BIG_CAPTURE_SLOTS, "big_capture_bytes": ingest.BIG_CAPTURE_BYTES,
             "capture_max_payload_bytes": ingest.MAX_PAYLOAD_BYTES, "capture_read_deadline_s": ingest.READ_DEADLINE_S}
 
@@ -121,7 +123,7 @@ def gather(app: Any) -> dict[str, Any]:
         "embedder": embedder_status(app),
         "capture": capture_status(app),
         "grep": grep_engine(),
-        "bounds": bounds(),
+        "bounds": bounds(app),
         "code_chunking": code_chunking(app),
         "daemon": daemon_status(app.paths),
         "plugins": [p.as_dict() for p in app.plugins.report],

@@ -41,16 +41,19 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any) -> int:
-    from memtree_core.errors import NotFound
-    from memtree_plugins.retrieval.search import Filters, search
+    from memtree_core.errors import NotFound, UsageError
 
     app = open_app(args)
     try:
-        filters = Filters.build(kind=args.kind, status=args.status, path_prefix=args.path_prefix,
-                                since=args.since, until=args.until, parent_id=args.parent_id,
-                                project_root=app.project_root)
+        # The MCP search tool whichever plugin registered it: disabling that plugin disables this command.
+        spec = app.plugins.tools.get("search")
+        if spec is None:
+            raise UsageError("no plugin provides the search tool (is the 'retrieval' plugin disabled? "
+                             "see memtree plugins)")
         limit = args.limit if args.limit is not None else app.settings.search.default_limit
-        result = search(app, " ".join(args.query), mode=args.mode, limit=limit, filters=filters)
+        result = spec.build(app)(" ".join(args.query), mode=args.mode, limit=limit, kind=args.kind,
+                                 status=args.status, path_prefix=args.path_prefix, since=args.since,
+                                 until=args.until, parent_id=args.parent_id)
     except ValueError as exc:
         raise NotFound(str(exc)) from None  # printed as one line, exit 2
     finally:

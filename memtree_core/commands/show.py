@@ -20,7 +20,6 @@ def add_arguments(parser: Any) -> None:
 
 def run(args: Any) -> int:
     from memtree_core.errors import NotFound
-    from memtree_plugins.retrieval.nodes import line_range, node_tokens
 
     if args.offset < 0:
         raise NotFound(f"--offset must be 0 or more, not {args.offset}")
@@ -32,14 +31,14 @@ def run(args: Any) -> int:
             # (require_node's hint names the MCP tools; here the way to an id is a command)
             raise NotFound(f"no node {node_id!r} in this project's store; find ids with 'memtree search WORDS' "
                            "or in the ids a read, grep or bash result names")
-        tokens = node_tokens(app, node)
+        tokens = app.count_tokens(node.content)
         parent = node.parent_id
         edges = app.store.query("SELECT src_id, dst_id, kind FROM edges WHERE src_id = ? OR dst_id = ? "
                                 "ORDER BY kind, src_id, dst_id", (node.id, node.id))
     finally:
         app.close()
     content = node.content[args.offset:]
-    lines = line_range(node)
+    lines = node.line_range()
     if args.json:
         print_json({"id": node.id, "parent_id": parent, "kind": node.kind, "status": node.status,
                     "source_uri": node.source_uri, "created_at": node.created_at,

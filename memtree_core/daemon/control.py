@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import select
 import signal
@@ -13,6 +12,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from memtree_core.daemon.version import code_version  # noqa: F401  (re-exported: the forwarder asks here)
 from memtree_core.lockfile import is_locked, read_state
 from memtree_core.project import ProjectPaths
 
@@ -21,37 +21,6 @@ if TYPE_CHECKING:  # imported where used: the forwarder starts without it (fork_
 
 # A log above this size is moved to daemon.log.1 when a new daemon is started.
 LOG_ROTATE_BYTES = 5_000_000
-_PACKAGES = ("memtree_core", "memtree_plugins")
-
-
-def code_version() -> str:
-    """``<__version__>+<hash>`` of what pip installed: the packages' ``__init__`` files and memtree's
-    ``.dist-info`` (both rewritten by every install, upgrade or ``pip install -e .``), so a forwarder can tell
-    that the running daemon came from an older install.
-
-    Ordinary edits in an editable checkout do not count on purpose: several sessions would otherwise restart
-    the shared daemon at every saved file.  After editing memtree itself, run ``memtree stop``.
-    """
-    from memtree_core import DISTRIBUTION, __version__
-
-    # pip names the metadata folder after the normalised distribution name: memtree_mcp-0.1.0.dist-info
-    dist_info = DISTRIBUTION.replace("-", "_") + "-"
-    digest = hashlib.sha256()
-    base = Path(__file__).resolve().parent.parent.parent
-    marks = [base / package / "__init__.py" for package in _PACKAGES]
-    for entry in dict.fromkeys([str(base), *filter(None, sys.path)]):
-        try:
-            names = os.listdir(entry)
-        except OSError:
-            continue
-        marks += [Path(entry, n, "RECORD") for n in names if n.startswith(dist_info) and n.endswith(".dist-info")]
-    for mark in marks:
-        try:
-            st = os.stat(mark)
-        except OSError:
-            continue
-        digest.update(f"{mark}:{st.st_mtime_ns}:{st.st_size}\n".encode())
-    return f"{__version__}+{digest.hexdigest()[:12]}"
 
 
 def pid_alive(pid: int) -> bool:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memtree_core import ingest
-from memtree_core.daemon.control import code_version
+from memtree_core.daemon.version import code_version
 from memtree_core.lockfile import try_lock, write_state
 from memtree_core.project import Identity, ProjectPaths, identify, memtree_home
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import secrets
 import threading
 import time
@@ -75,6 +76,23 @@ class NodeRow:
             return {}
         return value if isinstance(value, dict) else {}
 
+    def line_range(self) -> tuple[int, int] | None:
+        """1-based inclusive line range from metadata (start_line/end_line or lines) or a ``#Lx-y`` URI."""
+        meta = self.meta
+        start, end = meta.get("start_line"), meta.get("end_line")
+        if isinstance(start, int) and isinstance(end, int):
+            return (start, end)
+        lines = meta.get("lines")
+        if isinstance(lines, list) and len(lines) == 2 and all(isinstance(x, int) for x in lines):
+            return (lines[0], lines[1])
+        m = _LINES_IN_URI.search(self.source_uri or "")
+        if m:
+            a = int(m.group(1))
+            return (a, int(m.group(2) or a))
+        return None
+
+
+_LINES_IN_URI = re.compile(r"#L(\d+)(?:-L?(\d+))?$")
 
 NODE_COLUMNS = ("id, parent_id, kind, source_uri, content, content_hash, status, mtime, created_at, "
                 "updated_at, truncated, original_bytes, metadata, rowid")

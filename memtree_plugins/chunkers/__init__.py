@@ -1,7 +1,8 @@
 """Built-in chunkers: Python by symbol, JS/TS/Go/Rust/Java/C/C++/Ruby by definition (tree-sitter),
 Markdown by heading, and 200-line windows for everything else.
 
-``App.chunker_for(path)`` picks the highest-priority chunker whose ``matches(path)`` is true; the
+``App.chunker_for(path)`` picks the first chunker in precedence order (``Registry.ranked``: highest
+priority, then pluggy's call order) whose ``matches(path)`` is true; the
 window chunker matches every path at priority 0, so a plugin's chunker for a language wins by
 registering a higher priority (or replaces one of these by name with ``replaces=True``).
 """
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from memtree_core.types import Chunker
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def memtree_register_chunkers(register: Register[Chunker]) -> None:
     from memtree_plugins.chunkers.markdown import MarkdownChunker
     from memtree_plugins.chunkers.python import PythonChunker

@@ -26,7 +26,7 @@ from memtree_plugins.filters.noise import NoiseFilter
 __all__ = ["DuplicateFilter", "MinSizeFilter", "NoiseFilter"]
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def memtree_register_filters(register: Register[Filter]) -> None:
     register(MinSizeFilter())
     register(DuplicateFilter())

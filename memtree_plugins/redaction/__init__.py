@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from memtree_core.types import RedactionRule
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def memtree_register_redaction_rules(register: Register[RedactionRule]) -> None:
     from memtree_plugins.redaction.envdump import EnvDumpRule
     from memtree_plugins.redaction.rules import RULES

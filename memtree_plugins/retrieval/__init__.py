@@ -160,7 +160,7 @@ TOOLS = (
 )
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def memtree_register_tools(register: Register[ToolSpec]) -> None:
     for spec in TOOLS:
         register(spec)

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from memtree_core.app import App
     from memtree_core.store import NodeRow
 
-_LINES_IN_URI = re.compile(r"#L(\d+)(?:-L?(\d+))?$")
 # Lines that usually open a definition or a section; the derived outline keeps them.
 _DEFINITION_SRC = (
     r"^\s{0,8}(?:(?:export|pub|public|private|protected|static|async|abstract|final|default)\s+)*"
@@ -96,18 +95,7 @@ def node_tokens_estimate(app: App, node: NodeRow) -> int:
 
 def line_range(node: NodeRow) -> tuple[int, int] | None:
     """1-based inclusive line range from metadata (start_line/end_line or lines) or a ``#Lx-y`` URI."""
-    meta = node.meta
-    start, end = meta.get("start_line"), meta.get("end_line")
-    if isinstance(start, int) and isinstance(end, int):
-        return (start, end)
-    lines = meta.get("lines")
-    if isinstance(lines, list) and len(lines) == 2 and all(isinstance(x, int) for x in lines):
-        return (lines[0], lines[1])
-    m = _LINES_IN_URI.search(node.source_uri or "")
-    if m:
-        a = int(m.group(1))
-        return (a, int(m.group(2) or a))
-    return None
+    return node.line_range()
 
 
 def preview(text: str, chars: int = PREVIEW_CHARS) -> str:

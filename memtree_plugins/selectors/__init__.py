@@ -1,8 +1,8 @@
 """Built-in selectors: what to keep of a long output when memtree shrinks it to a budget.
 
-``memtree_core.replace`` picks, for each replaced output, the matching selector with the highest
-``priority`` (ties: the one registered last, so a third-party plugin wins over a built-in at equal
-priority).  The built-ins: ``generic`` (head, error lines, tail; matches everything, priority 0) and, at
+``memtree_core.replace`` picks, for each replaced output, the first matching selector in precedence order
+(``Registry.ranked``: the highest ``priority``, then pluggy's call order, so a third-party plugin wins over
+a built-in at equal priority; within this plugin, the order below).  The built-ins: ``generic`` (head, error lines, tail; matches everything, priority 0) and, at
 priority 10, ``pytest``, ``cargo``, ``node`` (npm/jest/vitest/tsc), ``git-log`` and ``grep``.
 A plugin adds its own through ``memtree_register_selectors``; ``memtree_plugins.selectors.lines`` has the
 budgeted line assembler they share.
@@ -15,7 +15,7 @@ from memtree_core.registry import Register
 from memtree_core.types import Selector
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def memtree_register_selectors(register: Register[Selector]) -> None:
     from memtree_plugins.selectors.generic import GenericSelector
     from memtree_plugins.selectors.gitlog import GitLogSelector
@@ -24,6 +24,8 @@ def memtree_register_selectors(register: Register[Selector]) -> None:
     from memtree_plugins.selectors.pytest import PytestSelector
     from memtree_plugins.selectors.rust import CargoSelector
 
-    for selector in (GenericSelector(), PytestSelector(), CargoSelector(), NodeSelector(), GitLogSelector(),
-                     GrepSelector()):
+    # At equal priority the first registered wins: grep before git-log before the test runners, so
+    # `git log | grep x` and `npm test | grep FAIL` get the grep selector.
+    for selector in (GrepSelector(), GitLogSelector(), NodeSelector(), CargoSelector(), PytestSelector(),
+                     GenericSelector()):
         register(selector)

@@ -36,15 +36,10 @@ def due_subtrees(app: Any, limit: int = PER_RUN) -> list[tuple[str, int]]:
 
 
 def pick_summarizers(app: Any) -> list[Any]:
-    """Available summarizers: third-party ones first, then the built-ins in registration order (anthropic,
-    then extractive, which always is)."""
+    """Available summarizers in precedence order (``Registry.ranked``): third-party ones before the built-ins
+    (anthropic, then extractive, which always is)."""
     out = []
-
-    def builtin(entry: Any) -> bool:
-        info = app.plugins.info(entry.plugin)
-        return bool(info and info.source.startswith("builtin:"))
-
-    for s in [e.item for e in sorted(app.plugins.summarizers.entries(), key=builtin)]:
+    for s in app.plugins.summarizers.ranked():
         configure = getattr(s, "configure", None)
         if callable(configure):
             configure(app)

@@ -25,7 +25,7 @@ from memtree_plugins.walkers.staleness import StalenessMarker
 __all__ = ["FilterWalker", "Pruner", "RepoIndexer", "StalenessMarker"]
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def memtree_register_walkers(register: Register[Walker]) -> None:
     register(FilterWalker())
     register(StalenessMarker())

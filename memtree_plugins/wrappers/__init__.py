@@ -27,13 +27,25 @@ def _lazy(module: str) -> Callable[[App], Callable[..., Any]]:
     return build
 
 
-@hookimpl
+def _grep_limits() -> dict[str, Any]:
+    from memtree_plugins.wrappers import grep, grep_engines
+
+    return {"grep_timeout_s": grep.TIMEOUT_S, "grep_max_file_bytes": grep_engines.MAX_FILE_BYTES}
+
+
+def _bash_limits() -> dict[str, Any]:
+    from memtree_plugins.wrappers import bash
+
+    return {"bash_timeout_s": bash.DEFAULT_TIMEOUT_S, "bash_max_timeout_s": bash.MAX_TIMEOUT_S}
+
+
+@hookimpl(trylast=True)
 def memtree_register_tools(register: Register[ToolSpec]) -> None:
     # read and grep write memtree's own store but never the user's files; only get is truly read-only.
     register(ToolSpec(name="read", build=_lazy("read"), title="Read a file (stored, budgeted)",
                       idempotent=True))
     register(ToolSpec(name="grep", build=_lazy("grep"), title="Search files (stored, budgeted)",
-                      idempotent=True))
+                      idempotent=True, limits=_grep_limits))
     register(ToolSpec(name="bash", build=_lazy("bash"), title="Run a shell command (stored, budgeted)",
-                      destructive=True, open_world=True))
+                      destructive=True, open_world=True, limits=_bash_limits))
     register(ToolSpec(name="get", build=_lazy("get"), title="Page through a stored node", read_only=True))

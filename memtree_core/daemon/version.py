@@ -1,0 +1,44 @@
+"""Which install a daemon or forwarder runs, so a forwarder can tell that the daemon is from an older one.
+
+Its own module (stdlib only) because both the daemon (``daemon.main``) and the code that starts it
+(``daemon.control``) need it, and ``control`` imports ``main`` to run the daemon.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+_PACKAGES = ("memtree_core", "memtree_plugins")
+
+
+def code_version() -> str:
+    """``<__version__>+<hash>`` of what pip installed: the packages' ``__init__`` files and memtree's
+    ``.dist-info`` (both rewritten by every install, upgrade or ``pip install -e .``), so a forwarder can tell
+    that the running daemon came from an older install.
+
+    Ordinary edits in an editable checkout do not count on purpose: several sessions would otherwise restart
+    the shared daemon at every saved file.  After editing memtree itself, run ``memtree stop``.
+    """
+    from memtree_core import DISTRIBUTION, __version__
+
+    # pip names the metadata folder after the normalised distribution name: memtree_mcp-0.1.0.dist-info
+    dist_info = DISTRIBUTION.replace("-", "_") + "-"
+    digest = hashlib.sha256()
+    base = Path(__file__).resolve().parent.parent.parent
+    marks = [base / package / "__init__.py" for package in _PACKAGES]
+    for entry in dict.fromkeys([str(base), *filter(None, sys.path)]):
+        try:
+            names = os.listdir(entry)
+        except OSError:
+            continue
+        marks += [Path(entry, n, "RECORD") for n in names if n.startswith(dist_info) and n.endswith(".dist-info")]
+    for mark in marks:
+        try:
+            st = os.stat(mark)
+        except OSError:
+            continue
+        digest.update(f"{mark}:{st.st_mtime_ns}:{st.st_size}\n".encode())
+    return f"{__version__}+{digest.hexdigest()[:12]}"
