@@ -14,7 +14,7 @@ from conftest import git, run_memtree
 from test_daemon import INIT, RawClient
 from test_mcp_stdio import state_pid
 
-from memtree_core.repo_files import by_name
+from memtree_plugins.walkers.repo_files import by_name
 
 daemon_guard = shared.daemon_guard
 env = shared.env

@@ -6,7 +6,7 @@ libraries).  Three passes over the same files, each in the same process:
 
 * **floor** — read each file ``memtree index`` takes and chunk it with the chunker ``read`` would pick,
   nothing else: no redaction, no token counts, no store.
-* **cold index** — :func:`memtree_core.repo_index.index_directory` into a fresh store: listing, skipping,
+* **cold index** — :func:`memtree_plugins.walkers.repo_index.index_directory` into a fresh store: listing, skipping,
   redaction of the whole text, chunking, token counts and one write transaction per file.
 * **warm index** — the same again: every file unchanged (one ``lstat`` and an 8 KiB sniff each).
 
@@ -34,8 +34,8 @@ if str(REPO) not in sys.path:
 
 from eval.redaction_gates import fetch  # noqa: E402
 from memtree_core.app import App  # noqa: E402
-from memtree_core.repo_files import DEFAULT_MAX_BYTES, by_content, by_name, candidates  # noqa: E402
-from memtree_core.repo_index import index_directory  # noqa: E402
+from memtree_plugins.walkers.repo_files import DEFAULT_MAX_BYTES, by_content, by_name, candidates  # noqa: E402
+from memtree_plugins.walkers.repo_index import index_directory  # noqa: E402
 from memtree_plugins.wrappers.files import load_text  # noqa: E402
 from memtree_plugins.wrappers.read import chunk_text  # noqa: E402
 

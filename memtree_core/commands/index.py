@@ -1,8 +1,8 @@
 """``memtree index [PATH]``: index a repository's files up front, so ``search`` finds code not read yet.
 
 Files go through the ``read`` tool's writer (redaction, then chunking by definition), skipping what
-``.gitignore`` ignores and binary, vendored, generated and huge files (:mod:`memtree_core.repo_files`);
-a second run re-chunks only the files whose mtime or size changed (:mod:`memtree_core.repo_index`).
+``.gitignore`` ignores and binary, vendored, generated and huge files (:mod:`memtree_plugins.walkers.repo_files`);
+a second run re-chunks only the files whose mtime or size changed (:mod:`memtree_plugins.walkers.repo_index`).
 A progress bar goes to stderr (tqdm), the closing summary to stdout.  It can run while the project's
 daemon does: both write the same SQLite store, one transaction per file.
 """
@@ -16,6 +16,7 @@ from typing import Any
 from memtree_core.commands._common import open_app, print_json
 
 EXAMPLE = "memtree index src --max-bytes 2000000"
+INDEXER = "repo_indexer"  # the walker that does the work (memtree_plugins/walkers/indexer.py)
 
 
 def add_arguments(parser: Any) -> None:
@@ -64,22 +65,25 @@ def summary_table(result: dict[str, Any]) -> str:
 
 
 def run(args: Any) -> int:
-    from memtree_core.repo_files import DEFAULT_MAX_BYTES
-    from memtree_core.repo_index import index_directory
-
-    max_bytes = DEFAULT_MAX_BYTES if args.max_bytes is None else args.max_bytes
-    if max_bytes < 1:
-        print(f"memtree index: --max-bytes {max_bytes}: must be at least 1", file=sys.stderr)
+    if args.max_bytes is not None and args.max_bytes < 1:
+        print(f"memtree index: --max-bytes {args.max_bytes}: must be at least 1", file=sys.stderr)
         return 2
     app = open_app(args)
     try:
+        # The indexer is a walker plugin's: the command finds it by name, so it goes wherever plugins say.
+        indexer = app.plugins.walkers.get(INDEXER)
+        if indexer is None or not callable(getattr(indexer, "index", None)):
+            print(f"memtree index: no plugin provides the {INDEXER!r} walker (is the built-in 'walkers' plugin "
+                  f"disabled? see 'memtree plugins')", file=sys.stderr)
+            return 2
+        max_bytes = indexer.default_max_bytes if args.max_bytes is None else args.max_bytes
         root = Path(args.path).expanduser().resolve() if args.path else app.identity.root
         if not root.is_dir():
             print(f"memtree index: {args.path}: not a directory", file=sys.stderr)
             return 2
         progress = _Progress(enabled=not args.no_progress)
         try:
-            summary = index_directory(app, root, max_bytes, on_file=progress.step, on_total=progress.start)
+            summary = indexer.index(app, root, max_bytes, on_file=progress.step, on_total=progress.start)
         finally:
             progress.close()
         if summary.indexed:

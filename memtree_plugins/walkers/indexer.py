@@ -9,15 +9,31 @@ files are written per run, so one tick stays short on a large repository; the ne
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from memtree_core.app import App
 
 
 class RepoIndexer:
+    """The walker, and what ``memtree index`` runs (the command finds it by name in the plugin set, so
+    indexing goes wherever a plugin replaces it)."""
+
     name = "repo_indexer"
     trigger = "interval"
+
+    @property
+    def default_max_bytes(self) -> int:
+        from memtree_plugins.walkers.repo_files import DEFAULT_MAX_BYTES
+
+        return DEFAULT_MAX_BYTES
+
+    def index(self, app: App, root: Path, max_bytes: int, **progress: Any) -> Any:
+        """One incremental pass over ``root`` (``on_file``/``on_total`` callbacks), the summary back."""
+        from memtree_plugins.walkers.repo_index import index_directory
+
+        return index_directory(app, root, max_bytes, **progress)
 
     def interval_s(self, app: App) -> float:
         return app.settings.index.interval_ms / 1000
@@ -26,7 +42,7 @@ class RepoIndexer:
         return app.settings.index.background
 
     def run(self, app: App) -> dict[str, int]:
-        from memtree_core.repo_index import index_directory
+        from memtree_plugins.walkers.repo_index import index_directory
 
         if not app.settings.index.background:
             return {}

@@ -1,6 +1,6 @@
 """Index a directory's files into the store up front, so ``search`` finds code the agent has not read yet.
 
-Each file taken (see :mod:`memtree_core.repo_files` for which) goes through the ``read`` tool's own
+Each file taken (see :mod:`memtree_plugins.walkers.repo_files` for which) goes through the ``read`` tool's own
 writer, :func:`memtree_plugins.wrappers.read.write_version`: the whole text redacted first, then chunked
 by definition, stored as one ``file`` node with its ``file_chunk`` children, an older version retired.  So
 an indexed file and a read file are the same nodes, and a later ``read`` of an indexed file is served
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memtree_core.errors import NotFound
-from memtree_core.repo_files import DEFAULT_MAX_BYTES, by_content, by_name, candidates
+from memtree_plugins.walkers.repo_files import DEFAULT_MAX_BYTES, by_content, by_name, candidates
 
 if TYPE_CHECKING:
     from memtree_core.app import App
