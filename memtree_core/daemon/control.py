@@ -295,6 +295,7 @@ def _daemon_child(root: str, project_hash: str, log_fd: int, status_fd: int) -> 
 
 
 THREADS_GRACE_S = 5.0  # all of the daemon's remaining threads together, at exit
+EXIT_HANDLERS_S = 5.0  # then the exit handlers, before the process ends regardless
 
 
 def join_threads(total_s: float) -> bool:
@@ -314,10 +315,20 @@ def join_threads(total_s: float) -> bool:
 def _finish(status: int, status_fd: int) -> NoReturn:
     """What interpreter shutdown does, in a child that must not return into the forwarder's frames."""
     import atexit
+    import threading
 
+    # Whatever is still running, the process ends: `memtree stop` waits for this pid, and a thread stuck in
+    # a tool call or an exit handler waiting on one must not hold it.
+    watchdog = threading.Timer(THREADS_GRACE_S + EXIT_HANDLERS_S, os._exit, (status,))
+    watchdog.daemon = True
+    watchdog.start()
     try:
-        join_threads(THREADS_GRACE_S)
-        atexit._run_exitfuncs()
+        if join_threads(THREADS_GRACE_S):
+            atexit._run_exitfuncs()  # only with no thread left that a handler could wait on
+        else:  # said in the daemon log (stderr), so what held the exit can be found
+            left = [t.name for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
+            sys.stderr.write(f"daemon exit: {len(left)} thread(s) still running, not waited for: "
+                             f"{', '.join(left[:10])}\n")
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
     except BaseException:
