@@ -3,8 +3,10 @@ built-in plugins only (third-party plugins installed in the environment are not 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -79,3 +81,24 @@ def run_memtree(*args: str, cwd: Path | None = None, env: dict[str, str] | None 
     """Run the installed ``memtree`` console script as a real subprocess."""
     return subprocess.run([MEMTREE, *args], cwd=cwd, env={**os.environ, **(env or {})}, input=input,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def ingest_ack(sock_path: Path | str, payload: bytes | dict, timeout: float = 30) -> dict:
+    """Send one payload to an ingest socket as the hook does (all of it, then half-close) and return the
+    daemon's ack.  A daemon that refuses early may close before the payload is all written."""
+    raw = json.dumps(payload).encode() if isinstance(payload, dict) else payload
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
+        c.settimeout(timeout)
+        c.connect(str(sock_path))
+        try:
+            c.sendall(raw)
+            c.shutdown(socket.SHUT_WR)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        ack = b""
+        while not ack.endswith(b"\n"):
+            more = c.recv(4096)
+            if not more:
+                break
+            ack += more
+    return json.loads(ack)

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 import test_mcp_stdio as shared
+from conftest import ingest_ack
 from test_daemon import INIT, RawClient
 from test_mcp_stdio import MEMTREE, project_paths, state_pid, wait_for
 
@@ -224,18 +225,7 @@ def test_a_normal_exit_leaves_an_intended_background_process_alone(tmp_path: Pat
 
 # -- slow senders cannot starve real captures -------------------------------------------------------------------
 def _send_capture(sock_path: Path, payload: bytes) -> dict[str, Any]:
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
-        c.settimeout(CALL_TIMEOUT_S)
-        c.connect(str(sock_path))
-        c.sendall(payload)
-        c.shutdown(socket.SHUT_WR)
-        ack = b""
-        while not ack.endswith(b"\n"):
-            more = c.recv(4096)
-            if not more:
-                break
-            ack += more
-    return json.loads(ack)
+    return ingest_ack(sock_path, payload, timeout=CALL_TIMEOUT_S)
 
 
 def test_40_dribbling_connections_do_not_make_real_captures_busy(session: Session, project: Path) -> None:

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import ingest_ack
 
 from memtree_core import hook_sender, ingest
 from memtree_core.app import App
@@ -185,22 +186,7 @@ class Served:
         self.thread.start()
 
     def send(self, data: bytes | dict) -> dict:
-        raw = json.dumps(data).encode() if isinstance(data, dict) else data
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
-            c.settimeout(30)
-            c.connect(str(self.app.paths.ingest_socket))
-            try:
-                c.sendall(raw)
-                c.shutdown(socket.SHUT_WR)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
-            ack = b""
-            while not ack.endswith(b"\n"):
-                more = c.recv(4096)
-                if not more:
-                    break
-                ack += more
-        return json.loads(ack)
+        return ingest_ack(self.app.paths.ingest_socket, data)
 
     def close(self) -> None:
         self.stop.set()

@@ -13,13 +13,13 @@ import json
 import random
 import re
 import shutil
-import socket
 import threading
 from pathlib import Path
 
 import anyio
 import pytest
 import test_mcp_stdio as shared  # the real daemon behind `memtree serve`, as the end-to-end tests run it
+from conftest import ingest_ack
 from test_mcp_stdio import mcp_session, project_paths, run_async, text_of
 
 from memtree_core import ingest
@@ -299,18 +299,7 @@ class Served:
         self.thread.start()
 
     def send(self, payload: dict) -> dict:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
-            c.settimeout(30)
-            c.connect(str(self.app.paths.ingest_socket))
-            c.sendall(json.dumps(payload).encode())
-            c.shutdown(socket.SHUT_WR)
-            ack = b""
-            while not ack.endswith(b"\n"):
-                more = c.recv(4096)
-                if not more:
-                    break
-                ack += more
-        return json.loads(ack)
+        return ingest_ack(self.app.paths.ingest_socket, payload)
 
     def close(self) -> None:
         self.stop.set()

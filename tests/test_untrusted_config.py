@@ -11,7 +11,6 @@ import http.server
 import json
 import os
 import random
-import socket
 import string
 import subprocess
 import textwrap
@@ -22,6 +21,7 @@ from typing import Any
 
 import pytest
 import test_mcp_stdio as shared
+from conftest import ingest_ack
 from test_mcp_stdio import MEMTREE, mcp_session, project_paths, run_async, text_of, wait_for
 
 from memtree_core.app import App
@@ -93,18 +93,7 @@ def send_capture(project: Path, payload: dict[str, Any]) -> dict[str, Any]:
     """Deliver one payload to the running daemon's ingest socket, as the hook does, and return its ack."""
     path = project_paths(project).ingest_socket
     wait_for(path.exists, 30, "the daemon's ingest socket")
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
-        c.settimeout(30)
-        c.connect(str(path))
-        c.sendall(json.dumps(payload).encode())
-        c.shutdown(socket.SHUT_WR)
-        ack = b""
-        while not ack.endswith(b"\n"):
-            more = c.recv(4096)
-            if not more:
-                break
-            ack += more
-    return json.loads(ack)
+    return ingest_ack(path, payload)
 
 
 def info_json(project: Path, env: dict[str, str]) -> dict[str, Any]:
