@@ -199,8 +199,15 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
 
     seen_dists: dict[str, str] = {}
     for ep in _entry_points():
-        dist = ep.dist.name if ep.dist else "?"
-        version = ep.dist.version if ep.dist else "?"
+        try:
+            dist = ep.dist.name if ep.dist else "?"
+            version = ep.dist.version if ep.dist else "?"
+        except Exception as exc:  # a package half-installed or half-removed (pip running beside us)
+            info = PluginInfo(ep.name, f"entrypoint:{ep.value}", "pending")
+            report.append(info)
+            fail(info, f"its distribution's metadata cannot be read ({_short_error(exc)}); "
+                       "reinstall the package that provides it")
+            continue
         seen_dists[dist.lower()] = version
         seen_dists.setdefault(ep.name.lower(), version)
         info = PluginInfo(ep.name, f"entrypoint:{dist} {version}", "pending")

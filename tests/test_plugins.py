@@ -39,6 +39,10 @@ def site(tmp_path: Path) -> Path:
     make_dist(s, "memtree-good", "1.2.0", {"good": GOOD})
     make_dist(s, "memtree-broken", "0.1.0", {"broken-import": RAISES_AT_IMPORT, "broken-hook": RAISES_IN_HOOK})
     make_dist(s, "memtree-typo", "0.1.0", {"typo": UNKNOWN_HOOK})
+    # What pip leaves for a moment while it installs or removes a package beside a running memtree:
+    # entry points whose distribution has no METADATA.
+    make_dist(s, "memtree-halfgone", "0.1.0", {"halfgone": GOOD})
+    (s / "memtree_halfgone-0.1.0.dist-info" / "METADATA").unlink()
     return s
 
 
@@ -63,6 +67,8 @@ def test_broken_plugins_are_reported_and_skipped(home: Path, project: Path, site
     assert "ValueError: boom in register hook" in report["broken-hook"]["error"]
     assert report["typo"]["status"] == "failed"
     assert "memtree_register_chunkerz" in report["typo"]["error"]
+    assert report["halfgone"]["status"] == "failed"
+    assert "metadata cannot be read" in report["halfgone"]["error"]
     assert all(report[name]["status"] == "loaded" for name in BUILTINS)
 
 
