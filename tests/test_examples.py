@@ -7,13 +7,12 @@
 * ``examples/per-repo-plugin-set/.memtree.json`` gives a repo exactly the plugin set it names, and a repo
   cannot use the same file to switch redaction off.
 
-The package is installed for this module only (and uninstalled at its end), so other test modules never
-see a third-party plugin they did not ask for.
+The package is installed into a folder of this module's, put on ``PYTHONPATH`` of the processes it starts,
+so other test modules never see a third-party plugin they did not ask for.
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import json
 import os
@@ -58,22 +57,25 @@ def _setuptools_at_least(major: int) -> bool:
 
 @pytest.fixture(scope="module")
 def acme_installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """``pip install`` the example plugin (from a copy, so the build leaves nothing in the repo)."""
-    src = tmp_path_factory.mktemp("example-plugin") / "memtree-example-plugin"
+    """``pip install --target`` the example plugin into a folder of this module's, on ``PYTHONPATH`` of every
+    process the module starts (built from a copy, so the build leaves nothing in the repo).
+
+    Not into the test environment itself: tests in other workers enumerate its entry points meanwhile and
+    would see a half-written distribution."""
+    work = tmp_path_factory.mktemp("example-plugin")
+    src = work / "memtree-example-plugin"
     shutil.copytree(EXAMPLE_PLUGIN, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    site = work / "site"
     # memtree itself is already installed here; --no-deps keeps pip from resolving it again.  The build
     # uses this environment's setuptools when it is new enough for the SPDX `license` field, else pip
     # builds in an isolated environment (which fetches setuptools from the package index).
     isolation = ["--no-build-isolation"] if _setuptools_at_least(77) else []
-    pip("uninstall", "-y", DIST)  # a copy left behind by an interrupted run
-    result = pip("install", "--quiet", "--no-deps", *isolation, str(src))
+    result = pip("install", "--quiet", "--no-deps", "--target", str(site), *isolation, str(src))
     assert result.returncode == 0, f"pip install of the example plugin failed:\n{result.stderr}"
-    importlib.invalidate_caches()
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])))
+        mp.syspath_prepend(str(site))  # and for the tests that open an App in this process
         yield
-    finally:
-        pip("uninstall", "-y", DIST)
-        importlib.invalidate_caches()
 
 
 def env_with(home: Path, **extra: str | None) -> dict[str, str]:
