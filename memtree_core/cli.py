@@ -1,34 +1,32 @@
-"""The ``memtree`` command line.  Each subcommand lives in ``memtree_core/commands/<name>.py`` with
-``add_arguments(parser)``, ``run(args) -> int`` and an ``EXAMPLE`` for its help; only the module of the
-command being run is imported (``serve`` must stay stdlib-only and fast), so ``memtree --help`` lists the
-commands from :data:`COMMANDS` and ``memtree NAME --help`` shows that command's own arguments.
+"""The ``memtree`` command line: host dispatch only.
+
+The commands come from plugins through ``memtree_register_commands`` (the built-in ones from
+``memtree_plugins.commands``), except the host's own in ``memtree_core/commands/``: ``serve`` and ``daemon``
+(their start must stay fast, and ``serve`` stdlib-only, so they are dispatched before any plugin loads),
+``stop``, ``doctor`` and ``plugins`` (they must work when a plugin is broken or disabled).  A command's module
+is imported only when it runs or its ``--help`` is asked; ``memtree --help`` lists every command's one line.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
-COMMANDS: dict[str, str] = {
-    "info": "what is working and what is degraded, and why",
-    "plugins": "which plugins loaded from where, which failed and why, which are disabled",
-    "stats": "nodes per kind and status, store size, walker and redaction counters",
-    "serve": "the MCP server on stdio (forwards to the project's daemon, starting it when needed)",
-    "daemon": "run the project's daemon in the foreground (normally started by 'serve')",
-    "stop": "stop the project's daemon",
-    "search": "keyword search over the store, as the MCP 'search' tool does it",
-    "show": "print one stored node",
-    "walk": "run the walkers (filter, staleness, pruner, ...) once or on their schedule",
-    "demo": "index a sample project and drive the real server through an MCP client session",
-    "reembed": "re-embed every live node with the configured embedding model",
-    "doctor": "check the store; recover a damaged one into a new file (the old one is kept)",
-    "import": "bring past Claude Code sessions' Read/Grep/Bash results into the store",
-    "index": "index a repository's files up front, so search finds code not read yet",
-}
-MODULES = {"import": "import_"}  # a command whose name is a Python keyword lives in a module that is not
+from memtree_core.command import Command
+
+HOST_COMMANDS: dict[str, Command] = {c.name: c for c in (
+    Command("plugins", "which plugins loaded from where, which failed and why, which are disabled",
+            "memtree_core.commands.plugins"),
+    Command("serve", "the MCP server on stdio (forwards to the project's daemon, starting it when needed)",
+            "memtree_core.commands.serve"),
+    Command("daemon", "run the project's daemon in the foreground (normally started by 'serve')",
+            "memtree_core.commands.daemon"),
+    Command("stop", "stop the project's daemon", "memtree_core.commands.stop"),
+    Command("doctor", "check the store; recover a damaged one into a new file (the old one is kept)",
+            "memtree_core.commands.doctor"),
+)}
 PROJECT_HELP = "the project directory (default: the current one)"
 
 
@@ -39,35 +37,68 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
 
 
-def _command_in(argv: list[str]) -> str | None:
+def _first_word(argv: list[str]) -> str | None:
     """The subcommand named on the command line: the first word that is not an option."""
-    for word in argv:
-        if not word.startswith("-"):
-            return word if word in COMMANDS else None
-    return None
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
-def _parser(chosen: str | None) -> tuple[argparse.ArgumentParser, object | None]:
-    """The full parser; only ``chosen``'s module is imported and given its arguments."""
+def plugin_commands(environ: dict[str, str] | None = None) -> dict[str, tuple[Command, str]]:
+    """name -> (command, the plugin that registered it), from the plugins the user's own choices select.
+
+    A repository's ``.memtree.json`` does not take part: the project is not known until the arguments are
+    parsed, and a cloned repository must not change what ``memtree`` itself offers.  A bad user setting
+    falls back to the defaults here; the command reports it when it loads the project's settings."""
+    from memtree_core.plugins import build
+    from memtree_core.project import memtree_home
+    from memtree_core.settings import Settings, SettingsError, load_settings
+
+    env = dict(os.environ) if environ is None else environ
+    try:
+        settings = load_settings(memtree_home(env), None, env).settings
+    except SettingsError:
+        settings = Settings()
+    registry = build(settings, env, kinds=("commands",)).commands
+    out: dict[str, tuple[Command, str]] = {}
+    for entry in registry.entries():
+        if entry.name in HOST_COMMANDS:
+            print(f"memtree: the command {entry.name!r} from plugin {entry.plugin!r} is ignored: "
+                  f"'{entry.name}' is memtree's own", file=sys.stderr)
+            continue
+        out[entry.name] = (entry.item, entry.plugin)
+    return out
+
+
+def commands(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """Every command's name and one-line help: the plugins', then the host's."""
+    table = {name: c.help for name, (c, _plugin) in plugin_commands(environ).items()}
+    return {**table, **{name: c.help for name, c in HOST_COMMANDS.items()}}
+
+
+def _parser(table: dict[str, tuple[Command, str]], chosen: str | None) -> tuple[argparse.ArgumentParser, Any]:
+    """The full parser; only ``chosen``'s handler is loaded and given its arguments."""
     parser = _Parser(
         prog="memtree", description="A local context store for coding agents.",
         epilog="Run 'memtree COMMAND --help' for a command's arguments and an example.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    module = None
-    for name, help_text in COMMANDS.items():
+    handler = None
+    for name, (command, plugin) in table.items():
         if name != chosen:
-            sub.add_parser(name, help=help_text)
+            sub.add_parser(name, help=command.help)
             continue
-        module = importlib.import_module(f"memtree_core.commands.{MODULES.get(name, name)}")
-        example = getattr(module, "EXAMPLE", "")
-        p = sub.add_parser(name, help=help_text, description=help_text,
+        try:
+            handler = command.load()
+        except Exception as exc:  # a third party's module that does not import: one line, as for bad input
+            parser.exit(2, f"memtree {name}: the command from plugin {plugin!r} cannot be loaded "
+                           f"({type(exc).__name__}: {exc}); see 'memtree plugins'\n")
+        example = getattr(handler, "EXAMPLE", "")
+        p = sub.add_parser(name, help=command.help, description=command.help,
                            epilog=f"example:\n  {example}" if example else None,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         p.add_argument("--project", default=None, metavar="DIR",
-                       help=getattr(module, "PROJECT_HELP", PROJECT_HELP))
-        module.add_arguments(p)
-    return parser, module
+                       help=getattr(handler, "PROJECT_HELP", PROJECT_HELP))
+        handler.add_arguments(p)
+    return parser, handler
 
 
 def project_problem(project: str | None) -> str | None:
@@ -83,8 +114,19 @@ def project_problem(project: str | None) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    chosen = _command_in(argv)
-    parser, module = _parser(chosen)
+    chosen = _first_word(argv)
+    host = {name: (c, "memtree") for name, c in HOST_COMMANDS.items()}
+    if chosen in HOST_COMMANDS:
+        table = host  # dispatched before any plugin loads: 'serve' starts at Python's own speed
+    else:
+        from memtree_core.plugins import PluginLoadError
+
+        try:
+            table = {**plugin_commands(), **host}
+        except PluginLoadError as exc:  # MEMTREE_STRICT_PLUGINS=1 and a plugin failed
+            print(f"memtree: {exc}", file=sys.stderr)
+            return 2
+    parser, module = _parser(table, chosen if chosen in table else None)
     args = parser.parse_args(argv)  # bad arguments: argparse prints usage and one line, exit 2
     if args.version:
         from memtree_core import __version__

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from memtree_core.command import Command
     from memtree_core.registry import Register
     from memtree_core.settings import Settings
     from memtree_core.types import (
@@ -134,4 +135,17 @@ def memtree_token_counter(settings: Settings) -> TokenCounter | None:
 
     :param settings: the project's settings.
     :return: a :class:`~memtree_core.types.TokenCounter`, or None to defer to the next plugin.
+    """
+
+
+# -- the command line ----------------------------------------------------------------------------------
+@hookspec
+def memtree_register_commands(register: Register[Command]) -> None:
+    """Register ``memtree`` subcommands (as llm's ``register_commands`` does).
+
+    :param register: call with a :class:`~memtree_core.command.Command`: its name, one-line help, and a
+        handler (a module path, imported only when the command runs, or an object) with
+        ``add_arguments(parser)`` and ``run(args) -> int``.  The plugins are those the user's own choices
+        select (``MEMTREE_LOAD_PLUGINS``/``MEMTREE_DISABLE_PLUGINS`` and their config file); ``serve``,
+        ``daemon``, ``stop``, ``doctor`` and ``plugins`` are the host's own and cannot be replaced.
     """

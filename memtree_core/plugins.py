@@ -47,6 +47,7 @@ REGISTRY_HOOKS: dict[str, str] = {
     "summarizers": "memtree_register_summarizers",
     "rankers": "memtree_register_rankers",
     "selectors": "memtree_register_selectors",
+    "commands": "memtree_register_commands",
 }
 
 ENTRY_POINT_GROUP = "memtree"
@@ -116,7 +117,7 @@ def _entry_points() -> list[Any]:
 def build(settings: Settings, environ: dict[str, str] | None = None, *,
           builtins: dict[str, str] | None = None,
           extra: list[tuple[str, ModuleType | object]] | None = None,
-          user_plugins: Any = None) -> PluginSet:
+          user_plugins: Any = None, kinds: tuple[str, ...] | None = None) -> PluginSet:
     """Load and register every selected plugin and collect what each one provides.
 
     :param extra: (name, plugin object) pairs registered after the entry points, for tests and embedders
@@ -124,6 +125,8 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
     :param user_plugins: the ``plugins`` section of the user's own layers (without the repository's); with
         it, a plugin that only the repository left out keeps its redaction rules.  None: all choices are
         the user's.
+    :param kinds: fill only these registries (keys of :data:`REGISTRY_HOOKS`) and ask for no token counter:
+        the command line lists its commands this way without asking every plugin for everything.
     """
     from memtree_plugins import BUILTINS
 
@@ -253,6 +256,8 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
                                             for kind in REGISTRY_HOOKS}
     by_name = {p.name: p for p in report}
     for kind, hook_name in REGISTRY_HOOKS.items():
+        if kinds is not None and kind not in kinds:
+            continue
         # pluggy's call order (tryfirst, then the most recently registered, trylast last) is the precedence;
         # each plugin's hook runs in the reverse, so the one pluggy calls first has the last word: its
         # replaces=/remove see every other plugin's items.
@@ -278,6 +283,8 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
                 info.provides.setdefault(kind, []).extend(
                     n for n in added if registries[kind].entry(n).plugin == plugin_name)  # type: ignore[union-attr]
 
+    if kinds is not None:
+        return PluginSet(pm, registries, report, None)
     counter = pm.hook.memtree_token_counter(settings=settings)
     if counter is None:
         # Every budget needs one: say so now, in the report (and fatally under MEMTREE_STRICT_PLUGINS),

@@ -295,7 +295,7 @@ def test_a_missing_grammar_wheel_means_windows_and_info_says_so(home, project) -
         import sys, json
         sys.modules["tree_sitter_go"] = None
         from memtree_core.app import App
-        from memtree_core.commands.info import gather
+        from memtree_plugins.commands.info import gather
         app = App.open({str(project)!r})
         info = gather(app)
         print(json.dumps([app.chunker_for("a.go").name, app.chunker_for("a.rs").name,

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO, run_memtree
 
-from memtree_core.cli import COMMANDS
+from memtree_core.cli import commands
+
+COMMANDS = commands()  # name -> one-line help: the host's own and the built-in plugins'
 
 
 def assert_one_line_error(out, *expected: str) -> str:
@@ -72,8 +74,8 @@ def test_an_unknown_mode_is_rejected_with_the_valid_ones(home: Path, project: Pa
 
 def test_the_cli_lists_are_the_codes_lists() -> None:
     """search's --help spells out its choices without importing the store; they must not drift."""
-    from memtree_core.commands import search as command
     from memtree_core.store import KINDS
+    from memtree_plugins.commands import search as command
     from memtree_plugins.retrieval.search import MODES
 
     assert command.KINDS == KINDS and command.MODES == MODES
@@ -146,7 +148,7 @@ def test_a_server_that_dies_fails_the_demo_in_one_line_and_keeps_its_store(home:
     import subprocess
     import sys
 
-    script = ("import sys, memtree_core.commands.demo as demo\n"
+    script = ("import sys, memtree_plugins.commands.demo as demo\n"
               "demo.MEMTREE = 'false'\n"
               "from memtree_core.cli import main\n"
               "sys.exit(main(['demo']))\n")

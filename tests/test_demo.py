@@ -29,7 +29,7 @@ def test_demo_drives_the_server_and_reports_savings(home: Path, tmp_path: Path) 
 # -- fitting the terminal ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("width", [20, 33, 57, 80])
 def test_fit_never_exceeds_the_width_and_marks_every_cut(width: int) -> None:
-    from memtree_core.commands._terminal import fit
+    from memtree_plugins.commands._terminal import fit
 
     line = "    note: keyword search: no embedder is available (Ollama is not reachable at http://x:1)" * 2
     cut = fit(line, width)
@@ -39,7 +39,7 @@ def test_fit_never_exceeds_the_width_and_marks_every_cut(width: int) -> None:
 
 
 def test_fit_does_not_end_inside_a_bracket_it_cut_open() -> None:
-    from memtree_core.commands._terminal import fit
+    from memtree_plugins.commands._terminal import fit
 
     cut = fit("walker summarizer ran (wrote 3 summaries for the largest subtrees)", 40)
     assert cut == "walker summarizer ran…"
@@ -47,7 +47,7 @@ def test_fit_does_not_end_inside_a_bracket_it_cut_open() -> None:
 
 
 def test_wrap_keeps_paths_whole_and_indents_continuations() -> None:
-    from memtree_core.commands._terminal import wrap
+    from memtree_plugins.commands._terminal import wrap
 
     path = "/a/very/long/scratch/directory/name/that/is/wider/than/the/terminal/bookshop"
     text = wrap(f"memtree demo on a copy of the sample project at {path} (scratch store)", 40)
@@ -59,7 +59,7 @@ def test_wrap_keeps_paths_whole_and_indents_continuations() -> None:
 
 # -- the query comes from the project ----------------------------------------------------------------------
 def test_frequent_identifiers_skip_keywords_and_need_two_files() -> None:
-    from memtree_core.commands._demo_query import frequent_identifiers
+    from memtree_plugins.commands._demo_query import frequent_identifiers
 
     texts = ["def ledger_entry(self):\n    return ledger_entry + ledger_total\n" * 3,
              "class Ledger:\n    def ledger_total(self): return self.ledger_entry\n",
@@ -92,7 +92,7 @@ def test_the_demo_searches_the_project_it_runs_on_and_fits_a_narrow_terminal(hom
 
 
 def test_the_demo_reads_the_projects_own_files_biggest_first(tmp_path: Path) -> None:
-    from memtree_core.commands.demo import project_files
+    from memtree_plugins.commands.demo import project_files
 
     for rel, size in [("src/big.py", 300), ("src/small.py", 10), ("README.md", 100), (".env", 50),
                       (".venv/lib/site.py", 9000), ("node_modules/x/index.js", 9000), (".git/objects/a", 9000)]:

@@ -115,7 +115,7 @@ def test_natural_language_query_finds_the_chunk_through_search(sapp: App) -> Non
 
 
 def test_mixed_models_are_refused_until_reembed(sapp: App) -> None:
-    from memtree_core.commands.reembed import reembed
+    from memtree_plugins.commands.reembed import reembed
 
     ids = [sapp.store.insert_node("note", text, status_="live").id for text in (
         "the deploy script pushes the docker image to the registry",

@@ -142,7 +142,7 @@ def test_keyword_only_route_reports_why(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    code = ("from memtree_core.commands.info import vector_support; import json; "
+    code = ("from memtree_plugins.commands.info import vector_support; import json; "
             "print(json.dumps(vector_support()))")
     env = {"MEMTREE_SQLITE": "stdlib", "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)

@@ -17,8 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from memtree_core.commands._terminal import fit, terminal_width, wrap
 from memtree_core.sample import BOOKSHOP as SAMPLE
+from memtree_plugins.commands._terminal import fit, terminal_width, wrap
 
 MEMTREE = str(Path(sys.executable).parent / "memtree")
 
@@ -192,8 +192,8 @@ def _first_failure(exc: BaseException) -> BaseException:
 def run(args: Any) -> int:
     import anyio
 
-    from memtree_core.commands._demo_query import project_query
     from memtree_core.errors import UsageError
+    from memtree_plugins.commands._demo_query import project_query
 
     width = max(20, args.width) if args.width else terminal_width()
     env = {k: v for k, v in os.environ.items()}

@@ -1,0 +1,31 @@
+"""Built-in ``memtree`` subcommands, registered through ``memtree_register_commands`` like a third party's.
+
+One module per command (``add_arguments``, ``run``, ``EXAMPLE``); each is imported only when its command runs
+or its ``--help`` is asked.  The commands that must work with no plugin at all (``serve``, ``daemon``,
+``stop``, ``doctor``, ``plugins``) are the host's own, in ``memtree_core.commands``.
+"""
+
+from __future__ import annotations
+
+from memtree_core.command import Command
+from memtree_core.hookspecs import hookimpl
+from memtree_core.registry import Register
+
+# name -> (one-line help, module); in the order `memtree --help` lists them
+BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
+    "info": ("what is working and what is degraded, and why", "info"),
+    "stats": ("nodes per kind and status, store size, walker and redaction counters", "stats"),
+    "search": ("keyword search over the store, as the MCP 'search' tool does it", "search"),
+    "show": ("print one stored node", "show"),
+    "walk": ("run the walkers (filter, staleness, pruner, ...) once or on their schedule", "walk"),
+    "demo": ("index a sample project and drive the real server through an MCP client session", "demo"),
+    "reembed": ("re-embed every live node with the configured embedding model", "reembed"),
+    "import": ("bring past Claude Code sessions' Read/Grep/Bash results into the store", "import_"),
+    "index": ("index a repository's files up front, so search finds code not read yet", "index"),
+}
+
+
+@hookimpl(trylast=True)
+def memtree_register_commands(register: Register[Command]) -> None:
+    for name, (help_text, module) in BUILTIN_COMMANDS.items():
+        register(Command(name, help_text, f"{__name__}.{module}"))
