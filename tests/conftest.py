@@ -3,21 +3,20 @@ built-in plugins only (third-party plugins installed in the environment are not 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import socket
 import subprocess
-import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.common import MEMTREE, git, wait_for
+from helpers.daemon import daemon_processes, install_tool_plugin
 
-REPO = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
-MEMTREE = str(BIN / "memtree")
+from memtree_core import ingest
+from memtree_core.app import App
 
 
 @pytest.fixture
@@ -52,12 +51,6 @@ def project(tmp_path: Path) -> Path:
     return p
 
 
-def git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env).stdout
-
-
 @pytest.fixture
 def git_project(project: Path) -> Path:
     git(project, "init", "-q")
@@ -76,29 +69,43 @@ def app(home: Path, project: Path):
     a.close()
 
 
-def run_memtree(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-                input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """Run the installed ``memtree`` console script as a real subprocess."""
-    return subprocess.run([MEMTREE, *args], cwd=cwd, env={**os.environ, **(env or {})}, input=input,
-                          capture_output=True, text=True, timeout=timeout)
+@pytest.fixture(scope="session")
+def tool_plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test tool plugin (helpers.daemon.PLUGIN_SOURCE) installed as a real distribution, once."""
+    return install_tool_plugin(tmp_path_factory.mktemp("plugin-site"))
 
 
-def ingest_ack(sock_path: Path | str, payload: bytes | dict, timeout: float = 30) -> dict:
-    """Send one payload to an ingest socket as the hook does (all of it, then half-close) and return the
-    daemon's ack.  A daemon that refuses early may close before the payload is all written."""
-    raw = json.dumps(payload).encode() if isinstance(payload, dict) else payload
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
-        c.settimeout(timeout)
-        c.connect(str(sock_path))
-        try:
-            c.sendall(raw)
-            c.shutdown(socket.SHUT_WR)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        ack = b""
-        while not ack.endswith(b"\n"):
-            more = c.recv(4096)
-            if not more:
-                break
-            ack += more
-    return json.loads(ack)
+@pytest.fixture
+def env(home: Path, tool_plugin_site: Path) -> dict[str, str]:
+    """The environment ``memtree serve`` runs in: the isolated home, the test plugin selected."""
+    e = dict(os.environ)
+    e["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tool_plugin_site), e.get("PYTHONPATH")]))
+    e["MEMTREE_LOAD_PLUGINS"] = "testtools"
+    return e
+
+
+@pytest.fixture
+def daemon_guard(home: Path, project: Path) -> Iterator[list[int]]:
+    """Every test that starts a daemon leaves none behind: ``memtree stop`` at the end, then no daemon
+    process of the project may be alive.  Tests append pids they saw to the yielded list."""
+    seen: list[int] = []
+    yield seen
+    subprocess.run([MEMTREE, "stop", "--project", str(project), "--force"], capture_output=True, timeout=60)
+    from memtree_core.daemon.control import pid_alive
+
+    # A pid read before the daemon wrote its state is None: daemon_processes still finds that daemon.
+    wait_for(lambda: not daemon_processes(project) and not any(pid_alive(p) for p in seen if p is not None), 20,
+             "every daemon of the project to exit")
+
+
+@pytest.fixture
+def served(home: Path, project: Path):
+    app = App.open(project)
+    sock = ingest.bind(app.paths, app.identity.root)
+    stop = threading.Event()
+    thread = threading.Thread(target=ingest.serve, args=(sock, app, stop), daemon=True)
+    thread.start()
+    yield app
+    stop.set()
+    thread.join(10)
+    app.close()

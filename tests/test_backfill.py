@@ -11,19 +11,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import test_hook
-import test_mcp_stdio as shared
-from test_daemon import INIT, RawClient
-from test_hook import run_hook
-from test_mcp_stdio import MEMTREE, project_paths, state_pid, wait_for
-from test_transcripts import stored, transcript
+from helpers.common import MEMTREE, wait_for
+from helpers.daemon import INIT, RawClient, project_paths, state_pid
+from helpers.hook import run_hook
+from helpers.transcripts import stored, transcript
 
 from memtree_core.backfill import MAX_ATTEMPTS, MISSED_FILE, Backfill, missed_logs
-
-daemon_guard = shared.daemon_guard
-env = shared.env
-tool_plugin_site = shared.tool_plugin_site
-served = test_hook.served
 
 
 def session(project: Path, env: dict[str, str]) -> RawClient:

@@ -20,14 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import test_mcp_stdio as shared
-from conftest import ingest_ack
-from test_daemon import INIT, RawClient
-from test_mcp_stdio import MEMTREE, project_paths, state_pid, wait_for
+from helpers.common import MEMTREE, ingest_ack, wait_for
+from helpers.daemon import INIT, RawClient, project_paths, state_pid
 
 from memtree_core.daemon.control import pid_alive
 
-daemon_guard = shared.daemon_guard
 FIXTURES = Path(__file__).resolve().parent / "data" / "claude-code-payloads"
 CALL_TIMEOUT_S = 120.0  # the client's patience: far above every deadline under test, so load cannot fail it
 

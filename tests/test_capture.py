@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ingest_ack
+from helpers.common import ingest_ack
 
 from memtree_core import hook_sender, ingest
 from memtree_core.app import App

@@ -9,7 +9,7 @@ import sys
 import textwrap
 
 import pytest
-from test_chunkers import assert_tiles
+from helpers.chunks import assert_tiles
 
 from memtree_plugins.chunkers.treesitter import GRAMMARS, TreeSitterChunker
 

@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers.chunks import assert_tiles
 
 from memtree_core.hookspecs import hookimpl
 from memtree_plugins.chunkers.lines import split_lines
@@ -16,18 +17,6 @@ from memtree_plugins.chunkers.python import PythonChunker
 from memtree_plugins.chunkers.window import WindowChunker
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def assert_tiles(chunks, text: str) -> None:
-    """Chunks cover every line once, in order, and their texts rebuild the file exactly."""
-    n = len(split_lines(text))
-    expect = 1
-    for c in chunks:
-        assert c.start_line == expect, (c.start_line, expect, c.kind, c.symbol)
-        assert c.end_line >= c.start_line
-        expect = c.end_line + 1
-    assert expect == n + 1
-    assert "".join(c.text for c in chunks) == text
 
 
 def by_symbol(chunks):

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_memtree
+from helpers.common import REPO, run_memtree
 
 from memtree_core.cli import commands
 

@@ -7,8 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import MEMTREE
-from plugin_fixtures import RAISES_AT_IMPORT, env_with, make_dist
+from helpers.common import MEMTREE
+from helpers.plugin_dists import RAISES_AT_IMPORT, env_with, make_dist
 
 from memtree_core.cli import HOST_COMMANDS, commands
 from memtree_core.plugins import build

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -18,61 +17,19 @@ from typing import Any
 
 import anyio
 import pytest
-import test_mcp_stdio as shared  # helpers and fixtures shared with the end-to-end tool tests
-from test_mcp_stdio import (
-    MEMTREE,
+from helpers.common import MEMTREE, wait_for
+from helpers.daemon import (
+    INIT,
+    RawClient,
     daemon_processes,
     mcp_session,
     project_paths,
     run_async,
     state_pid,
     text_of,
-    wait_for,
 )
 
 from memtree_core.daemon.control import code_version, pid_alive
-
-daemon_guard = shared.daemon_guard
-env = shared.env
-tool_plugin_site = shared.tool_plugin_site
-
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "raw-test", "version": "1"}}}
-
-
-class RawClient:
-    """``memtree serve`` driven with raw JSON-RPC lines (no SDK in the loop)."""
-
-    def __init__(self, project: Path, env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen([MEMTREE, "serve", "--project", str(project)], env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.buf = b""
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def receive(self, timeout: float = 60.0) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise AssertionError("no answer from memtree serve")
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                raise AssertionError(f"memtree serve exited: {self.proc.stderr.read().decode()}")  # type: ignore[union-attr]
-            self.buf += chunk
-        line, _, self.buf = self.buf.partition(b"\n")
-        return json.loads(line)
-
-    def close(self) -> int:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        return self.proc.wait(timeout=30)
 
 
 # -- serve stays stdlib-only -----------------------------------------------------------------------------

@@ -18,18 +18,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import test_mcp_stdio as shared  # helpers and fixtures shared with the end-to-end tool tests
-from test_hook import FIXTURES, drops, payload, run_hook
-from test_mcp_stdio import MEMTREE, mcp_session, run_async, text_of, wait_for
+from helpers.common import MEMTREE, wait_for
+from helpers.daemon import mcp_session, run_async, text_of
+from helpers.hook import FIXTURES, drops, payload, run_hook
 
 from memtree_core import ingest
 from memtree_core.app import App
 from memtree_core.store import Store, StoreDamaged
 from memtree_core.store import recover as recovery
-
-daemon_guard = shared.daemon_guard
-env = shared.env
-tool_plugin_site = shared.tool_plugin_site
 
 NODES = 300
 PAGE = 4096

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import run_memtree
+from helpers.common import run_memtree
 
 
 def test_demo_drives_the_server_and_reports_savings(home: Path, tmp_path: Path) -> None:

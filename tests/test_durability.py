@@ -16,14 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import test_mcp_stdio as shared
-from test_mcp_stdio import mcp_session, project_paths, run_async, state_pid, wait_for
+from helpers.common import wait_for
+from helpers.daemon import mcp_session, project_paths, run_async, state_pid
 
 from memtree_core.store import Store
-
-daemon_guard = shared.daemon_guard
-env = shared.env
-tool_plugin_site = shared.tool_plugin_site
 
 
 def payload(project: Path, n: int, tag: str) -> bytes:
@@ -153,7 +149,7 @@ def test_the_real_hook_feeds_the_real_daemon_every_payload_shape(
         home: Path, project: Path, env: dict[str, str], daemon_guard: list[int]) -> None:
     """What Claude Code does: a session runs `memtree serve`; the plugin's hook command (hooks.json) gets each
     tool call's payload on stdin.  Rows land, then the daemon's own filter walker promotes them."""
-    from test_hook import FIXTURES, run_hook
+    from helpers.hook import FIXTURES, run_hook
 
     names = ["post-read-text.json", "post-grep-content.json", "post-grep-files.json", "post-bash.json"]
 

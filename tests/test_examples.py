@@ -25,15 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_mcp_stdio import (  # shared helpers (see that module's docstring)
-    MEMTREE,
-    daemon_guard,  # noqa: F401  (fixture)
-    mcp_session,
-    open_store,
-    run_async,
-    text_of,
-    wait_for,
-)
+from helpers.common import MEMTREE, wait_for
+from helpers.daemon import mcp_session, open_store, run_async, text_of
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_PLUGIN = REPO / "examples" / "memtree-example-plugin"

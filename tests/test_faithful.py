@@ -18,9 +18,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-import test_mcp_stdio as shared  # the real daemon behind `memtree serve`, as the end-to-end tests run it
-from conftest import ingest_ack
-from test_mcp_stdio import mcp_session, project_paths, run_async, text_of
+from helpers.common import ingest_ack
+from helpers.daemon import mcp_session, project_paths, run_async, text_of
 
 from memtree_core import ingest
 from memtree_core.app import App
@@ -219,9 +218,6 @@ BYPASSES = [
 ]
 
 
-daemon_guard = shared.daemon_guard
-env = shared.env
-tool_plugin_site = shared.tool_plugin_site
 
 
 def test_env_dump_bypasses_through_the_real_daemon_store_no_value(home: Path, project: Path, env, daemon_guard) -> None:

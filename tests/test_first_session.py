@@ -19,17 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import test_mcp_stdio as shared
-from conftest import run_memtree
-from test_daemon import INIT, RawClient
-from test_mcp_stdio import project_paths, state_pid, wait_for
+from helpers.common import run_memtree, wait_for
+from helpers.daemon import INIT, RawClient, project_paths, state_pid
 
 from memtree_core.handshake_cache import CACHE_FILE
 from memtree_core.lockfile import try_lock
-
-daemon_guard = shared.daemon_guard
-env = shared.env
-tool_plugin_site = shared.tool_plugin_site
 
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}

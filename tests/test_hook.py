@@ -5,63 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import threading
 from pathlib import Path
 
-import pytest
+from helpers.common import REPO
+from helpers.hook import FIXTURES, HOOKS, contents, drops, hook_command, payload, run_hook
 
 from memtree_core import hook_sender, ingest
 from memtree_core.app import App
-
-REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "data" / "claude-code-payloads"
-HOOKS = json.loads((REPO / "plugin" / "hooks" / "hooks.json").read_text())
-
-
-def hook_command(event: str = "PostToolUse") -> str:
-    """The async capture hook's command (PostToolUse also has the sync replacement hook: tests/test_replace.py)."""
-    (hook,) = [h for g in HOOKS["hooks"][event] for h in g["hooks"] if h.get("async")]
-    return hook["command"]
-
-
-def run_hook(stdin: bytes, project: Path | None, *, event: str = "PostToolUse",
-             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run the configured command the way Claude Code does: through a shell, with its variables set."""
-    environ = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
-    environ["CLAUDE_PLUGIN_ROOT"] = str(REPO)
-    if project is not None:
-        environ["CLAUDE_PROJECT_DIR"] = str(project)
-    environ.update(env or {})
-    return subprocess.run(["/bin/sh", "-c", hook_command(event)], input=stdin, capture_output=True,
-                          env=environ, timeout=30)
-
-
-def payload(name: str, **changes: object) -> dict:
-    p = json.loads((FIXTURES / name).read_text())
-    p.update(changes)
-    return p
-
-
-@pytest.fixture
-def served(home: Path, project: Path):
-    app = App.open(project)
-    sock = ingest.bind(app.paths, app.identity.root)
-    stop = threading.Event()
-    thread = threading.Thread(target=ingest.serve, args=(sock, app, stop), daemon=True)
-    thread.start()
-    yield app
-    stop.set()
-    thread.join(10)
-    app.close()
-
-
-def contents(app: App) -> list[str]:
-    return [r[0] for r in app.store.query("SELECT content FROM nodes ORDER BY rowid")]
-
-
-def drops(home: Path) -> dict[str, int]:
-    return hook_sender.drop_counts(home)
 
 
 def test_hooks_json_registers_both_events_async_for_read_grep_bash() -> None:

@@ -9,16 +9,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import test_mcp_stdio as shared
-from conftest import git, run_memtree
-from test_daemon import INIT, RawClient
-from test_mcp_stdio import state_pid
+from helpers.common import MEMTREE, git, run_memtree
+from helpers.daemon import INIT, RawClient, state_pid
 
 from memtree_plugins.walkers.repo_files import by_name
-
-daemon_guard = shared.daemon_guard
-env = shared.env
-tool_plugin_site = shared.tool_plugin_site
 
 APP_PY = '''"""Shipping costs."""
 
@@ -156,7 +150,7 @@ def test_indexing_while_the_daemon_serves_and_writes_loses_nothing(
         assert client.receive()["result"]["serverInfo"]["name"] == "memtree"
         daemon_guard.extend(p for p in [state_pid(project)] if p)
         client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        indexer = subprocess.Popen([shared.MEMTREE, "index", "--project", str(project), "--json"], env=env,
+        indexer = subprocess.Popen([MEMTREE, "index", "--project", str(project), "--json"], env=env,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # The daemon writes the same store meanwhile: read stores new versions of the same files.
         for n in range(12):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_memtree
+from helpers.common import run_memtree
 
 from memtree_plugins import BUILTINS
 

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from npm_tools import npm_tool
-from test_mcp_stdio import MEMTREE, REAL_TOOLS, daemon_guard  # noqa: F401  (fixture)
+from helpers.common import MEMTREE
+from helpers.daemon import REAL_TOOLS
+from helpers.npm_tools import npm_tool
 
 TOOL_IS_ERROR = 5  # the Inspector CLI's exit code for a tool result with isError: true
 

@@ -1,206 +1,27 @@
 """The MCP server end to end: the SDK's ``stdio_client`` + ``ClientSession`` against ``memtree serve``, a real
 daemon behind it, real tools.
 
-Helpers here are shared with ``test_daemon.py``: a client session on a project, the daemon guard every test
-that starts a daemon uses (it stops the daemon and checks no daemon process of the project is left), and a
-small third-party plugin installed as a real distribution (a ``.dist-info`` with an entry point on
-``PYTHONPATH``) that adds tools which echo, fail, crash and sleep.
+The helpers (a client session on a project, the daemon's pids, a small third-party tool plugin installed
+as a real distribution) are in ``tests/helpers/daemon.py``; the daemon guard every test that starts a daemon
+uses is a fixture in ``conftest.py``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-
-from memtree_core.project import ProjectPaths, identify
+from helpers.daemon import mcp_session, open_store, run_async, text_of
 
 REPO = Path(__file__).resolve().parent.parent
 MEMTREE = str(Path(sys.executable).parent / "memtree")
 
-# -- a third-party tool plugin, installed for real -------------------------------------------------------
-PLUGIN_SOURCE = '''
-"""Test tools: memtree sees them exactly as it sees any pip-installed plugin."""
-import asyncio
-import time
-
-from pydantic import BaseModel
-
-from memtree_core.hookspecs import hookimpl
-from memtree_core.types import ToolSpec
-
-
-class Echo(BaseModel):
-    text: str
-    length: int
-
-    def render(self) -> str:
-        return f"echo: {self.text} ({self.length} chars)"
-
-
-def build_echo(app):
-    def echo(text: str) -> Echo:
-        """Echo the text back."""
-        return Echo(text=text, length=len(text))
-    return echo
-
-
-def build_aecho(app):
-    async def aecho(text: str) -> Echo:
-        """Echo, from a coroutine."""
-        await asyncio.sleep(0)
-        return Echo(text=text.upper(), length=len(text))
-    return aecho
-
-
-def build_fail(app):
-    def fail(message: str) -> Echo:
-        """Raise a ValueError with the message: what a tool does on bad input."""
-        raise ValueError(message)
-    return fail
-
-
-def build_crash(app):
-    def crash() -> Echo:
-        """A bug in a tool."""
-        raise RuntimeError("kaboom")
-    return crash
-
-
-def build_sleep(app):
-    def sleep(seconds: float) -> Echo:
-        """Sleep, then answer (to have a request in flight)."""
-        time.sleep(seconds)
-        return Echo(text="slept", length=0)
-    return sleep
-
-
-@hookimpl
-def memtree_register_tools(register):
-    register(ToolSpec("t_echo", build_echo, description="echo", read_only=True))
-    register(ToolSpec("t_aecho", build_aecho, description="async echo", read_only=True))
-    register(ToolSpec("t_fail", build_fail, description="fails", read_only=True))
-    register(ToolSpec("t_crash", build_crash, description="crashes", destructive=True))
-    register(ToolSpec("t_sleep", build_sleep, description="sleeps", open_world=True))
-    register(ToolSpec("t_rsleep", build_sleep, description="sleeps, read-only", read_only=True))
-    register(ToolSpec("t_isleep", build_sleep, description="sleeps, idempotent", idempotent=True))
-'''
-
-
-@pytest.fixture(scope="session")
-def tool_plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    site = tmp_path_factory.mktemp("plugin-site")
-    (site / "memtree_testtools.py").write_text(PLUGIN_SOURCE)
-    dist = site / "memtree_testtools-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: memtree-testtools\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[memtree]\ntesttools = memtree_testtools\n")
-    return site
-
-
-# -- environment, daemon guard ---------------------------------------------------------------------------
-def project_paths(project: Path) -> ProjectPaths:
-    from memtree_core.project import memtree_home
-
-    return ProjectPaths.for_hash(memtree_home(), identify(project).hash)
-
-
-def daemon_processes(project: Path) -> list[int]:
-    """Pids of live memtree daemons for ``project`` (Linux /proc scan; zombies excluded): a forked one by its
-    process name and working directory (its argv is the forwarder's), a ``memtree daemon`` by its argv."""
-    from memtree_core.daemon.control import DAEMON_PROCESS_NAME, pid_alive
-
-    root = str(identify(project).root)
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-            comm = Path(f"/proc/{entry}/comm").read_text().strip()
-            cwd = os.readlink(f"/proc/{entry}/cwd") if comm == DAEMON_PROCESS_NAME else None
-        except OSError:
-            continue
-        args = [a.decode(errors="replace") for a in argv]
-        forked = comm == DAEMON_PROCESS_NAME and cwd == os.path.realpath(root)
-        if (forked or ("memtree_core.cli" in args and "daemon" in args and root in args)) and pid_alive(int(entry)):
-            out.append(int(entry))
-    return out
-
-
-def wait_for(predicate: Any, timeout: float = 30.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
-def state_pid(project: Path) -> int | None:
-    from memtree_core.daemon.control import running_daemon
-
-    state = running_daemon(project_paths(project))
-    return state["pid"] if state else None
-
-
-@pytest.fixture
-def env(home: Path, tool_plugin_site: Path) -> dict[str, str]:
-    """The environment ``memtree serve`` runs in: the isolated home, the test plugin selected."""
-    e = dict(os.environ)
-    e["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tool_plugin_site), e.get("PYTHONPATH")]))
-    e["MEMTREE_LOAD_PLUGINS"] = "testtools"
-    return e
-
-
-@pytest.fixture
-def daemon_guard(home: Path, project: Path) -> Iterator[list[int]]:
-    """Every test that starts a daemon leaves none behind: ``memtree stop`` at the end, then no daemon
-    process of the project may be alive.  Tests append pids they saw to the yielded list."""
-    seen: list[int] = []
-    yield seen
-    subprocess.run([MEMTREE, "stop", "--project", str(project), "--force"], capture_output=True, timeout=60)
-    from memtree_core.daemon.control import pid_alive
-
-    # A pid read before the daemon wrote its state is None: daemon_processes still finds that daemon.
-    wait_for(lambda: not daemon_processes(project) and not any(pid_alive(p) for p in seen if p is not None), 20,
-             "every daemon of the project to exit")
-
-
-@asynccontextmanager
-async def mcp_session(project: Path, env: dict[str, str]) -> AsyncIterator[Any]:
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(command=MEMTREE, args=["serve", "--project", str(project)], env=env,
-                                   cwd=str(project))
-    with open(os.devnull, "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            yield session
-
-
-def text_of(result: Any) -> str:
-    return "\n".join(getattr(c, "text", "") for c in result.content)
-
-
-def run_async(fn: Any, *args: Any) -> Any:
-    return anyio.run(fn, *args)
-
-
-# -- real tools, by the contract (spec §4–§5, issue 3) ----------------------------------------------------
 SAMPLE = textwrap.dedent('''\
     """A small module for the memtree end-to-end tests."""
 
@@ -216,9 +37,6 @@ SAMPLE = textwrap.dedent('''\
         def gallop(self):
             return "zoom quokkaword"
 ''')
-
-REAL_TOOLS = ["read", "grep", "bash", "get", "search", "neighbors", "path_to_root", "recent", "compose"]
-
 
 def _require(tools: set[str], *names: str) -> None:
     missing = [n for n in names if n not in tools]
@@ -248,12 +66,6 @@ def _ids_in(value: Any) -> list[str]:
 
     walk(value)
     return found
-
-
-def open_store(project: Path) -> Any:
-    from memtree_core.store.sqlite_route import choose_route
-
-    return choose_route().module.connect(str(project_paths(project).store))
 
 
 def test_every_registered_tool_is_listed_with_annotations(home: Path, project: Path, env: dict[str, str],

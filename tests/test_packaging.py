@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from npm_tools import npm_tool
+from helpers.npm_tools import npm_tool
 
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN = REPO / ".claude-plugin" / "plugin.json"

@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import MEMTREE
-from plugin_fixtures import GOOD, RAISES_AT_IMPORT, RAISES_IN_HOOK, UNKNOWN_HOOK, env_with, make_dist
+from helpers.common import MEMTREE
+from helpers.plugin_dists import GOOD, RAISES_AT_IMPORT, RAISES_IN_HOOK, UNKNOWN_HOOK, env_with, make_dist
 
 from memtree_core.hookspecs import hookimpl
 from memtree_core.plugins import PluginLoadError, build

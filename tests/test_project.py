@@ -6,7 +6,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from conftest import git
+from helpers.common import git
 
 from memtree_core.project import ProjectPaths, identify
 

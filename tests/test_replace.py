@@ -15,42 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_memtree
+from helpers.common import run_memtree
+from helpers.replace import bash, fixture, run, serve
 
-from memtree_core import hook_sender, ingest, replace
+from memtree_core import hook_sender, replace
 from memtree_core.app import App
 from memtree_core.hookspecs import hookimpl
 from memtree_plugins.selectors.lines import marker
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "data" / "claude-code-payloads"
-HOOKS = json.loads((REPO / "plugin" / "hooks" / "hooks.json").read_text())
 BUDGET = 800
-
-
-def command(kind: str) -> str:
-    """The replacement hook ("replace") or the async capture hook ("capture") exactly as hooks.json has it."""
-    (hook,) = [h for g in HOOKS["hooks"]["PostToolUse"] for h in g["hooks"] if h["command"].endswith("/" + kind)]
-    return hook["command"]
-
-
-def run(kind: str, payload: dict[str, Any] | bytes, project: Path,
-        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    environ = {**os.environ, "CLAUDE_PLUGIN_ROOT": str(REPO), "CLAUDE_PROJECT_DIR": str(project), **(env or {})}
-    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    return subprocess.run(["/bin/sh", "-c", command(kind)], input=data, capture_output=True, env=environ, timeout=30)
-
-
-def fixture(name: str) -> dict[str, Any]:
-    return json.loads((FIXTURES / name).read_text())
-
-
-def bash(cmd: str, stdout: str, stderr: str = "", tool_use_id: str = "toolu_test1") -> dict[str, Any]:
-    p = fixture("post-bash.json")
-    p["tool_input"]["command"] = cmd
-    p["tool_response"].update(stdout=stdout, stderr=stderr)
-    p["tool_use_id"] = tool_use_id
-    return p
 
 
 class Served:
@@ -59,25 +33,6 @@ class Served:
 
     def nodes(self) -> list[tuple[str, str]]:
         return self.app.store.query("SELECT id, content FROM nodes ORDER BY rowid")
-
-
-def serve(monkeypatch: pytest.MonkeyPatch, project: Path, enabled: bool = True, sender: str = "",
-          timeout_ms: int = 150):
-    monkeypatch.setenv("MEMTREE_CAPTURE__REPLACE__ENABLED", "true" if enabled else "false")
-    monkeypatch.setenv("MEMTREE_CAPTURE__REPLACE__TIMEOUT_MS", str(timeout_ms))
-    monkeypatch.setenv("MEMTREE_HOOK_SENDER", sender)
-    app = App.open(project)
-    sock = ingest.bind(app.paths, app.identity.root)
-    stop = threading.Event()
-    thread = threading.Thread(target=ingest.serve, args=(sock, app, stop), daemon=True)
-    thread.start()
-    for _ in range(200):  # serve() writes the sender file, then the flag, on its own thread
-        if (app.paths.home / hook_sender.SENDER_FILE).exists() and (
-                not enabled or replace.flag_path(app.paths.home, app.identity.root).exists()):
-            break
-        time.sleep(0.05)
-    time.sleep(0.05)
-    return app, stop, thread
 
 
 @pytest.fixture(params=["perl", "python"])

@@ -11,15 +11,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import test_mcp_stdio as shared
-from test_daemon import INIT, RawClient
-from test_mcp_stdio import project_paths, state_pid, wait_for
+from helpers.common import wait_for
+from helpers.daemon import INIT, RawClient, project_paths, state_pid
 
 from memtree_core.resend import SAFE_METHODS, Request, ToolHints
-
-daemon_guard = shared.daemon_guard
-env = shared.env
-tool_plugin_site = shared.tool_plugin_site
 
 
 def _start(project: Path, env: dict[str, str], list_tools: bool) -> RawClient:

@@ -7,7 +7,7 @@ import os
 import time
 
 import pytest
-from conftest import run_memtree
+from helpers.common import run_memtree
 
 from memtree_core.errors import NotFound
 from memtree_plugins.retrieval.graph import neighbors, path_to_root, recent

@@ -96,7 +96,7 @@ def test_repo_cannot_weaken_redaction_or_bash_capture(tmp_path: Path) -> None:
 
 
 def test_info_json_reports_a_bad_user_config_clearly(home: Path, project: Path) -> None:
-    from conftest import run_memtree
+    from helpers.common import run_memtree
 
     home.mkdir(parents=True, exist_ok=True)
     write(home / "config.json", {"walkers": {"stalenessIntervalMs": -5}})
@@ -107,7 +107,7 @@ def test_info_json_reports_a_bad_user_config_clearly(home: Path, project: Path) 
 
 
 def test_a_bad_repo_config_is_a_warning_not_an_error(home: Path, project: Path) -> None:
-    from conftest import run_memtree
+    from helpers.common import run_memtree
 
     write(project / ".memtree.json", {"budgets": {"read": -5}, "search": {"defaultLimit": 10}})
     out = run_memtree("info", "--json", "--project", str(project))

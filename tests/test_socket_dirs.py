@@ -18,8 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_hook import FIXTURES, contents, drops, run_hook
-from test_mcp_stdio import MEMTREE, daemon_processes, project_paths, wait_for
+from helpers.common import MEMTREE, wait_for
+from helpers.daemon import daemon_processes, project_paths
+from helpers.hook import FIXTURES, contents, drops, run_hook
 
 from memtree_core import hook_sender, ingest
 from memtree_core.app import App
@@ -260,16 +261,16 @@ def test_hook_refuses_a_symlinked_socket(served_with: App, project: Path, home: 
 
 @pytest.mark.parametrize("sender", SENDERS)
 def test_the_replacement_hook_refuses_silently_too(home: Path, project: Path, monkeypatch, sender: str) -> None:
-    import test_replace
+    from helpers import replace as replace_hook
 
-    app, stop, thread = test_replace.serve(monkeypatch, project, sender=sender, timeout_ms=10_000)
+    app, stop, thread = replace_hook.serve(monkeypatch, project, sender=sender, timeout_ms=10_000)
     try:
-        big = test_replace.bash("seq 1 5000", "\n".join(str(i) for i in range(5000)), tool_use_id="toolu_a")
+        big = replace_hook.bash("seq 1 5000", "\n".join(str(i) for i in range(5000)), tool_use_id="toolu_a")
         app.paths.ingest_socket.parent.chmod(0o777)
-        r = test_replace.run("replace", big, project)
+        r = replace_hook.run("replace", big, project)
         assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"") and contents(app) == []
         app.paths.ingest_socket.parent.chmod(0o700)  # safe again: the same call is replaced
-        r = test_replace.run("replace", {**big, "tool_use_id": "toolu_b"}, project)
+        r = replace_hook.run("replace", {**big, "tool_use_id": "toolu_b"}, project)
         assert b"updatedToolOutput" in r.stdout and len(contents(app)) == 1, (r, app.store.counters(), drops(home))
     finally:
         stop.set()

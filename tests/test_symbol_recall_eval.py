@@ -7,7 +7,7 @@ import importlib.util
 import textwrap
 from pathlib import Path
 
-from conftest import REPO
+from helpers.common import REPO
 
 # eval/ is not an installed package: load the script by its path, as `python -m eval.symbol_recall` runs it.
 _spec = importlib.util.spec_from_file_location("symbol_recall", REPO / "eval" / "symbol_recall.py")

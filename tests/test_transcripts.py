@@ -9,27 +9,13 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from test_mcp_stdio import MEMTREE, project_paths
+from helpers.common import MEMTREE
+from helpers.transcripts import TOKEN, stored, transcript
 
-from memtree_core.store import Store
 from memtree_core.transcripts import Scan, calls, escaped_project_name, project_transcripts
 
-FIXTURE = Path(__file__).resolve().parent / "data" / "claude-code-transcripts" / "session.jsonl"
-TOKEN = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"  # assembled, so no scanner flags this file
 IDS = {"toolu_tr_read1", "toolu_tr_grep1", "toolu_tr_bash1", "toolu_tr_bash2", "toolu_tr_bashfail",
        "toolu_tr_read2"}
-
-
-def transcript(dest: Path, cwd: str | None = None, tag: str = "") -> Path:
-    """The fixture with the secret in place, optionally moved to another cwd and with its ids tagged."""
-    text = FIXTURE.read_text().replace("@@TOKEN@@", TOKEN)
-    if cwd is not None:
-        text = text.replace('"/home/dev/shop', json.dumps(cwd)[:-1])
-    if tag:
-        text = text.replace('"toolu_tr_', f'"toolu_tr_{tag}')
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(text)
-    return dest
 
 
 def memtree_import(project: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -37,15 +23,6 @@ def memtree_import(project: Path, *args: str, env: dict[str, str] | None = None)
                          text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
-
-
-def stored(project: Path) -> list[tuple[str, str]]:
-    store = Store.open(project_paths(project).store, vectors=False)
-    try:
-        rows = store.query("SELECT metadata, content FROM nodes")
-    finally:
-        store.close()
-    return [(json.loads(m).get("tool_use_id", ""), c) for m, c in rows]
 
 
 def test_import_stores_each_result_once_even_when_run_twice(home: Path, project: Path, tmp_path: Path) -> None:

@@ -20,14 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import test_mcp_stdio as shared
-from conftest import ingest_ack
-from test_mcp_stdio import MEMTREE, mcp_session, project_paths, run_async, text_of, wait_for
+from helpers import daemon as shared
+from helpers.common import MEMTREE, ingest_ack, wait_for
+from helpers.daemon import mcp_session, project_paths, run_async, text_of
 
 from memtree_core.app import App
 from memtree_core.registry import Registry
 
-daemon_guard = shared.daemon_guard
 FIXTURES = Path(__file__).resolve().parent / "data" / "claude-code-payloads"
 
 _rng = random.Random(11)

@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 
 import pytest
-from conftest import run_memtree
+from helpers.common import run_memtree
 
 from memtree_core.app import App
 from memtree_core.coordinator import Coordinator

@@ -19,7 +19,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from helpers.common import REPO
 
 from memtree_core import DISTRIBUTION
 
