@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from memtree_core import redaction_gate
+from memtree_core.plugin_settings import apply as apply_plugin_settings
 from memtree_core.plugins import PluginSet, build
 from memtree_core.project import Identity, ProjectPaths, identify, memtree_home
 from memtree_core.redacting import Redacted
@@ -43,6 +44,7 @@ class App:
         paths = ProjectPaths.for_hash(home, identity.hash)
         loaded = load_settings(home, identity.root, env)
         plugins = build(loaded.settings, env, user_plugins=loaded.user_plugins, **build_kwargs)
+        apply_plugin_settings(loaded, plugins)  # a bad value in the user's own layers raises SettingsError
         return cls(identity, paths, loaded, plugins, env)
 
     @property
@@ -82,6 +84,11 @@ class App:
             self._store = None
 
     # -- plugin conveniences -------------------------------------------------------------------------
+    def plugin_settings(self, name: str) -> Any:
+        """Plugin ``name``'s own settings (its ``memtree_settings_model``, with every layer applied), or None
+        when it declares none."""
+        return self.plugins.plugin_settings.get(name)
+
     def count_tokens(self, text: str) -> int:
         return self.plugins.token_counter.count(text)
 

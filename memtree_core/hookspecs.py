@@ -27,6 +27,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from memtree_core.command import Command
+    from memtree_core.plugin_settings import PluginSettings
     from memtree_core.registry import Register
     from memtree_core.settings import Settings
     from memtree_core.types import (
@@ -148,4 +149,22 @@ def memtree_register_commands(register: Register[Command]) -> None:
         ``add_arguments(parser)`` and ``run(args) -> int``.  The plugins are those the user's own choices
         select (``MEMTREE_LOAD_PLUGINS``/``MEMTREE_DISABLE_PLUGINS`` and their config file); ``serve``,
         ``daemon``, ``stop``, ``doctor`` and ``plugins`` are the host's own and cannot be replaced.
+    """
+
+
+# -- per-plugin settings -------------------------------------------------------------------------------
+@hookspec
+def memtree_settings_model(name: str) -> type[PluginSettings] | None:
+    """Declare this plugin's own settings (as tox's ``tox_add_core_config`` and datasette's ``plugin_config``).
+
+    Values live under ``plugins.config.<plugin name>`` and come from the same layers as every setting:
+    defaults < ``$MEMTREE_HOME/config.json`` < the repository's ``.memtree.json`` < the environment
+    (``MEMTREE_PLUGINS__CONFIG__<NAME>__<KEY>``).  A repository may set only the fields marked
+    :data:`~memtree_core.plugin_settings.REPO_SAFE`; its other or out-of-bound values are dropped with a
+    warning.  The effective values are ``app.plugin_settings(name)`` and show in ``memtree plugins --json``.
+
+    :param name: the name this plugin is loaded under: its key, ``plugins.config.<name>`` (an implementation
+        may leave the argument out).
+    :return: a subclass of :class:`~memtree_core.plugin_settings.PluginSettings` whose fields all have
+        defaults (camelCase keys, unknown keys refused, strict booleans), or None.
     """

@@ -64,6 +64,8 @@ class PluginInfo:
     status: str  # loaded | disabled | not-selected | rules-only | failed | missing
     error: str = ""
     provides: dict[str, list[str]] = field(default_factory=dict)
+    settings: dict[str, Any] | None = None  # its effective own settings, when it declares a model
+    refused_settings: list[str] = field(default_factory=list)  # what the repository may not set, and why
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "source": self.source, "status": self.status}
@@ -71,6 +73,10 @@ class PluginInfo:
             out["error"] = self.error
         if self.provides:
             out["provides"] = self.provides
+        if self.settings is not None:
+            out["settings"] = self.settings
+        if self.refused_settings:
+            out["refused_settings"] = self.refused_settings
         return out
 
 
@@ -80,6 +86,9 @@ class PluginSet:
     registries: dict[str, Registry[Any]]
     report: list[PluginInfo]
     token_counter: Any
+    # plugin name -> its settings model (memtree_settings_model); the values: memtree_core.plugin_settings
+    settings_models: dict[str, Any] = field(default_factory=dict)
+    plugin_settings: dict[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, kind: str) -> Registry[Any]:
         try:
@@ -252,6 +261,8 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
                            f"(pip install '{name}{spec}')")
                 info.status = "missing"
 
+    # Before any register hook: a plugin whose settings model is unusable registers nothing.
+    models = _settings_models(pm, report, fail) if kinds is None else {}
     registries: dict[str, Registry[Any]] = {kind: Registry(kind.rstrip("s").replace("_", " "))
                                             for kind in REGISTRY_HOOKS}
     by_name = {p.name: p for p in report}
@@ -296,7 +307,33 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
         fail(info, message)
         info.status = "missing"
         counter = MissingTokenCounter(message)
-    return PluginSet(pm, registries, report, counter)
+    return PluginSet(pm, registries, report, counter, models)
+
+
+def _settings_models(pm: pluggy.PluginManager, report: list[PluginInfo],
+                     fail: Callable[[PluginInfo, BaseException | str], None]) -> dict[str, Any]:
+    """Each loaded plugin's own settings model (``memtree_settings_model``), checked; a plugin whose model is
+    unusable fails like one whose hook raised."""
+    from memtree_core.plugin_settings import check_model
+
+    models: dict[str, Any] = {}
+    for info in report:
+        plugin = pm.get_plugin(info.name) if info.status == "loaded" else None
+        if plugin is None or not hasattr(plugin, "memtree_settings_model"):
+            continue
+        try:
+            model = next((m for m in _call_one(pm, "memtree_settings_model", plugin, name=info.name) if m is not None), None)
+            problem = None if model is None else check_model(model)
+        except Exception as exc:
+            fail(info, exc)
+            pm.unregister(name=info.name)
+            continue
+        if problem:
+            fail(info, problem)
+            pm.unregister(name=info.name)
+        elif model is not None:
+            models[info.name] = model
+    return models
 
 
 class MissingTokenCounter:

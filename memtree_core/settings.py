@@ -217,6 +217,31 @@ class ConfigLayer:
         self.origin = origin
         self.data = data
         self.env_origins = env_origins or {}  # key path -> the variable that set it
+        self.plugin_origins: dict[tuple[str, str], str] = {}  # (plugin, key) under plugins.config -> variable
+
+
+class PluginConfigLayer:
+    """One layer's ``plugins.config`` object, ``{plugin name: {key: value}}`` as written: each plugin's own
+    model validates it once the plugins are loaded (:mod:`memtree_core.plugin_settings`)."""
+
+    def __init__(self, origin: str, config: Any, *, repo: bool = False,
+                 origins: dict[tuple[str, str], str] | None = None) -> None:
+        self.origin = origin
+        self.config = config
+        self.repo = repo
+        self.origins = origins or {}  # (plugin, key) as written -> the environment variable that set it
+
+
+def _take_plugin_config(layer: ConfigLayer) -> Any:
+    """Remove ``plugins.config`` from a layer and return it (None when absent): the core model does not know
+    the plugins' keys."""
+    plugins = layer.data.get("plugins")
+    if isinstance(plugins, dict) and "config" in plugins:
+        plugins = dict(plugins)
+        config = plugins.pop("config")
+        layer.data = {**layer.data, "plugins": plugins}
+        return config
+    return None
 
 
 def _describe(err: dict[str, Any], model: type[BaseModel]) -> str:
@@ -312,11 +337,26 @@ def _env_layer(environ: dict[str, str]) -> ConfigLayer:
     data: dict[str, Any] = {}
     origins: list[str] = []
     by_key: dict[tuple[str, ...], str] = {}
+    plugin_origins: dict[tuple[str, str], str] = {}
     for var, raw in environ.items():
         if not var.upper().startswith("MEMTREE_"):
             continue
         rest = var[len("MEMTREE_"):]
         if rest.upper() in NON_SETTING_ENV:
+            continue
+        parts = [p for p in rest.split("__") if p]
+        if len(parts) >= 4 and [_norm(p) for p in parts[:2]] == ["plugins", "config"]:
+            # a plugin's own setting: MEMTREE_PLUGINS__CONFIG__<PLUGIN>__<KEY>; its model checks the key
+            plugin, key = parts[2].lower(), "__".join(parts[3:])
+            value: Any = raw
+            if raw[:1] != "" and raw[:1] in "[{":
+                try:
+                    value = json.loads(raw)
+                except json.JSONDecodeError:
+                    raise SettingsError(f"environment variable {var}: expected JSON") from None
+            data.setdefault("plugins", {}).setdefault("config", {}).setdefault(plugin, {})[key] = value
+            plugin_origins[(plugin, key)] = f"environment variable {var}"
+            origins.append(var)
             continue
         model: Any = Settings
         target = data
@@ -330,7 +370,7 @@ def _env_layer(environ: dict[str, str]) -> ConfigLayer:
                                     f"(known: {', '.join(sorted({a for a, _ in tree.values()}))})")
             alias, sub = hit
             if i == len(parts) - 1:
-                value: Any = raw
+                value = raw
                 if sub is not None or (raw[:1] != "" and raw[:1] in "[{"):
                     try:
                         value = json.loads(raw)
@@ -346,7 +386,9 @@ def _env_layer(environ: dict[str, str]) -> ConfigLayer:
         if path_ok:
             origins.append(var)
             by_key[tuple(_field_tree_alias_path(parts))] = f"environment variable {var}"
-    return ConfigLayer("environment (" + ", ".join(origins) + ")" if origins else "environment", data, by_key)
+    layer = ConfigLayer("environment (" + ", ".join(origins) + ")" if origins else "environment", data, by_key)
+    layer.plugin_origins = plugin_origins
+    return layer
 
 
 def _field_tree_alias_path(parts: list[str]) -> list[str]:
@@ -375,8 +417,11 @@ class LoadedSettings:
     """The merged settings plus what went into them (for ``memtree info``)."""
 
     def __init__(self, settings: Settings, files: list[str], warnings: list[str],
-                 origins: dict[str, str] | None = None, user_plugins: PluginSet | None = None) -> None:
+                 origins: dict[str, str] | None = None, user_plugins: PluginSet | None = None,
+                 plugin_config: list[PluginConfigLayer] | None = None) -> None:
         self.settings = settings
+        # each layer's plugins.config, weakest first: resolved against the plugins' models once they load
+        self.plugin_config = plugin_config or []
         self.files = files
         self.warnings = warnings
         # dotted camelCase key -> the file or variable that set it last (absent = the default)
@@ -414,9 +459,14 @@ def load_settings(home: Path, project_root: Path | None, environ: dict[str, str]
     merged: dict[str, Any] = {}
     files: list[str] = []
     origins: dict[str, str] = {}
+    plugin_config: list[PluginConfigLayer] = []
     for layer in (user, repo, env):
         if layer is None:
             continue
+        config = _take_plugin_config(layer)
+        if config is not None:
+            plugin_config.append(PluginConfigLayer(layer.origin, config, repo=layer is repo,
+                                                   origins=layer.plugin_origins))
         if layer is repo:
             data = _keep_user_plugin_choices(repo_layer(layer, warnings), user, layer.origin, warnings)
         else:
@@ -428,7 +478,7 @@ def load_settings(home: Path, project_root: Path | None, environ: dict[str, str]
         if layer is not env:
             files.append(layer.origin)
     own = _merge(user.data if user else {}, env.data)
-    return LoadedSettings(Settings(**merged), files, warnings, origins, Settings(**own).plugins)
+    return LoadedSettings(Settings(**merged), files, warnings, origins, Settings(**own).plugins, plugin_config)
 
 
 # What a repository's .memtree.json may set, as paths of camelCase keys; a path covers everything under it.

@@ -25,6 +25,11 @@ def run(args: Any) -> int:
         if p.get("provides"):
             line += "\n" + " " * (width + 2) + "provides: " + "; ".join(
                 f"{k} {', '.join(v)}" for k, v in p["provides"].items())
+        if p.get("settings"):
+            line += "\n" + " " * (width + 2) + "settings: " + ", ".join(
+                f"{k}={v}" for k, v in p["settings"].items())
+        for refused in p.get("refused_settings", []):
+            line += "\n" + " " * (width + 2) + "refused: " + refused
         if p.get("error"):
             line += "\n" + " " * (width + 2) + "error: " + p["error"]
         print(line)

@@ -10,14 +10,28 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from memtree_core.hookspecs import hookimpl
+from memtree_core.plugin_settings import PluginSettings
 from memtree_core.types import ToolSpec
 
 if TYPE_CHECKING:
     from memtree_core.app import App
     from memtree_core.registry import Register
+
+
+class WrapperSettings(PluginSettings):
+    """``plugins.config.wrappers`` (user-only: nothing here is repo-safe)."""
+
+    # Which engine grep runs: ripgrep when it is installed ("auto"), always ripgrep ("rg"), or the Python
+    # fallback ("python").  MEMTREE_GREP_ENGINE, when set, still wins (scripts and benchmarks use it).
+    grep_engine: Literal["auto", "rg", "ripgrep", "python"] = "auto"
+
+
+@hookimpl(trylast=True)
+def memtree_settings_model() -> type[PluginSettings]:
+    return WrapperSettings
 
 
 def _lazy(module: str) -> Callable[[App], Callable[..., Any]]:

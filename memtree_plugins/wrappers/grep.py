@@ -140,7 +140,10 @@ def _preview_text(b: _Block) -> str:
 
 
 def _engine(app: App) -> str:
-    wanted = (app.environ.get(ENGINE_ENV) or os.environ.get(ENGINE_ENV) or "auto").strip().lower()
+    wanted = (app.environ.get(ENGINE_ENV) or os.environ.get(ENGINE_ENV) or "").strip().lower()
+    if not wanted:  # the plugin's own setting, plugins.config.wrappers.grepEngine
+        own = app.plugin_settings("wrappers")
+        wanted = own.grep_engine if own is not None else "auto"
     if wanted not in ("auto", "rg", "ripgrep", "python"):
         raise ValueError(f"{ENGINE_ENV}={wanted!r}: use 'rg', 'python' or leave it unset")
     return wanted
