@@ -98,7 +98,9 @@ class Project:
         return conn
 
     def rel(self, source_uri: str | None) -> str:
-        path = (source_uri or "").removeprefix("file://").split("#", 1)[0]
+        from memtree_core.store.source_uri import path_of
+
+        path = (path_of(source_uri) if source_uri else None) or (source_uri or "")
         try:
             return str(Path(path).relative_to(self.root))
         except ValueError:

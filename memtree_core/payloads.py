@@ -16,6 +16,8 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any
 
+from memtree_core.store.source_uri import file_uri, mtime_of_path
+
 EVENTS = ("PostToolUse", "PostToolUseFailure")
 TOOLS = ("Read", "Grep", "Bash")
 
@@ -25,7 +27,7 @@ class Capture:
     kind: str  # a store node kind: file_chunk or tool_output
     content: str
     source_uri: str | None = None
-    mtime: int = 0  # ms; the source file's mtime when the capture is a piece of a file
+    mtime: int = 0  # the source file's mtime (source_uri.mtime: nanoseconds) when the capture is a piece of it
     metadata: dict[str, Any] = field(default_factory=dict)
     # A cut-down text (read from a persisted output file) that the store must mark truncated.
     original_bytes: int | None = None
@@ -39,10 +41,10 @@ class Dropped:
 class Files:
     """The file system as payload translation sees it (two calls; swap for tests)."""
 
-    def mtime_ms(self, path: str) -> int:
+    def mtime(self, path: str) -> int:
         try:
-            return os.stat(path).st_mtime_ns // 1_000_000
-        except (OSError, ValueError):
+            return mtime_of_path(path)
+        except ValueError:  # a NUL in the path
             return 0
 
     def read_prefix(self, path: str, limit: int) -> tuple[str, int] | None:
@@ -65,14 +67,6 @@ class Files:
         if b"\x00" in raw:
             return None
         return raw.decode("utf-8", "replace"), st.st_size
-
-
-def file_uri(path: str, start: int | None = None, end: int | None = None) -> str:
-    """``file:///abs/path#La-b``. Only ``%`` and ``#`` are escaped, so a plain path reads back as itself."""
-    text = "file://" + path.replace("%", "%25").replace("#", "%23")
-    if start is not None and end is not None:
-        text += f"#L{start}-{end}"
-    return text
 
 
 def _str(value: Any) -> str | None:
@@ -188,7 +182,7 @@ def _read(response: Any, tool_input: dict[str, Any], meta: dict[str, Any],
     meta["numLines"] = num
     meta["file_path"] = path
     end = start + max(num, 1) - 1
-    return [Capture("file_chunk", content, file_uri(path, start, end), files.mtime_ms(path), meta)]
+    return [Capture("file_chunk", content, file_uri(path, start, end), files.mtime(path), meta)]
 
 
 def _cell_text(cell: dict[str, Any]) -> str:
@@ -211,7 +205,7 @@ def _notebook(file: dict[str, Any], path: str | None, meta: dict[str, Any], file
         return Dropped("empty")
     meta["cells"] = len(cells)
     meta["file_path"] = path
-    return [Capture("file_chunk", "\n\n".join(parts), file_uri(path), files.mtime_ms(path), meta)]
+    return [Capture("file_chunk", "\n\n".join(parts), file_uri(path), files.mtime(path), meta)]
 
 
 def _grep(response: Any, meta: dict[str, Any]) -> list[Capture] | Dropped:

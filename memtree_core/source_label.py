@@ -9,17 +9,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-FILE_SCHEME = "file://"
+from memtree_core.store import source_uri
 
 
 def source_label(uri: str, root: Path | str | None) -> str:
     """``file:///proj/pkg/mod.py#L3-9`` with root ``/proj`` -> ``pkg/mod.py#L3-9``; other URIs unchanged."""
-    if not root or not uri.startswith(FILE_SCHEME):
+    if not root or not source_uri.is_file_uri(uri):
         return uri
-    rest = uri[len(FILE_SCHEME):]
+    body, sep, fragment = uri[len(source_uri.SCHEME):].partition("#")
+    path = source_uri.unescape(body)
     base = str(root).rstrip("/")
-    # URIs are written both plain and with % and # escaped (memtree_core.payloads.file_uri): try both.
-    for prefix in dict.fromkeys((base, base.replace("%", "%25").replace("#", "%23"))):
-        if prefix and rest.startswith(prefix + "/") and len(rest) > len(prefix) + 1:
-            return rest[len(prefix) + 1:]
+    if base and path.startswith(base + "/") and len(path) > len(base) + 1:
+        return path[len(base) + 1:] + sep + fragment
     return uri

@@ -20,7 +20,8 @@ from helpers.common import ingest_ack
 from memtree_core import hook_sender, ingest
 from memtree_core.app import App
 from memtree_core.hookspecs import hookimpl
-from memtree_core.payloads import Capture, Dropped, file_uri, to_captures
+from memtree_core.payloads import Capture, Dropped, to_captures
+from memtree_core.store.source_uri import file_uri
 
 FIXTURES = Path(__file__).resolve().parent / "data" / "claude-code-payloads"
 REPO = Path(__file__).resolve().parent.parent
@@ -42,7 +43,7 @@ def test_read_text_becomes_a_file_chunk_keyed_by_line_range(tmp_path: Path) -> N
     cap = caps[0]
     assert cap.kind == "file_chunk"
     assert cap.source_uri == f"file://{src}#L5-15"  # numLines 11 from line 5
-    assert cap.mtime == src.stat().st_mtime_ns // 1_000_000
+    assert cap.mtime == src.stat().st_mtime_ns  # the read tool's unit too (memtree_core.store.source_uri)
     assert cap.content.startswith("from decimal import Decimal")
     assert cap.metadata["totalLines"] == 212
     assert cap.metadata["tool"] == "Read" and cap.metadata["tool_use_id"] == "toolu_01A9xQ3"

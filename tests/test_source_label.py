@@ -3,8 +3,8 @@ the same text wherever the checkout lives."""
 
 from __future__ import annotations
 
-from memtree_core.payloads import file_uri
 from memtree_core.source_label import source_label
+from memtree_core.store.source_uri import file_uri
 from memtree_plugins.retrieval.compose import compose
 from memtree_plugins.summarizers.extractive import ExtractiveSummarizer
 
@@ -17,7 +17,7 @@ def test_file_under_the_root_is_named_relative_to_it() -> None:
 def test_escaped_root_is_recognised() -> None:
     root = "/work/50% off #2"
     assert source_label(file_uri(f"{root}/a.py", 1, 2), root) == "a.py#L1-2"  # escaped form
-    assert source_label(f"file://{root}/a.py", root) == "a.py"  # plain form
+    assert source_label(file_uri(f"{root}/b #3 50%.py"), root) == "b #3 50%.py"  # read back unescaped
 
 
 def test_other_sources_keep_their_uri() -> None:

@@ -13,7 +13,7 @@ from helpers.common import run_memtree
 from memtree_core.app import App
 from memtree_core.coordinator import Coordinator
 from memtree_core.hookspecs import hookimpl
-from memtree_core.store import Store, now_ms
+from memtree_core.store import Store, now_ms, source_uri
 from memtree_plugins.walkers.pruner import used_bytes
 
 TEXT = "pytest collected 12 items; test_store.py::test_open PASSED and more real words "  # > 50 bytes
@@ -129,12 +129,11 @@ def test_a_raising_filter_is_skipped_and_the_capture_kept(home: Path, project: P
 
 # -- staleness_marker -------------------------------------------------------------------------------------
 def file_uri(path: Path, start: int | None = None) -> str:
-    text = "file://" + str(path).replace("%", "%25").replace("#", "%23")
-    return text + (f"#L{start}-{start + 9}" if start else "")
+    return source_uri.file_uri(path, start, start + 9 if start else None)
 
 
 def index_file(store: Store, path: Path, chunks: int = 3) -> list[str]:
-    mtime = path.stat().st_mtime_ns // 1_000_000
+    mtime = source_uri.mtime(path.stat())
     return [store.insert_node("file_chunk", f"{path.name} part {i} " * 5, source_uri=file_uri(path, 1 + 10 * i),
                               status_="live", mtime=mtime).id for i in range(chunks)]
 
@@ -151,7 +150,7 @@ def test_staleness_after_touch_edit_and_delete_one_stat_per_file(app: App, proje
         p.write_text("x = 1\n" * 30)
     ids = {name: index_file(s, p) for name, p in files.items()}
     whole = s.insert_node("file", "x = 1\n" * 30, source_uri=file_uri(files["same.py"]), status_="live",
-                          mtime=files["same.py"].stat().st_mtime_ns // 1_000_000)
+                          mtime=source_uri.mtime(files["same.py"].stat()))
 
     first = walk(app, "staleness_marker")
     assert first["stats"] == first["files_checked"] == 6  # one stat per file ...

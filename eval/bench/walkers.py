@@ -33,7 +33,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from memtree_core.app import App  # noqa: E402
-from memtree_core.store import now_ms  # noqa: E402
+from memtree_core.store import now_ms, source_uri  # noqa: E402
 from memtree_plugins.walkers.pruner import Pruner  # noqa: E402
 from memtree_plugins.walkers.staleness import StalenessMarker  # noqa: E402
 
@@ -70,10 +70,10 @@ def index(app: App, paths: list[Path], chunks: int = 3) -> None:
     rows = []
     ts = now_ms()
     for i, p in enumerate(paths):
-        mtime = p.stat().st_mtime_ns // 1_000_000
+        mtime = source_uri.mtime(p.stat())
         for c in range(chunks):
             text = f"def f{i}_{c}(): return {i}"
-            rows.append((f"{i:08d}{c}", "file_chunk", f"file://{p}#L{c * 2 + 1}-{c * 2 + 2}", text, f"{i}-{c}",
+            rows.append((f"{i:08d}{c}", "file_chunk", source_uri.file_uri(p, c * 2 + 1, c * 2 + 2), text, f"{i}-{c}",
                          "live", mtime, ts, ts, len(text)))
     with app.store.tx() as c:
         c.executemany("INSERT INTO nodes (id, kind, source_uri, content, content_hash, status, mtime, created_at, "

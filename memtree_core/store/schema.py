@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from memtree_core.store.source_uri import migrate_store as migrate_sources
 from memtree_core.store.symbols import symbol_text
 
 
@@ -165,6 +166,12 @@ MIGRATIONS: list[Migration] = [
         *_fts_triggers(),
         "INSERT INTO nodes_fts(rowid, id, content, symbols) SELECT rowid, id, content, symbols FROM nodes "
         "WHERE status != 'pruned'",
+    ],
+    # 5: one source contract (memtree_core/store/source_uri.py).  File URIs the read and grep tools wrote
+    # unescaped get % and # escaped as captures always had them; captures' millisecond mtimes become
+    # nanoseconds, the read tool's unit.  Data only: no table changes.
+    [
+        migrate_sources,
     ],
 ]
 

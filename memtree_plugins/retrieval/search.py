@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memtree_core.store import KINDS, NODE_COLUMNS, row_to_node
+from memtree_core.store import KINDS, NODE_COLUMNS, row_to_node, source_uri
 from memtree_core.store.symbols import SYMBOL_WEIGHT
 from memtree_plugins.retrieval.models import SearchHit, SearchResult
 from memtree_plugins.retrieval.nodes import line_range, node_tokens_estimate, parse_statuses, preview
@@ -148,7 +148,7 @@ def _uri_prefix(path: str | None, root: Path | None) -> str | None:
     if not p.is_absolute() and root is not None:
         p = root / p
     text = str(p) if not path.endswith("/") else str(p).rstrip("/") + "/"
-    return "file://" + text
+    return source_uri.prefix(text)
 
 
 @dataclass

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memtree_core.errors import NotFound
+from memtree_core.store import source_uri
 from memtree_plugins.walkers.repo_files import DEFAULT_MAX_BYTES, by_content, by_name, candidates
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ MAX_ERRORS_KEPT = 20
 
 def known_versions(app: App, root: Path) -> dict[str, set[tuple[int, int]]]:
     """``file://`` URI -> (mtime_ns, size) of each live ``file`` node under ``root``, in one query."""
-    prefix = f"file://{root}/"
+    prefix = source_uri.prefix(f"{root}/")
     rows = app.store.query(
         "SELECT source_uri, mtime, json_extract(metadata, '$.size') FROM nodes WHERE kind = 'file' AND "
         "status = 'live' AND source_uri >= ? AND source_uri < ?", (prefix, prefix[:-1] + "0"))
@@ -71,7 +72,8 @@ def index_directory(app: App, root: Path, max_bytes: int = DEFAULT_MAX_BYTES,
     """Index every file ``root`` holds into ``app``'s store; ``on_file(rel, summary)`` after each one.
     With ``max_writes``, stop after writing that many files (the daemon's bounded tick: the next pass
     finds the written ones unchanged and goes on)."""
-    from memtree_plugins.wrappers.files import display, file_uri
+    from memtree_core.store.source_uri import file_uri
+    from memtree_plugins.wrappers.files import display
     from memtree_plugins.wrappers.read import write_version
 
     started = time.monotonic()

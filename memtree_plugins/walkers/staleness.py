@@ -8,14 +8,13 @@ kept by a trigger, migration 2); a file's chunks are read with one range scan of
 A live ``file``/``file_chunk`` node goes stale (reason ``staleness:<why>``) when:
 
 * the file is gone (``file gone``);
-* its mtime advanced past the node's ``mtime`` (``mtime advanced``).  ``nodes.mtime`` is milliseconds since
-  the epoch (capture and read tool: ``st_mtime_ns // 1e6``); seconds, microseconds and nanoseconds are
-  recognised by magnitude so a store written with another unit still works;
+* its mtime advanced past the node's ``mtime`` (``mtime advanced``; nanoseconds, the one unit of
+  :mod:`memtree_core.store.source_uri`, compared as integers);
 * the size changed while the mtime did not (``size changed``; coarse-mtime filesystems, edits that restore
   the mtime), judged against what this walker saw at its previous check of the file;
 * the node has no mtime and the file's (mtime, size) differ from the previous check (``changed``).
 
-Source URIs are ``file://<abs path>[#La-b]`` with ``%`` and ``#`` in the path percent-escaped.
+Source URIs are read back by :mod:`memtree_core.store.source_uri`, the one place that writes them.
 """
 
 from __future__ import annotations
@@ -24,9 +23,8 @@ import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import unquote
 
-from memtree_core.store import now_ms
+from memtree_core.store import now_ms, source_uri
 from memtree_plugins.walkers._common import add, move_still
 
 if TYPE_CHECKING:
@@ -39,33 +37,20 @@ FILE_KINDS = ("file", "file_chunk")
 
 
 def key_of(uri: str) -> str:
-    return uri.split("#", 1)[0]
+    return source_uri.key(uri)
 
 
 def path_of(key: str, root: Path) -> str | None:
-    """``file:///abs/p%25q`` -> ``/abs/p%q``; None when the key is not a file URI."""
-    if not key.startswith("file://"):
+    """The file a source key names (a relative one taken against ``root``); None when it is no file URI."""
+    path = source_uri.path_of(key)
+    if path is None:
         return None
-    rest = key[len("file://"):]
-    if rest.startswith("localhost/"):
-        rest = rest[len("localhost"):]
-    if not rest:
-        return None
-    path = unquote(rest)
     return path if os.path.isabs(path) else str(root / path)
 
 
 def mtime_advanced(stored: int, st_mtime_ns: int) -> bool:
-    """Has the file's mtime moved past ``stored``, whatever unit ``stored`` was written in?"""
-    if stored <= 0:
-        return False
-    if stored < 10**11:  # seconds (until the year 5138)
-        return st_mtime_ns // 10**9 > stored
-    if stored < 10**14:  # milliseconds; one unit of slack for writers that round st_mtime floats
-        return st_mtime_ns // 10**6 > stored + 1
-    if stored < 10**17:  # microseconds
-        return st_mtime_ns // 10**3 > stored + 1
-    return st_mtime_ns > stored
+    """Has the file's mtime moved past ``stored`` (both nanoseconds)?"""
+    return stored > 0 and st_mtime_ns > stored
 
 
 class StalenessMarker:

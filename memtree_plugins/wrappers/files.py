@@ -1,24 +1,19 @@
-"""Files as the wrapped tools see them: path resolution, URIs, the mtime convention, safe loading.
+"""Files as the wrapped tools see them: path resolution and safe loading.
 
-**mtime convention.**  ``nodes.mtime`` of ``file`` and ``file_chunk`` nodes holds the source file's
-``st_mtime_ns`` (nanoseconds since the epoch, exact, no float rounding), and the file node's metadata
-also keeps ``size``.  A walker comparing a node with the file on disk should call :func:`mtime_of`
-(or use ``os.stat(path).st_mtime_ns``) and compare integers.
-
-**URIs** are ``file://`` + the absolute path, unescaped (so a path prefix is a string prefix), with
-``#L<a>-<b>`` for a line range; :func:`parse_file_uri` splits at the last ``#L``.
+Their source URIs and the unit of ``nodes.mtime`` are the store's one contract,
+:mod:`memtree_core.store.source_uri`; the file node's metadata also keeps ``size``.
 """
 
 from __future__ import annotations
 
 import codecs
 import os
-import re
 import stat as stat_module
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memtree_core.errors import NotFound
+from memtree_core.store.source_uri import mtime as mtime_of
 
 # read() loads the whole file to chunk it; above this it asks for grep or a line-oriented bash command.
 MAX_READ_BYTES = 20 * 1024 * 1024
@@ -53,30 +48,6 @@ def display(path: Path, root: Path) -> str:
         return str(path.relative_to(root))
     except ValueError:
         return str(path)
-
-
-def file_uri(path: Path | str, start: int | None = None, end: int | None = None) -> str:
-    uri = f"file://{path}"
-    return uri if start is None else f"{uri}#L{start}-{end}"
-
-
-_FRAGMENT = re.compile(r"#L(\d+)-(\d+)$")
-
-
-def parse_file_uri(uri: str) -> tuple[str, int | None, int | None]:
-    """``file:///a/b#L3-9`` -> (``/a/b``, 3, 9); no fragment -> (path, None, None)."""
-    if not uri.startswith("file://"):
-        raise ValueError(f"not a file URI: {uri!r}")
-    rest = uri[len("file://"):]
-    m = _FRAGMENT.search(rest)
-    if m:
-        return rest[: m.start()], int(m.group(1)), int(m.group(2))
-    return rest, None, None
-
-
-def mtime_of(st: os.stat_result) -> int:
-    """The value stored in ``nodes.mtime`` for a file: nanoseconds (see the module docstring)."""
-    return st.st_mtime_ns
 
 
 def stat_file(path: Path, display_path: str) -> os.stat_result:

@@ -23,10 +23,12 @@ from pydantic import BaseModel
 
 from memtree_core.redacting import count_marks
 from memtree_core.ripgrep import find_rg
+from memtree_core.store.source_uri import file_uri
+from memtree_core.store.source_uri import mtime as mtime_of
 from memtree_plugins.chunkers.lines import split_lines
 from memtree_plugins.wrappers.budget import fit_prefix
 from memtree_plugins.wrappers.clean_lines import CleanLines
-from memtree_plugins.wrappers.files import display, file_uri, mtime_of, resolve
+from memtree_plugins.wrappers.files import display, resolve
 from memtree_plugins.wrappers.grep_engines import (
     ENGINE_ENV,
     MAX_FILE_BYTES,
