@@ -345,6 +345,9 @@ def _env_layer(environ: dict[str, str]) -> ConfigLayer:
         if rest.upper() in NON_SETTING_ENV:
             continue
         parts = [p for p in rest.split("__") if p]
+        if [_norm(p) for p in parts[:2]] == ["plugins", "config"] and len(parts) < 4:
+            raise SettingsError(f"environment variable {var}: name a plugin and one of its keys, "
+                                f"MEMTREE_PLUGINS__CONFIG__<PLUGIN>__<KEY> (see memtree plugins --json)")
         if len(parts) >= 4 and [_norm(p) for p in parts[:2]] == ["plugins", "config"]:
             # a plugin's own setting: MEMTREE_PLUGINS__CONFIG__<PLUGIN>__<KEY>; its model checks the key
             plugin, key = parts[2].lower(), "__".join(parts[3:])

@@ -112,14 +112,17 @@ def test_a_repositorys_out_of_bound_value_is_dropped_with_its_reason(env: dict[s
     ({"maxHit": 3}, None, "plugins.config.acme: unknown key 'maxHit' (acme's settings: maxHits, endpoint, verbose)"),
     ({"maxHits": 0}, None, "plugins.config.acme.maxHits: input should be greater than or equal to 1 (got 0)"),
     (None, "1.5", "environment variable MEMTREE_PLUGINS__CONFIG__ACME__MAX_HITS: plugins.config.acme.maxHits"),
+    (None, "", "MEMTREE_PLUGINS__CONFIG__ACME: name a plugin and one of its keys"),
 ])
 def test_a_bad_value_of_the_users_own_is_one_line_naming_the_key(env: dict[str, str], home: Path, project: Path,
                                                                   layer: dict | None, value: str | None,
                                                                   expected: str) -> None:
     if layer is not None:
         write(home / "config.json", {"plugins": {"config": {"acme": layer}}})
-    if value is not None:
+    if value:
         env = {**env, "MEMTREE_PLUGINS__CONFIG__ACME__MAX_HITS": value}
+    elif value is not None:
+        env = {**env, "MEMTREE_PLUGINS__CONFIG__ACME": "3"}
     code, _, err = plugins_json(project, env)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     assert expected in err, err
