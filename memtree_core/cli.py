@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     chosen = _first_word(argv)
     host = {name: (c, "memtree") for name, c in HOST_COMMANDS.items()}
-    if chosen in HOST_COMMANDS:
+    version_only = chosen is None and "--version" in argv and not {"-h", "--help"} & set(argv)
+    if chosen in HOST_COMMANDS or version_only:
         table = host  # dispatched before any plugin loads: 'serve' starts at Python's own speed
     else:
         from memtree_core.plugins import PluginLoadError

@@ -135,9 +135,10 @@ def test_host_commands_are_dispatched_before_any_plugin_loads(home: Path, tmp_pa
     assert len(info.stderr.strip().splitlines()) == 1 and "'broken'" in info.stderr, info.stderr
 
 
-def test_serve_imports_no_plugin_machinery(tmp_path: Path) -> None:
+@pytest.mark.parametrize("argv", [["serve", "--help"], ["--version"]])
+def test_serve_imports_no_plugin_machinery(tmp_path: Path, argv: list[str]) -> None:
     code = ("import sys\nfrom memtree_core.cli import main\n"
-            "try:\n    main(['serve', '--help'])\nexcept SystemExit:\n    pass\n"
+            f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
             "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
             "('pluggy', 'mcp', 'pydantic', 'memtree_plugins', 'importlib_metadata'))\n"
             "print(heavy, file=sys.stderr)\n")
