@@ -90,6 +90,8 @@ def test_every_implementation_finds_the_same_root(served: App, tmp_path: Path, i
 def test_a_stopped_daemons_project_is_still_found(served: App, tmp_path: Path, implementation: str) -> None:
     """A daemon that exits leaves a resting mark where its link was: the capture is noted for the next
     daemon (a missed capture, drop 'no-daemon'), not lost as from an unknown project."""
+    # The server registers the root again when it starts, then records the sender: after that, stop it.
+    wait_for((served.paths.home / hook_sender.SENDER_FILE).exists, 20, "the server to register the root")
     ingest.unregister_root(served.paths, served.identity.root)
     start = _mkdir(tmp_path / "proj" / "src")
     if implementation == "rule":
@@ -104,3 +106,30 @@ def test_a_stopped_daemons_project_is_still_found(served: App, tmp_path: Path, i
     missed = ingest.root_link(served.paths.home, served.identity.root).parent / ".missed-captures"
     assert p["tool_use_id"] in missed.read_text()
     assert os.stat(missed).st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("sender", ["perl", "python"])
+@pytest.mark.parametrize(("case", "start_in", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_the_replacement_hook_finds_the_same_roots(home: Path, project: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch, sender: str, case: str,
+                                                  start_in: Callable[[Path], str], expected: bool) -> None:
+    """The synchronous replacement hook walks up the same way (live links only: it needs a daemon to answer):
+    a long output is replaced where the project is found, left alone elsewhere."""
+    from helpers import replace as replace_hook
+
+    app, stop, thread = replace_hook.serve(monkeypatch, project, sender=sender, timeout_ms=10_000)
+    try:
+        lines = app.paths.home.joinpath(hook_sender.SENDER_FILE).read_text().split("\n")
+        if lines[3] != sender:
+            pytest.skip(f"no {sender} sender here (the daemon chose {lines[3]})")
+        start = start_in(tmp_path)
+        big = replace_hook.bash("seq 1 5000", "\n".join(str(i) for i in range(5000)),
+                                tool_use_id=f"toolu_{uuid.uuid4().hex}")
+        r = replace_hook.run("replace", big, start)  # type: ignore[arg-type]
+        assert r.returncode == 0 and r.stderr == b"", r
+        assert (b"updatedToolOutput" in r.stdout) == expected, (case, r.stdout[:200])
+        assert ingest.registered_root(app.paths.home, start) is not None if expected else True
+    finally:
+        stop.set()
+        thread.join(10)
+        app.close()
