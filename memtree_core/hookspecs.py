@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         Filter,
         Ranker,
         RedactionRule,
+        Retriever,
         Selector,
         Summarizer,
         TokenCounter,
@@ -134,4 +135,16 @@ def memtree_token_counter(settings: Settings) -> TokenCounter | None:
 
     :param settings: the project's settings.
     :return: a :class:`~memtree_core.types.TokenCounter`, or None to defer to the next plugin.
+    """
+
+
+# -- the search and ingest seams: retrievers, capture adapters, output replacers, command policies ------------
+@hookspec
+def memtree_register_retrievers(register: Register[Retriever]) -> None:
+    """Register retrievers the ``search`` tool can use: each is a search mode of its own name, and one with
+    ``fuse = True`` joins ``hybrid`` search (fused with ``keyword`` by the ``search.ranker`` ranker).
+
+    :param register: call with a :class:`~memtree_core.types.Retriever`.  Built-ins: ``keyword`` (FTS5
+        bm25) and ``semantic`` (embeddings).  ``mode='auto'`` is ``hybrid`` when a fusing retriever says it
+        is ``available``, else ``keyword`` with that retriever's reason.
     """

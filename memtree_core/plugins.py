@@ -47,6 +47,8 @@ REGISTRY_HOOKS: dict[str, str] = {
     "summarizers": "memtree_register_summarizers",
     "rankers": "memtree_register_rankers",
     "selectors": "memtree_register_selectors",
+    # the search and ingest seams
+    "retrievers": "memtree_register_retrievers",
 }
 
 ENTRY_POINT_GROUP = "memtree"

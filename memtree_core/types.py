@@ -165,3 +165,22 @@ class TokenCounter(Protocol):
     name: str
 
     def count(self, text: str) -> int: ...
+
+
+# -- retrievers, capture adapters, output replacers, command policies (the ingest and search seams) ----------
+@runtime_checkable
+class Retriever(Protocol):
+    """Finds nodes for a query.  ``search`` offers each retriever as a mode of its name; ``hybrid`` fuses
+    the ``keyword`` retriever's list with those of every available retriever whose ``fuse`` is true (through
+    the ranker named by ``search.ranker``), and ``auto`` is ``hybrid`` when one of those is available.
+
+    ``filters`` is what a hit must satisfy: ``filters.sql()`` gives a WHERE fragment over ``nodes n`` and
+    its parameters.  ``retrieve`` raises ``ValueError`` with the reason when it cannot run here (the tool
+    reports it; ``hybrid`` then falls back to keyword search, saying why)."""
+
+    name: str
+    fuse: bool
+
+    def available(self, app: App) -> tuple[bool, str]: ...
+
+    def retrieve(self, app: App, query: str, limit: int, filters: Any) -> list[tuple[str, float]]: ...

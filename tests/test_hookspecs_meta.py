@@ -179,7 +179,6 @@ def _cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
 # once it is gone (so the list only shrinks).
 KNOWN_CYCLES = {
     frozenset({"memtree_core.backfill", "memtree_core.ingest", "memtree_core.replace"}),
-    frozenset({"memtree_plugins.retrieval.search", "memtree_plugins.semantic.retriever"}),
 }
 
 

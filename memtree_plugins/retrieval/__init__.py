@@ -17,6 +17,7 @@ from memtree_core.types import ToolSpec
 if TYPE_CHECKING:
     from memtree_core.app import App
     from memtree_core.registry import Register
+    from memtree_core.types import Retriever
 
 from memtree_plugins.retrieval.models import (
     ComposeResult,
@@ -164,3 +165,10 @@ TOOLS = (
 def memtree_register_tools(register: Register[ToolSpec]) -> None:
     for spec in TOOLS:
         register(spec)
+
+
+@hookimpl(trylast=True)
+def memtree_register_retrievers(register: Register[Retriever]) -> None:
+    from memtree_plugins.retrieval.search import KeywordRetriever
+
+    register(KeywordRetriever())
