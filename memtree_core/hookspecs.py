@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from memtree_core.settings import Settings
     from memtree_core.types import (
         Chunker,
+        CommandPolicy,
         Embedder,
         Filter,
         Ranker,
@@ -147,4 +148,15 @@ def memtree_register_retrievers(register: Register[Retriever]) -> None:
     :param register: call with a :class:`~memtree_core.types.Retriever`.  Built-ins: ``keyword`` (FTS5
         bm25) and ``semantic`` (embeddings).  ``mode='auto'`` is ``hybrid`` when a fusing retriever says it
         is ``available``, else ``keyword`` with that retriever's reason.
+    """
+
+
+@hookspec
+def memtree_register_command_policies(register: Register[CommandPolicy]) -> None:
+    """Register command policies: which Bash commands' output is never stored (captures and the ``bash`` tool).
+
+    :param register: call with a :class:`~memtree_core.types.CommandPolicy`.  Every policy runs, in
+        registration order, and the first reason drops the whole capture.  Built-ins (in the ``redaction``
+        plugin, which a repository cannot disable): ``env-dump`` and ``bash.deny``.  Like redaction rules, a
+        plugin the repository left out still registers its command policies.
     """

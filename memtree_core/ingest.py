@@ -611,7 +611,6 @@ class IngestServer:
 
     def ingest(self, payload: dict[str, Any], replayed: bool = False) -> list[str]:
         from memtree_core.backfill import note_replayed, stored_twin
-        from memtree_core.denylist import command_denied
         from memtree_core.payloads import Capture, bash_command, to_captures
         from memtree_core.redaction_gate import RedactionUnavailable
 
@@ -624,7 +623,7 @@ class IngestServer:
                 raise Refused("bash-disabled")
             command = bash_command(payload)
             if command:
-                why = command_denied(command, app.paths.bash_deny)
+                why = app.command_denied(command)
                 if why:
                     raise Refused("denied:" + why.split(":", 1)[0])
         result = to_captures(payload, max_bytes=settings.max_bytes)

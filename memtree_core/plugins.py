@@ -49,7 +49,11 @@ REGISTRY_HOOKS: dict[str, str] = {
     "selectors": "memtree_register_selectors",
     # the search and ingest seams
     "retrievers": "memtree_register_retrievers",
+    "command_policies": "memtree_register_command_policies",
 }
+
+# What a plugin the repository left out still registers (status ``rules-only``).
+PROTECTIVE_HOOKS = (REGISTRY_HOOKS["redaction_rules"], REGISTRY_HOOKS["command_policies"])
 
 ENTRY_POINT_GROUP = "memtree"
 
@@ -180,13 +184,14 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
         info.status = "loaded"
 
     def keep_rules(info: PluginInfo, load: Callable[[], object]) -> None:
-        """Register only the redaction rules of a plugin the repository left out (if it has any)."""
-        hook_name = REGISTRY_HOOKS["redaction_rules"]
+        """Register only the redaction rules and command policies of a plugin the repository left out (if it
+        has any): a repository narrows the plugin set but cannot weaken what keeps secrets out."""
         try:
-            hook = getattr(load(), hook_name, None)
-            if hook is None:
+            plugin = load()
+            hooks = {name: hook for name in PROTECTIVE_HOOKS if (hook := getattr(plugin, name, None)) is not None}
+            if not hooks:
                 return
-            pm.register(_RulesOnly(hook), name=info.name)
+            pm.register(_RulesOnly(hooks), name=info.name)
         except Exception:
             return  # left out anyway: its failure is not the user's problem
         info.status = "rules-only"
@@ -251,7 +256,7 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
                            f"(pip install '{name}{spec}')")
                 info.status = "missing"
 
-    registries: dict[str, Registry[Any]] = {kind: Registry(kind.rstrip("s").replace("_", " "))
+    registries: dict[str, Registry[Any]] = {kind: Registry(_singular(kind))
                                             for kind in REGISTRY_HOOKS}
     by_name = {p.name: p for p in report}
     for kind, hook_name in REGISTRY_HOOKS.items():
@@ -294,6 +299,12 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
     return PluginSet(pm, registries, report, counter)
 
 
+def _singular(kind: str) -> str:
+    """``command_policies`` -> ``command policy`` (registry names appear in conflict errors)."""
+    word = kind[:-3] + "y" if kind.endswith("ies") else kind.rstrip("s")
+    return word.replace("_", " ")
+
+
 class MissingTokenCounter:
     """Stands in when no plugin provides a token counter: any count raises the build's clear error."""
 
@@ -307,10 +318,11 @@ class MissingTokenCounter:
 
 
 class _RulesOnly:
-    """A left-out plugin reduced to its redaction-rules hook (a plain object: pluggy keeps plugins in sets)."""
+    """A left-out plugin reduced to its protective hooks (a plain object: pluggy keeps plugins in sets)."""
 
-    def __init__(self, hook: Callable[..., None]) -> None:
-        self.memtree_register_redaction_rules = hook
+    def __init__(self, hooks: dict[str, Callable[..., None]]) -> None:
+        for name, hook in hooks.items():
+            setattr(self, name, hook)
 
 
 def _call_one(pm: pluggy.PluginManager, hook_name: str, plugin: object, **kwargs: Any) -> Any:

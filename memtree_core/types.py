@@ -184,3 +184,14 @@ class Retriever(Protocol):
     def available(self, app: App) -> tuple[bool, str]: ...
 
     def retrieve(self, app: App, query: str, limit: int, filters: Any) -> list[tuple[str, float]]: ...
+
+
+@runtime_checkable
+class CommandPolicy(Protocol):
+    """Decides whether a command's output may be stored at all: ``check`` returns a short reason to drop the
+    whole capture (``env-dump:printenv``, ``bash.deny:<regex>``), or None.  Every policy runs, in
+    registration order; the first reason wins.  A policy that raises drops the capture (fails closed)."""
+
+    name: str
+
+    def check(self, command: str, app: App) -> str | None: ...
