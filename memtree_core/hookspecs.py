@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from memtree_core.registry import Register
     from memtree_core.settings import Settings
     from memtree_core.types import (
+        CaptureAdapter,
         Chunker,
         CommandPolicy,
         Embedder,
@@ -159,4 +160,17 @@ def memtree_register_command_policies(register: Register[CommandPolicy]) -> None
         registration order, and the first reason drops the whole capture.  Built-ins (in the ``redaction``
         plugin, which a repository cannot disable): ``env-dump`` and ``bash.deny``.  Like redaction rules, a
         plugin the repository left out still registers its command policies.
+    """
+
+
+@hookspec
+def memtree_register_capture_adapters(register: Register[CaptureAdapter]) -> None:
+    """Register capture adapters that turn a Claude Code hook payload into the captures to store, per tool.
+
+    :param register: call with a :class:`~memtree_core.types.CaptureAdapter`.  A payload goes to the first
+        adapter in precedence order whose ``tools`` lists its ``tool_name`` (the built-ins, in the
+        ``capture`` plugin: ``read``, ``grep``, ``bash``); with none it is dropped as ``unknown-tool``.
+        What an adapter returns is then checked by the command policies, redacted and stored like any
+        capture.  The capture hook runs only for the tools its ``matcher`` in ``plugin/hooks/hooks.json``
+        names.
     """

@@ -499,7 +499,7 @@ class IngestServer:
 
             wants_reply, raw = split_request(raw)
             payload = decode_payload(raw)
-            tool = payload.get("tool_name") if payload.get("tool_name") in ("Read", "Grep", "Bash") else "?"
+            tool = _tool_label(self.app, payload.get("tool_name"))
             ids, truncated = self.ingest_once(payload)
             ack: dict[str, Any] = {"ok": True, "ids": ids}
         except Refused as exc:
@@ -611,22 +611,22 @@ class IngestServer:
 
     def ingest(self, payload: dict[str, Any], replayed: bool = False) -> list[str]:
         from memtree_core.backfill import note_replayed, stored_twin
-        from memtree_core.payloads import Capture, bash_command, to_captures
+        from memtree_core.captures import command_of, to_captures
         from memtree_core.redaction_gate import RedactionUnavailable
+        from memtree_core.types import Capture
 
         app = self.app
         settings = app.settings.capture
         if app.redaction_unavailable:
             raise Refused(RedactionUnavailable.reason)  # fails closed: nothing unredacted is stored
-        if payload.get("tool_name") == "Bash":
-            if not settings.bash:
-                raise Refused("bash-disabled")
-            command = bash_command(payload)
-            if command:
-                why = app.command_denied(command)
-                if why:
-                    raise Refused("denied:" + why.split(":", 1)[0])
-        result = to_captures(payload, max_bytes=settings.max_bytes)
+        if payload.get("tool_name") == "Bash" and not settings.bash:
+            raise Refused("bash-disabled")
+        command = command_of(payload)  # any tool that ran a command line (Bash; a plugin's too)
+        if command:
+            why = app.command_denied(command)
+            if why:
+                raise Refused("denied:" + why.split(":", 1)[0])
+        result = to_captures(app.plugins, payload, max_bytes=settings.max_bytes)
         if not isinstance(result, list):
             raise Refused(result.reason)
         hits: dict[str, int] = {}
@@ -710,6 +710,14 @@ class IngestServer:
         for rule, n in found.items():
             hits[rule] = hits.get(rule, 0) + n
         return text
+
+
+def _tool_label(app: Any, name: object) -> str:
+    """The tool a capture is logged under: its name when an adapter captures it, else ``?`` (a name sent by
+    anyone must not become an unbounded set of log labels)."""
+    from memtree_core.captures import adapter_for
+
+    return name if isinstance(name, str) and adapter_for(app.plugins, name) is not None else "?"
 
 
 def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:

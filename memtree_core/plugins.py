@@ -50,6 +50,7 @@ REGISTRY_HOOKS: dict[str, str] = {
     # the search and ingest seams
     "retrievers": "memtree_register_retrievers",
     "command_policies": "memtree_register_command_policies",
+    "capture_adapters": "memtree_register_capture_adapters",
 }
 
 # What a plugin the repository left out still registers (status ``rules-only``).

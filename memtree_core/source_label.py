@@ -18,7 +18,7 @@ def source_label(uri: str, root: Path | str | None) -> str:
         return uri
     rest = uri[len(FILE_SCHEME):]
     base = str(root).rstrip("/")
-    # URIs are written both plain and with % and # escaped (memtree_core.payloads.file_uri): try both.
+    # URIs are written both plain and with % and # escaped (memtree_plugins.capture.payloads.file_uri): try both.
     for prefix in dict.fromkeys((base, base.replace("%", "%25").replace("#", "%23"))):
         if prefix and rest.startswith(prefix + "/") and len(rest) > len(prefix) + 1:
             return rest[len(prefix) + 1:]

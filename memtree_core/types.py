@@ -186,6 +186,40 @@ class Retriever(Protocol):
     def retrieve(self, app: App, query: str, limit: int, filters: Any) -> list[tuple[str, float]]: ...
 
 
+@dataclass
+class Capture:
+    """One node a capture adapter makes of a hook payload (redaction and the store come after)."""
+
+    kind: str  # a store node kind: file_chunk or tool_output
+    content: str
+    source_uri: str | None = None
+    mtime: int = 0  # ms; the source file's mtime when the capture is a piece of a file
+    metadata: dict[str, Any] = field(default_factory=dict)
+    # A cut-down text (read from a persisted output file) that the store must mark truncated.
+    original_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A payload that gives no capture; ``reason`` is short and stable (``capture:dropped:<reason>``)."""
+
+    reason: str
+
+
+@runtime_checkable
+class CaptureAdapter(Protocol):
+    """Turns a Claude Code ``PostToolUse``/``PostToolUseFailure`` payload of one of its ``tools`` into the
+    captures to store, or a :class:`Dropped` with the reason.  It gets the whole payload (``tool_input``,
+    ``tool_response``, ``error`` for a failure...) and must not raise on a strange one; ``max_bytes`` is
+    ``capture.maxBytes`` (the store cuts content past it, so reading more of a file is waste).  Put
+    ``tool`` and ``tool_use_id`` in each capture's metadata: exactly-once delivery keys on them."""
+
+    name: str
+    tools: tuple[str, ...]
+
+    def captures(self, payload: dict[str, Any], *, max_bytes: int) -> list[Capture] | Dropped: ...
+
+
 @runtime_checkable
 class CommandPolicy(Protocol):
     """Decides whether a command's output may be stored at all: ``check`` returns a short reason to drop the

@@ -3,8 +3,8 @@ the same text wherever the checkout lives."""
 
 from __future__ import annotations
 
-from memtree_core.payloads import file_uri
 from memtree_core.source_label import source_label
+from memtree_plugins.capture.payloads import file_uri
 from memtree_plugins.retrieval.compose import compose
 from memtree_plugins.summarizers.extractive import ExtractiveSummarizer
 
