@@ -22,6 +22,15 @@ log = logging.getLogger("memtree.ingest")
 EVENTS = ("PostToolUse", "PostToolUseFailure")
 
 
+class Refused(Exception):
+    """A capture that is dropped; ``reason`` is short and stable (it names a counter)."""
+
+    def __init__(self, reason: str, counted: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.counted = counted  # the same tool call was already refused (and counted) once
+
+
 def adapter_for(plugins: PluginSet, tool: object) -> CaptureAdapter | None:
     """The capture adapter for a tool name: the first in precedence order that lists it."""
     if not isinstance(tool, str):

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         CommandPolicy,
         Embedder,
         Filter,
+        OutputReplacer,
         Ranker,
         RedactionRule,
         Retriever,
@@ -173,4 +174,15 @@ def memtree_register_capture_adapters(register: Register[CaptureAdapter]) -> Non
         What an adapter returns is then checked by the command policies, redacted and stored like any
         capture.  The capture hook runs only for the tools its ``matcher`` in ``plugin/hooks/hooks.json``
         names.
+    """
+
+
+@hookspec
+def memtree_register_output_replacers(register: Register[OutputReplacer]) -> None:
+    """Register output replacers that shrink what the model sees of a long tool output (``capture.replace``).
+
+    :param register: call with a :class:`~memtree_core.types.OutputReplacer`.  After the whole output is
+        stored, replacers are asked in precedence order (highest ``priority``, then pluggy's call order); the
+        first :class:`~memtree_core.types.Replacement` with an ``output`` is the synchronous hook's answer.
+        The built-in ``slice`` (``selectors`` plugin) cuts Bash and Grep output with the selectors.
     """

@@ -32,7 +32,7 @@ Protocol
     answers one line: ``{"ok":true,"ids":[...]}`` or ``{"ok":false,"reason":"..."}``.  An ack therefore means
     "committed" (WAL; survives SIGKILL of the daemon).
 
-    Replacement (issue 8, ``memtree_core.replace``): a payload preceded by the line ``MEMTREE-REPLACE 1``
+    Replacement (issue 8, ``memtree_core.replacing``): a payload preceded by the line ``MEMTREE-REPLACE 1``
     is captured the same way; after the ack line the server writes the synchronous hook's stdout (one JSON
     line with ``updatedToolOutput``) or nothing, then closes.  Old clients never send that line, and a
     payload cannot start with it, so the extension is compatible both ways.
@@ -78,10 +78,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from memtree_core.captures import Refused
 from memtree_core.hook_sender import write_sender_file
 from memtree_core.project import ProjectPaths
+from memtree_core.root_links import ELSEWHERE_MARK, RESTING_MARK, ROOT_LINK_NAME, root_link, roots_dir
 
 log = logging.getLogger("memtree.ingest")
+__all__ = ["ELSEWHERE_MARK", "RESTING_MARK", "ROOT_LINK_NAME", "IngestServer", "Refused", "bind", "root_link",
+           "roots_dir", "serve"]
 
 MAX_PAYLOAD_BYTES = 32 * 1024 * 1024  # a Read of a huge file or a long Bash log; beyond this is not a capture
 READ_DEADLINE_S = 30.0  # whole-payload deadline per connection
@@ -95,8 +99,6 @@ BIG_CAPTURE_SLOTS = 2
 BIG_SLOT_WAIT_S = 120.0  # a big capture waits at most this long for a slot ("busy" after)
 STOP_GRACE_S = 4.0  # captures being stored when the daemon stops get this long to commit
 PRECUT_MARGIN_CHARS = 64 * 1024  # kept past capture.maxBytes before redaction: a secret across the cut is seen
-ROOT_LINK_NAME = ".ingest.sock"
-ELSEWHERE_MARK = ".sock-elsewhere"  # next to the link: the socket is in a fallback directory
 # Which sender the hooks run, one field per line (paths may hold spaces): kind ("nc"/"perl"/"python"),
 # program, and for python the send.py compiled by that interpreter (may be empty); then the same three for
 # the replacement hook (perl or python).
@@ -114,17 +116,7 @@ def _touch() -> None:
     _last_activity = time.monotonic()
 
 
-# -- where things are ---------------------------------------------------------------------------------------
-def roots_dir(home: Path) -> Path:
-    return home / "roots"
-
-
-def root_link(home: Path, root: Path | str) -> Path:
-    """The symlink the hook looks for: ``$MEMTREE_HOME/roots/<absolute root>/.ingest.sock``."""
-    rel = os.path.abspath(root).lstrip("/")
-    return roots_dir(home) / rel / ROOT_LINK_NAME
-
-
+# -- where things are (memtree_core.root_links) ---------------------------------------------------------------
 def _roots_dir(home: Path) -> Path:
     """``roots/``, 0700 and ours (not a symlink): whoever can write here decides where captures go."""
     from memtree_core.socket_dirs import ensure_dir
@@ -183,16 +175,13 @@ def register_root(paths: ProjectPaths, root: Path | str) -> None:
             log.warning("cannot register %s for the capture hook (%s); captures there will be dropped", form, exc)
 
 
-RESTING_MARK = ".registered"  # left when the daemon exits: the hook still finds the project, to note what it missed
-
-
 def unregister_root(paths: ProjectPaths, root: Path | str) -> None:
     """Remove this project's links (those still pointing at its socket) when its daemon exits: a link left
     behind would send the next capture to whatever listens at that path later.  The project's directory
     under roots/ stays, holding a plain :data:`RESTING_MARK` file that points nowhere: a capture made while
     no daemon runs is then noted in its missed-captures log (ids only, see ``backfill``) and stored by the
     next daemon, instead of being dropped as from an unknown project."""
-    from memtree_core.replace import FLAG_NAME
+    from memtree_core.replacing import FLAG_NAME
 
     target = str(paths.ingest_socket)
     top = roots_dir(paths.home)
@@ -239,15 +228,6 @@ def bind(paths: ProjectPaths, root: Path | str | None = None) -> socket.socket:
 
 
 # -- serving --------------------------------------------------------------------------------------------------
-class Refused(Exception):
-    """A capture that is dropped; ``reason`` is short and stable (it names a counter)."""
-
-    def __init__(self, reason: str, counted: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.counted = counted  # the same tool call was already refused (and counted) once
-
-
 def peer_uid(conn: socket.socket) -> int | None:
     so_peercred = getattr(socket, "SO_PEERCRED", None)
     if so_peercred is None:
@@ -495,7 +475,7 @@ class IngestServer:
             if state is not None:
                 state.sending = False
             size = len(raw)
-            from memtree_core.replace import split_request
+            from memtree_core.replacing import split_request
 
             wants_reply, raw = split_request(raw)
             payload = decode_payload(raw)
@@ -536,21 +516,21 @@ class IngestServer:
     def _reply(self, conn: socket.socket, ack: bytes, payload: dict[str, Any], node_id: str,
                truncated: bool) -> None:
         """Ack, then the replacement (or nothing); count savings only once a waiting hook got them."""
-        from memtree_core import replace
+        from memtree_core import replacing
 
-        outcome = replace.build(self.app, payload, node_id, truncated=truncated)
+        replacer, outcome = replacing.choose(self.app, payload, node_id, truncated=truncated)
         try:
-            conn.sendall(ack + replace.reply_bytes(outcome))
+            conn.sendall(ack + replacing.reply_bytes(outcome))
             conn.shutdown(socket.SHUT_WR)
         except OSError:
             # The hook gave up (its timeout) before the answer: the model got the original output.
             self._bump("replace:untouched:hook-gone")
             return
-        if outcome.output is None:
-            replace.count_pass(self.app, outcome)
+        if outcome.output is None or replacer is None:
+            replacing.count_pass(self.app, outcome)
             return
         try:
-            replace.account(self.app, outcome)
+            replacer.delivered(self.app, outcome)
         except Exception:
             log.exception("cannot count a replacement")
 
@@ -734,7 +714,7 @@ def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
     try:
         register_root(app.paths, app.identity.root)
         write_sender_file(app.paths.home, app.environ)
-        from memtree_core.replace import warm_up, write_flag
+        from memtree_core.replacing import warm_up, write_flag
 
         write_flag(app)
         if app.settings.capture.replace.enabled:

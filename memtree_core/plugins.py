@@ -51,6 +51,7 @@ REGISTRY_HOOKS: dict[str, str] = {
     "retrievers": "memtree_register_retrievers",
     "command_policies": "memtree_register_command_policies",
     "capture_adapters": "memtree_register_capture_adapters",
+    "output_replacers": "memtree_register_output_replacers",
 }
 
 # What a plugin the repository left out still registers (status ``rules-only``).

@@ -220,6 +220,33 @@ class CaptureAdapter(Protocol):
     def captures(self, payload: dict[str, Any], *, max_bytes: int) -> list[Capture] | Dropped: ...
 
 
+@dataclass
+class Replacement:
+    """An output replacer's answer: ``output`` is the synchronous hook's stdout object (``{"hookSpecificOutput":
+    {"hookEventName": "PostToolUse", "updatedToolOutput": ...}}``), or None to leave the output as it is, with
+    a short ``reason`` (counted ``replace:untouched:<reason>``)."""
+
+    output: dict[str, Any] | None
+    reason: str
+
+
+@runtime_checkable
+class OutputReplacer(Protocol):
+    """Replaces what the model sees of a tool call's output, once the whole output is stored as ``node_id``.
+
+    ``replace`` must never return more than the tool's own output shape holds (same fields, same types), and
+    is asked only while ``capture.replace.enabled``; ``truncated``: the store had to cut the node, so it does
+    not hold all of the output.  ``delivered`` is called once the reply reached a hook still waiting (count
+    savings there, not in ``replace``)."""
+
+    name: str
+
+    def replace(self, app: App, payload: dict[str, Any], node_id: str, *, truncated: bool = False) -> Replacement:
+        ...
+
+    def delivered(self, app: App, outcome: Replacement) -> None: ...
+
+
 @runtime_checkable
 class CommandPolicy(Protocol):
     """Decides whether a command's output may be stored at all: ``check`` returns a short reason to drop the
