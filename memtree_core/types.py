@@ -176,7 +176,8 @@ class Retriever(Protocol):
 
     ``filters`` is what a hit must satisfy: ``filters.sql()`` gives a WHERE fragment over ``nodes n`` and
     its parameters.  ``retrieve`` raises ``ValueError`` with the reason when it cannot run here (the tool
-    reports it; ``hybrid`` then falls back to keyword search, saying why)."""
+    reports it; ``hybrid`` leaves that list out, falling back to keyword search when none is left, and says
+    why).  ``auto`` and ``hybrid`` are not retriever names (those modes never reach a retriever by name)."""
 
     name: str
     fuse: bool

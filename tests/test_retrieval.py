@@ -422,3 +422,30 @@ def test_search_rejects_an_unknown_kind_with_the_valid_ones(app) -> None:
         search(app, "hello", filters=Filters.build(kind="note,blob"))
     assert "'blob'" in str(err.value) and all(k in str(err.value) for k in KINDS)
     assert len(search(app, "hello", filters=Filters.build(kind="note")).hits) == 1
+
+
+def test_a_broken_plugin_retriever_costs_its_list_not_the_hybrid_search(home, project):
+    from memtree_core.app import App
+
+    class Broken:
+        name = "broken"
+        fuse = True
+
+        def available(self, app):
+            raise RuntimeError("cannot even say")
+
+        def retrieve(self, app, query, limit, filters):
+            raise RuntimeError("boom")
+
+    app = App.open(project, environ={**os.environ, "MEMTREE_DISABLE_PLUGINS": "semantic"},
+                   extra=[("broken", _RetrieverPlugin(Broken()))])
+    try:
+        ids = _fill(app.store)
+        r = search(app, "yaml", mode="hybrid")
+        assert hit_ids(r) == [ids["alpha"]] and any("'broken' failed (RuntimeError: boom)" in n for n in r.notes)
+        r = search(app, "yaml")  # auto: the broken retriever is not available, so keyword, saying why
+        assert r.mode == "keyword" and any("cannot even say" in n for n in r.notes)
+        with pytest.raises(RuntimeError, match="boom"):  # asked for by name, its error is the answer
+            search(app, "yaml", mode="broken")
+    finally:
+        app.close()

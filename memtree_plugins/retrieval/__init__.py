@@ -67,7 +67,7 @@ def _search_tool(app: App):
         query: Annotated[str, Field(description="words to find; every word must match (quotes and "
                                                 "operators are plain text)")],
         mode: Annotated[str, Field(description="auto (hybrid when embeddings exist, else keyword) | keyword | "
-                                               "semantic | hybrid")] = "auto",
+                                               "semantic | hybrid | a retriever a plugin added")] = "auto",
         limit: Annotated[int, Field(ge=1, le=200)] = 10,
         kind: Annotated[str | None, Field(description="file_chunk, tool_output, summary, note, "
                                                       "observation, file (comma list)")] = None,

@@ -49,6 +49,7 @@ A mode with no retriever behind it fails with a clear "not available" error.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,6 +65,8 @@ if TYPE_CHECKING:
     from memtree_core.app import App
     from memtree_core.store import NodeRow, Store
     from memtree_core.types import Retriever
+
+log = logging.getLogger("memtree.search")
 
 MODES = ("auto", "keyword", "semantic", "hybrid")  # the built-in modes; each registered retriever adds its own
 AUTO_KEY = "retrieval.auto_mode"
@@ -459,6 +462,9 @@ def search(app: App, query: str, mode: str = "auto", limit: int = 10,
             lists[retriever.name] = retriever.retrieve(app, pq.raw, limit * 2, filters)
         except ValueError as exc:  # no embedder / no vectors / mixed models: say why
             failed.append(str(exc))
+        except Exception as exc:  # a broken plugin retriever costs its list, not the (default) search
+            log.exception("retriever %s failed in hybrid search", retriever.name)
+            failed.append(f"retriever {retriever.name!r} failed ({type(exc).__name__}: {exc})")
     if len(lists) == 1:  # nothing to fuse with: keyword, saying why
         result = _single(app, keyword, pq, limit, filters)
         result.notes.append(f"hybrid fell back to keyword search: {'; '.join(failed)}")
