@@ -60,10 +60,17 @@ def to_captures(plugins: PluginSet, payload: Any, *, max_bytes: int) -> list[Cap
     return result if result else Dropped("empty")
 
 
+SCALARS = (str, int, float, bool, type(None))
+
+
 def _well_formed(cap: object) -> bool:
+    """A capture the host can redact whole: text content, a text URI, and metadata of plain values only
+    (redaction sees strings; a nested list or object would reach the store unredacted)."""
     return (isinstance(cap, Capture) and isinstance(cap.content, str) and isinstance(cap.metadata, dict)
             and cap.kind in ("file_chunk", "tool_output", "note", "observation")
-            and (cap.source_uri is None or isinstance(cap.source_uri, str)))
+            and (cap.source_uri is None or isinstance(cap.source_uri, str))
+            and isinstance(cap.mtime, int) and not isinstance(cap.mtime, bool)
+            and all(isinstance(k, str) and isinstance(v, SCALARS) for k, v in cap.metadata.items()))
 
 
 def command_of(payload: dict[str, Any]) -> str | None:

@@ -617,12 +617,15 @@ class IngestServer:
                 content = self._redact_content(cap, hits)
                 meta = {k: self._redact(_clean(v), hits) if isinstance(v, str) else v
                         for k, v in cap.metadata.items()}
+                uri = cap.source_uri and _clean(cap.source_uri)
+                if uri and not uri.startswith("file://"):
+                    uri = self._redact(uri, hits)  # a plugin adapter's URL may carry a token in its query
             except RedactionUnavailable as exc:
                 log.warning("capture not stored: %s", exc.why)
                 raise Refused(exc.reason) from None
             if "\x00" in content:
                 raise Refused("binary-content")
-            clean.append(Capture(cap.kind, content, cap.source_uri and _clean(cap.source_uri), cap.mtime, meta,
+            clean.append(Capture(cap.kind, content, uri, cap.mtime, meta,
                                  cap.original_bytes))
         store = app.store
         ids: list[str] = []

@@ -213,7 +213,9 @@ class CaptureAdapter(Protocol):
     captures to store, or a :class:`Dropped` with the reason.  It gets the whole payload (``tool_input``,
     ``tool_response``, ``error`` for a failure...) and must not raise on a strange one; ``max_bytes`` is
     ``capture.maxBytes`` (the store cuts content past it, so reading more of a file is waste).  Put
-    ``tool`` and ``tool_use_id`` in each capture's metadata: exactly-once delivery keys on them."""
+    ``tool`` and ``tool_use_id`` in each capture's metadata: exactly-once delivery keys on them.  Metadata
+    holds plain values only (strings, numbers, booleans, None), which redaction sees; anything else drops
+    the capture (``bad-shape:adapter``)."""
 
     name: str
     tools: tuple[str, ...]

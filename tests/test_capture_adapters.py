@@ -66,6 +66,16 @@ class Liar:
         return ["not a capture"]
 
 
+class Nested:
+    """Metadata the host could not redact (a nested object): refused whole."""
+
+    name = "nested"
+    tools = ("TodoWrite",)
+
+    def captures(self, payload, *, max_bytes):
+        return [Capture("tool_output", "todo list", metadata={"tool": "TodoWrite", "todos": [{"secret": TOKEN}]})]
+
+
 class AdapterPlugin:
     def __init__(self, *adapters, replaces=False):
         self.adapters, self.replaces = adapters, replaces
@@ -78,14 +88,15 @@ class AdapterPlugin:
 
 @pytest.fixture
 def served(home: Path, project: Path):
-    app = App.open(project, extra=[("acme", AdapterPlugin(WebFetchAdapter(), Broken(), Liar()))])
+    app = App.open(project, extra=[("acme", AdapterPlugin(WebFetchAdapter(), Broken(), Liar(), Nested()))])
     yield IngestServer(app)
     app.close()
 
 
 def test_a_plugin_adapter_captures_another_tool_redacted(served: IngestServer) -> None:
     app = served.app
-    assert app.plugins.capture_adapters.names() == ["read", "grep", "bash", "webfetch", "broken", "liar"]
+    assert app.plugins.capture_adapters.names() == ["read", "grep", "bash", "webfetch", "broken", "liar",
+                                                           "nested"]
     ids, _ = served.ingest_once(webfetch(f"Retry with backoff.\nexport GITHUB_TOKEN={TOKEN}\n"))
     (node,) = app.store.get_nodes(ids).values()
     assert (node.kind, node.status, node.source_uri) == ("tool_output", "pending",
@@ -93,6 +104,14 @@ def test_a_plugin_adapter_captures_another_tool_redacted(served: IngestServer) -
     assert "Retry with backoff." in node.content and TOKEN not in node.content and "[REDACTED:" in node.content
     assert node.meta["tool"] == "WebFetch" and node.meta["url"].endswith("retry.html")
     assert app.store.counters("capture:accepted:") == {"capture:accepted:WebFetch": 1}
+
+
+def test_a_token_in_a_plugin_captures_url_is_redacted(served: IngestServer) -> None:
+    url = f"https://api.example.org/v1/report?access_token={TOKEN}"
+    ids, _ = served.ingest_once(webfetch("The weekly report.", url=url))
+    (node,) = served.app.store.get_nodes(ids).values()
+    assert TOKEN not in (node.source_uri or "") and TOKEN not in node.metadata
+    assert node.source_uri.startswith("https://api.example.org/v1/report?access_token=[REDACTED:")
 
 
 def test_the_builtin_adapters_still_capture_their_tools(served: IngestServer) -> None:
@@ -103,7 +122,7 @@ def test_the_builtin_adapters_still_capture_their_tools(served: IngestServer) ->
 
 
 @pytest.mark.parametrize(("tool", "reason"), [("Glob", "bad-shape:KeyError"), ("Task", "bad-shape:adapter"),
-                                              ("NotebookEdit", "unknown-tool")])
+                                              ("TodoWrite", "bad-shape:adapter"), ("NotebookEdit", "unknown-tool")])
 def test_a_failing_or_missing_adapter_is_a_counted_drop(served: IngestServer, tool: str, reason: str) -> None:
     payload = {**webfetch("some text"), "tool_name": tool}
     with pytest.raises(Refused, match=reason):

@@ -22,7 +22,9 @@ def signature_line(name: str) -> str:
 def test_there_are_hooks() -> None:
     assert {"memtree_register_chunkers", "memtree_register_filters", "memtree_register_redaction_rules",
             "memtree_register_walkers", "memtree_register_tools", "memtree_register_embedders",
-            "memtree_register_summarizers", "memtree_register_rankers", "memtree_token_counter"} <= set(HOOKS)
+            "memtree_register_summarizers", "memtree_register_rankers", "memtree_token_counter",
+            "memtree_register_retrievers", "memtree_register_capture_adapters",
+            "memtree_register_output_replacers", "memtree_register_command_policies"} <= set(HOOKS)
 
 
 @pytest.mark.parametrize("name", HOOKS)
