@@ -25,7 +25,7 @@ from typing import Any
 
 from memtree_core.captures import Refused
 from memtree_core.root_links import root_link
-from memtree_core.transcripts import Scan, calls
+from memtree_core.transcripts import Scan, calls, captured_tools
 
 log = logging.getLogger("memtree.backfill")
 
@@ -207,7 +207,7 @@ class Backfill:
                 continue
             scan = Scan()
             try:
-                payloads = list(calls(path, scan, wanted=set(wanted)))
+                payloads = list(calls(path, scan, wanted=set(wanted), tools=captured_tools(self.app.plugins)))
             except OSError:
                 payloads = []
             found = {p["tool_use_id"] for p in payloads}
