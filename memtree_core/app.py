@@ -5,6 +5,7 @@ Everything that serves a project — the daemon, the CLI, ``memtree walk`` — s
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from functools import cached_property
@@ -19,6 +20,8 @@ from memtree_core.redacting import Redacted
 from memtree_core.settings import LoadedSettings, Settings, load_settings
 from memtree_core.store import Store, StoreDamaged
 from memtree_core.types import Chunker
+
+log = logging.getLogger("memtree.app")
 
 
 class App:
@@ -127,6 +130,20 @@ class App:
         with self.store.tx():
             for rule, n in hits.items():
                 self.store.bump(f"redaction:{rule}", n)
+
+    def command_denied(self, command: str) -> str | None:
+        """Why ``command``'s output must never be stored (the first command policy's reason), or None.
+
+        A policy that raises denies: a lost capture costs less than a stored environment dump."""
+        for policy in self.plugins.command_policies:
+            try:
+                reason = policy.check(command, self)
+            except Exception:
+                log.exception("command policy %s failed; the command's output is not stored", policy.name)
+                return f"policy-failed:{policy.name}"
+            if reason:
+                return str(reason)
+        return None
 
     @cached_property
     def project_root(self) -> Path:

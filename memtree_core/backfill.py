@@ -23,8 +23,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from memtree_core.ingest import Refused, root_link
-from memtree_core.transcripts import Scan, calls
+from memtree_core.captures import Refused
+from memtree_core.root_links import root_link
+from memtree_core.transcripts import Scan, calls, captured_tools
 
 log = logging.getLogger("memtree.backfill")
 
@@ -160,11 +161,9 @@ def _append(path: Path, lines: list[str]) -> None:
 class Backfill:
     """Drains the missed-captures logs of one project into its store."""
 
-    def __init__(self, app: Any, server: Any | None = None) -> None:
-        from memtree_core.ingest import IngestServer
-
+    def __init__(self, app: Any, server: Any) -> None:
         self.app = app
-        self.server = server or IngestServer(app)
+        self.server = server  # a memtree_core.ingest.IngestServer: the same path as any hook capture
         self.lock = threading.Lock()
 
     def pending(self) -> bool:
@@ -208,7 +207,7 @@ class Backfill:
                 continue
             scan = Scan()
             try:
-                payloads = list(calls(path, scan, wanted=set(wanted)))
+                payloads = list(calls(path, scan, wanted=set(wanted), tools=captured_tools(self.app.plugins)))
             except OSError:
                 payloads = []
             found = {p["tool_use_id"] for p in payloads}

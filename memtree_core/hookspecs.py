@@ -14,9 +14,10 @@ the most recently registered first, then ``trylast`` ones in registration order 
 listed order).  The hooks run in the reverse of
 that order, so the plugin with the highest precedence registers last and its ``replaces=True`` and
 ``register.remove`` see everything the others registered.  Where one item is picked (a chunker, a selector,
-a summarizer, an embedder for ``"auto"``), it is the first in :meth:`~memtree_core.registry.Registry.ranked`:
-the highest ``priority`` (0 when an item has none), then precedence, then the order one plugin registered
-its items.  Where every item runs (redaction rules, filters), they run in registration order.
+a summarizer, an embedder for ``"auto"``, the capture adapter for a tool, the output replacer that answers),
+it is the first in :meth:`~memtree_core.registry.Registry.ranked`: the highest ``priority`` (0 when an item
+has none), then precedence, then the order one plugin registered its items.  Where every item runs
+(redaction rules, filters, command policies), they run in registration order.
 """
 
 from __future__ import annotations
@@ -31,11 +32,15 @@ if TYPE_CHECKING:
     from memtree_core.registry import Register
     from memtree_core.settings import Settings
     from memtree_core.types import (
+        CaptureAdapter,
         Chunker,
+        CommandPolicy,
         Embedder,
         Filter,
+        OutputReplacer,
         Ranker,
         RedactionRule,
+        Retriever,
         Selector,
         Summarizer,
         TokenCounter,
@@ -167,4 +172,51 @@ def memtree_settings_model(name: str) -> type[PluginSettings] | None:
         may leave the argument out).
     :return: a subclass of :class:`~memtree_core.plugin_settings.PluginSettings` whose fields all have
         defaults (camelCase keys, unknown keys refused, strict booleans), or None.
+    """
+
+
+# -- the search and ingest seams: retrievers, capture adapters, output replacers, command policies ------------
+@hookspec
+def memtree_register_retrievers(register: Register[Retriever]) -> None:
+    """Register retrievers the ``search`` tool can use: each is a search mode of its own name, and one with
+    ``fuse = True`` joins ``hybrid`` search (fused with ``keyword`` by the ``search.ranker`` ranker).
+
+    :param register: call with a :class:`~memtree_core.types.Retriever`.  Built-ins: ``keyword`` (FTS5
+        bm25) and ``semantic`` (embeddings).  ``mode='auto'`` is ``hybrid`` when a fusing retriever says it
+        is ``available``, else ``keyword`` with that retriever's reason.
+    """
+
+
+@hookspec
+def memtree_register_command_policies(register: Register[CommandPolicy]) -> None:
+    """Register command policies: which Bash commands' output is never stored (captures and the ``bash`` tool).
+
+    :param register: call with a :class:`~memtree_core.types.CommandPolicy`.  Every policy runs, in
+        registration order, and the first reason drops the whole capture.  Built-ins (in the ``redaction``
+        plugin, which a repository cannot disable): ``env-dump`` and ``bash.deny``.  Like redaction rules, a
+        plugin the repository left out still registers its command policies.
+    """
+
+
+@hookspec
+def memtree_register_capture_adapters(register: Register[CaptureAdapter]) -> None:
+    """Register capture adapters that turn a Claude Code hook payload into the captures to store, per tool.
+
+    :param register: call with a :class:`~memtree_core.types.CaptureAdapter`.  A payload goes to the first
+        adapter in precedence order whose ``tools`` lists its ``tool_name`` (the built-ins, in the
+        ``capture`` plugin: ``read``, ``grep``, ``bash``); with none it is dropped as ``unknown-tool``.
+        What an adapter returns is then checked by the command policies, redacted and stored like any
+        capture.  The capture hook runs only for the tools its ``matcher`` in ``plugin/hooks/hooks.json``
+        names.
+    """
+
+
+@hookspec
+def memtree_register_output_replacers(register: Register[OutputReplacer]) -> None:
+    """Register output replacers that shrink what the model sees of a long tool output (``capture.replace``).
+
+    :param register: call with a :class:`~memtree_core.types.OutputReplacer`.  After the whole output is
+        stored, replacers are asked in precedence order (highest ``priority``, then pluggy's call order); the
+        first :class:`~memtree_core.types.Replacement` with an ``output`` is the synchronous hook's answer.
+        The built-in ``slice`` (``selectors`` plugin) cuts Bash and Grep output with the selectors.
     """

@@ -32,7 +32,7 @@ Protocol
     answers one line: ``{"ok":true,"ids":[...]}`` or ``{"ok":false,"reason":"..."}``.  An ack therefore means
     "committed" (WAL; survives SIGKILL of the daemon).
 
-    Replacement (issue 8, ``memtree_core.replace``): a payload preceded by the line ``MEMTREE-REPLACE 1``
+    Replacement (issue 8, ``memtree_core.replacing``): a payload preceded by the line ``MEMTREE-REPLACE 1``
     is captured the same way; after the ack line the server writes the synchronous hook's stdout (one JSON
     line with ``updatedToolOutput``) or nothing, then closes.  Old clients never send that line, and a
     payload cannot start with it, so the extension is compatible both ways.
@@ -72,17 +72,27 @@ import json
 import logging
 import os
 import socket
-import stat
 import struct
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from memtree_core.captures import Refused
 from memtree_core.hook_sender import write_sender_file
 from memtree_core.project import ProjectPaths
+from memtree_core.root_links import (  # noqa: F401  (registered_root: re-exported with the rest)
+    ELSEWHERE_MARK,
+    RESTING_MARK,
+    ROOT_LINK_NAME,
+    registered_root,
+    root_link,
+    roots_dir,
+)
 
 log = logging.getLogger("memtree.ingest")
+__all__ = ["ELSEWHERE_MARK", "RESTING_MARK", "ROOT_LINK_NAME", "IngestServer", "Refused", "bind", "root_link",
+           "roots_dir", "serve"]
 
 MAX_PAYLOAD_BYTES = 32 * 1024 * 1024  # a Read of a huge file or a long Bash log; beyond this is not a capture
 READ_DEADLINE_S = 30.0  # whole-payload deadline per connection
@@ -96,8 +106,6 @@ BIG_CAPTURE_SLOTS = 2
 BIG_SLOT_WAIT_S = 120.0  # a big capture waits at most this long for a slot ("busy" after)
 STOP_GRACE_S = 4.0  # captures being stored when the daemon stops get this long to commit
 PRECUT_MARGIN_CHARS = 64 * 1024  # kept past capture.maxBytes before redaction: a secret across the cut is seen
-ROOT_LINK_NAME = ".ingest.sock"
-ELSEWHERE_MARK = ".sock-elsewhere"  # next to the link: the socket is in a fallback directory
 # Which sender the hooks run, one field per line (paths may hold spaces): kind ("nc"/"perl"/"python"),
 # program, and for python the send.py compiled by that interpreter (may be empty); then the same three for
 # the replacement hook (perl or python).
@@ -115,52 +123,7 @@ def _touch() -> None:
     _last_activity = time.monotonic()
 
 
-# -- where things are ---------------------------------------------------------------------------------------
-def roots_dir(home: Path) -> Path:
-    return home / "roots"
-
-
-def root_link(home: Path, root: Path | str) -> Path:
-    """The symlink the hook looks for: ``$MEMTREE_HOME/roots/<absolute root>/.ingest.sock``."""
-    rel = os.path.abspath(root).lstrip("/")
-    return roots_dir(home) / rel / ROOT_LINK_NAME
-
-
-def registered_root(home: Path, start: str) -> Path | None:
-    """Where a capture made in ``start`` goes: the rule the hooks implement without Python's help
-    (plugin/hooks/capture in sh, send.py when only the payload's cwd is known), written here once.
-
-    Walk up from ``start`` (made absolute) to the nearest directory whose mirror under ``roots/`` holds the
-    link :func:`register_root` makes (or the :data:`RESTING_MARK` a stopped daemon leaves); failing that, do
-    the same from its physical path (symlinked checkouts: the daemon registers both forms).  Returns that
-    mirror directory, or None: the capture is from no known project.  tests/test_root_lookup.py runs every
-    implementation against one table of cases."""
-    base = str(roots_dir(home))
-
-    def walk(d: str) -> Path | None:
-        d = d.rstrip("/")
-        while True:
-            if os.path.islink(f"{base}{d}/{ROOT_LINK_NAME}") or _is_plain_file(f"{base}{d}/{RESTING_MARK}"):
-                return Path(f"{base}{d}")
-            if not d:
-                return None
-            d = d[:d.rindex("/")]
-
-    logical = start if start.startswith("/") else os.path.join(os.getcwd(), start)
-    found = walk(logical)
-    if found is None and os.path.isdir(logical):
-        physical = os.path.realpath(logical)
-        found = walk(physical) if physical != logical.rstrip("/") else None
-    return found
-
-
-def _is_plain_file(path: str) -> bool:
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
+# -- where things are (memtree_core.root_links) ---------------------------------------------------------------
 def _roots_dir(home: Path) -> Path:
     """``roots/``, 0700 and ours (not a symlink): whoever can write here decides where captures go."""
     from memtree_core.socket_dirs import ensure_dir
@@ -219,16 +182,13 @@ def register_root(paths: ProjectPaths, root: Path | str) -> None:
             log.warning("cannot register %s for the capture hook (%s); captures there will be dropped", form, exc)
 
 
-RESTING_MARK = ".registered"  # left when the daemon exits: the hook still finds the project, to note what it missed
-
-
 def unregister_root(paths: ProjectPaths, root: Path | str) -> None:
     """Remove this project's links (those still pointing at its socket) when its daemon exits: a link left
     behind would send the next capture to whatever listens at that path later.  The project's directory
     under roots/ stays, holding a plain :data:`RESTING_MARK` file that points nowhere: a capture made while
     no daemon runs is then noted in its missed-captures log (ids only, see ``backfill``) and stored by the
     next daemon, instead of being dropped as from an unknown project."""
-    from memtree_core.replace import FLAG_NAME
+    from memtree_core.replacing import FLAG_NAME
 
     target = str(paths.ingest_socket)
     top = roots_dir(paths.home)
@@ -275,15 +235,6 @@ def bind(paths: ProjectPaths, root: Path | str | None = None) -> socket.socket:
 
 
 # -- serving --------------------------------------------------------------------------------------------------
-class Refused(Exception):
-    """A capture that is dropped; ``reason`` is short and stable (it names a counter)."""
-
-    def __init__(self, reason: str, counted: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.counted = counted  # the same tool call was already refused (and counted) once
-
-
 def peer_uid(conn: socket.socket) -> int | None:
     so_peercred = getattr(socket, "SO_PEERCRED", None)
     if so_peercred is None:
@@ -531,11 +482,11 @@ class IngestServer:
             if state is not None:
                 state.sending = False
             size = len(raw)
-            from memtree_core.replace import split_request
+            from memtree_core.replacing import split_request
 
             wants_reply, raw = split_request(raw)
             payload = decode_payload(raw)
-            tool = payload.get("tool_name") if payload.get("tool_name") in ("Read", "Grep", "Bash") else "?"
+            tool = _tool_label(self.app, payload.get("tool_name"))
             ids, truncated = self.ingest_once(payload)
             ack: dict[str, Any] = {"ok": True, "ids": ids}
         except Refused as exc:
@@ -572,21 +523,21 @@ class IngestServer:
     def _reply(self, conn: socket.socket, ack: bytes, payload: dict[str, Any], node_id: str,
                truncated: bool) -> None:
         """Ack, then the replacement (or nothing); count savings only once a waiting hook got them."""
-        from memtree_core import replace
+        from memtree_core import replacing
 
-        outcome = replace.build(self.app, payload, node_id, truncated=truncated)
+        replacer, outcome = replacing.choose(self.app, payload, node_id, truncated=truncated)
         try:
-            conn.sendall(ack + replace.reply_bytes(outcome))
+            conn.sendall(ack + replacing.reply_bytes(outcome))
             conn.shutdown(socket.SHUT_WR)
         except OSError:
             # The hook gave up (its timeout) before the answer: the model got the original output.
             self._bump("replace:untouched:hook-gone")
             return
-        if outcome.output is None:
-            replace.count_pass(self.app, outcome)
+        if outcome.output is None or replacer is None:
+            replacing.count_pass(self.app, outcome)
             return
         try:
-            replace.account(self.app, outcome)
+            replacer.delivered(self.app, outcome)
         except Exception:
             log.exception("cannot count a replacement")
 
@@ -647,23 +598,22 @@ class IngestServer:
 
     def ingest(self, payload: dict[str, Any], replayed: bool = False) -> list[str]:
         from memtree_core.backfill import note_replayed, stored_twin
-        from memtree_core.denylist import command_denied
-        from memtree_core.payloads import Capture, bash_command, to_captures
+        from memtree_core.captures import command_of, to_captures
         from memtree_core.redaction_gate import RedactionUnavailable
+        from memtree_core.types import Capture
 
         app = self.app
         settings = app.settings.capture
         if app.redaction_unavailable:
             raise Refused(RedactionUnavailable.reason)  # fails closed: nothing unredacted is stored
-        if payload.get("tool_name") == "Bash":
-            if not settings.bash:
-                raise Refused("bash-disabled")
-            command = bash_command(payload)
-            if command:
-                why = command_denied(command, app.paths.bash_deny)
-                if why:
-                    raise Refused("denied:" + why.split(":", 1)[0])
-        result = to_captures(payload, max_bytes=settings.max_bytes)
+        if payload.get("tool_name") == "Bash" and not settings.bash:
+            raise Refused("bash-disabled")
+        command = command_of(payload)  # any tool that ran a command line (Bash; a plugin's too)
+        if command:
+            why = app.command_denied(command)
+            if why:
+                raise Refused("denied:" + why.split(":", 1)[0])
+        result = to_captures(app.plugins, payload, max_bytes=settings.max_bytes)
         if not isinstance(result, list):
             raise Refused(result.reason)
         hits: dict[str, int] = {}
@@ -674,12 +624,15 @@ class IngestServer:
                 content = self._redact_content(cap, hits)
                 meta = {k: self._redact(_clean(v), hits) if isinstance(v, str) else v
                         for k, v in cap.metadata.items()}
+                uri = cap.source_uri and _clean(cap.source_uri)
+                if uri and not uri.startswith("file://"):
+                    uri = self._redact(uri, hits)  # a plugin adapter's URL may carry a token in its query
             except RedactionUnavailable as exc:
                 log.warning("capture not stored: %s", exc.why)
                 raise Refused(exc.reason) from None
             if "\x00" in content:
                 raise Refused("binary-content")
-            clean.append(Capture(cap.kind, content, cap.source_uri and _clean(cap.source_uri), cap.mtime, meta,
+            clean.append(Capture(cap.kind, content, uri, cap.mtime, meta,
                                  cap.original_bytes))
         store = app.store
         ids: list[str] = []
@@ -749,6 +702,14 @@ class IngestServer:
         return text
 
 
+def _tool_label(app: Any, name: object) -> str:
+    """The tool a capture is logged under: its name when an adapter captures it, else ``?`` (a name sent by
+    anyone must not become an unbounded set of log labels)."""
+    from memtree_core.captures import adapter_for
+
+    return name if isinstance(name, str) and adapter_for(app.plugins, name) is not None else "?"
+
+
 def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
     """Accept captures until ``stop`` is set (blocking; the daemon runs it in a thread).
 
@@ -763,7 +724,7 @@ def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
     try:
         register_root(app.paths, app.identity.root)
         write_sender_file(app.paths.home, app.environ)
-        from memtree_core.replace import warm_up, write_flag
+        from memtree_core.replacing import warm_up, write_flag
 
         write_flag(app)
         if app.settings.capture.replace.enabled:

@@ -48,7 +48,15 @@ REGISTRY_HOOKS: dict[str, str] = {
     "rankers": "memtree_register_rankers",
     "selectors": "memtree_register_selectors",
     "commands": "memtree_register_commands",
+    # the search and ingest seams
+    "retrievers": "memtree_register_retrievers",
+    "command_policies": "memtree_register_command_policies",
+    "capture_adapters": "memtree_register_capture_adapters",
+    "output_replacers": "memtree_register_output_replacers",
 }
+
+# What a plugin the repository left out still registers (status ``rules-only``).
+PROTECTIVE_HOOKS = (REGISTRY_HOOKS["redaction_rules"], REGISTRY_HOOKS["command_policies"])
 
 ENTRY_POINT_GROUP = "memtree"
 
@@ -190,13 +198,14 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
         info.status = "loaded"
 
     def keep_rules(info: PluginInfo, load: Callable[[], object]) -> None:
-        """Register only the redaction rules of a plugin the repository left out (if it has any)."""
-        hook_name = REGISTRY_HOOKS["redaction_rules"]
+        """Register only the redaction rules and command policies of a plugin the repository left out (if it
+        has any): a repository narrows the plugin set but cannot weaken what keeps secrets out."""
         try:
-            hook = getattr(load(), hook_name, None)
-            if hook is None:
+            plugin = load()
+            hooks = {name: hook for name in PROTECTIVE_HOOKS if (hook := getattr(plugin, name, None)) is not None}
+            if not hooks:
                 return
-            pm.register(_RulesOnly(hook), name=info.name)
+            pm.register(_RulesOnly(hooks), name=info.name)
         except Exception:
             return  # left out anyway: its failure is not the user's problem
         info.status = "rules-only"
@@ -263,7 +272,7 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
 
     # Before any register hook: a plugin whose settings model is unusable registers nothing.
     models = _settings_models(pm, report, fail) if kinds is None else {}
-    registries: dict[str, Registry[Any]] = {kind: Registry(kind.rstrip("s").replace("_", " "))
+    registries: dict[str, Registry[Any]] = {kind: Registry(_singular(kind))
                                             for kind in REGISTRY_HOOKS}
     by_name = {p.name: p for p in report}
     for kind, hook_name in REGISTRY_HOOKS.items():
@@ -336,6 +345,12 @@ def _settings_models(pm: pluggy.PluginManager, report: list[PluginInfo],
     return models
 
 
+def _singular(kind: str) -> str:
+    """``command_policies`` -> ``command policy`` (registry names appear in conflict errors)."""
+    word = kind[:-3] + "y" if kind.endswith("ies") else kind.rstrip("s")
+    return word.replace("_", " ")
+
+
 class MissingTokenCounter:
     """Stands in when no plugin provides a token counter: any count raises the build's clear error."""
 
@@ -349,10 +364,11 @@ class MissingTokenCounter:
 
 
 class _RulesOnly:
-    """A left-out plugin reduced to its redaction-rules hook (a plain object: pluggy keeps plugins in sets)."""
+    """A left-out plugin reduced to its protective hooks (a plain object: pluggy keeps plugins in sets)."""
 
-    def __init__(self, hook: Callable[..., None]) -> None:
-        self.memtree_register_redaction_rules = hook
+    def __init__(self, hooks: dict[str, Callable[..., None]]) -> None:
+        for name, hook in hooks.items():
+            setattr(self, name, hook)
 
 
 def _call_one(pm: pluggy.PluginManager, hook_name: str, plugin: object, **kwargs: Any) -> Any:

@@ -1,4 +1,4 @@
-"""Claude Code session transcripts: find them, and turn their Read/Grep/Bash calls into hook-shaped payloads.
+"""Claude Code session transcripts: find them, and turn the calls of captured tools into hook-shaped payloads.
 
 Claude Code writes every session to ``<config>/projects/<escaped cwd>/<session id>.jsonl`` (``<config>`` is
 ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``; the escaped cwd is the absolute path with every character that is not
@@ -22,7 +22,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,8 +82,16 @@ def _text_of(content: Any) -> str | None:
     return None
 
 
+def captured_tools(plugins: Any) -> frozenset[str]:
+    """Every tool some registered capture adapter takes (a plugin may add WebFetch, Glob...)."""
+    return frozenset(t for adapter in plugins.capture_adapters for t in getattr(adapter, "tools", ())
+                     if isinstance(t, str))
+
+
 def _response_from_text(tool: str, tool_input: dict[str, Any], text: str) -> dict[str, Any] | None:
     """A tool_response rebuilt from the result's text, for records without ``toolUseResult``."""
+    if tool not in TOOLS:
+        return None  # the shape of another tool's response is its adapter's business, not ours to guess
     if tool == "Bash":
         return {"stdout": text, "stderr": "", "interrupted": False}
     if tool == "Grep":
@@ -107,10 +115,12 @@ def _inside(cwd: Any, root: Path | None) -> bool:
 
 
 def calls(path: Path, scan: Scan, wanted: set[str] | None = None, root: Path | None = None,
-          ) -> Iterator[dict[str, Any]]:
-    """Hook-shaped payloads (``PostToolUse``/``PostToolUseFailure``) for the Read/Grep/Bash calls in the
-    transcript at ``path`` that have a result; only ids in ``wanted`` when given; only calls made inside
-    ``root`` when given.  Raises OSError when the file cannot be opened; never on its content."""
+          tools: Collection[str] = TOOLS) -> Iterator[dict[str, Any]]:
+    """Hook-shaped payloads (``PostToolUse``/``PostToolUseFailure``) for the calls of ``tools`` (Read, Grep
+    and Bash unless told; :func:`captured_tools` gives the tools a plugin set captures) in the transcript at
+    ``path`` that have a result; only ids in ``wanted`` when given; only calls made inside ``root`` when
+    given.  A call of another tool is rebuilt only from the record's structured ``toolUseResult``.  Raises
+    OSError when the file cannot be opened; never on its content."""
     uses: dict[str, tuple[str, dict[str, Any]]] = {}
     with open(path, "rb") as f:
         for raw in f:
@@ -142,7 +152,7 @@ def calls(path: Path, scan: Scan, wanted: set[str] | None = None, root: Path | N
                 for block in content:
                     if isinstance(block, dict) and block.get("type") == "tool_use":
                         rid, name, tool_input = block.get("id"), block.get("name"), block.get("input")
-                        if isinstance(rid, str) and name in TOOLS:
+                        if isinstance(rid, str) and name in tools:
                             uses[rid] = (name, tool_input if isinstance(tool_input, dict) else {})
                 continue
             results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]

@@ -165,3 +165,97 @@ class TokenCounter(Protocol):
     name: str
 
     def count(self, text: str) -> int: ...
+
+
+# -- retrievers, capture adapters, output replacers, command policies (the ingest and search seams) ----------
+@runtime_checkable
+class Retriever(Protocol):
+    """Finds nodes for a query.  ``search`` offers each retriever as a mode of its name; ``hybrid`` fuses
+    the ``keyword`` retriever's list with those of every available retriever whose ``fuse`` is true (through
+    the ranker named by ``search.ranker``), and ``auto`` is ``hybrid`` when one of those is available.
+
+    ``filters`` is what a hit must satisfy: ``filters.sql()`` gives a WHERE fragment over ``nodes n`` and
+    its parameters.  ``retrieve`` raises ``ValueError`` with the reason when it cannot run here (the tool
+    reports it; ``hybrid`` leaves that list out, falling back to keyword search when none is left, and says
+    why).  ``auto`` and ``hybrid`` are not retriever names (those modes never reach a retriever by name)."""
+
+    name: str
+    fuse: bool
+
+    def available(self, app: App) -> tuple[bool, str]: ...
+
+    def retrieve(self, app: App, query: str, limit: int, filters: Any) -> list[tuple[str, float]]: ...
+
+
+@dataclass
+class Capture:
+    """One node a capture adapter makes of a hook payload (redaction and the store come after)."""
+
+    kind: str  # a store node kind: file_chunk or tool_output
+    content: str
+    source_uri: str | None = None
+    mtime: int = 0  # the source file's mtime (source_uri: nanoseconds) when the capture is a piece of a file
+    metadata: dict[str, Any] = field(default_factory=dict)
+    # A cut-down text (read from a persisted output file) that the store must mark truncated.
+    original_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A payload that gives no capture; ``reason`` is short and stable (``capture:dropped:<reason>``)."""
+
+    reason: str
+
+
+@runtime_checkable
+class CaptureAdapter(Protocol):
+    """Turns a Claude Code ``PostToolUse``/``PostToolUseFailure`` payload of one of its ``tools`` into the
+    captures to store, or a :class:`Dropped` with the reason.  It gets the whole payload (``tool_input``,
+    ``tool_response``, ``error`` for a failure...) and must not raise on a strange one; ``max_bytes`` is
+    ``capture.maxBytes`` (the store cuts content past it, so reading more of a file is waste).  Put
+    ``tool`` and ``tool_use_id`` in each capture's metadata: exactly-once delivery keys on them.  Metadata
+    holds plain values only (strings, numbers, booleans, None), which redaction sees; anything else drops
+    the capture (``bad-shape:adapter``)."""
+
+    name: str
+    tools: tuple[str, ...]
+
+    def captures(self, payload: dict[str, Any], *, max_bytes: int) -> list[Capture] | Dropped: ...
+
+
+@dataclass
+class Replacement:
+    """An output replacer's answer: ``output`` is the synchronous hook's stdout object (``{"hookSpecificOutput":
+    {"hookEventName": "PostToolUse", "updatedToolOutput": ...}}``), or None to leave the output as it is, with
+    a short ``reason`` (counted ``replace:untouched:<reason>``)."""
+
+    output: dict[str, Any] | None
+    reason: str
+
+
+@runtime_checkable
+class OutputReplacer(Protocol):
+    """Replaces what the model sees of a tool call's output, once the whole output is stored as ``node_id``.
+
+    ``replace`` must never return more than the tool's own output shape holds (same fields, same types), and
+    is asked only while ``capture.replace.enabled``; ``truncated``: the store had to cut the node, so it does
+    not hold all of the output.  ``delivered`` is called once the reply reached a hook still waiting (count
+    savings there, not in ``replace``)."""
+
+    name: str
+
+    def replace(self, app: App, payload: dict[str, Any], node_id: str, *, truncated: bool = False) -> Replacement:
+        ...
+
+    def delivered(self, app: App, outcome: Replacement) -> None: ...
+
+
+@runtime_checkable
+class CommandPolicy(Protocol):
+    """Decides whether a command's output may be stored at all: ``check`` returns a short reason to drop the
+    whole capture (``env-dump:printenv``, ``bash.deny:<regex>``), or None.  Every policy runs, in
+    registration order; the first reason wins.  A policy that raises drops the capture (fails closed)."""
+
+    name: str
+
+    def check(self, command: str, app: App) -> str | None: ...

@@ -18,5 +18,6 @@ BUILTINS: dict[str, str] = {
     "embedders": "memtree_plugins.embedders",
     "summarizers": "memtree_plugins.summarizers",
     "rankers": "memtree_plugins.rankers",
+    "capture": "memtree_plugins.capture",
     "commands": "memtree_plugins.commands",
 }

@@ -17,6 +17,7 @@ from helpers.hook import run_hook
 from helpers.transcripts import stored, transcript
 
 from memtree_core.backfill import MAX_ATTEMPTS, MISSED_FILE, Backfill, missed_logs
+from memtree_core.ingest import IngestServer
 
 
 def session(project: Path, env: dict[str, str]) -> RawClient:
@@ -171,7 +172,7 @@ def test_a_late_hook_delivery_and_the_backfill_of_the_same_call_are_one_node(
     path = transcript(tmp_path / "claude" / "session.jsonl", cwd=str(project))
     calls = calls_of(path)
     log = missed_logs(home, project)[0]
-    backfill = Backfill(served)
+    backfill = Backfill(served, IngestServer(served))
 
     log.write_text(f"toolu_tr_bash1\t{path}\n")
     assert backfill.run_once()["stored"] == 1
@@ -194,7 +195,7 @@ def test_an_id_not_yet_in_its_transcript_is_tried_again_then_given_up(
     log = missed_logs(home, project)[0]
     log.write_text(f"toolu_not_written_yet\t{path}\nnot an entry\ttab\n{'x' * 300}\t/etc/passwd\n"
                    f"toolu_elsewhere\t{tmp_path}/missing.jsonl\n")
-    backfill = Backfill(served)
+    backfill = Backfill(served, IngestServer(served))
     counts = backfill.run_once()
     assert counts == {"unreadable-transcript": 1}
     assert log.read_text() == f"toolu_not_written_yet\t{path}\t1\n"  # kept, with its attempt count

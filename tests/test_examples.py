@@ -147,6 +147,7 @@ def test_installed_plugin_is_loaded_and_lists_what_it_provides(acme_installed: N
         "redaction_rules": ["acme-token"],
         "filters": ["acme-listings-lockfiles"],
         "chunkers": ["acme-sections", "window"],
+        "capture_adapters": ["acme-webfetch"],
     }
 
 
@@ -272,6 +273,55 @@ def test_capture_path_redacts_with_the_plugin_rule_and_filters_listings(acme_ins
         assert token not in content and content.count("[REDACTED:acme-token]") == 3
 
     run_async(main)
+
+
+def webfetch_payload(project: Path, url: str, result: str) -> dict[str, Any]:
+    """A WebFetch PostToolUse payload as Claude Code sends it to a hook."""
+    return {"session_id": "example-test", "transcript_path": "/dev/null", "cwd": str(project),
+            "hook_event_name": "PostToolUse", "tool_name": "WebFetch",
+            "tool_input": {"url": url, "prompt": "How does the client retry?"},
+            "tool_response": {"bytes": 48_213, "code": 200, "codeText": "OK", "result": result,
+                              "durationMs": 812, "url": url},
+            "tool_use_id": "toolu_example_webfetch"}
+
+
+@pytest.mark.usefixtures("daemon_guard")
+def test_the_plugin_adapter_captures_webfetch_through_the_hook_and_daemon(acme_installed: None, home: Path,
+                                                                           project: Path) -> None:
+    token = acme_token()
+    url = "https://docs.acme.test/client/retries"
+    page = ("The client retries a failed request three times with exponential backoff (0.5 s, 1 s, 2 s).\n"
+            f"The token in the example below is {token}, a sandbox key.\n")
+    env = env_with(home, MEMTREE_LOAD_PLUGINS="acme")
+
+    async def main() -> None:
+        async with mcp_session(project, env) as session:
+            run_hook(webfetch_payload(project, url, page), project, env)
+            conn = open_store(project)
+            try:
+                row = wait_for(lambda: conn.execute(  # stored, then made live by the filter walker
+                    "SELECT kind, source_uri, content, metadata FROM nodes WHERE source_uri = ? AND status = 'live'",
+                    (url,)).fetchone(), 30, "the WebFetch capture to be stored and triaged")
+            finally:
+                conn.close()
+            kind, source_uri, content, metadata = row
+            assert (kind, source_uri) == ("tool_output", url)
+            assert "exponential backoff" in content and token not in content
+            assert "[REDACTED:acme-token]" in content
+            meta = json.loads(metadata)
+            assert meta["tool"] == "WebFetch" and meta["tool_use_id"] == "toolu_example_webfetch"
+            found = await session.call_tool("search", {"query": "exponential backoff", "mode": "keyword"})
+            assert not found.is_error and url in json.dumps(found.structured_content), text_of(found)
+
+    run_async(main)
+    # Without the plugin the same payload is an unknown tool: dropped, nothing stored.
+    from memtree_core.app import App
+
+    app = App.open(project, environ=env_with(home, MEMTREE_LOAD_PLUGINS=""))
+    try:
+        assert app.plugins.capture_adapters.names() == ["read", "grep", "bash"]
+    finally:
+        app.close()
 
 
 # -- the per-repo plugin set -----------------------------------------------------------------------------

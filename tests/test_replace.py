@@ -18,9 +18,11 @@ import pytest
 from helpers.common import run_memtree
 from helpers.replace import bash, fixture, run, serve
 
-from memtree_core import hook_sender, replace
+from memtree_core import hook_sender, replacing
 from memtree_core.app import App
 from memtree_core.hookspecs import hookimpl
+from memtree_core.types import Replacement
+from memtree_plugins.selectors import replace
 from memtree_plugins.selectors.lines import marker
 
 REPO = Path(__file__).resolve().parent.parent
@@ -255,7 +257,7 @@ def test_disabled_exits_at_once_printing_nothing_and_sending_nothing(home: Path,
                                                                      monkeypatch, pytest_output: str) -> None:
     app, stop, thread = serve(monkeypatch, project, enabled=False)
     try:
-        assert not replace.flag_path(app.paths.home, app.identity.root).exists()
+        assert not replacing.flag_path(app.paths.home, app.identity.root).exists()
         r = run("replace", bash("pytest", pytest_output), project)
         assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
         assert app.store.query("SELECT count(*) FROM nodes") == [(0,)]  # the sync hook never connected
@@ -270,7 +272,7 @@ def test_server_down_or_never_answering_leaves_the_output_untouched(home: Path, 
     app, stop, thread = serve(monkeypatch, project)
     stop.set()
     thread.join(10)
-    flag = replace.flag_path(app.paths.home, app.identity.root)
+    flag = replacing.flag_path(app.paths.home, app.identity.root)
     flag.write_text("150\n")  # the daemon is gone, its flag stays
     p = bash("pytest", pytest_output)
     for sender in ("perl", "python"):
@@ -428,3 +430,66 @@ def test_a_long_stdout_cannot_starve_the_stderr_holding_the_error(home: Path, pr
     assert "TypeError: cannot read config: app.json" in out["stderr"]
     assert window(app, out, ("stdout", "stderr")) <= BUDGET
     app.close()
+
+
+# -- the output-replacer hook ---------------------------------------------------------------------------------
+class MakeSummary:
+    """A third-party replacer: a one-line answer for `make`, nothing for anything else."""
+
+    name = "make-summary"
+
+    def __init__(self) -> None:
+        self.delivered_to: list[str] = []
+
+    def replace(self, app, payload, node_id, *, truncated=False):
+        if payload["tool_input"].get("command") != "make":
+            return Replacement(None, "not-make")
+        response = {**payload["tool_response"], "stdout": f"make: {node_id} holds the whole log\n"}
+        return Replacement({"hookSpecificOutput": {"hookEventName": "PostToolUse",
+                                                   "updatedToolOutput": response}}, "replaced")
+
+    def delivered(self, app, outcome):
+        self.delivered_to.append(outcome.reason)
+
+
+class Exploding:
+    name = "exploding"
+
+    def replace(self, app, payload, node_id, *, truncated=False):
+        raise RuntimeError("boom")
+
+    def delivered(self, app, outcome):
+        raise AssertionError("never delivered")
+
+
+class ReplacerPlugin:
+    def __init__(self, *replacers) -> None:
+        self.replacers = replacers
+
+    @hookimpl
+    def memtree_register_output_replacers(self, register) -> None:
+        for replacer in self.replacers:
+            register(replacer)
+
+
+def test_a_plugin_replacer_answers_first_and_the_builtin_slice_takes_the_rest(
+        home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mine = MakeSummary()
+    app, stop, thread = serve(monkeypatch, project, sender="perl", timeout_ms=10_000,
+                              extra=[("acme", ReplacerPlugin(Exploding(), mine))])
+    try:
+        assert app.plugins.output_replacers.names() == ["slice", "exploding", "make-summary"]
+        text = "".join(f"row {i}\n" for i in range(5000)) + "fatal: it broke\n"
+        out = updated(run("replace", bash("make", text), project))
+        assert out["stdout"].startswith("make: ") and out["stdout"].endswith(" holds the whole log\n")
+        for _ in range(100):  # counted after the hook got its answer
+            if mine.delivered_to:
+                break
+            time.sleep(0.05)
+        assert mine.delivered_to == ["replaced"]
+        out = updated(run("replace", bash("ninja", text, tool_use_id="toolu_test2"), project))
+        assert "fatal: it broke" in out["stdout"] and "[memtree: output cut" in out["stdout"]  # the built-in
+    finally:
+        stop.set()
+        thread.join(10)
+        app.close()

@@ -10,6 +10,7 @@ import pytest
 from helpers.common import run_memtree
 
 from memtree_core.errors import NotFound
+from memtree_core.hookspecs import hookimpl
 from memtree_plugins.retrieval.graph import neighbors, path_to_root, recent
 from memtree_plugins.retrieval.query import parse
 from memtree_plugins.retrieval.search import Filters, search
@@ -21,7 +22,10 @@ GAMMA = "The payment gateway retries three times before it gives up on a connect
 
 @pytest.fixture
 def store(app):
-    s = app.store
+    return _fill(app.store)
+
+
+def _fill(s):
     ids = {}
     ids["root"] = s.insert_node("file", "src/app.py", source_uri="file:///p/src/app.py", status_="live").id
     ids["alpha"] = s.insert_node("file_chunk", ALPHA, parent_id=ids["root"], status_="live",
@@ -119,20 +123,83 @@ def test_without_the_semantic_plugin_semantic_is_unavailable_and_hybrid_is_keywo
         app.close()
 
 
-def test_retriever_seam_fuses_keyword_and_semantic_with_the_ranker(app, store):
-    from memtree_plugins.retrieval.search import register_retriever
+class _FakeSemantic:
+    """A third-party retriever registered through the hook, replacing the built-in ``semantic``."""
 
-    seen = {}
+    name = "semantic"
+    fuse = True
 
-    def fake_semantic(app_, pq, limit, filters):
-        seen["where"] = filters.sql()[0]
-        return [(store["gamma"], 0.9), (store["root"], 0.5)]
+    def __init__(self, answer):
+        self.answer = answer
+        self.seen = {}
 
-    register_retriever(app, "semantic", fake_semantic)
-    r = search(app, "yaml", mode="semantic", limit=5)
-    assert hit_ids(r) == [store["gamma"], store["root"]] and "n.status" in seen["where"]
-    r = search(app, "yaml", mode="hybrid", limit=5)
-    assert set(hit_ids(r)) == {store["alpha"], store["gamma"], store["root"]}
+    def available(self, app):
+        return True, ""
+
+    def retrieve(self, app, query, limit, filters):
+        self.seen.update(where=filters.sql()[0], query=query)
+        return self.answer()
+
+
+class _RetrieverPlugin:
+    def __init__(self, retriever, replaces=False):
+        self.retriever, self.replaces = retriever, replaces
+
+    @hookimpl
+    def memtree_register_retrievers(self, register):
+        register(self.retriever, replaces=self.replaces)
+
+
+def test_a_plugin_retriever_replaces_semantic_and_is_fused_with_keyword_by_the_ranker(home, project):
+    from memtree_core.app import App
+
+    ids = {}
+    fake = _FakeSemantic(lambda: [(ids["gamma"], 0.9), (ids["root"], 0.5)])
+    app = App.open(project, extra=[("fake-semantic", _RetrieverPlugin(fake, replaces=True))])
+    try:
+        ids.update(_fill(app.store))
+        assert app.plugins.retrievers.entry("semantic").plugin == "fake-semantic"
+        r = search(app, "yaml", mode="semantic", limit=5)
+        assert hit_ids(r) == [ids["gamma"], ids["root"]] and "n.status" in fake.seen["where"]
+        assert fake.seen["query"] == "yaml"
+        r = search(app, "yaml", mode="hybrid", limit=5)
+        assert set(hit_ids(r)) == {ids["alpha"], ids["gamma"], ids["root"]}
+        app.state.pop("retrieval.auto_mode", None)
+        assert search(app, "yaml", limit=5).mode == "hybrid"  # auto: a fusing retriever is available
+    finally:
+        app.close()
+
+
+def test_a_new_retriever_is_a_mode_of_its_own_name_and_joins_hybrid_when_it_fuses(home, project):
+    from memtree_core.app import App
+
+    ids = {}
+
+    class Newest:
+        name = "newest"
+        fuse = True
+
+        def available(self, app):
+            return True, ""
+
+        def retrieve(self, app, query, limit, filters):
+            where, params = filters.sql()
+            rows = app.store.query(f"SELECT n.id FROM nodes n WHERE {where} ORDER BY n.rowid DESC LIMIT ?",
+                                   (*params, limit))
+            return [(row[0], 1.0 / (i + 1)) for i, row in enumerate(rows)]
+
+    app = App.open(project, environ={**os.environ, "MEMTREE_DISABLE_PLUGINS": "semantic"},
+                   extra=[("newest", _RetrieverPlugin(Newest()))])
+    try:
+        ids.update(_fill(app.store))
+        r = search(app, "anything at all", mode="newest", limit=2)
+        assert r.mode == "newest" and hit_ids(r) == [ids["gamma"], ids["beta"]]
+        r = search(app, "yaml", mode="hybrid", limit=5)
+        assert ids["alpha"] in hit_ids(r) and ids["gamma"] in hit_ids(r)  # keyword's hit and newest's, fused
+        with pytest.raises(ValueError, match="newest"):  # the error lists the modes, the new one included
+            search(app, "yaml", mode="fuzzy")
+    finally:
+        app.close()
 
 
 def test_default_live_filter_hides_other_statuses(app):
@@ -355,3 +422,30 @@ def test_search_rejects_an_unknown_kind_with_the_valid_ones(app) -> None:
         search(app, "hello", filters=Filters.build(kind="note,blob"))
     assert "'blob'" in str(err.value) and all(k in str(err.value) for k in KINDS)
     assert len(search(app, "hello", filters=Filters.build(kind="note")).hits) == 1
+
+
+def test_a_broken_plugin_retriever_costs_its_list_not_the_hybrid_search(home, project):
+    from memtree_core.app import App
+
+    class Broken:
+        name = "broken"
+        fuse = True
+
+        def available(self, app):
+            raise RuntimeError("cannot even say")
+
+        def retrieve(self, app, query, limit, filters):
+            raise RuntimeError("boom")
+
+    app = App.open(project, environ={**os.environ, "MEMTREE_DISABLE_PLUGINS": "semantic"},
+                   extra=[("broken", _RetrieverPlugin(Broken()))])
+    try:
+        ids = _fill(app.store)
+        r = search(app, "yaml", mode="hybrid")
+        assert hit_ids(r) == [ids["alpha"]] and any("'broken' failed (RuntimeError: boom)" in n for n in r.notes)
+        r = search(app, "yaml")  # auto: the broken retriever is not available, so keyword, saying why
+        assert r.mode == "keyword" and any("cannot even say" in n for n in r.notes)
+        with pytest.raises(RuntimeError, match="boom"):  # asked for by name, its error is the answer
+            search(app, "yaml", mode="broken")
+    finally:
+        app.close()

@@ -74,27 +74,24 @@ def _embed_all(app: App) -> int:
 
 def test_with_no_embedder_the_keyword_hint_says_so_not_that_embedding_is_pending(home: Path,
                                                                                   project: Path) -> None:
-    from memtree_plugins.semantic.retriever import default_mode
-
     # An unknown name goes to Ollama as its model; no Ollama answers on a closed port.
     a = App.open(project, environ={**os.environ, "MEMTREE_EMBEDDING_MODEL": "no-such-embedder",
                                    "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{_closed_port()}"})
     try:
-        mode, why = default_mode(a)
+        ok, why = a.plugins.retrievers["semantic"].available(a)
     finally:
         a.close()
-    assert mode == "keyword"
+    assert not ok
     assert why.startswith("no embedder is available") and "not reachable" in why, why
     assert "yet" not in why
 
 
 def test_natural_language_query_finds_the_chunk_through_search(sapp: App) -> None:
     from memtree_plugins.retrieval.search import search
-    from memtree_plugins.semantic.retriever import default_mode, install
-
+    semantic = sapp.plugins.retrievers["semantic"]
     by_symbol = _index_stdlib_chunks(sapp, ["shutil.py", "gzip.py"])
     assert "copytree" in by_symbol and "rmtree" in by_symbol
-    assert default_mode(sapp)[0] == "keyword"  # nothing embedded yet: keyword, with the reason
+    assert not semantic.available(sapp)[0]  # nothing embedded yet: keyword, with the reason
     before = search(sapp, "copy directory tree recursively", limit=5)  # mode='auto'
     assert before.mode == "keyword" and any("embedded yet" in n for n in before.notes)
     sapp.state.pop("retrieval.auto_mode")  # the auto decision is reused for a few seconds
@@ -102,8 +99,7 @@ def test_natural_language_query_finds_the_chunk_through_search(sapp: App) -> Non
         "SELECT count(*) FROM nodes_vec")[0]
     assert vectors.backlog(sapp.store) == 0
     assert sapp.store.counters("walker:embedding_indexer:backlog") == {"walker:embedding_indexer:backlog": 0}
-    install(sapp)
-    assert default_mode(sapp) == ("hybrid", "")
+    assert semantic.available(sapp) == (True, "")
 
     result = search(sapp, "recursively copy an entire directory to a new location", mode="semantic", limit=5)
     assert result.hits[0].id in (by_symbol["copytree"], by_symbol["_copytree"])

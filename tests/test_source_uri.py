@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from memtree_core.app import App
 from memtree_core.coordinator import Coordinator
-from memtree_core.payloads import to_captures
 from memtree_core.store import schema, source_uri
 from memtree_core.store.schema import SCHEMA_VERSION
 from memtree_core.store.sqlite_route import choose_route
+from memtree_plugins.capture.payloads import to_captures
 
 paths = st.lists(st.text(st.characters(blacklist_characters="/\0", blacklist_categories=("Cs",)), min_size=1),
                  min_size=1, max_size=4).map(lambda parts: "/" + "/".join(parts))

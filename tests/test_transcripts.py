@@ -89,3 +89,45 @@ def test_garbage_transcripts_are_counted_never_fatal(tmp_path: Path) -> None:
     assert list(calls(path, scan)) == []
     assert scan.skipped["not-json"] >= 1 and scan.skipped["assistant-without-content"] == 1
     assert scan.skipped["not-an-object"] == 1
+
+
+def _webfetch_records(rid: str, structured: bool) -> list[dict[str, Any]]:
+    """An assistant WebFetch call and its result, in the shapes of the fixture's records."""
+    base = {"cwd": "/home/dev/shop", "sessionId": "s-webfetch", "version": "2.1.33",
+            "timestamp": "2026-11-20T10:00:00.000Z"}
+    use = {**base, "type": "assistant", "uuid": f"a-{rid}", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": rid, "name": "WebFetch",
+         "input": {"url": "https://docs.example.org/retry", "prompt": "retries?"}}]}}
+    result = {**base, "type": "user", "uuid": f"u-{rid}", "message": {"role": "user", "content": [
+        {"tool_use_id": rid, "type": "tool_result", "content": "Retries three times with backoff."}]}}
+    if structured:
+        result["toolUseResult"] = {"result": "Retries three times with backoff.", "code": 200,
+                                   "url": "https://docs.example.org/retry"}
+    return [use, result]
+
+
+def test_calls_of_a_plugins_tool_come_back_only_when_asked_and_only_from_structured_results(
+        tmp_path: Path) -> None:
+    path = transcript(tmp_path / "s.jsonl")
+    with path.open("a") as f:
+        for record in _webfetch_records("toolu_wf_1", True) + _webfetch_records("toolu_wf_2", False):
+            f.write(json.dumps(record) + "\n")
+    default = {p["tool_use_id"] for p in calls(path, Scan())}
+    assert default == IDS  # Read, Grep and Bash only
+    scan = Scan()
+    asked = [p for p in calls(path, scan, tools={"Read", "Grep", "Bash", "WebFetch"})]
+    (webfetch,) = [p for p in asked if p["tool_name"] == "WebFetch"]
+    assert webfetch["tool_use_id"] == "toolu_wf_1" and webfetch["hook_event_name"] == "PostToolUse"
+    assert webfetch["tool_response"]["result"] == "Retries three times with backoff."
+    assert scan.skipped["WebFetch-result-unreadable"] == 1  # no shape to guess for a text-only result
+
+
+def test_the_tools_a_plugin_set_captures(home: Path, project: Path) -> None:
+    from memtree_core.app import App
+    from memtree_core.transcripts import captured_tools
+
+    app = App.open(project)
+    try:
+        assert captured_tools(app.plugins) == {"Read", "Grep", "Bash"}
+    finally:
+        app.close()

@@ -468,6 +468,18 @@ def memtree_register_redaction_rules(register):
     register(CorpSecret())
 
 
+class NoVault:
+    name = "no-vault"
+
+    def check(self, command, app):
+        return "corp:vault" if command.startswith("vault ") else None
+
+
+@hookimpl
+def memtree_register_command_policies(register):
+    register(NoVault())
+
+
 @hookimpl
 def memtree_register_filters(register):
     raise AssertionError("a rules-only plugin must not be asked for anything but its redaction rules")
@@ -488,7 +500,8 @@ def test_a_repo_cannot_leave_out_a_users_redaction_plugin(home: Path, project: P
     try:
         info = app.plugins.info("corprules")
         assert info is not None and info.status == "rules-only"
-        assert info.provides == {"redaction_rules": ["corp-secret"]}
+        assert info.provides == {"redaction_rules": ["corp-secret"], "command_policies": ["no-vault"]}
+        assert app.command_denied("vault kv get secret/db") == "corp:vault"
         clean, hits = app.redact("key corp_secret_123456 and " + TOKEN)
         assert "corp_secret_123456" not in clean and TOKEN not in clean and hits["corp-secret"] == 1
     finally:

@@ -227,7 +227,8 @@ class Daemon:
             from memtree_core.backfill import Backfill
 
             # Captures the hook could not deliver while no daemon answered: now, then periodically.
-            self._start_thread("backfill", Backfill(self.app).loop, self.stop_event)
+            self._start_thread("backfill", Backfill(self.app, ingest.IngestServer(self.app)).loop,
+                               self.stop_event)
             self._start_thread("coordinator", Coordinator(self.app).run, self.stop_event)
             names = register_tools(server, self.app)
             log.info("tools ready after %.0f ms: %s", (time.perf_counter() - self.t0) * 1000,

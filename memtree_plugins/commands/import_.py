@@ -61,7 +61,7 @@ def import_transcripts(app: Any, transcripts: list[Path], root: Path | None = No
                        progress: _Progress | None = None) -> dict[str, Any]:
     from memtree_core.backfill import ingest_payloads
     from memtree_core.ingest import IngestServer
-    from memtree_core.transcripts import Scan, calls
+    from memtree_core.transcripts import Scan, calls, captured_tools
 
     server = IngestServer(app)
     counts: Counter[str] = Counter()
@@ -69,7 +69,8 @@ def import_transcripts(app: Any, transcripts: list[Path], root: Path | None = No
     unreadable: list[str] = []
     for path in transcripts:
         try:
-            counts.update(ingest_payloads(app, server, calls(path, scan, root=root)))
+            counts.update(ingest_payloads(app, server, calls(path, scan, root=root,
+                                                             tools=captured_tools(app.plugins))))
         except OSError as exc:
             unreadable.append(f"{path}: {exc.strerror or exc}")
         if progress is not None:

@@ -26,9 +26,10 @@ EXAMPLE = "memtree search --kind file_chunk --mode keyword --limit 5 retry backo
 def add_arguments(parser: Any) -> None:
     parser.add_argument("query", nargs="+", help="words to find (quotes and FTS operators are plain text)")
     # The lists are spelled out (not imported) so `--help` stays cheap; tests check them against the code's.
-    parser.add_argument("--mode", default="auto", choices=MODES,
-                        help="auto (the default: hybrid when embeddings exist, else keyword), keyword, semantic "
-                             "or hybrid")
+    # Not argparse choices: a plugin's retriever is a mode too; the search tool names the valid ones.
+    parser.add_argument("--mode", default="auto", metavar="{" + ",".join(MODES) + "}",
+                        help=f"{', '.join(MODES)} or a retriever a plugin added (default auto: hybrid when "
+                             "embeddings exist, else keyword)")
     parser.add_argument("--limit", type=int, default=None, help="hits to return (default: search.defaultLimit)")
     parser.add_argument("--kind", default=None, type=_kinds, metavar="KIND[,KIND...]",
                         help=f"only these node kinds: {', '.join(KINDS)}")

@@ -18,7 +18,7 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any) -> int:
-    from memtree_core.replace import summary
+    from memtree_core.replacing import summary
 
     app = open_app(args)
     stats = app.store.stats()

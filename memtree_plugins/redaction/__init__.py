@@ -4,6 +4,8 @@
 Each rule is registered under its own name, so a third-party plugin can ``register.remove("<name>")`` a
 single built-in rule, or ``register(rule, replaces=True)`` to swap in its own version of it.  The rule set
 is versioned (``RULESET_VERSION``) so an audit can say which rules a store was written under.
+
+Also the command policies (:mod:`.denylist`): ``env-dump`` and the user's ``bash.deny``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from memtree_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from memtree_core.registry import Register
-    from memtree_core.types import RedactionRule
+    from memtree_core.types import CommandPolicy, RedactionRule
 
 
 @hookimpl(trylast=True)
@@ -26,3 +28,11 @@ def memtree_register_redaction_rules(register: Register[RedactionRule]) -> None:
     register(EnvDumpRule())
     for rule in RULES:
         register(rule)
+
+
+@hookimpl(trylast=True)
+def memtree_register_command_policies(register: Register[CommandPolicy]) -> None:
+    from memtree_plugins.redaction.denylist import EnvDumpPolicy, UserDenyPolicy
+
+    register(EnvDumpPolicy())
+    register(UserDenyPolicy())

@@ -1,6 +1,6 @@
 """Environment dumps, recognised by what the output is rather than by the command that printed it.
 
-The command denylist (:mod:`memtree_core.denylist`) stops ``env``, ``printenv`` and the like before they
+The command denylist (:mod:`memtree_plugins.redaction.denylist`) stops ``env``, ``printenv`` and the like before they
 run, but a shell offers endless other spellings (``sh -c env``, ``x=env; $x``, an awk or python loop,
 ``cat /proc/$PPID/environ``).  Every one of them prints the same thing: the names of the running
 process's environment variables, each with a value.  This rule looks for that.

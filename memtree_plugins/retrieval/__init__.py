@@ -17,6 +17,7 @@ from memtree_core.types import ToolSpec
 if TYPE_CHECKING:
     from memtree_core.app import App
     from memtree_core.registry import Register
+    from memtree_core.types import Retriever
 
 from memtree_plugins.retrieval.models import (
     ComposeResult,
@@ -66,7 +67,7 @@ def _search_tool(app: App):
         query: Annotated[str, Field(description="words to find; every word must match (quotes and "
                                                 "operators are plain text)")],
         mode: Annotated[str, Field(description="auto (hybrid when embeddings exist, else keyword) | keyword | "
-                                               "semantic | hybrid")] = "auto",
+                                               "semantic | hybrid | a retriever a plugin added")] = "auto",
         limit: Annotated[int, Field(ge=1, le=200)] = 10,
         kind: Annotated[str | None, Field(description="file_chunk, tool_output, summary, note, "
                                                       "observation, file (comma list)")] = None,
@@ -164,3 +165,10 @@ TOOLS = (
 def memtree_register_tools(register: Register[ToolSpec]) -> None:
     for spec in TOOLS:
         register(spec)
+
+
+@hookimpl(trylast=True)
+def memtree_register_retrievers(register: Register[Retriever]) -> None:
+    from memtree_plugins.retrieval.search import KeywordRetriever
+
+    register(KeywordRetriever())

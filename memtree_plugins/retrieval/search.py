@@ -40,15 +40,16 @@ The pass is skipped for a term so common that bm25 itself is (see 3.).
 
 Modes
 -----
-``keyword`` is built in.  ``semantic`` and ``hybrid`` use retrievers found in
-``app.state['retrieval.retrievers']`` (name -> ``fn(app, parsed_query, limit, filters) -> [(node_id,
-score)]``, added with :func:`register_retriever` by the plugin that owns embeddings) and the ranker named by
-the ``search.ranker`` setting for fusion.  Until one is there they fail with a clear "not available" error.
+Each registered retriever (``memtree_register_retrievers``) is a mode of its name: ``keyword`` (this
+module's :class:`KeywordRetriever`) and ``semantic`` (the semantic plugin's) are the built-ins.  ``hybrid``
+fuses keyword's list with those of the retrievers that declare ``fuse`` through the ranker named by the
+``search.ranker`` setting; ``auto`` is hybrid when one of those is available, else keyword with the reason.
+A mode with no retriever behind it fails with a clear "not available" error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,8 +64,11 @@ from memtree_plugins.retrieval.when import parse_time
 if TYPE_CHECKING:
     from memtree_core.app import App
     from memtree_core.store import NodeRow, Store
+    from memtree_core.types import Retriever
 
-MODES = ("auto", "keyword", "semantic", "hybrid")
+log = logging.getLogger("memtree.search")
+
+MODES = ("auto", "keyword", "semantic", "hybrid")  # the built-in modes; each registered retriever adds its own
 AUTO_KEY = "retrieval.auto_mode"
 AUTO_TTL_S = 5.0  # how long the auto decision is reused: it costs a query over nodes_vec
 WINDOW = 1000
@@ -74,13 +78,9 @@ DF_PROBE = 256
 MAX_WINDOW = 32_000
 MAX_LIMIT = 200
 SNIPPET_TOKENS = 16
-RETRIEVERS_KEY = "retrieval.retrievers"
 # Column weights (id, content, symbols): a definition's name outweighs any number of uses in body text.
 BM25 = f"bm25(f.nodes_fts, 0.0, 1.0, {SYMBOL_WEIGHT})"
 DEF_CANDIDATES = 100  # chunks naming a one-word query in their symbols, sorted by how they define it
-
-Retriever = Callable[["App", ParsedQuery, int, "Filters"], list[tuple[str, float]]]
-
 
 @dataclass(frozen=True)
 class Filters:
@@ -365,39 +365,60 @@ def _hit(app: App, node: NodeRow, score: float, snippet: str, matched: str) -> S
 
 
 # -- modes ---------------------------------------------------------------------------------------------
-def register_retriever(app: App, name: str, fn: Retriever) -> None:
-    """Make a retriever (e.g. 'semantic') available to ``search`` for this app."""
-    app.state.setdefault(RETRIEVERS_KEY, {})[name] = fn
+class KeywordRetriever:
+    """The built-in ``keyword`` retriever: :func:`keyword_search` (``result`` keeps its snippets and notes)."""
+
+    name = "keyword"
+    fuse = False  # hybrid search starts from it; it is not fused twice
+
+    def available(self, app: App) -> tuple[bool, str]:
+        return True, ""
+
+    def result(self, app: App, query: str, limit: int, filters: Filters) -> SearchResult:
+        return keyword_search(app, parse(query), limit, filters)
+
+    def retrieve(self, app: App, query: str, limit: int, filters: Filters) -> list[tuple[str, float]]:
+        return [(h.id, h.score) for h in self.result(app, query, limit, filters).hits]
+
+
+def modes(app: App) -> list[str]:
+    """Every mode ``search`` accepts here: the built-in names and each registered retriever's."""
+    return list(dict.fromkeys((*MODES, *app.plugins.retrievers.names())))
 
 
 def _retriever(app: App, name: str) -> Retriever:
-    fn = app.state.get(RETRIEVERS_KEY, {}).get(name)
-    if fn is None and name == "semantic" and (info := app.plugins.info("semantic")) and info.status == "loaded":
-        from memtree_plugins.semantic.retriever import install  # the built-in embeddings plugin
-
-        install(app)
-        fn = app.state.get(RETRIEVERS_KEY, {}).get(name)
-    if fn is not None:
-        return fn
-    why = ("no embedding retriever is installed yet (semantic search lands with the embeddings work)"
+    found = app.plugins.retrievers.get(name)
+    if found is not None:
+        return found
+    why = (f"no plugin registered a retriever named {name!r} (is the plugin that provides it disabled?)"
            if app.store.vector.available else f"vector search is off: {app.store.vector.reason}")
     raise ValueError(f"search mode '{name}' is not available yet: {why}; use mode='keyword'")
+
+
+def _fusing(app: App) -> list[Retriever]:
+    """The retrievers ``hybrid`` fuses with keyword, in precedence order."""
+    return [r for r in app.plugins.retrievers.ranked() if getattr(r, "fuse", False) and r.name != "keyword"]
 
 
 def _auto_mode(app: App) -> tuple[str, str]:
     """'hybrid' when semantic search can run on this store (spec §5's default), else 'keyword' and why."""
     import time
 
-    cached = app.state.get(AUTO_KEY)
+    cached = app.state.get(AUTO_KEY)  # a per-daemon cache of the decision: it costs a query over nodes_vec
     if cached and time.monotonic() - cached[0] < AUTO_TTL_S:
         return cached[1], cached[2]
-    info = app.plugins.info("semantic")
-    if info is None or info.status != "loaded":
-        decision = ("keyword", "the semantic plugin is not loaded")
-    else:
-        from memtree_plugins.semantic.retriever import default_mode
-
-        decision = default_mode(app)
+    decision = ("keyword", "no plugin registered a retriever for hybrid search (the semantic plugin is "
+                           "not loaded)")
+    for retriever in _fusing(app):
+        try:
+            ok, why = retriever.available(app)
+        except Exception as exc:  # a third-party retriever's failure costs its mode, not the search
+            ok, why = False, f"retriever {retriever.name!r} failed: {type(exc).__name__}: {exc}"
+        if ok:
+            decision = ("hybrid", "")
+            break
+        if decision[0] == "keyword" and "no plugin registered" in decision[1]:
+            decision = ("keyword", why)
     app.state[AUTO_KEY] = (time.monotonic(), *decision)
     return decision
 
@@ -410,8 +431,9 @@ def search(app: App, query: str, mode: str = "auto", limit: int = 10,
     result's notes say why).
     """
     mode = (mode or "auto").strip().lower()
-    if mode not in MODES:
-        raise ValueError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
+    known = modes(app)
+    if mode not in known:
+        raise ValueError(f"unknown search mode {mode!r}; use one of {', '.join(known)}")
     if not isinstance(limit, int) or limit < 1:
         raise ValueError(f"limit must be a positive integer, not {limit!r}")
     if limit > MAX_LIMIT:
@@ -424,22 +446,38 @@ def search(app: App, query: str, mode: str = "auto", limit: int = 10,
         mode, why = _auto_mode(app)
         auto_note = f"keyword search: {why}" if why else ""
     if mode == "keyword":
-        result = keyword_search(app, pq, limit, filters)
+        result = _single(app, _retriever(app, "keyword"), pq, limit, filters)
         if auto_note:
             result.notes.append(auto_note)
         return result
-    if mode == "semantic":
-        lists = {"semantic": _retriever(app, "semantic")(app, pq, limit, filters)}
-    else:
-        kw = keyword_search(app, pq, limit * 2, filters)
+    if mode != "hybrid":
+        return _single(app, _retriever(app, mode), pq, limit, filters)
+    keyword = _retriever(app, "keyword")
+    lists = {"keyword": keyword.retrieve(app, pq.raw, limit * 2, filters)}
+    fusing = _fusing(app)
+    failed = [] if fusing else ["no plugin registered a retriever for hybrid search (the semantic plugin is "
+                                "not loaded)"]
+    for retriever in fusing:
         try:
-            sem = _retriever(app, "semantic")(app, pq, limit * 2, filters)
-        except ValueError as exc:  # no embedder / no vectors / mixed models: keyword, saying why
-            kw = keyword_search(app, pq, limit, filters)
-            kw.notes.append(f"hybrid fell back to keyword search: {exc}")
-            return kw
-        lists = {"keyword": [(h.id, h.score) for h in kw.hits], "semantic": sem}
+            lists[retriever.name] = retriever.retrieve(app, pq.raw, limit * 2, filters)
+        except ValueError as exc:  # no embedder / no vectors / mixed models: say why
+            failed.append(str(exc))
+        except Exception as exc:  # a broken plugin retriever costs its list, not the (default) search
+            log.exception("retriever %s failed in hybrid search", retriever.name)
+            failed.append(f"retriever {retriever.name!r} failed ({type(exc).__name__}: {exc})")
+    if len(lists) == 1:  # nothing to fuse with: keyword, saying why
+        result = _single(app, keyword, pq, limit, filters)
+        result.notes.append(f"hybrid fell back to keyword search: {'; '.join(failed)}")
+        return result
     return _fused(app, pq, mode, limit, lists)
+
+
+def _single(app: App, retriever: Retriever, pq: ParsedQuery, limit: int, filters: Filters) -> SearchResult:
+    """One retriever's hits; one that builds its own result (keyword: snippets, notes) gives that."""
+    result = getattr(retriever, "result", None)
+    if callable(result):
+        return result(app, pq.raw, limit, filters)  # type: ignore[no-any-return]
+    return _fused(app, pq, retriever.name, limit, {retriever.name: retriever.retrieve(app, pq.raw, limit, filters)})
 
 
 def _fused(app: App, pq: ParsedQuery, mode: str, limit: int,

@@ -1,8 +1,10 @@
-"""Built-in selectors: what to keep of a long output when memtree shrinks it to a budget.
+"""Built-in selectors, what to keep of a long output when memtree shrinks it to a budget, and the built-in
+output replacer ``slice`` that uses them (:mod:`.replace`).
 
-``memtree_core.replace`` picks, for each replaced output, the first matching selector in precedence order
+``slice`` picks, for each replaced output, the first matching selector in precedence order
 (``Registry.ranked``: the highest ``priority``, then pluggy's call order, so a third-party plugin wins over
-a built-in at equal priority; within this plugin, the order below).  The built-ins: ``generic`` (head, error lines, tail; matches everything, priority 0) and, at
+a built-in at equal priority; within this plugin, the order below).  The built-ins: ``generic`` (head, error
+lines, tail; matches everything, priority 0) and, at
 priority 10, ``pytest``, ``cargo``, ``node`` (npm/jest/vitest/tsc), ``git-log`` and ``grep``.
 A plugin adds its own through ``memtree_register_selectors``; ``memtree_plugins.selectors.lines`` has the
 budgeted line assembler they share.
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 from memtree_core.hookspecs import hookimpl
 from memtree_core.registry import Register
-from memtree_core.types import Selector
+from memtree_core.types import OutputReplacer, Selector
 
 
 @hookimpl(trylast=True)
@@ -29,3 +31,10 @@ def memtree_register_selectors(register: Register[Selector]) -> None:
     for selector in (GrepSelector(), GitLogSelector(), NodeSelector(), CargoSelector(), PytestSelector(),
                      GenericSelector()):
         register(selector)
+
+
+@hookimpl(trylast=True)
+def memtree_register_output_replacers(register: Register[OutputReplacer]) -> None:
+    from memtree_plugins.selectors.replace import SliceReplacer
+
+    register(SliceReplacer())

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from memtree_core.denylist import command_denied
 from memtree_core.printed_secrets import RULE, mask_printed
 from memtree_core.redaction_gate import RedactionUnavailable
 from memtree_plugins.wrappers.budget import head_tail
@@ -174,7 +173,7 @@ def _check(command: str, timeout: float | None) -> tuple[float, list[str]]:
 
 
 def _why_not_stored(app: App, command: str) -> str | None:
-    denied = command_denied(command, app.paths.bash_deny)
+    denied = app.command_denied(command)
     if denied:
         return f"command is on the deny list ({denied})"
     if not app.settings.capture.bash:

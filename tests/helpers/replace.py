@@ -14,7 +14,7 @@ import pytest
 
 from helpers.common import REPO
 from helpers.hook import FIXTURES, HOOKS
-from memtree_core import hook_sender, ingest, replace
+from memtree_core import hook_sender, ingest, replacing
 from memtree_core.app import App
 
 
@@ -44,18 +44,18 @@ def bash(cmd: str, stdout: str, stderr: str = "", tool_use_id: str = "toolu_test
 
 
 def serve(monkeypatch: pytest.MonkeyPatch, project: Path, enabled: bool = True, sender: str = "",
-          timeout_ms: int = 150):
+          timeout_ms: int = 150, extra: list[tuple[str, object]] | None = None):
     monkeypatch.setenv("MEMTREE_CAPTURE__REPLACE__ENABLED", "true" if enabled else "false")
     monkeypatch.setenv("MEMTREE_CAPTURE__REPLACE__TIMEOUT_MS", str(timeout_ms))
     monkeypatch.setenv("MEMTREE_HOOK_SENDER", sender)
-    app = App.open(project)
+    app = App.open(project, extra=extra)
     sock = ingest.bind(app.paths, app.identity.root)
     stop = threading.Event()
     thread = threading.Thread(target=ingest.serve, args=(sock, app, stop), daemon=True)
     thread.start()
     for _ in range(200):  # serve() writes the sender file, then the flag, on its own thread
         if (app.paths.home / hook_sender.SENDER_FILE).exists() and (
-                not enabled or replace.flag_path(app.paths.home, app.identity.root).exists()):
+                not enabled or replacing.flag_path(app.paths.home, app.identity.root).exists()):
             break
         time.sleep(0.05)
     time.sleep(0.05)

@@ -19,7 +19,7 @@ from memtree_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from memtree_core.registry import Register
-    from memtree_core.types import Chunker, Filter, RedactionRule
+    from memtree_core.types import CaptureAdapter, Chunker, Filter, RedactionRule
 
 
 @hookimpl
@@ -44,3 +44,11 @@ def memtree_register_chunkers(register: Register[Chunker]) -> None:
     # Override a built-in: memtree's fallback chunker is registered as "window" (200-line windows).
     # Without replaces=True this registration would be reported as a conflict and skipped.
     register(ShortWindowChunker(), replaces=True)
+
+
+@hookimpl
+def memtree_register_capture_adapters(register: Register[CaptureAdapter]) -> None:
+    from memtree_acme.webfetch import WebFetchAdapter
+
+    # Captures WebFetch results too (memtree's own adapters take Read, Grep and Bash).
+    register(WebFetchAdapter())

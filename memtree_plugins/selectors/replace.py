@@ -1,12 +1,9 @@
-"""Shrinking native tool output: the server half of the synchronous PostToolUse hook (issue 8).
+"""The built-in output replacer: long Bash and Grep output cut to a budgeted slice by the selectors (issue 8).
 
-Claude Code (>= 2.1.121) replaces what the model sees with ``hookSpecificOutput.updatedToolOutput`` when a
-*synchronous* PostToolUse hook prints it and it keeps the tool's output shape (same fields, same types;
-otherwise Claude Code logs an error and keeps the original).  ``plugin/hooks/replace`` sends the payload
-over the ingest socket prefixed with :data:`HEADER`; the ingest server stores the full output exactly as
-passive capture does (redacted, one node: the async capture of the same call is deduplicated by
-``tool_use_id``), then asks :func:`build` for the replacement and answers the ack line followed by the
-hook's stdout (nothing when the output passes untouched).
+The host (:mod:`memtree_core.replacing`) stores the full output exactly as passive capture does (one node:
+the async capture of the same call is deduplicated by ``tool_use_id``), then asks the registered output
+replacers for the hook's stdout; this one answers ``hookSpecificOutput.updatedToolOutput`` in the tool's own
+output shape (same fields, same types; otherwise Claude Code logs an error and keeps the original).
 
 What is replaced (``capture.replace``, off by default):
     Bash ``stdout``/``stderr`` and Grep ``content`` (content and count modes) or ``filenames`` when their
@@ -20,77 +17,24 @@ What never is:
 Accounting: only outputs actually replaced count, measured with ``app.count_tokens`` (the budgets'
 counter): ``replace:original_tokens:<tool>``, ``replace:window_tokens:<tool>``, ``replace:saved_tokens:
 <tool>``, ``replace:outputs:<tool>`` and per session ``replace:session:<session_id>:saved_tokens`` /
-``...:outputs``.  The ingest server bumps them only after the reply was written to a client still waiting.
+``...:outputs``.  The host calls :meth:`SliceReplacer.delivered` only after the reply was written to a client
+still waiting.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memtree_core.types import Selector
+from memtree_core.types import Replacement, Selector
 
 if TYPE_CHECKING:
     from memtree_core.app import App
 
 log = logging.getLogger("memtree.replace")
 
-# First line of a request that wants a replacement back.  A payload is a JSON object, so it starts with
-# "{" or whitespace: this line cannot be mistaken for one, and an old client never sends it.
-HEADER = b"MEMTREE-REPLACE 1\n"
-# Written next to the hook's root link when replacement is on: its one line is the hook's timeout in ms.
-FLAG_NAME = ".replace"
 TOOLS = ("Bash", "Grep")
-
-
-def split_request(raw: bytes) -> tuple[bool, bytes]:
-    """(wants a replacement, the payload)."""
-    if raw.startswith(HEADER):
-        return True, raw[len(HEADER):]
-    return False, raw
-
-
-# -- the flag the hook reads ----------------------------------------------------------------------------------
-def write_flag(app: App) -> None:
-    """Tell ``plugin/hooks/replace`` whether to ask (file present) and its timeout; remove it when off."""
-    from memtree_core.ingest import root_link
-
-    settings = app.settings.capture.replace
-    root = app.identity.root
-    for form in dict.fromkeys((os.path.abspath(root), os.path.realpath(root))):
-        flag = root_link(app.paths.home, form).parent / FLAG_NAME
-        try:
-            if not settings.enabled:
-                flag.unlink(missing_ok=True)
-                continue
-            flag.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            tmp = flag.with_name(f"{FLAG_NAME}.{os.getpid()}.tmp")
-            tmp.write_text(f"{settings.timeout_ms}\n")
-            os.replace(tmp, flag)
-        except OSError as exc:
-            log.warning("cannot write %s (%s); tool output will not be shrunk there", flag, exc)
-
-
-def flag_path(home: Path, root: Path | str) -> Path:
-    from memtree_core.ingest import root_link
-
-    return root_link(home, root).parent / FLAG_NAME
-
-
-def warm_up(app: App) -> None:
-    """Open the store and run one replacement off the record, so the first real one is not the slow one."""
-    try:
-        app.store.counters("replace:")
-        text = "".join(f"warm-up line {i}: error? no\n" for i in range(400))
-        payload = {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "true"},
-                   "tool_response": {"stdout": text, "stderr": "", "interrupted": False}}
-        build(app, payload, "warm-up")
-    except Exception:
-        log.exception("replacement warm-up failed (the first replacement may be slow)")
 
 
 # -- choosing a selector --------------------------------------------------------------------------------------
@@ -136,11 +80,9 @@ def cut(app: App, selectors: list[Selector], text: str, budget: int) -> str:
 
 # -- building the replacement ---------------------------------------------------------------------------------
 @dataclass
-class Outcome:
+class Outcome(Replacement):
     """What :func:`build` decided: ``output`` is the hook's stdout object, or None with ``reason``."""
 
-    output: dict[str, Any] | None
-    reason: str
     tool: str = "?"
     session_id: str = ""
     original_tokens: int = 0
@@ -278,7 +220,7 @@ def _cut_fields(app: App, selectors: list[Selector], fields: dict[str, str], siz
         if sizes[k] <= shares[k]:
             out[k] = text
         elif k == "filenames":
-            from memtree_core.lines import Pick, assemble, split
+            from memtree_plugins.selectors.lines import Pick, assemble, split
 
             # A file list keeps Claude Code's order (newest first); no omission markers inside a list.
             lines = split(text)
@@ -311,29 +253,14 @@ def account(app: App, outcome: Outcome) -> None:
             store.bump(f"replace:session:{outcome.session_id}:saved_tokens", saved)
 
 
-def count_pass(app: App, outcome: Outcome) -> None:
-    """An output the hook asked about and left untouched (never counted as savings)."""
-    try:
-        app.store.bump(f"replace:untouched:{outcome.reason}")
-    except Exception:
-        log.exception("cannot count an untouched output")
+class SliceReplacer:
+    """The built-in output replacer ``slice``: :func:`build`, counted by :func:`account` once delivered."""
 
+    name = "slice"
 
-def summary(counters: dict[str, int]) -> dict[str, Any]:
-    """``memtree stats`` view of the ``replace:`` counters: per tool and per session."""
-    tools: dict[str, dict[str, int]] = {}
-    sessions: dict[str, dict[str, int]] = {}
-    untouched: dict[str, int] = {}
-    for name, value in counters.items():
-        parts = name.split(":")
-        if len(parts) == 3 and parts[1] == "untouched":
-            untouched[parts[2]] = value
-        elif len(parts) == 3:
-            tools.setdefault(parts[2], {})[parts[1]] = value
-        elif len(parts) >= 4 and parts[1] == "session":
-            sessions.setdefault(":".join(parts[2:-1]), {})[parts[-1]] = value
-    return {"tools": tools, "sessions": sessions, "untouched": untouched}
+    def replace(self, app: App, payload: dict[str, Any], node_id: str, *, truncated: bool = False) -> Outcome:
+        return build(app, payload, node_id, truncated=truncated)
 
-
-def reply_bytes(outcome: Outcome) -> bytes:
-    return b"" if outcome.output is None else json.dumps(outcome.output, ensure_ascii=False).encode() + b"\n"
+    def delivered(self, app: App, outcome: Replacement) -> None:
+        if isinstance(outcome, Outcome):
+            account(app, outcome)

@@ -1,4 +1,5 @@
-"""Claude Code hook payload -> the node(s) memtree stores (spec §7, DESIGN.md §2).
+"""Claude Code hook payload -> the node(s) memtree stores (spec §7, DESIGN.md §2): the built-in capture
+adapters' translation for Read, Grep and Bash.
 
 Pure translation: no store, no redaction, no denylist (the ingest server applies those). The only I/O is a
 ``stat`` of a Read file (its mtime keys staleness) and reading a Bash ``persistedOutputPath`` (Claude Code cut
@@ -13,29 +14,14 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
 from typing import Any
 
+from memtree_core.captures import EVENTS
 from memtree_core.store.source_uri import file_uri, mtime_of_path
+from memtree_core.types import Capture, Dropped
 
-EVENTS = ("PostToolUse", "PostToolUseFailure")
 TOOLS = ("Read", "Grep", "Bash")
-
-
-@dataclass
-class Capture:
-    kind: str  # a store node kind: file_chunk or tool_output
-    content: str
-    source_uri: str | None = None
-    mtime: int = 0  # the source file's mtime (source_uri.mtime: nanoseconds) when the capture is a piece of it
-    metadata: dict[str, Any] = field(default_factory=dict)
-    # A cut-down text (read from a persisted output file) that the store must mark truncated.
-    original_bytes: int | None = None
-
-
-@dataclass(frozen=True)
-class Dropped:
-    reason: str
+__all__ = ["Capture", "Dropped", "Files", "ToolAdapter", "file_uri", "to_captures"]
 
 
 class Files:
@@ -69,6 +55,17 @@ class Files:
         return raw.decode("utf-8", "replace"), st.st_size
 
 
+class ToolAdapter:
+    """A built-in capture adapter: one Claude Code tool, translated by :func:`to_captures`."""
+
+    def __init__(self, tool: str) -> None:
+        self.name = tool.lower()
+        self.tools = (tool,)
+
+    def captures(self, payload: dict[str, Any], *, max_bytes: int) -> list[Capture] | Dropped:
+        return to_captures(payload, max_bytes=max_bytes)
+
+
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -93,11 +90,6 @@ def common_metadata(payload: dict[str, Any]) -> dict[str, Any]:
     if isinstance(duration, (int, float)) and not isinstance(duration, bool):
         meta["duration_ms"] = duration
     return meta
-
-
-def bash_command(payload: dict[str, Any]) -> str | None:
-    """The command of a Bash payload (for the denylist), or None."""
-    return _str(_dict(payload.get("tool_input")).get("command"))
 
 
 def to_captures(payload: Any, *, max_bytes: int, files: Files | None = None) -> list[Capture] | Dropped:

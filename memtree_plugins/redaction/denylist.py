@@ -1,5 +1,6 @@
 """Commands whose whole capture is dropped (spec §7): environment dumps, and the regexes a user lists in
-``$MEMTREE_HOME/<project-hash>/bash.deny``.
+``$MEMTREE_HOME/<project-hash>/bash.deny``.  The built-in command policies (``memtree_register_command_policies``)
+``env-dump`` and ``bash.deny``; they ship with the redaction plugin, which a repository cannot disable.
 
 Redaction catches secrets by shape; an environment dump is denied outright because it is *all* secrets
 by position (any variable may hold one).  What counts as a dump, decided conservatively — a false denial
@@ -30,6 +31,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -247,6 +249,27 @@ def _reason(command: str, depth: int) -> str | None:
         if reason:
             return reason
     return None
+
+
+class EnvDumpPolicy:
+    """The built-in command policy ``env-dump``: commands that print the environment (see the module doc)."""
+
+    name = "env-dump"
+
+    def check(self, command: str, app: object) -> str | None:
+        return builtin_reason(command)
+
+
+class UserDenyPolicy:
+    """The built-in command policy ``bash.deny``: the user's regexes in ``$MEMTREE_HOME/<hash>/bash.deny``."""
+
+    name = "bash.deny"
+
+    def check(self, command: str, app: Any) -> str | None:
+        for pattern in load_patterns(app.paths.bash_deny):
+            if pattern.search(command):
+                return f"bash.deny:{pattern.pattern}"
+        return None
 
 
 def command_denied(command: str, deny_file: Path) -> str | None:

@@ -1,0 +1,128 @@
+"""Shrinking native tool output, the host's half: the synchronous hook's protocol and the output-replacer hook.
+
+Claude Code (>= 2.1.121) replaces what the model sees with ``hookSpecificOutput.updatedToolOutput`` when a
+*synchronous* PostToolUse hook prints it.  ``plugin/hooks/replace`` sends the payload over the ingest socket
+prefixed with :data:`HEADER`; the ingest server stores the full output exactly as passive capture does, then
+asks the registered output replacers (``memtree_register_output_replacers``, in precedence order) for the
+replacement and answers the ack line followed by the hook's stdout (nothing when the output passes
+untouched).  The built-in replacer (the ``selectors`` plugin) cuts Bash and Grep output to a budgeted slice.
+
+``capture.replace`` (off by default) switches the whole of it: the flag file next to the hook's root link
+(:func:`write_flag`) is what makes the hook ask at all.  An output every replacer leaves alone is counted
+``replace:untouched:<reason>``; the replacer that produced a replacement counts it (``delivered``) only
+after the reply reached a hook still waiting.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memtree_core.root_links import root_link
+from memtree_core.types import Replacement
+
+if TYPE_CHECKING:
+    from memtree_core.app import App
+    from memtree_core.types import OutputReplacer
+
+log = logging.getLogger("memtree.replace")
+
+# First line of a request that wants a replacement back.  A payload is a JSON object, so it starts with
+# "{" or whitespace: this line cannot be mistaken for one, and an old client never sends it.
+HEADER = b"MEMTREE-REPLACE 1\n"
+# Written next to the hook's root link when replacement is on: its one line is the hook's timeout in ms.
+FLAG_NAME = ".replace"
+
+
+def split_request(raw: bytes) -> tuple[bool, bytes]:
+    """(wants a replacement, the payload)."""
+    if raw.startswith(HEADER):
+        return True, raw[len(HEADER):]
+    return False, raw
+
+
+# -- the flag the hook reads ----------------------------------------------------------------------------------
+def write_flag(app: App) -> None:
+    """Tell ``plugin/hooks/replace`` whether to ask (file present) and its timeout; remove it when off."""
+    settings = app.settings.capture.replace
+    root = app.identity.root
+    for form in dict.fromkeys((os.path.abspath(root), os.path.realpath(root))):
+        flag = flag_path(app.paths.home, form)
+        try:
+            if not settings.enabled:
+                flag.unlink(missing_ok=True)
+                continue
+            flag.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            tmp = flag.with_name(f"{FLAG_NAME}.{os.getpid()}.tmp")
+            tmp.write_text(f"{settings.timeout_ms}\n")
+            os.replace(tmp, flag)
+        except OSError as exc:
+            log.warning("cannot write %s (%s); tool output will not be shrunk there", flag, exc)
+
+
+def flag_path(home: Path, root: Path | str) -> Path:
+    return root_link(home, root).parent / FLAG_NAME
+
+
+# -- asking the replacers ------------------------------------------------------------------------------------
+def choose(app: App, payload: dict[str, Any], node_id: str, *,
+           truncated: bool = False) -> tuple[OutputReplacer | None, Replacement]:
+    """The first replacement a replacer offers, in precedence order, with that replacer; else (None, the
+    first replacer's reason for leaving it alone).  Never raises: a failing replacer is skipped."""
+    if not app.settings.capture.replace.enabled:
+        return None, Replacement(None, "disabled")
+    first: Replacement | None = None
+    for replacer in app.plugins.output_replacers.ranked():
+        try:
+            outcome = replacer.replace(app, payload, node_id, truncated=truncated)
+        except Exception as exc:
+            log.exception("output replacer %s failed; the output passes untouched", replacer.name)
+            outcome = Replacement(None, f"error:{type(exc).__name__}")
+        if outcome.output is not None:
+            return replacer, outcome
+        first = first or outcome
+    return None, first or Replacement(None, "no-replacer")
+
+
+def warm_up(app: App) -> None:
+    """Open the store and build one replacement off the record, so the first real one is not the slow one."""
+    try:
+        app.store.counters("replace:")
+        text = "".join(f"warm-up line {i}: error? no\n" for i in range(400))
+        payload = {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "true"},
+                   "tool_response": {"stdout": text, "stderr": "", "interrupted": False}}
+        choose(app, payload, "warm-up")
+    except Exception:
+        log.exception("replacement warm-up failed (the first replacement may be slow)")
+
+
+def reply_bytes(outcome: Replacement) -> bytes:
+    return b"" if outcome.output is None else json.dumps(outcome.output, ensure_ascii=False).encode() + b"\n"
+
+
+# -- accounting -----------------------------------------------------------------------------------------------
+def count_pass(app: App, outcome: Replacement) -> None:
+    """An output the hook asked about and left untouched (never counted as savings)."""
+    try:
+        app.store.bump(f"replace:untouched:{outcome.reason}")
+    except Exception:
+        log.exception("cannot count an untouched output")
+
+
+def summary(counters: dict[str, int]) -> dict[str, Any]:
+    """``memtree stats`` view of the ``replace:`` counters: per tool and per session."""
+    tools: dict[str, dict[str, int]] = {}
+    sessions: dict[str, dict[str, int]] = {}
+    untouched: dict[str, int] = {}
+    for name, value in counters.items():
+        parts = name.split(":")
+        if len(parts) == 3 and parts[1] == "untouched":
+            untouched[parts[2]] = value
+        elif len(parts) == 3:
+            tools.setdefault(parts[2], {})[parts[1]] = value
+        elif len(parts) >= 4 and parts[1] == "session":
+            sessions.setdefault(":".join(parts[2:-1]), {})[parts[-1]] = value
+    return {"tools": tools, "sessions": sessions, "untouched": untouched}
