@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from memtree_core import vectors
 from memtree_plugins.embedders.local import LocalMiniLMEmbedder, model_dir
 from memtree_plugins.embedders.ollama import OllamaEmbedder
+from memtree_plugins.semantic import vectors
 
 # sentence-transformers 6.3 (torch 2.13 CPU) on the packaged model, normalize_embeddings=True, for
 # REFERENCE_TEXT: computed once in a scratch venv with torch; memtree's numpy forward must reproduce it.

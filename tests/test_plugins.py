@@ -244,7 +244,7 @@ def _plugin(name: str, **opts: bool) -> object:
 
 def test_a_tryfirst_plugin_lands_before_the_builtins_and_later_plugins(home: Path, project: Path) -> None:
     from memtree_core.app import App
-    from memtree_core.vectors import choose_embedder
+    from memtree_plugins.semantic.vectors import choose_embedder
 
     # "eager" registers first but is tryfirst; "plain" registers later, which in pluggy comes before the
     # built-ins (trylast) but after any tryfirst implementation.

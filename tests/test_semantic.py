@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from memtree_core import vectors
 from memtree_core.app import App
 from memtree_core.store.status import IllegalTransition
 from memtree_plugins.rankers import ReciprocalRankFusion, ScoreFusion
+from memtree_plugins.semantic import vectors
 from memtree_plugins.semantic.dedupe import Dedupe, restore
 from memtree_plugins.semantic.indexer import EmbeddingIndexer
 from memtree_plugins.semantic.summarize import SummarizerWalker

@@ -38,8 +38,8 @@ if str(REPO) not in sys.path:
 
 import numpy as np  # noqa: E402
 
-from memtree_core import vectors  # noqa: E402
 from memtree_core.store import Store  # noqa: E402
+from memtree_plugins.semantic import vectors  # noqa: E402
 
 MODEL, DIM = "bench-model", 384
 CACHE = Path(os.environ.get("MEMTREE_BENCH_CACHE", Path(tempfile.gettempdir()) / "memtree-bench"))

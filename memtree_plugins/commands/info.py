@@ -61,7 +61,7 @@ def bounds(app: Any) -> dict[str, Any]:
 def embedder_status(app: Any) -> dict[str, Any]:
     """Which embedder semantic search would use, or why none (never loads a model)."""
     if "embedder_status" not in app.state:
-        from memtree_core.vectors import choose_embedder, configured_model
+        from memtree_plugins.semantic.vectors import choose_embedder, configured_model
 
         models = None if app.paths.store.exists() else []
         choice = choose_embedder(app, models)

@@ -23,8 +23,8 @@ def add_arguments(parser: Any) -> None:
 
 
 def reembed(app: Any, batch: int = 0, progress: Any = None) -> dict[str, Any]:
-    from memtree_core import vectors
     from memtree_core.errors import NotFound
+    from memtree_plugins.semantic import vectors
 
     store = app.store
     if not store.vector.available:

@@ -2,7 +2,7 @@
 
 The setting ``embeddingModel`` picks one by name (``ollama``, ``local``) or model; ``"auto"`` (the
 default) means: the model the store already holds, else Ollama when it answers, else the local model,
-else keyword-only search with the reason (see :func:`memtree_core.vectors.choose_embedder`).
+else keyword-only search with the reason (see :func:`memtree_plugins.semantic.vectors.choose_embedder`).
 Nothing heavy is imported here: the local model and numpy load on first use.  Each embedder's
 ``configure(settings)`` is called before it is used, since register hooks do not receive settings.
 """

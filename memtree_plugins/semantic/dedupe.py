@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memtree_core import vectors
+from memtree_plugins.semantic import vectors
 from memtree_plugins.semantic.sameness import same_code
 
 THRESHOLD = 0.97

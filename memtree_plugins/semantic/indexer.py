@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memtree_core import vectors
+from memtree_plugins.semantic import vectors
 
 MAX_BATCHES = 8
 EMBED_CHARS = 8000  # more than any embedder here reads; keeps a 100 KB node from costing a tokenizer pass

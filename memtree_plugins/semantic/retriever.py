@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memtree_core import vectors
+from memtree_plugins.semantic import vectors
 
 
 class SemanticRetriever:
