@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "check the store; recover a damaged one into a new file (the old one is kept)",
     "import": "bring past Claude Code sessions' Read/Grep/Bash results into the store",
     "index": "index a repository's files up front, so search finds code not read yet",
+    "ui": "a read-only web inspector of the store on 127.0.0.1 (tree, nodes, search, compose, stats)",
 }
 MODULES = {"import": "import_"}  # a command whose name is a Python keyword lives in a module that is not
 PROJECT_HELP = "the project directory (default: the current one)"

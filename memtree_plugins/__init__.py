@@ -18,4 +18,5 @@ BUILTINS: dict[str, str] = {
     "embedders": "memtree_plugins.embedders",
     "summarizers": "memtree_plugins.summarizers",
     "rankers": "memtree_plugins.rankers",
+    "inspector": "memtree_plugins.inspector",
 }
