@@ -25,6 +25,7 @@ from test_mcp_stdio import mcp_session, project_paths, run_async, state_pid
 
 REPLACE_HEADER = b"MEMTREE-REPLACE 1\n"  # memtree_core.replace.HEADER: the sync hook's request line
 SESSIONS = ("s-ui-first", "s-ui-second")
+PAYLOADS = Path(__file__).resolve().parent / "data" / "claude-code-payloads"
 
 
 @dataclass
@@ -122,11 +123,19 @@ def fill(project: Path, env: dict[str, str], seed: int = 17) -> Filled:
             assert not r.is_error
             sock = project_paths(project).ingest_socket
             for i, sid in enumerate(SESSIONS * 2):
-                ack = ingest_ack(sock, _bash_payload(project, sid, i, f"build step {i} ok\n{word} checked\n",
-                                                     f"make step{i}"))
+                out = f"build step {i} ok\n{word} totals checked: {i} warnings, {i * 3} files compiled\n"
+                ack = ingest_ack(sock, _bash_payload(project, sid, i, out, f"make step{i}"))
                 assert ack.get("ok"), ack
-            ack = ingest_ack(sock, _bash_payload(project, SESSIONS[1], 9, f"deploy with key {aws}\n", "deploy"))
+            ack = ingest_ack(sock, _bash_payload(project, SESSIONS[1], 9, (
+                f"deploy started for eu-west-1\ndeploy with key {aws} for the release upload\n"
+                "deploy finished: 3 artifacts uploaded\n"), "deploy"))
             assert ack.get("ok"), ack
+            # An image read: not stored (a drop, counted by reason).
+            image = json.loads((PAYLOADS / "post-read-image.json").read_text())
+            image.update(session_id=SESSIONS[0], cwd=str(project), tool_use_id="toolu_ui_image")
+            image["tool_input"]["file_path"] = str(project / "logo.png")
+            ack = ingest_ack(sock, image)
+            assert "binary:image" in json.dumps(ack), ack
             # A long output through the replacement hook's request: stored whole, the agent given a slice.
             long = "".join(f"2026-01-01T00:00:{i % 60:02d} INFO worker {i}: processed batch {i * 7} in "
                            f"{i % 97} ms\n" for i in range(900))

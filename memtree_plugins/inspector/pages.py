@@ -56,9 +56,16 @@ def _label(app: App, node: NodeRow, meta: dict[str, Any] | None = None) -> str:
     for key in ("command", "pattern", "file_path", "path", "query"):
         value = meta.get(key)
         if isinstance(value, str) and value.strip():
+            if key in ("file_path", "path"):
+                value = _relative(value, app)
             tool = meta.get("tool")
             return f"{tool}: {value}" if isinstance(tool, str) else value
     return source_label(node.source_uri or "", app.project_root) or node.kind
+
+
+def _relative(path: str, app: App) -> str:
+    root = str(app.project_root).rstrip("/") + "/"
+    return path[len(root):] if path.startswith(root) and len(path) > len(root) else path
 
 
 def _node_line(app: App, node: NodeRow, extra: str = "") -> str:
