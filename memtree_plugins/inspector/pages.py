@@ -411,7 +411,7 @@ def stats(app: App, params: dict[str, str]) -> Page:
     body.append("<h2>Captures per hour</h2>")
     if newest is not None:
         since = newest - HOURS_SHOWN * queries.HOUR_MS
-        roots = queries.per_bucket(store, since, queries.HOUR_MS, roots_only=True)
+        roots = queries.per_bucket(store, since, newest, queries.HOUR_MS, roots_only=True)
         series = charts.filled(roots, since, newest, queries.HOUR_MS)
         body.append(charts.columns(series, title=f"tool calls and other root nodes stored per hour, last "
                                                  f"{HOURS_SHOWN} hours of activity", bucket="hour"))
@@ -435,7 +435,7 @@ def stats(app: App, params: dict[str, str]) -> Page:
                 "(pruned nodes included: pruning marks them, the pruner's vacuum returns their pages).</p>")
     if newest is not None and oldest is not None:
         start = max(oldest, newest - DAYS_SHOWN * queries.DAY_MS)
-        daily = queries.per_bucket(store, start - start % queries.DAY_MS, queries.DAY_MS)
+        daily = queries.per_bucket(store, start, newest, queries.DAY_MS)
         before = total - sum(daily.values())  # stored before the first day shown
         series = charts.filled(daily, start, newest, queries.DAY_MS)
         if series:
