@@ -25,7 +25,8 @@ body { font: 14px/1.45 system-ui, sans-serif; margin: 0; color: #1d1d1f; backgro
 header { background: #23324d; color: #fff; padding: 8px 16px; display: flex; gap: 18px; align-items: baseline; }
 header a { color: #cfe0ff; text-decoration: none; } header a.on { color: #fff; font-weight: 600; }
 header .proj { margin-left: auto; color: #aab; font-size: 12px; }
-main { padding: 12px 16px 40px; max-width: 1200px; }
+main { padding: 12px 16px 40px; max-width: 1500px; }
+.nw { white-space: nowrap; }
 h1 { font-size: 20px; margin: 8px 0 12px; } h2 { font-size: 16px; margin: 22px 0 8px; }
 table { border-collapse: collapse; margin: 4px 0 10px; } td, th { padding: 3px 8px; text-align: left;
   vertical-align: top; border-bottom: 1px solid #e4e4e8; } th { background: #eef0f5; font-weight: 600; }

@@ -272,7 +272,7 @@ def search(app: App, params: dict[str, str]) -> Page:
     parts = _fusion_parts(app, q, result.mode, limit, filters) if result.mode == "hybrid" else None
     head_cells = ["#", "score", "status", "kind", "node", "source", "tokens", "matched", "snippet"]
     if parts is not None:
-        head_cells[2:2] = ["keyword (rank · score)", "semantic (rank · similarity)", f"{esc(parts.ranker)} parts"]
+        head_cells[2:2] = ["keyword<br>rank · score", "semantic<br>rank · similarity", f"{esc(parts.ranker)} parts"]
     rows = []
     for i, h in enumerate(result.hits, 1):
         cells = [str(i), f"{h.score:.4f}", status(h.status), esc(h.kind), node_link(h.id),
@@ -284,7 +284,8 @@ def search(app: App, params: dict[str, str]) -> Page:
     body = form + head + notes(result.notes)
     if parts is not None:
         body += notes(parts.notes)
-    body += table(head_cells, rows, {1, 6}) if rows else '<p class="empty">No hits.</p>'
+    numeric = {head_cells.index("score"), head_cells.index("tokens")}
+    body += table(head_cells, rows, numeric) if rows else '<p class="empty">No hits.</p>'
     return Page("Search", body, "/search")
 
 
@@ -300,7 +301,7 @@ class _Parts:
     def cell(self, name: str, node_id: str) -> str:
         for rank, (nid, score) in enumerate(self.lists.get(name, []), 1):
             if nid == node_id:
-                return f"{rank} · {score:.4f}"
+                return f'<span class="nw">{rank} · {score:.3f}</span>'
         return '<span class="muted">—</span>'
 
     def fused(self, node_id: str) -> str:
