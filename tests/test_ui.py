@@ -206,3 +206,46 @@ def test_the_read_only_store_refuses_writes(home: Path, project: Path) -> None:
         assert "x" not in reopened.counters()
     finally:
         reopened.close()
+
+
+def test_a_port_in_use_is_one_clear_line(home: Path, project: Path) -> None:
+    from memtree_core.app import App
+
+    app = App.open(project)
+    app.store.insert_node("note", "something to look at", status_="live")
+    app.close()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        out = run_memtree("ui", "--project", str(project), "--no-open", "--port", str(port), timeout=60)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and f"127.0.0.1:{port}" in out.stderr and "--port" in out.stderr
+
+
+def test_the_inspector_reads_what_the_running_daemon_writes(home: Path, project: Path, env: dict[str, str],
+                                                           daemon_guard: list[int]) -> None:
+    from conftest import ingest_ack
+    from test_mcp_stdio import mcp_session, project_paths, run_async, state_pid
+
+    def capture(n: int) -> None:
+        out = f"release candidate {n} built: wombatcheck passed for all {n * 11} packages\n"
+        ack = ingest_ack(project_paths(project).ingest_socket, {
+            "session_id": "s-live", "cwd": str(project), "hook_event_name": "PostToolUse", "tool_name": "Bash",
+            "tool_input": {"command": f"make rc{n}"}, "tool_response": {"stdout": out, "stderr": "",
+                                                                         "interrupted": False},
+            "tool_use_id": f"toolu_live_{n}", "duration_ms": 1})
+        assert ack.get("ok"), ack
+
+    async def main() -> None:
+        async with mcp_session(project, env):
+            daemon_guard.append(state_pid(project))  # type: ignore[arg-type]
+            capture(1)
+            with ui_server(project, env) as (url, _proc):
+                cookie = login(url)
+                assert "make rc1" in get(url, "/?session=s-live", cookie=cookie)[2]
+                capture(2)  # written by the daemon while the inspector has the store open
+                body = get(url, "/?session=s-live", cookie=cookie)[2]
+                assert "make rc2" in body and "make rc1" in body
+
+    run_async(main)

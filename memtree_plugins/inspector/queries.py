@@ -132,8 +132,9 @@ def roots_page(store: Store, before: Cursor | None = None, session: str | None =
 
 
 def _like_escape(text: str) -> str:
-    # LIKE without ESCAPE: % and _ in a session id only widen the prefilter; the JSON check is exact.
-    return json.dumps(text)[1:-1]
+    # As the store writes metadata (ensure_ascii=False).  LIKE without ESCAPE: % and _ in a session id only
+    # widen the prefilter; the JSON check is exact.
+    return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
 @dataclass

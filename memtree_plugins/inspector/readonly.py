@@ -46,8 +46,10 @@ def open_readonly(path: Path | str, *, max_bytes: int = 100_000, vectors: bool =
         conn.execute("PRAGMA mmap_size = 268435456")
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if version != SCHEMA_VERSION:
+            # Migrating is a write: the inspector leaves it to the daemon (or any command that opens the store).
+            fix = "upgrade memtree" if version > SCHEMA_VERSION else "run 'memtree stats' once to migrate it"
             raise StoreError(f"the store at {path} has schema version {version}, this memtree reads "
-                             f"{SCHEMA_VERSION}; {'upgrade memtree' if version > SCHEMA_VERSION else 'let the daemon migrate it first (any memtree command that writes does)'}")
+                             f"{SCHEMA_VERSION}; {fix}")
         if loaded and not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'nodes_vec'").fetchone():
             loaded, reason = False, "the store has no vector table yet"
     except StoreError:
