@@ -103,7 +103,7 @@ def test_every_page_in_chromium(filled: Filled, env: dict[str, str], browser: An
         text = visit(url, "tree")
         assert page.url == base + "/"
         assert "Sessions" in text and all(s in text for s in filled.sessions)
-        assert re.search(r"Bash\s+live\s+tool_output", text) and "file_chunk" in text
+        assert re.search(r"live\s+tool_output\s+[0-9A-Z]{26}\s+Bash: make step1", text) and "file_chunk" in text
         # One session's calls.
         page.locator("a", has_text=filled.sessions[1]).first.click()
         text = page.inner_text("main")

@@ -68,9 +68,9 @@ def _relative(path: str, app: App) -> str:
     return path[len(root):] if path.startswith(root) and len(path) > len(root) else path
 
 
-def _node_line(app: App, node: NodeRow, extra: str = "") -> str:
+def _node_line(app: App, node: NodeRow) -> str:
     return (f'{status(node.status)} <span class="kind">{esc(node.kind)}</span> {node_link(node.id)} '
-            f'{esc(_label(app, node))}{extra}')
+            f'{esc(_label(app, node))}')
 
 
 # -- tree ---------------------------------------------------------------------------------------------------
@@ -115,10 +115,8 @@ def tree(app: App, params: dict[str, str]) -> Page:
         if more > 0:
             count = f"{root.child_count:,}+" if root.child_count > queries.COUNT_CAP else f"{root.child_count:,}"
             kids += f'<li><a href="{href("/node/" + root.node.id)}">all {count} children…</a></li>'
-        tool = root.meta.get("tool")
-        items.append(f'<li>{esc(when(root.node.created_at))} '
-                     f'{"<strong>" + esc(tool) + "</strong> " if isinstance(tool, str) else ""}'
-                     f'{_node_line(app, root.node)}' + (f'<ul class="kids">{kids}</ul>' if kids else "") + "</li>")
+        items.append(f'<li>{esc(when(root.node.created_at))} {_node_line(app, root.node)}'
+                     + (f'<ul class="kids">{kids}</ul>' if kids else "") + "</li>")
     flush()
     if not page.scanned_all:
         parts.append(f'<p class="note">Looked through {queries.SESSION_SCAN:,} root nodes for this session; '
