@@ -161,6 +161,9 @@ def test_every_page_in_chromium(filled: Filled, env: dict[str, str], browser: An
         saved = page.locator("svg.chart", has_text="tokens saved per tool")
         assert saved.locator("text", has_text="Bash").count() == 1  # the replaced long output
         assert page.locator("svg.chart", has_text="values redacted per rule").locator("rect").count() >= 1
+        # The edited file's chunks went stale when it was read again: a status change the chart counts.
+        changes = page.locator("svg.chart", has_text="status changes other than creation")
+        assert changes.locator("text", has_text="live->stale").count() == 1
         drops = page.locator("svg.chart", has_text="captures not stored")
         assert drops.locator("text", has_text="capture: binary:image").count() == 1
         assert seen_hosts == {base.split("/")[2]}, f"a page fetched from elsewhere: {seen_hosts}"

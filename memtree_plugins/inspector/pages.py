@@ -196,8 +196,9 @@ def node(app: App, node_id: str, params: dict[str, str]) -> Page:
     body = [table(["", ""], facts)]
     marks = len(re.findall(r"\[REDACTED:", n.content))
     if marks:
-        body.append(f'<p class="note">{marks} value(s) in this text were redacted before it was stored; the '
-                    "marks show which rule took each. The values themselves were never stored.</p>")
+        what = "1 value in this text was" if marks == 1 else f"{marks} values in this text were"
+        body.append(f'<p class="note">{what} redacted before it was stored; the marks show which rule took '
+                    "each. The values themselves were never stored.</p>")
     shown = n.content[:CONTENT_SHOWN]
     cut = "" if len(n.content) <= CONTENT_SHOWN else f"<p class=muted>… {len(n.content) - CONTENT_SHOWN:,} more characters</p>"
     body.append(f'<h2>Content</h2><pre class="content">{marked(shown)}</pre>{cut}')
@@ -464,7 +465,7 @@ def stats(app: App, params: dict[str, str]) -> Page:
     for (_, change), n in changes.items():
         by_change[change] = by_change.get(change, 0) + n
     body.append(charts.hbars(sorted(by_change.items(), key=lambda kv: -kv[1]),
-                             title=f"status changes by the walkers (the newest {looked:,} changes)"))
+                             title=f"status changes other than creation (walkers, re-reads; the newest {looked:,} changes)"))
     if changes:
         days = sorted({d for d, _ in changes})
         per_day = {d: sum(n for (dd, _), n in changes.items() if dd == d) for d in days}

@@ -266,15 +266,14 @@ def oldest_created(store: Store) -> int | None:
 
 
 def status_changes(store: Store, bucket_ms: int = DAY_MS) -> tuple[dict[tuple[int, str], int], int]:
-    """Status changes other than creation among the newest ``TRANSITIONS_WINDOW``, per (bucket, change)
-    (what the walkers did over time), and how many rows were looked at."""
+    """Status changes other than creation among the newest ``TRANSITIONS_WINDOW`` (what the walkers did
+    over time), per (bucket, change), and how many changes were looked at."""
     rows = store.query(
-        "SELECT at / ? AS b, coalesce(from_status, '') || '->' || to_status, count(*), sum(n) FROM "
-        "(SELECT at, from_status, to_status, reason, 1 AS n FROM transitions ORDER BY seq DESC LIMIT ?) "
-        "WHERE reason != 'created' GROUP BY b, 2", (bucket_ms, TRANSITIONS_WINDOW))
-    looked = store.query_one("SELECT count(*) FROM (SELECT 1 FROM transitions ORDER BY seq DESC LIMIT ?)",
-                             (TRANSITIONS_WINDOW,))
-    return {(int(b) * bucket_ms, str(k)): int(n) for b, k, n, _ in rows}, int(looked[0]) if looked else 0
+        "SELECT at / ? AS b, coalesce(from_status, '') || '->' || to_status, reason = 'created', count(*) FROM "
+        "(SELECT at, from_status, to_status, reason FROM transitions ORDER BY seq DESC LIMIT ?) GROUP BY 1, 2, 3",
+        (bucket_ms, TRANSITIONS_WINDOW))
+    changes = {(int(b) * bucket_ms, str(k)): int(n) for b, k, created, n in rows if not created}
+    return changes, sum(int(n) for *_x, n in rows)
 
 
 def counter_groups(store: Store) -> dict[str, dict[str, int]]:
