@@ -20,4 +20,5 @@ BUILTINS: dict[str, str] = {
     "rankers": "memtree_plugins.rankers",
     "capture": "memtree_plugins.capture",
     "commands": "memtree_plugins.commands",
+    "inspector": "memtree_plugins.inspector",
 }

@@ -68,7 +68,8 @@ def hello_site(tmp_path: Path) -> Path:
 def test_every_builtin_command_is_registered_through_the_hook() -> None:
     plugins = build(Settings(), {"MEMTREE_LOAD_PLUGINS": ""}, kinds=("commands",))
     registered = {e.name: e.plugin for e in plugins.commands.entries()}
-    assert set(registered.values()) == {"commands"}
+    assert set(registered.values()) == {"commands", "inspector"}  # `ui` comes with the inspector plugin
+    assert registered["ui"] == "inspector"
     assert set(registered) | set(HOST_COMMANDS) == set(commands({"MEMTREE_LOAD_PLUGINS": ""}))
     assert not set(registered) & set(HOST_COMMANDS)
     assert plugins.token_counter is None  # only the commands were asked for

@@ -348,6 +348,7 @@ def test_path_to_root_is_root_first(app, store):
     leaf = s.insert_node("observation", "leaf", parent_id=store["alpha"], status_="live").id
     r = path_to_root(app, leaf)
     assert [n.id for n in r.path] == [store["root"], store["alpha"], leaf]
+    assert r.notes == []  # reaching the root is no cycle
     assert path_to_root(app, store["root"]).path[0].id == store["root"]
 
 

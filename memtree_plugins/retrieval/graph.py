@@ -123,6 +123,7 @@ def path_to_root(app: App, node_id: str) -> PathResult:
         chain.append(node)
         seen.add(node.id)
         if not node.parent_id:
+            node = None  # the root: the walk ended where it should, not at a node seen before
             break
         parent = store.get_node(node.parent_id)
         if parent is None:
