@@ -2,15 +2,20 @@
 ``add_arguments(parser)``, ``run(args) -> int`` and an ``EXAMPLE`` for its help; only the module of the
 command being run is imported (``serve`` must stay stdlib-only and fast), so ``memtree --help`` lists the
 commands from :data:`COMMANDS` and ``memtree NAME --help`` shows that command's own arguments.
+
+``memtree serve [--project DIR]``, what every agent session runs, skips argparse altogether (its imports --
+argparse, gettext, locale, shutil, typing -- cost more than the rest of the forwarder's start-up).
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
+    from typing import NoReturn
 
 COMMANDS: dict[str, str] = {
     "info": "what is working and what is degraded, and why",
@@ -32,11 +37,16 @@ MODULES = {"import": "import_"}  # a command whose name is a Python keyword live
 PROJECT_HELP = "the project directory (default: the current one)"
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a bad argument is one line on stderr (no usage block) that says where help is."""
+def _parser_class() -> type[argparse.ArgumentParser]:
+    import argparse
 
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+    class _Parser(argparse.ArgumentParser):
+        """argparse, but a bad argument is one line on stderr (no usage block) that says where help is."""
+
+        def error(self, message: str) -> NoReturn:
+            self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+    return _Parser
 
 
 def _command_in(argv: list[str]) -> str | None:
@@ -49,7 +59,10 @@ def _command_in(argv: list[str]) -> str | None:
 
 def _parser(chosen: str | None) -> tuple[argparse.ArgumentParser, object | None]:
     """The full parser; only ``chosen``'s module is imported and given its arguments."""
-    parser = _Parser(
+    import argparse
+    import importlib
+
+    parser = _parser_class()(
         prog="memtree", description="A local context store for coding agents.",
         epilog="Run 'memtree COMMAND --help' for a command's arguments and an example.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
@@ -81,8 +94,40 @@ def project_problem(project: str | None) -> str | None:
     return None
 
 
+def _plain_serve(argv: list[str]) -> tuple[bool, str | None]:
+    """``(True, project)`` when ``argv`` is exactly ``serve``, ``serve --project DIR`` or ``serve
+    --project=DIR``; anything else (help, an unknown option, a value argparse would take for an option) goes
+    through argparse, which answers it as it always did."""
+    if not argv or argv[0] != "serve":
+        return False, None
+    rest = argv[1:]
+    if not rest:
+        return True, None
+    if len(rest) == 2 and rest[0] == "--project" and not rest[1].startswith("-"):
+        return True, rest[1]
+    if len(rest) == 1 and rest[0].startswith("--project="):
+        return True, rest[0].partition("=")[2]
+    return False, None
+
+
+def _serve(project: str | None) -> int:
+    problem = project_problem(project)
+    if problem:
+        print(f"memtree serve: {problem}", file=sys.stderr)
+        return 2
+    from memtree_core.forwarder import main as forward
+
+    try:
+        return forward(project)
+    except KeyboardInterrupt:
+        return 130
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    plain, project = _plain_serve(argv)
+    if plain:
+        return _serve(project)
     chosen = _command_in(argv)
     parser, module = _parser(chosen)
     args = parser.parse_args(argv)  # bad arguments: argparse prints usage and one line, exit 2

@@ -11,6 +11,11 @@ session after the first gets its ``initialize`` answered by a daemon that is alr
   every way, then start the daemon, replay ``initialize`` to it and hold everything else until it answers.
   The daemon's answers are checked against the recorded ones; a difference drops the record (and, for the
   tools, tells the client ``notifications/tools/list_changed``).
+* A daemon answers, and its record matches: ``initialize`` is answered from the record all the same (a
+  second session's start is then the interpreter's and these imports, not a round trip to a daemon that may
+  be busy); the ``initialize`` goes to the daemon as a replay whose answer is checked, and everything else
+  (``tools/list`` included) is held until it is answered, then forwarded.
+* The project's identity (which needs git) is remembered per directory (:mod:`memtree_core.identity_cache`).
 * The running daemon is older than the installed code: stop it and start a new one.
 * The daemon dies mid-session: a new daemon is started, the client's ``initialize`` is replayed under a
   fresh id (its reply dropped) and ``notifications/initialized`` re-sent, so the agent's session goes on.
@@ -40,8 +45,8 @@ from memtree_core.daemon.control import (
     start_daemon,
     stop,
 )
-from memtree_core.lockfile import is_locked
-from memtree_core.project import ProjectPaths, identify, memtree_home
+from memtree_core.lockfile import is_locked, read_state
+from memtree_core.project import ProjectPaths, identify_remembered, memtree_home
 from memtree_core.resend import MAX_RESENDS, Request, ToolHints
 from memtree_core.socket_dirs import UnsafeSocketDir
 
@@ -90,14 +95,18 @@ def try_connect(path: Path) -> socket.socket | None:
     return sock
 
 
-def _peer_is_me(sock: socket.socket) -> bool:
+def _peer(sock: socket.socket) -> tuple[int, int] | None:
+    """``(pid, uid)`` of the process serving the other end, or None where the OS does not say (macOS/BSD)."""
     so_peercred = getattr(socket, "SO_PEERCRED", None)
     if so_peercred is None:
-        return True  # macOS/BSD: the checked 0700 directory is the guard
-    import struct
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, so_peercred, 12)  # struct ucred: three C ints
+    return int.from_bytes(creds[0:4], sys.byteorder), int.from_bytes(creds[4:8], sys.byteorder)
 
-    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, so_peercred, struct.calcsize("3i")))
-    return uid == os.geteuid()
+
+def _peer_is_me(sock: socket.socket) -> bool:
+    peer = _peer(sock)
+    return peer is None or peer[1] == os.geteuid()  # macOS/BSD: the checked 0700 directory is the guard
 
 
 def connect(paths: ProjectPaths, root: Path, version: str, timeout: float = START_TIMEOUT_S,
@@ -116,7 +125,7 @@ def connect(paths: ProjectPaths, root: Path, version: str, timeout: float = STAR
         while True:
             sock, first = first or try_connect(paths.mcp_socket), None
             if sock is not None:
-                if not check_version or _version_ok(paths, version):
+                if not check_version or _version_ok(paths, version, sock):
                     return sock
                 sock.close()
                 state = running_daemon(paths) or {}
@@ -162,9 +171,18 @@ def _close(proc: Any) -> None:
         proc.close()
 
 
-def _version_ok(paths: ProjectPaths, version: str) -> bool:
+def _version_ok(paths: ProjectPaths, version: str, sock: socket.socket | None = None) -> bool:
+    """Is the daemon on ``sock`` of ``version``?  Its state file says, once it is known to be that daemon's:
+    it names the pid serving the socket (the kernel tells us that pid), else the daemon lock's holder."""
+    peer = _peer(sock) if sock is not None else None
     deadline = time.monotonic() + STATE_WAIT_S
     while True:
+        if peer is not None:
+            state = read_state(paths)
+            if state.get("pid") == peer[0]:
+                return state.get("version") == version
+        # No pid from the kernel, or a state file not (yet) that daemon's: the lock's holder vouches.  (Not
+        # first: reading /proc/locks takes ~10 ms on some kernels, the forwarder's whole budget.)
         state = running_daemon(paths)
         if state is not None:
             return state.get("version") == version
@@ -215,11 +233,16 @@ class Forwarder:
         self.expect_initialize: Any = None  # the result given; the daemon's replayed answer must equal it
         self.expect_tools: Any = None  # the tools/list result given from the record, until the daemon confirms
         self.tools_check: str | None = None  # id key of our own tools/list asking the daemon for the truth
+        self.tools_from_record = False  # may tools/list be answered from the record (no daemon ran at start)
 
     # -- the loop ------------------------------------------------------------------------------------
     def run(self) -> int:
         sock = try_connect(self.paths.mcp_socket)
-        if sock is None and self._answer_from_record() is False:
+        # A daemon that runs answers tools/list in a millisecond, once it has the replayed initialize.
+        self.tools_from_record = sock is None
+        if self._answer_from_record() is False:
+            if sock is not None:
+                sock.close()
             return 0  # the client hung up before asking anything
         try:
             self.sock = connect(self.paths, self.root, self.version,
@@ -230,7 +253,7 @@ class Forwarder:
             return self._fail_start(str(exc))
         self.sock.setblocking(False)
         if self.cached is not None:
-            self._send_replay(START_TIMEOUT_S)  # a daemon just started: it answers after the SDK import
+            self._send_replay(START_TIMEOUT_S)  # a daemon just started answers after the SDK import
         for line in self._lines(self.from_client):  # read while no daemon answered, not answered from the record
             self._from_client(line)
         while True:
@@ -262,11 +285,14 @@ class Forwarder:
             if self.stdin in readable:
                 self._read_client()
 
-    # -- a first session answered from the recorded handshake (handshake_cache) ----------------------------
+    # -- initialize answered from the recorded handshake (handshake_cache) ---------------------------------
     def _answer_from_record(self) -> bool | None:
-        """No daemon answered: answer the client's ``initialize`` from the last daemon's record when it matches
-        in every way.  True: answered (the daemon is started next, the initialize replayed to it and everything
-        else held until then); None: wait for the daemon as usual; False: the client left without a line."""
+        """Answer the client's ``initialize`` from the daemon's record when it matches in every way, without
+        waiting for a daemon: for a first session none runs yet; for the next ones it does, and the answer
+        still saves its round trip (the daemon may be busy with another session's calls).  True: answered
+        (the daemon is started if need be, the initialize replayed to it, its answer checked against the one
+        given, and everything else held until then); None: the daemon answers it as usual; False: the client
+        left without a line."""
         record, why = handshake_cache.load(self.paths.dir, self.version)
         if record is None:
             if why != "no recorded handshake":
@@ -318,7 +344,8 @@ class Forwarder:
 
     def _from_record(self, msg: dict[str, Any]) -> bool:
         """Answer ``tools/list`` from the record while the daemon is not through its handshake yet."""
-        if self.cached is None or not self.replay or msg.get("method") != "tools/list" or "id" not in msg:
+        if (self.cached is None or not self.replay or not self.tools_from_record or msg.get("method") != "tools/list"
+                or "id" not in msg):
             return False
         params = msg.get("params")
         if isinstance(params, dict) and params.get("cursor") is not None:
@@ -585,8 +612,9 @@ def project_dir(project: str | None) -> str:
 
 
 def main(project: str | None) -> int:
-    identity = identify(project_dir(project))
-    paths = ProjectPaths.for_hash(memtree_home(), identity.hash)
+    home = memtree_home()
+    identity = identify_remembered(project_dir(project), home)
+    paths = ProjectPaths.for_hash(home, identity.hash)
     try:
         paths.ensure()
     except UnsafeSocketDir as exc:

@@ -15,7 +15,6 @@ Stdlib only: the forwarder imports this.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -54,6 +53,8 @@ class Handshake:
 
 def environment_mark(environ: dict[str, str] | os._Environ[str] | None = None) -> str:
     """A digest of the ``MEMTREE_*`` variables: they choose plugins and settings, and so the tools listed."""
+    import hashlib  # here: only a tools/list answered from the record needs it, not every start
+
     env = os.environ if environ is None else environ
     items = sorted((k, v) for k, v in env.items() if k.startswith("MEMTREE_"))
     return hashlib.sha256(json.dumps(items).encode("utf-8", "surrogateescape")).hexdigest()[:16]

@@ -6,9 +6,7 @@ directory is not in a git repository, git is missing, or the repository has no c
 
 from __future__ import annotations
 
-import hashlib
 import os
-import subprocess
 from pathlib import Path
 from typing import NamedTuple
 
@@ -23,6 +21,8 @@ def memtree_home(environ: dict[str, str] | None = None) -> Path:
 
 
 def _git(args: list[str], cwd: Path) -> str | None:
+    import subprocess  # here: a forwarder that knows its project's identity starts no process
+
     try:
         out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
@@ -31,6 +31,8 @@ def _git(args: list[str], cwd: Path) -> str | None:
 
 
 def sha16(text: str) -> str:
+    import hashlib  # here: OpenSSL's load is a real part of a forwarder's start-up, which seldom hashes
+
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
@@ -54,6 +56,21 @@ def identify(workspace: Path | str) -> Identity:
             first = roots.splitlines()[-1].strip()
             return Identity(sha16(f"{top}:{first}"), Path(top), True, first)
     return Identity(sha16(str(path)), path, False, None)
+
+
+def identify_remembered(workspace: Path | str, home: Path) -> Identity:
+    """:func:`identify`, without running git while nothing the answer depends on has changed
+    (:mod:`memtree_core.identity_cache`): what ``memtree serve`` uses at every session start."""
+    from memtree_core import identity_cache
+
+    path = str(Path(workspace).expanduser().absolute())
+    known = identity_cache.lookup(home, path)
+    if known is not None:
+        project_hash, root, git, first = known
+        return Identity(project_hash, Path(root), git, first)
+    identity = identify(path)
+    identity_cache.remember(home, path, identity.hash, str(identity.root), identity.git, identity.first_commit)
+    return identity
 
 
 def root_alias(directory: Path | str) -> str:
