@@ -29,12 +29,14 @@ from __future__ import annotations
 import json
 import os
 import select
-import socket
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+try:  # the C module: socket.py turns every constant into an enum at import (~3 ms of a session's start)
+    import _socket as socket
+except ImportError:  # pragma: no cover - an interpreter without it
+    import socket  # type: ignore[no-redef]
 
 from memtree_core import handshake_cache
 from memtree_core.daemon.control import (
@@ -49,6 +51,11 @@ from memtree_core.lockfile import is_locked, read_state
 from memtree_core.project import ProjectPaths, identify_remembered, memtree_home
 from memtree_core.resend import MAX_RESENDS, Request, ToolHints
 from memtree_core.socket_dirs import UnsafeSocketDir
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 START_TIMEOUT_S = 60.0  # a cold daemon imports the SDK (~1 s here); a loaded machine can take much longer
 REPLAY_TIMEOUT_S = 30.0
@@ -230,7 +237,7 @@ class Forwarder:
         # Set when this session's initialize was answered from the daemon's recorded handshake:
         self.cached: handshake_cache.Handshake | None = None
         self.protocol: Any = None  # the protocol version the client asked for
-        self.expect_initialize: Any = None  # the result given; the daemon's replayed answer must equal it
+        self.expect_initialize: str | None = None  # the result given (JSON text); the daemon's must equal it
         self.expect_tools: Any = None  # the tools/list result given from the record, until the daemon confirms
         self.tools_check: str | None = None  # id key of our own tools/list asking the daemon for the truth
         self.tools_from_record = False  # may tools/list be answered from the record (no daemon ran at start)
@@ -307,20 +314,22 @@ class Forwarder:
         msg = _parse(first)
         params = msg.get("params") if isinstance(msg, dict) else None
         protocol = params.get("protocolVersion") if isinstance(params, dict) else None
-        result = record.result(protocol, "initialize")
-        if not (isinstance(msg, dict) and msg.get("method") == "initialize" and "id" in msg and result is not None):
+        text = record.text(protocol, "initialize")
+        if not (isinstance(msg, dict) and msg.get("method") == "initialize" and "id" in msg and text is not None):
             return None  # not a handshake we have an answer for: the daemon answers it
         del self.from_client[:len(first) + 1]
-        self.cached, self.protocol, self.expect_initialize = record, protocol, result
+        # The record's text goes out as it is; it is parsed only to be compared with the daemon's answer.
+        self.cached, self.protocol, self.expect_initialize = record, protocol, text
         self.initialize = msg
         self.replays += 1
         self.replay = _id_key(f"memtree-serve-replay-{os.getpid()}-{self.replays}")  # lines are held from here
-        self._answer(msg["id"], result)
+        self._answer(msg["id"], text)
         return True
 
-    def _answer(self, rid: Any, result: Any) -> None:
-        self._to_client(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result},
-                                   separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
+    def _answer(self, rid: Any, result: str) -> None:
+        """Answer request ``rid`` with ``result``, JSON text from the record (ASCII, checked on reading)."""
+        self._to_client(b'{"jsonrpc":"2.0","id":' + json.dumps(rid).encode() + b',"result":' + result.encode()
+                        + b"}\n")
 
     def _pause(self, daemon: ForkedDaemon | None, timeout: float) -> None:
         """While the daemon starts: read the client (answering ``tools/list`` from the record, holding the
@@ -352,12 +361,13 @@ class Forwarder:
             return False  # a page we did not record
         if self.cached.env != handshake_cache.environment_mark():
             return False  # other MEMTREE_* settings may load other plugins, so other tools
+        text = self.cached.text(self.protocol, "tools/list")
         result = self.cached.result(self.protocol, "tools/list")
-        if result is None:
+        if text is None or result is None:
             return False
         self.hints.learn(result)
         self.expect_tools = result
-        self._answer(msg["id"], result)
+        self._answer(msg["id"], text)
         return True
 
     def _tools_checked(self, msg: dict[str, Any]) -> None:
@@ -542,9 +552,9 @@ class Forwarder:
         """The (re)started daemon answered our initialize: finish the handshake and release held lines."""
         self.replay = None
         if self.expect_initialize is not None:
-            if msg.get("result") != self.expect_initialize and self.cached is not None:
+            if msg.get("result") != json.loads(self.expect_initialize) and self.cached is not None:
                 _note(f"the daemon answered initialize otherwise than the recorded answer this session was given "
-                      f"(recorded {json.dumps(self.expect_initialize)[:300]}, daemon {json.dumps(msg)[:300]}); "
+                      f"(recorded {self.expect_initialize[:300]}, daemon {json.dumps(msg)[:300]}); "
                       f"the record is dropped")
                 self.cached.invalidate()
             self.expect_initialize = None

@@ -19,10 +19,15 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
+if TYPE_CHECKING:
+    from typing import Any
 
 CACHE_FILE = "handshake.json"
-FORMAT = 1
+# 2: each answer is kept as its JSON text (a string), so reading the record does not build the objects of
+# every protocol version's tools/list (~120 kB, several ms); only the answer given is parsed, and only later.
+FORMAT = 2
 MAX_BYTES = 4 << 20  # far above a real answer; a bigger file is not ours
 
 
@@ -35,12 +40,21 @@ class Handshake:
         self.answers = answers
         self.env = env
 
-    def result(self, protocol: Any, method: str) -> Any:
-        """The recorded ``result`` of ``method`` for a client asking ``protocol``, or None."""
+    def text(self, protocol: Any, method: str) -> str | None:
+        """The recorded ``result`` of ``method`` for a client asking ``protocol``, as JSON text, or None."""
         if not isinstance(protocol, str):
             return None
         entry = self.answers.get(protocol)
-        return entry.get(method) if isinstance(entry, dict) else None
+        text = entry.get(method) if isinstance(entry, dict) else None
+        return text if isinstance(text, str) and text.isascii() else None  # written so: sent as it is
+
+    def result(self, protocol: Any, method: str) -> Any:
+        """The recorded ``result`` of ``method`` for a client asking ``protocol``, or None."""
+        text = self.text(protocol, method)
+        try:
+            return None if text is None else json.loads(text)
+        except ValueError:
+            return None
 
     def invalidate(self) -> None:
         """Remove the file if it still holds what was read (a newer daemon may have rewritten it since)."""
@@ -109,7 +123,10 @@ def write(directory: Path, version: str, answers: dict[str, dict[str, Any]], env
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             os.fchmod(f.fileno(), 0o600)  # O_CREAT's mode does not tighten a file left by a killed writer
-            json.dump({"format": FORMAT, "version": version, "env": env, "answers": answers}, f)
+            texts = {protocol: {method: json.dumps(result, separators=(",", ":"))
+                                for method, result in methods.items()}
+                     for protocol, methods in answers.items()}
+            json.dump({"format": FORMAT, "version": version, "env": env, "answers": texts}, f)
         os.replace(tmp, directory / CACHE_FILE)
     except BaseException:
         tmp.unlink(missing_ok=True)

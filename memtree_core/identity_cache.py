@@ -30,7 +30,10 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
+if TYPE_CHECKING:
+    from typing import Any
 
 CACHE_FILE = "identities.json"
 FORMAT = 1

@@ -8,7 +8,26 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import NamedTuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
+if TYPE_CHECKING:
+    from typing import NamedTuple
+
+    class _Identity(NamedTuple):
+        hash: str
+        root: Path  # git root, or the absolute workspace path
+        git: bool
+        first_commit: str | None
+
+    class _ProjectPaths(NamedTuple):
+        home: Path
+        dir: Path
+else:
+    # A plain namedtuple at run time: typing.NamedTuple would import typing (~3 ms of a forwarder's start).
+    from collections import namedtuple
+
+    _Identity = namedtuple("Identity", ["hash", "root", "git", "first_commit"])
+    _ProjectPaths = namedtuple("ProjectPaths", ["home", "dir"])
 
 # sun_path is 108 bytes on Linux and 104 on macOS; keep a margin for the NUL and the OS difference.
 MAX_SOCKET_PATH = 100
@@ -36,13 +55,10 @@ def sha16(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-# NamedTuple rather than a dataclass: `memtree serve` imports this module on every session start, and
+# A named tuple rather than a dataclass: `memtree serve` imports this module on every session start, and
 # dataclasses pulls in inspect (~8 ms here).
-class Identity(NamedTuple):
-    hash: str
-    root: Path  # git root, or the absolute workspace path
-    git: bool
-    first_commit: str | None
+class Identity(_Identity):
+    __slots__ = ()
 
 
 def identify(workspace: Path | str) -> Identity:
@@ -78,11 +94,10 @@ def root_alias(directory: Path | str) -> str:
     return sha16(str(Path(directory).absolute()))
 
 
-class ProjectPaths(NamedTuple):
-    """Every file memtree keeps for one project."""
+class ProjectPaths(_ProjectPaths):
+    """Every file memtree keeps for one project: ``home`` and ``dir`` (``home/<project hash>``)."""
 
-    home: Path
-    dir: Path
+    __slots__ = ()
 
     @classmethod
     def for_hash(cls, home: Path, project_hash: str) -> ProjectPaths:

@@ -158,8 +158,9 @@ def test_a_record_the_daemon_contradicts_is_dropped_and_the_client_told_to_list_
     path = _record(project)
     data = json.loads(path.read_text())
     protocol = INIT["params"]["protocolVersion"]
-    data["answers"][protocol]["initialize"]["instructions"] = "an older text"
-    data["answers"][protocol]["tools/list"]["tools"] = own_tools["tools"][:1]
+    answers = data["answers"][protocol]  # each answer is kept as JSON text
+    answers["initialize"] = json.dumps({**json.loads(answers["initialize"]), "instructions": "an older text"})
+    answers["tools/list"] = json.dumps({**json.loads(answers["tools/list"]), "tools": own_tools["tools"][:1]})
     path.write_text(json.dumps(data))
     altered = path.read_bytes()
     client = RawClient(project, env)
@@ -176,7 +177,7 @@ def test_a_record_the_daemon_contradicts_is_dropped_and_the_client_told_to_list_
         daemon_guard.append(wait_for(lambda: state_pid(project), 30, "the daemon"))
         # Never the contradicted record again (the new daemon records its own).
         wait_for(lambda: path.exists() and path.read_bytes() != altered, 60, "the record to be replaced")
-        assert json.loads(path.read_text())["answers"][protocol]["initialize"] == own_init
+        assert json.loads(json.loads(path.read_text())["answers"][protocol]["initialize"]) == own_init
     finally:
         client.close()
     stderr = client.proc.stderr.read().decode()  # type: ignore[union-attr]
