@@ -367,11 +367,17 @@ def main() -> None:
         print(f"{'(b/d) floor: python -I -S -c pass':58s} {floor_iss:8.1f} {pct(floor_bare_py + first_floor, .95):8.1f}")
         print(f"{'(b) second session initialize / python -I -S -c pass':58s} {'':8s} {'':8s} "
               f"{warm_p50 / floor_iss:7.2f}x  <= 2x")
+        # The same ratio per round (each session over the floor measured just before it): load that changes
+        # during the run moves both.
+        paired_b = statistics.median(w / f for w, f in zip(warm, floor_bare_py, strict=False))
+        print(f"{'(b) paired: median over the rounds of session / floor':58s} {'':8s} {'':8s} {paired_b:7.2f}x  <= 2x")
         fi, fl = statistics.median(first_init), statistics.median(first_listed)
         fb = statistics.median(first_bare) if first_bare else bare_p50
         print(f"{'(d) first session, warm record, initialize answered':58s} {fi:8.1f} {pct(first_init, .95):8.1f} "
               f"{fi / floor_iss:7.2f}x  <= 3x python -I -S -c pass ({fi / fb:.3f}x of a bare SDK server, "
               f"{fb:.0f} ms in these rounds)")
+        paired_d = statistics.median(i / f for i, f in zip(first_init, first_floor, strict=False))
+        print(f"{'(d) paired: median over the rounds of session / floor':58s} {'':8s} {'':8s} {paired_d:7.2f}x  <= 3x")
         print(f"{'(d) first session, warm record, tools/list answered':58s} {fl:8.1f} {pct(first_listed, .95):8.1f} "
               f"{fl / floor_iss:7.2f}x  of python -I -S -c pass ({fl / lb:.3f}x of a bare SDK server's)")
         if editable:
