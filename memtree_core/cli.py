@@ -115,10 +115,13 @@ def _serve(project: str | None) -> int:
     if problem:
         print(f"memtree serve: {problem}", file=sys.stderr)
         return 2
-    from memtree_core.forwarder import main as forward
+    from memtree_core.early_answer import answer
 
     try:
-        return forward(project)
+        early = answer(project)  # initialize, from the daemon's record, before the forwarder's imports
+        from memtree_core.forwarder import main as forward
+
+        return forward(project, early)
     except KeyboardInterrupt:
         return 130
 

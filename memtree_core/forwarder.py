@@ -47,6 +47,7 @@ from memtree_core.daemon.control import (
     start_daemon,
     stop,
 )
+from memtree_core.early_answer import Early, project_dir  # noqa: F401  (project_dir: re-exported)
 from memtree_core.lockfile import is_locked, read_state
 from memtree_core.project import ProjectPaths, identify_remembered, memtree_home
 from memtree_core.resend import MAX_RESENDS, Request, ToolHints
@@ -212,14 +213,15 @@ def _note(message: str) -> None:
 
 
 class Forwarder:
-    def __init__(self, paths: ProjectPaths, root: Path, stdin: int = 0, stdout: int = 1) -> None:
+    def __init__(self, paths: ProjectPaths, root: Path, stdin: int = 0, stdout: int = 1,
+                 early: Early | None = None) -> None:
         self.paths = paths
         self.root = root
         self.stdin = stdin
         self.stdout = stdout
-        self.version = code_version()
+        self.version = (early.version if early is not None else None) or code_version()
         self.sock: socket.socket | None = None
-        self.from_client = bytearray()  # a partial line from the agent
+        self.from_client = bytearray(early.read) if early is not None else bytearray()  # a partial line from the agent
         self.from_daemon = bytearray()  # a partial line from the daemon
         self.to_daemon = bytearray()  # whole lines waiting for the socket
         self.held: list[bytes] = []  # agent lines held back while a replayed initialize is answered
@@ -241,13 +243,18 @@ class Forwarder:
         self.expect_tools: Any = None  # the tools/list result given from the record, until the daemon confirms
         self.tools_check: str | None = None  # id key of our own tools/list asking the daemon for the truth
         self.tools_from_record = False  # may tools/list be answered from the record (no daemon ran at start)
+        if early is not None and early.text is not None:  # initialize was answered before this was imported
+            self.cached, self.protocol, self.expect_initialize = early.record, early.protocol, early.text
+            self.initialize = early.message
+            self.replays += 1
+            self.replay = _id_key(f"memtree-serve-replay-{os.getpid()}-{self.replays}")  # lines are held from here
 
     # -- the loop ------------------------------------------------------------------------------------
     def run(self) -> int:
         sock = try_connect(self.paths.mcp_socket)
         # A daemon that runs answers tools/list in a millisecond, once it has the replayed initialize.
         self.tools_from_record = sock is None
-        if self._answer_from_record() is False:
+        if self.cached is None and self._answer_from_record() is False:
             if sock is not None:
                 sock.close()
             return 0  # the client hung up before asking anything
@@ -584,7 +591,12 @@ class Forwarder:
     def _fail_start(self, why: str) -> int:
         """The daemon cannot start: say why on stderr and answer the agent's first request with it."""
         _note(why)
-        buf = bytearray()
+        buf = self.from_client  # what was read already (memtree_core.early_answer)
+        for line in self._lines(buf):
+            msg = _parse(line)
+            if isinstance(msg, dict) and "id" in msg and "method" in msg:
+                self._to_client(_error_line(msg["id"], why))
+                return 1
         while True:
             data = os.read(self.stdin, READ_CHUNK)
             if not data:
@@ -609,30 +621,26 @@ def _parse(line: bytes) -> Any:
         return None  # not ours to judge: the daemon answers it with a parse error
 
 
-def project_dir(project: str | None) -> str:
-    """The directory to serve: ``--project``, else ``$CLAUDE_PROJECT_DIR``, else the working directory.
-
-    A client that passes ``--project ${CLAUDE_PROJECT_DIR}`` without expanding it (reported for some Claude
-    Code versions) would otherwise name a directory that does not exist; the launcher's working directory
-    can be the plugin's own, so the variable is the better guess.
-    """
-    if project and "${" not in project:
-        return project
-    return os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
-
-
-def main(project: str | None) -> int:
+def main(project: str | None, early: Early | None = None) -> int:
+    """Serve ``project``; ``early``: what :func:`memtree_core.early_answer.answer` did before this module was
+    imported (``memtree serve`` runs it first)."""
+    if early is not None and early.gone:
+        return 0  # the agent left before asking anything
     home = memtree_home()
-    identity = identify_remembered(project_dir(project), home)
-    paths = ProjectPaths.for_hash(home, identity.hash)
+    if early is not None and early.identity is not None:
+        project_hash, root = early.identity[0], Path(early.identity[1])
+    else:
+        identity = identify_remembered(project_dir(project), home)
+        project_hash, root = identity.hash, identity.root
+    paths = ProjectPaths.for_hash(home, project_hash)
     try:
         paths.ensure()
     except UnsafeSocketDir as exc:
-        return Forwarder(paths, identity.root)._fail_start(str(exc))
+        return Forwarder(paths, root, early=early)._fail_start(str(exc))
     except OSError as exc:  # e.g. MEMTREE_HOME not writable: one line, never a traceback
         where = exc.filename or paths.dir
-        return Forwarder(paths, identity.root)._fail_start(f"cannot prepare {where}: {exc.strerror or exc}")
+        return Forwarder(paths, root, early=early)._fail_start(f"cannot prepare {where}: {exc.strerror or exc}")
     try:
-        return Forwarder(paths, identity.root).run()
+        return Forwarder(paths, root, early=early).run()
     except KeyboardInterrupt:
         return 130

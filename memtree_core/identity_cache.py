@@ -21,7 +21,8 @@ Not remembered, so computed by git at every start as before: a repository with n
 commit is about to change the identity), a ``.git`` git would not use (another owner, above a mount point,
 an unreadable one), and any start with a ``GIT_*`` variable that changes how git finds a repository.
 
-Stdlib only, no hashing: the forwarder imports this on its start-up path.
+Stdlib only, no hashing, no pathlib: ``memtree serve`` looks the identity up before importing the rest
+(:mod:`memtree_core.early_answer`).
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ from __future__ import annotations
 import json
 import os
 import stat
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 CACHE_FILE = "identities.json"
@@ -117,11 +118,11 @@ def _marks(workspace: str, root: str, git: bool) -> dict[str, Any] | None:
     return {"dir": directory, "real": real, "dotgit": dotgit, "head": head}
 
 
-def _path(home: Path) -> Path:
-    return Path(home) / CACHE_FILE
+def _path(home: str | Path) -> str:
+    return os.path.join(home, CACHE_FILE)
 
 
-def _read(home: Path) -> dict[str, Any]:
+def _read(home: str | Path) -> dict[str, Any]:
     """The entries, or {} when the file is missing, damaged, or not safely ours."""
     try:
         fd = os.open(_path(home), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
@@ -145,7 +146,7 @@ def _read(home: Path) -> dict[str, Any]:
     return entries if isinstance(entries, dict) else {}
 
 
-def lookup(home: Path, workspace: str) -> tuple[str, str, bool, str | None] | None:
+def lookup(home: str | Path, workspace: str) -> tuple[str, str, bool, str | None] | None:
     """``(hash, root, git, first_commit)`` remembered for ``workspace`` (an absolute path) when every check
     still holds, else None (compute it with git)."""
     if not usable():
@@ -164,7 +165,7 @@ def lookup(home: Path, workspace: str) -> tuple[str, str, bool, str | None] | No
     return project_hash, root, git, first if isinstance(first, str) else None
 
 
-def remember(home: Path, workspace: str, project_hash: str, root: str, git: bool, first: str | None) -> None:
+def remember(home: str | Path, workspace: str, project_hash: str, root: str, git: bool, first: str | None) -> None:
     """Record an identity git has just computed, when it can be checked cheaply later; never raises."""
     if not usable() or (git and not first):
         return
@@ -177,7 +178,7 @@ def remember(home: Path, workspace: str, project_hash: str, root: str, git: bool
     _write(home, dict(list(entries.items())[-MAX_ENTRIES:]))
 
 
-def forget(home: Path, project_hash: str) -> None:
+def forget(home: str | Path, project_hash: str) -> None:
     """Drop every remembered directory whose identity was ``project_hash`` (git says otherwise now)."""
     entries = _read(home)
     kept = {k: v for k, v in entries.items() if not (isinstance(v, dict) and v.get("hash") == project_hash)}
@@ -185,12 +186,12 @@ def forget(home: Path, project_hash: str) -> None:
         _write(home, kept)
 
 
-def _write(home: Path, entries: dict[str, Any]) -> None:
+def _write(home: str | Path, entries: dict[str, Any]) -> None:
     """Atomically (a racing forwarder's entry may be lost: it is recomputed next time), 0600; never raises."""
     path = _path(home)
-    tmp = path.with_name(f"{CACHE_FILE}.{os.getpid()}.tmp")
+    tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # a first session runs before the home exists
+        os.makedirs(home, mode=0o700, exist_ok=True)  # a first session runs before the home exists
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             os.fchmod(f.fileno(), 0o600)

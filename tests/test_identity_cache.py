@@ -174,3 +174,15 @@ def test_the_daemon_refuses_a_stale_identity_and_the_next_session_recomputes_it(
         stop(ProjectPaths.for_hash(home, stale.hash), timeout=30, force=True)
     fresh = identify_remembered(git_project, home)
     assert fresh == identify(git_project) and fresh.hash != stale.hash
+
+
+@pytest.mark.parametrize("path", ["proj", "proj/", "./proj", "a//b", "/x/./y/", "///x", "~/p", "~", "/", ".",
+                                  "a/../b", "//x", "/x/..", "é/ü", "a b/c"])
+def test_serve_names_paths_as_pathlib_does_or_not_at_all(path: str) -> None:
+    """memtree serve looks the identity up before importing pathlib; the key must be pathlib's spelling."""
+    from memtree_core.early_answer import as_pathlib_would
+
+    ours = as_pathlib_would(path)
+    assert ours is None or ours == str(Path(path).expanduser().absolute())
+    if ".." not in path and not path.startswith("//") or path.startswith("///"):
+        assert ours is not None

@@ -9,7 +9,6 @@ from __future__ import annotations
 import binascii
 import os
 import sys
-from pathlib import Path
 
 _PACKAGES = ("memtree_core", "memtree_plugins")
 
@@ -26,14 +25,16 @@ def code_version() -> str:
 
     # pip names the metadata folder after the normalised distribution name: memtree_mcp-0.1.0.dist-info
     dist_info = DISTRIBUTION.replace("-", "_") + "-"
-    base = Path(__file__).resolve().parent.parent.parent
-    marks = [base / package / "__init__.py" for package in _PACKAGES]
-    for entry in dict.fromkeys([str(base), *filter(None, sys.path)]):
+    # os.path, not pathlib: memtree serve computes this before it imports pathlib (memtree_core.early_answer)
+    base = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    marks = [os.path.join(base, package, "__init__.py") for package in _PACKAGES]
+    for entry in dict.fromkeys([base, *filter(None, sys.path)]):
         try:
             names = os.listdir(entry)
         except OSError:
             continue
-        marks += [Path(entry, n, "RECORD") for n in names if n.startswith(dist_info) and n.endswith(".dist-info")]
+        marks += [os.path.join(entry, n, "RECORD") for n in names
+                  if n.startswith(dist_info) and n.endswith(".dist-info")]
     lines = []
     for mark in marks:
         try:
