@@ -5,16 +5,22 @@ The commands come from plugins through ``memtree_register_commands`` (the built-
 (their start must stay fast, and ``serve`` stdlib-only, so they are dispatched before any plugin loads),
 ``stop``, ``doctor`` and ``plugins`` (they must work when a plugin is broken or disabled).  A command's module
 is imported only when it runs or its ``--help`` is asked; ``memtree --help`` lists every command's one line.
+
+``memtree serve [--project DIR]``, what every agent session runs, skips argparse altogether (its imports --
+argparse, gettext, locale, shutil, typing -- cost more than the rest of the forwarder's start-up).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from typing import Any, NoReturn
 
 from memtree_core.command import Command
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any, NoReturn
 
 HOST_COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("plugins", "which plugins loaded from where, which failed and why, which are disabled",
@@ -30,11 +36,16 @@ HOST_COMMANDS: dict[str, Command] = {c.name: c for c in (
 PROJECT_HELP = "the project directory (default: the current one)"
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a bad argument is one line on stderr (no usage block) that says where help is."""
+def _parser_class() -> type[argparse.ArgumentParser]:
+    import argparse
 
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+    class _Parser(argparse.ArgumentParser):
+        """argparse, but a bad argument is one line on stderr (no usage block) that says where help is."""
+
+        def error(self, message: str) -> NoReturn:
+            self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+    return _Parser
 
 
 def _first_word(argv: list[str]) -> str | None:
@@ -76,7 +87,9 @@ def commands(environ: dict[str, str] | None = None) -> dict[str, str]:
 
 def _parser(table: dict[str, tuple[Command, str]], chosen: str | None) -> tuple[argparse.ArgumentParser, Any]:
     """The full parser; only ``chosen``'s handler is loaded and given its arguments."""
-    parser = _Parser(
+    import argparse
+
+    parser = _parser_class()(
         prog="memtree", description="A local context store for coding agents.",
         epilog="Run 'memtree COMMAND --help' for a command's arguments and an example.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
@@ -112,8 +125,43 @@ def project_problem(project: str | None) -> str | None:
     return None
 
 
+def _plain_serve(argv: list[str]) -> tuple[bool, str | None]:
+    """``(True, project)`` when ``argv`` is exactly ``serve``, ``serve --project DIR`` or ``serve
+    --project=DIR``; anything else (help, an unknown option, a value argparse would take for an option) goes
+    through argparse, which answers it as it always did."""
+    if not argv or argv[0] != "serve":
+        return False, None
+    rest = argv[1:]
+    if not rest:
+        return True, None
+    if len(rest) == 2 and rest[0] == "--project" and not rest[1].startswith("-"):
+        return True, rest[1]
+    if len(rest) == 1 and rest[0].startswith("--project="):
+        return True, rest[0].partition("=")[2]
+    return False, None
+
+
+def _serve(project: str | None) -> int:
+    problem = project_problem(project)
+    if problem:
+        print(f"memtree serve: {problem}", file=sys.stderr)
+        return 2
+    from memtree_core.early_answer import answer
+
+    try:
+        early = answer(project)  # initialize, from the daemon's record, before the forwarder's imports
+        from memtree_core.forwarder import main as forward
+
+        return forward(project, early)
+    except KeyboardInterrupt:
+        return 130
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    plain, project = _plain_serve(argv)
+    if plain:
+        return _serve(project)
     chosen = _first_word(argv)
     host = {name: (c, "memtree") for name, c in HOST_COMMANDS.items()}
     version_only = chosen is None and "--version" in argv and not {"-h", "--help"} & set(argv)

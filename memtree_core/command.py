@@ -14,8 +14,9 @@ printed as one line, exit 2.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Command:
@@ -35,5 +36,7 @@ class Command:
     def load(self) -> Any:
         """The handler itself (its module imported now, if it was given as a path)."""
         if isinstance(self.handler, str):
+            import importlib
+
             return importlib.import_module(self.handler)
         return self.handler

@@ -11,6 +11,11 @@ session after the first gets its ``initialize`` answered by a daemon that is alr
   every way, then start the daemon, replay ``initialize`` to it and hold everything else until it answers.
   The daemon's answers are checked against the recorded ones; a difference drops the record (and, for the
   tools, tells the client ``notifications/tools/list_changed``).
+* A daemon answers, and its record matches: ``initialize`` is answered from the record all the same (a
+  second session's start is then the interpreter's and these imports, not a round trip to a daemon that may
+  be busy); the ``initialize`` goes to the daemon as a replay whose answer is checked, and everything else
+  (``tools/list`` included) is held until it is answered, then forwarded.
+* The project's identity (which needs git) is remembered per directory (:mod:`memtree_core.identity_cache`).
 * The running daemon is older than the installed code: stop it and start a new one.
 * The daemon dies mid-session: a new daemon is started, the client's ``initialize`` is replayed under a
   fresh id (its reply dropped) and ``notifications/initialized`` re-sent, so the agent's session goes on.
@@ -24,12 +29,14 @@ from __future__ import annotations
 import json
 import os
 import select
-import socket
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+try:  # the C module: socket.py turns every constant into an enum at import (~3 ms of a session's start)
+    import _socket as socket
+except ImportError:  # pragma: no cover - an interpreter without it
+    import socket  # type: ignore[no-redef]
 
 from memtree_core import handshake_cache
 from memtree_core.daemon.control import (
@@ -40,10 +47,16 @@ from memtree_core.daemon.control import (
     start_daemon,
     stop,
 )
-from memtree_core.lockfile import is_locked
-from memtree_core.project import ProjectPaths, identify, memtree_home
+from memtree_core.early_answer import Early, project_dir  # noqa: F401  (project_dir: re-exported)
+from memtree_core.lockfile import is_locked, read_state
+from memtree_core.project import ProjectPaths, identify_remembered, memtree_home
 from memtree_core.resend import MAX_RESENDS, Request, ToolHints
 from memtree_core.socket_dirs import UnsafeSocketDir
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 START_TIMEOUT_S = 60.0  # a cold daemon imports the SDK (~1 s here); a loaded machine can take much longer
 REPLAY_TIMEOUT_S = 30.0
@@ -90,14 +103,18 @@ def try_connect(path: Path) -> socket.socket | None:
     return sock
 
 
-def _peer_is_me(sock: socket.socket) -> bool:
+def _peer(sock: socket.socket) -> tuple[int, int] | None:
+    """``(pid, uid)`` of the process serving the other end, or None where the OS does not say (macOS/BSD)."""
     so_peercred = getattr(socket, "SO_PEERCRED", None)
     if so_peercred is None:
-        return True  # macOS/BSD: the checked 0700 directory is the guard
-    import struct
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, so_peercred, 12)  # struct ucred: three C ints
+    return int.from_bytes(creds[0:4], sys.byteorder), int.from_bytes(creds[4:8], sys.byteorder)
 
-    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, so_peercred, struct.calcsize("3i")))
-    return uid == os.geteuid()
+
+def _peer_is_me(sock: socket.socket) -> bool:
+    peer = _peer(sock)
+    return peer is None or peer[1] == os.geteuid()  # macOS/BSD: the checked 0700 directory is the guard
 
 
 def connect(paths: ProjectPaths, root: Path, version: str, timeout: float = START_TIMEOUT_S,
@@ -116,7 +133,7 @@ def connect(paths: ProjectPaths, root: Path, version: str, timeout: float = STAR
         while True:
             sock, first = first or try_connect(paths.mcp_socket), None
             if sock is not None:
-                if not check_version or _version_ok(paths, version):
+                if not check_version or _version_ok(paths, version, sock):
                     return sock
                 sock.close()
                 state = running_daemon(paths) or {}
@@ -162,9 +179,18 @@ def _close(proc: Any) -> None:
         proc.close()
 
 
-def _version_ok(paths: ProjectPaths, version: str) -> bool:
+def _version_ok(paths: ProjectPaths, version: str, sock: socket.socket | None = None) -> bool:
+    """Is the daemon on ``sock`` of ``version``?  Its state file says, once it is known to be that daemon's:
+    it names the pid serving the socket (the kernel tells us that pid), else the daemon lock's holder."""
+    peer = _peer(sock) if sock is not None else None
     deadline = time.monotonic() + STATE_WAIT_S
     while True:
+        if peer is not None:
+            state = read_state(paths)
+            if state.get("pid") == peer[0]:
+                return state.get("version") == version
+        # No pid from the kernel, or a state file not (yet) that daemon's: the lock's holder vouches.  (Not
+        # first: reading /proc/locks takes ~10 ms on some kernels, the forwarder's whole budget.)
         state = running_daemon(paths)
         if state is not None:
             return state.get("version") == version
@@ -187,14 +213,15 @@ def _note(message: str) -> None:
 
 
 class Forwarder:
-    def __init__(self, paths: ProjectPaths, root: Path, stdin: int = 0, stdout: int = 1) -> None:
+    def __init__(self, paths: ProjectPaths, root: Path, stdin: int = 0, stdout: int = 1,
+                 early: Early | None = None) -> None:
         self.paths = paths
         self.root = root
         self.stdin = stdin
         self.stdout = stdout
-        self.version = code_version()
+        self.version = (early.version if early is not None else None) or code_version()
         self.sock: socket.socket | None = None
-        self.from_client = bytearray()  # a partial line from the agent
+        self.from_client = bytearray(early.read) if early is not None else bytearray()  # a partial line from the agent
         self.from_daemon = bytearray()  # a partial line from the daemon
         self.to_daemon = bytearray()  # whole lines waiting for the socket
         self.held: list[bytes] = []  # agent lines held back while a replayed initialize is answered
@@ -212,14 +239,24 @@ class Forwarder:
         # Set when this session's initialize was answered from the daemon's recorded handshake:
         self.cached: handshake_cache.Handshake | None = None
         self.protocol: Any = None  # the protocol version the client asked for
-        self.expect_initialize: Any = None  # the result given; the daemon's replayed answer must equal it
+        self.expect_initialize: str | None = None  # the result given (JSON text); the daemon's must equal it
         self.expect_tools: Any = None  # the tools/list result given from the record, until the daemon confirms
         self.tools_check: str | None = None  # id key of our own tools/list asking the daemon for the truth
+        self.tools_from_record = False  # may tools/list be answered from the record (no daemon ran at start)
+        if early is not None and early.text is not None:  # initialize was answered before this was imported
+            self.cached, self.protocol, self.expect_initialize = early.record, early.protocol, early.text
+            self.initialize = early.message
+            self.replays += 1
+            self.replay = _id_key(f"memtree-serve-replay-{os.getpid()}-{self.replays}")  # lines are held from here
 
     # -- the loop ------------------------------------------------------------------------------------
     def run(self) -> int:
         sock = try_connect(self.paths.mcp_socket)
-        if sock is None and self._answer_from_record() is False:
+        # A daemon that runs answers tools/list in a millisecond, once it has the replayed initialize.
+        self.tools_from_record = sock is None
+        if self.cached is None and self._answer_from_record() is False:
+            if sock is not None:
+                sock.close()
             return 0  # the client hung up before asking anything
         try:
             self.sock = connect(self.paths, self.root, self.version,
@@ -230,7 +267,7 @@ class Forwarder:
             return self._fail_start(str(exc))
         self.sock.setblocking(False)
         if self.cached is not None:
-            self._send_replay(START_TIMEOUT_S)  # a daemon just started: it answers after the SDK import
+            self._send_replay(START_TIMEOUT_S)  # a daemon just started answers after the SDK import
         for line in self._lines(self.from_client):  # read while no daemon answered, not answered from the record
             self._from_client(line)
         while True:
@@ -262,11 +299,14 @@ class Forwarder:
             if self.stdin in readable:
                 self._read_client()
 
-    # -- a first session answered from the recorded handshake (handshake_cache) ----------------------------
+    # -- initialize answered from the recorded handshake (handshake_cache) ---------------------------------
     def _answer_from_record(self) -> bool | None:
-        """No daemon answered: answer the client's ``initialize`` from the last daemon's record when it matches
-        in every way.  True: answered (the daemon is started next, the initialize replayed to it and everything
-        else held until then); None: wait for the daemon as usual; False: the client left without a line."""
+        """Answer the client's ``initialize`` from the daemon's record when it matches in every way, without
+        waiting for a daemon: for a first session none runs yet; for the next ones it does, and the answer
+        still saves its round trip (the daemon may be busy with another session's calls).  True: answered
+        (the daemon is started if need be, the initialize replayed to it, its answer checked against the one
+        given, and everything else held until then); None: the daemon answers it as usual; False: the client
+        left without a line."""
         record, why = handshake_cache.load(self.paths.dir, self.version)
         if record is None:
             if why != "no recorded handshake":
@@ -281,20 +321,22 @@ class Forwarder:
         msg = _parse(first)
         params = msg.get("params") if isinstance(msg, dict) else None
         protocol = params.get("protocolVersion") if isinstance(params, dict) else None
-        result = record.result(protocol, "initialize")
-        if not (isinstance(msg, dict) and msg.get("method") == "initialize" and "id" in msg and result is not None):
+        text = record.text(protocol, "initialize")
+        if not (isinstance(msg, dict) and msg.get("method") == "initialize" and "id" in msg and text is not None):
             return None  # not a handshake we have an answer for: the daemon answers it
         del self.from_client[:len(first) + 1]
-        self.cached, self.protocol, self.expect_initialize = record, protocol, result
+        # The record's text goes out as it is; it is parsed only to be compared with the daemon's answer.
+        self.cached, self.protocol, self.expect_initialize = record, protocol, text
         self.initialize = msg
         self.replays += 1
         self.replay = _id_key(f"memtree-serve-replay-{os.getpid()}-{self.replays}")  # lines are held from here
-        self._answer(msg["id"], result)
+        self._answer(msg["id"], text)
         return True
 
-    def _answer(self, rid: Any, result: Any) -> None:
-        self._to_client(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result},
-                                   separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
+    def _answer(self, rid: Any, result: str) -> None:
+        """Answer request ``rid`` with ``result``, JSON text from the record (ASCII, checked on reading)."""
+        self._to_client(b'{"jsonrpc":"2.0","id":' + json.dumps(rid).encode() + b',"result":' + result.encode()
+                        + b"}\n")
 
     def _pause(self, daemon: ForkedDaemon | None, timeout: float) -> None:
         """While the daemon starts: read the client (answering ``tools/list`` from the record, holding the
@@ -318,19 +360,21 @@ class Forwarder:
 
     def _from_record(self, msg: dict[str, Any]) -> bool:
         """Answer ``tools/list`` from the record while the daemon is not through its handshake yet."""
-        if self.cached is None or not self.replay or msg.get("method") != "tools/list" or "id" not in msg:
+        if (self.cached is None or not self.replay or not self.tools_from_record or msg.get("method") != "tools/list"
+                or "id" not in msg):
             return False
         params = msg.get("params")
         if isinstance(params, dict) and params.get("cursor") is not None:
             return False  # a page we did not record
         if self.cached.env != handshake_cache.environment_mark():
             return False  # other MEMTREE_* settings may load other plugins, so other tools
+        text = self.cached.text(self.protocol, "tools/list")
         result = self.cached.result(self.protocol, "tools/list")
-        if result is None:
+        if text is None or result is None:
             return False
         self.hints.learn(result)
         self.expect_tools = result
-        self._answer(msg["id"], result)
+        self._answer(msg["id"], text)
         return True
 
     def _tools_checked(self, msg: dict[str, Any]) -> None:
@@ -515,9 +559,9 @@ class Forwarder:
         """The (re)started daemon answered our initialize: finish the handshake and release held lines."""
         self.replay = None
         if self.expect_initialize is not None:
-            if msg.get("result") != self.expect_initialize and self.cached is not None:
+            if msg.get("result") != json.loads(self.expect_initialize) and self.cached is not None:
                 _note(f"the daemon answered initialize otherwise than the recorded answer this session was given "
-                      f"(recorded {json.dumps(self.expect_initialize)[:300]}, daemon {json.dumps(msg)[:300]}); "
+                      f"(recorded {self.expect_initialize[:300]}, daemon {json.dumps(msg)[:300]}); "
                       f"the record is dropped")
                 self.cached.invalidate()
             self.expect_initialize = None
@@ -547,7 +591,12 @@ class Forwarder:
     def _fail_start(self, why: str) -> int:
         """The daemon cannot start: say why on stderr and answer the agent's first request with it."""
         _note(why)
-        buf = bytearray()
+        buf = self.from_client  # what was read already (memtree_core.early_answer)
+        for line in self._lines(buf):
+            msg = _parse(line)
+            if isinstance(msg, dict) and "id" in msg and "method" in msg:
+                self._to_client(_error_line(msg["id"], why))
+                return 1
         while True:
             data = os.read(self.stdin, READ_CHUNK)
             if not data:
@@ -572,29 +621,26 @@ def _parse(line: bytes) -> Any:
         return None  # not ours to judge: the daemon answers it with a parse error
 
 
-def project_dir(project: str | None) -> str:
-    """The directory to serve: ``--project``, else ``$CLAUDE_PROJECT_DIR``, else the working directory.
-
-    A client that passes ``--project ${CLAUDE_PROJECT_DIR}`` without expanding it (reported for some Claude
-    Code versions) would otherwise name a directory that does not exist; the launcher's working directory
-    can be the plugin's own, so the variable is the better guess.
-    """
-    if project and "${" not in project:
-        return project
-    return os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
-
-
-def main(project: str | None) -> int:
-    identity = identify(project_dir(project))
-    paths = ProjectPaths.for_hash(memtree_home(), identity.hash)
+def main(project: str | None, early: Early | None = None) -> int:
+    """Serve ``project``; ``early``: what :func:`memtree_core.early_answer.answer` did before this module was
+    imported (``memtree serve`` runs it first)."""
+    if early is not None and early.gone:
+        return 0  # the agent left before asking anything
+    home = memtree_home()
+    if early is not None and early.identity is not None:
+        project_hash, root = early.identity[0], Path(early.identity[1])
+    else:
+        identity = identify_remembered(project_dir(project), home)
+        project_hash, root = identity.hash, identity.root
+    paths = ProjectPaths.for_hash(home, project_hash)
     try:
         paths.ensure()
     except UnsafeSocketDir as exc:
-        return Forwarder(paths, identity.root)._fail_start(str(exc))
+        return Forwarder(paths, root, early=early)._fail_start(str(exc))
     except OSError as exc:  # e.g. MEMTREE_HOME not writable: one line, never a traceback
         where = exc.filename or paths.dir
-        return Forwarder(paths, identity.root)._fail_start(f"cannot prepare {where}: {exc.strerror or exc}")
+        return Forwarder(paths, root, early=early)._fail_start(f"cannot prepare {where}: {exc.strerror or exc}")
     try:
-        return Forwarder(paths, identity.root).run()
+        return Forwarder(paths, root, early=early).run()
     except KeyboardInterrupt:
         return 130

@@ -10,58 +10,76 @@ The file is trusted only when everything matches: a regular file owned by this u
 the installed code version, the protocol version the client asked for.  Anything else and the forwarder
 waits for the daemon as it always did.
 
-Stdlib only: the forwarder imports this.
+Stdlib only, without pathlib: ``memtree serve`` answers ``initialize`` from it before importing the rest
+(:mod:`memtree_core.early_answer`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 CACHE_FILE = "handshake.json"
-FORMAT = 1
+# 2: each answer is kept as its JSON text (a string), so reading the record does not build the objects of
+# every protocol version's tools/list (~120 kB, several ms); only the answer given is parsed, and only later.
+FORMAT = 2
 MAX_BYTES = 4 << 20  # far above a real answer; a bigger file is not ours
 
 
 class Handshake:
     """A cache file that passed every check, with the exact bytes read (to invalidate only this one)."""
 
-    def __init__(self, path: Path, raw: bytes, answers: dict[str, Any], env: str | None) -> None:
+    def __init__(self, path: str, raw: bytes, answers: dict[str, Any], env: str | None) -> None:
         self.path = path
         self.raw = raw
         self.answers = answers
         self.env = env
 
-    def result(self, protocol: Any, method: str) -> Any:
-        """The recorded ``result`` of ``method`` for a client asking ``protocol``, or None."""
+    def text(self, protocol: Any, method: str) -> str | None:
+        """The recorded ``result`` of ``method`` for a client asking ``protocol``, as JSON text, or None."""
         if not isinstance(protocol, str):
             return None
         entry = self.answers.get(protocol)
-        return entry.get(method) if isinstance(entry, dict) else None
+        text = entry.get(method) if isinstance(entry, dict) else None
+        return text if isinstance(text, str) and text.isascii() else None  # written so: sent as it is
+
+    def result(self, protocol: Any, method: str) -> Any:
+        """The recorded ``result`` of ``method`` for a client asking ``protocol``, or None."""
+        text = self.text(protocol, method)
+        try:
+            return None if text is None else json.loads(text)
+        except ValueError:
+            return None
 
     def invalidate(self) -> None:
         """Remove the file if it still holds what was read (a newer daemon may have rewritten it since)."""
         try:
-            if self.path.read_bytes() == self.raw:
-                self.path.unlink()
+            with open(self.path, "rb") as f:
+                same = f.read() == self.raw
+            if same:
+                os.unlink(self.path)
         except OSError:
             pass
 
 
 def environment_mark(environ: dict[str, str] | os._Environ[str] | None = None) -> str:
     """A digest of the ``MEMTREE_*`` variables: they choose plugins and settings, and so the tools listed."""
+    import hashlib  # here: only a tools/list answered from the record needs it, not every start
+
     env = os.environ if environ is None else environ
     items = sorted((k, v) for k, v in env.items() if k.startswith("MEMTREE_"))
     return hashlib.sha256(json.dumps(items).encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
-def load(directory: Path, version: str) -> tuple[Handshake | None, str]:
+def load(directory: str | Path, version: str) -> tuple[Handshake | None, str]:
     """The cache for ``version``, or None and why it was not used (for the log)."""
-    path = Path(directory) / CACHE_FILE
+    path = os.path.join(directory, CACHE_FILE)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
@@ -100,16 +118,21 @@ def load(directory: Path, version: str) -> tuple[Handshake | None, str]:
     return Handshake(path, raw, data["answers"], env if isinstance(env, str) else None), ""
 
 
-def write(directory: Path, version: str, answers: dict[str, dict[str, Any]], env: str) -> None:
+def write(directory: str | Path, version: str, answers: dict[str, dict[str, Any]], env: str) -> None:
     """Record ``answers`` (protocol version -> method -> result) for ``version``: 0600, atomic."""
-    directory = Path(directory)
-    tmp = directory / f"{CACHE_FILE}.{os.getpid()}.tmp"
+    tmp = os.path.join(directory, f"{CACHE_FILE}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             os.fchmod(f.fileno(), 0o600)  # O_CREAT's mode does not tighten a file left by a killed writer
-            json.dump({"format": FORMAT, "version": version, "env": env, "answers": answers}, f)
-        os.replace(tmp, directory / CACHE_FILE)
+            texts = {protocol: {method: json.dumps(result, separators=(",", ":"))
+                                for method, result in methods.items()}
+                     for protocol, methods in answers.items()}
+            json.dump({"format": FORMAT, "version": version, "env": env, "answers": texts}, f)
+        os.replace(tmp, os.path.join(directory, CACHE_FILE))
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
         raise

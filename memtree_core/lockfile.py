@@ -10,9 +10,12 @@ import fcntl
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from memtree_core.project import ProjectPaths
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def try_lock(path: Path) -> int | None:

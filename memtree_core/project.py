@@ -6,11 +6,28 @@ directory is not in a git repository, git is missing, or the repository has no c
 
 from __future__ import annotations
 
-import hashlib
 import os
-import subprocess
 from pathlib import Path
-from typing import NamedTuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
+if TYPE_CHECKING:
+    from typing import NamedTuple
+
+    class _Identity(NamedTuple):
+        hash: str
+        root: Path  # git root, or the absolute workspace path
+        git: bool
+        first_commit: str | None
+
+    class _ProjectPaths(NamedTuple):
+        home: Path
+        dir: Path
+else:
+    # A plain namedtuple at run time: typing.NamedTuple would import typing (~3 ms of a forwarder's start).
+    from collections import namedtuple
+
+    _Identity = namedtuple("Identity", ["hash", "root", "git", "first_commit"])
+    _ProjectPaths = namedtuple("ProjectPaths", ["home", "dir"])
 
 # sun_path is 108 bytes on Linux and 104 on macOS; keep a margin for the NUL and the OS difference.
 MAX_SOCKET_PATH = 100
@@ -23,6 +40,8 @@ def memtree_home(environ: dict[str, str] | None = None) -> Path:
 
 
 def _git(args: list[str], cwd: Path) -> str | None:
+    import subprocess  # here: a forwarder that knows its project's identity starts no process
+
     try:
         out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
@@ -31,16 +50,15 @@ def _git(args: list[str], cwd: Path) -> str | None:
 
 
 def sha16(text: str) -> str:
+    import hashlib  # here: OpenSSL's load is a real part of a forwarder's start-up, which seldom hashes
+
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-# NamedTuple rather than a dataclass: `memtree serve` imports this module on every session start, and
+# A named tuple rather than a dataclass: `memtree serve` imports this module on every session start, and
 # dataclasses pulls in inspect (~8 ms here).
-class Identity(NamedTuple):
-    hash: str
-    root: Path  # git root, or the absolute workspace path
-    git: bool
-    first_commit: str | None
+class Identity(_Identity):
+    __slots__ = ()
 
 
 def identify(workspace: Path | str) -> Identity:
@@ -56,16 +74,30 @@ def identify(workspace: Path | str) -> Identity:
     return Identity(sha16(str(path)), path, False, None)
 
 
+def identify_remembered(workspace: Path | str, home: Path) -> Identity:
+    """:func:`identify`, without running git while nothing the answer depends on has changed
+    (:mod:`memtree_core.identity_cache`): what ``memtree serve`` uses at every session start."""
+    from memtree_core import identity_cache
+
+    path = str(Path(workspace).expanduser().absolute())
+    known = identity_cache.lookup(home, path)
+    if known is not None:
+        project_hash, root, git, first = known
+        return Identity(project_hash, Path(root), git, first)
+    identity = identify(path)
+    identity_cache.remember(home, path, identity.hash, str(identity.root), identity.git, identity.first_commit)
+    return identity
+
+
 def root_alias(directory: Path | str) -> str:
     """Key of a directory in ``$MEMTREE_HOME/roots``: what the capture hook can compute without git."""
     return sha16(str(Path(directory).absolute()))
 
 
-class ProjectPaths(NamedTuple):
-    """Every file memtree keeps for one project."""
+class ProjectPaths(_ProjectPaths):
+    """Every file memtree keeps for one project: ``home`` and ``dir`` (``home/<project hash>``)."""
 
-    home: Path
-    dir: Path
+    __slots__ = ()
 
     @classmethod
     def for_hash(cls, home: Path, project_hash: str) -> ProjectPaths:

@@ -19,7 +19,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
+if TYPE_CHECKING:
+    from typing import Any
 
 TOOL_HINTS_FILE = "tool-hints.json"
 MAX_RESENDS = 2  # a request that kills every daemon it reaches is failed after this many re-sends

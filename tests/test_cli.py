@@ -39,6 +39,18 @@ def test_a_project_that_does_not_exist_is_one_line(command: str, home: Path, tmp
     assert "kept:" not in out.stdout
 
 
+def test_serve_reads_its_own_arguments_as_argparse_would(home: Path, tmp_path: Path) -> None:
+    """``memtree serve [--project DIR]`` skips argparse (start-up time); every other form still goes through it."""
+    missing = tmp_path / "no-such-project"
+    out = run_memtree("serve", f"--project={missing}", cwd=tmp_path, input="")
+    assert_one_line_error(out, "memtree serve:", "no such directory")
+    assert_one_line_error(run_memtree("serve", "--project", cwd=tmp_path, input=""), "--project", "expected one argument")
+    assert_one_line_error(run_memtree("serve", "--project", "-x", cwd=tmp_path, input=""), "expected one argument")
+    assert_one_line_error(run_memtree("serve", "--bogus", cwd=tmp_path, input=""), "unrecognized arguments: --bogus")
+    helped = run_memtree("serve", "--help", cwd=tmp_path)
+    assert helped.returncode == 0 and "memtree serve --project ~/src/myrepo" in helped.stdout
+
+
 def test_a_file_given_as_the_project_is_one_line(home: Path, tmp_path: Path) -> None:
     out = run_memtree("demo", "--project", str(REPO / "README.md"), cwd=tmp_path)
     assert_one_line_error(out, "memtree demo:", "not a directory")

@@ -41,16 +41,20 @@ def test_serve_imports_no_sdk_pydantic_or_plugins(home: Path, project: Path, env
             "from memtree_core.cli import main\n"
             f"sys.exit(main(['serve', '--project', {str(project)!r}]))\n")
     init = json.dumps(INIT) + "\n"
-    out = subprocess.run([sys.executable, "-c", code], input=init, env=env, capture_output=True, text=True,
-                         timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "memtree"
-    loaded = json.loads(modules_file.read_text())
-    heavy = [m for m in loaded if m.split(".")[0] in {"mcp", "mcp_types", "pydantic", "pydantic_core", "pluggy",
-                                                      "anyio", "sqlite3", "sqlean"}
-             or m in {"memtree_core.app", "memtree_core.plugins", "memtree_core.settings",
-                      "memtree_core.store", "memtree_core.daemon.main"}]
-    assert heavy == [], f"memtree serve imported {heavy}"
+    for _session in ("first", "second"):
+        out = subprocess.run([sys.executable, "-c", code], input=init, env=env, capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "memtree"
+        loaded = json.loads(modules_file.read_text())
+        heavy = [m for m in loaded if m.split(".")[0] in {"mcp", "mcp_types", "pydantic", "pydantic_core", "pluggy",
+                                                          "anyio", "sqlite3", "sqlean"}
+                 or m in {"memtree_core.app", "memtree_core.plugins", "memtree_core.settings",
+                          "memtree_core.store", "memtree_core.daemon.main"}]
+        assert heavy == [], f"memtree serve imported {heavy}"
+    # A second session (daemon up, identity remembered) starts no process, hashes nothing, parses no options.
+    slow = [m for m in loaded if m in {"subprocess", "hashlib", "argparse", "shutil", "memtree_core.commands.serve"}]
+    assert slow == [], f"a second session of memtree serve imported {slow}"
 
 
 # -- one daemon per project ------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -151,8 +152,9 @@ def test_a_record_the_daemon_contradicts_is_dropped_and_the_client_told_to_list_
     path = _record(project)
     data = json.loads(path.read_text())
     protocol = INIT["params"]["protocolVersion"]
-    data["answers"][protocol]["initialize"]["instructions"] = "an older text"
-    data["answers"][protocol]["tools/list"]["tools"] = own_tools["tools"][:1]
+    answers = data["answers"][protocol]  # each answer is kept as JSON text
+    answers["initialize"] = json.dumps({**json.loads(answers["initialize"]), "instructions": "an older text"})
+    answers["tools/list"] = json.dumps({**json.loads(answers["tools/list"]), "tools": own_tools["tools"][:1]})
     path.write_text(json.dumps(data))
     altered = path.read_bytes()
     client = RawClient(project, env)
@@ -169,8 +171,47 @@ def test_a_record_the_daemon_contradicts_is_dropped_and_the_client_told_to_list_
         daemon_guard.append(wait_for(lambda: state_pid(project), 30, "the daemon"))
         # Never the contradicted record again (the new daemon records its own).
         wait_for(lambda: path.exists() and path.read_bytes() != altered, 60, "the record to be replaced")
-        assert json.loads(path.read_text())["answers"][protocol]["initialize"] == own_init
+        assert json.loads(json.loads(path.read_text())["answers"][protocol]["initialize"]) == own_init
     finally:
         client.close()
     stderr = client.proc.stderr.read().decode()  # type: ignore[union-attr]
     assert "otherwise than the recorded" in stderr and "other tools" in stderr, stderr
+
+
+def test_a_second_session_is_answered_from_the_record_and_then_talks_to_the_running_daemon(
+        home: Path, project: Path, env: dict[str, str], daemon_guard: list[int]) -> None:
+    """The daemon runs but is frozen (SIGSTOP): the next session's initialize is answered all the same,
+    equal to the daemon's own answer; its tools/list waits for the daemon and is the daemon's."""
+    first = RawClient(project, env)
+    try:
+        first.send(INIT)
+        own_init = first.receive()["result"]
+        first.send(INITIALIZED)
+        first.send(TOOLS_LIST)
+        own_tools = first.receive()["result"]
+        wait_for(lambda: _record(project).exists(), 60, "the daemon to record its handshake")
+        pid = wait_for(lambda: state_pid(project), 30, "the daemon")
+        daemon_guard.append(pid)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            second = RawClient(project, env)
+            second.send(INIT)
+            answer = second.receive(timeout=60)  # from the record: the daemon cannot answer now
+            assert answer == {"jsonrpc": "2.0", "id": INIT["id"], "result": own_init}
+            second.send(INITIALIZED)
+            second.send(TOOLS_LIST)
+            assert _silent_for(second, 0.5), "tools/list answered without the daemon"
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        listed = second.receive(timeout=60)
+        assert listed == {"jsonrpc": "2.0", "id": 2, "result": own_tools}
+        second.send(ECHO)
+        assert second.receive(timeout=60)["result"]["structuredContent"] == {"text": "hi", "length": 2}
+        assert state_pid(project) == pid  # the same daemon served both sessions
+        assert second.close() == 0
+        stderr = second.proc.stderr.read().decode()  # type: ignore[union-attr]
+        assert "otherwise than the recorded" not in stderr, stderr
+        first.send({**ECHO, "id": 9})  # the first session is untouched
+        assert first.receive(timeout=60)["id"] == 9
+    finally:
+        first.close()

@@ -14,7 +14,12 @@ the same run.  Raw JSON-RPC lines over real pipes; every figure is wall time see
 (c) cached ``read`` of one chunk through one session, median and p95.  Goal <= 5 ms / 10 ms.  Floor: a JSON-RPC
     ``ping`` through the same session (forwarder + daemon transport, no tool).
 
-    .venv/bin/python eval/bench/startup.py [--cold 5] [--warm 20] [--first 8] [--reads 200]
+What users run: the bench builds a wheel of this checkout and installs it (with its dependencies) into a
+temporary venv, and times that venv's ``memtree serve``; an editable install pays a site hook of its own on
+every start (setuptools' import finder), so (b) and (d) are also printed for the ``memtree`` beside this
+interpreter when that is an editable install (``--no-editable`` skips those lines).
+
+    .venv/bin/python eval/bench/startup.py [--cold 5] [--warm 20] [--first 8] [--reads 200] [--venv DIR]
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-MEMTREE = str(Path(sys.executable).parent / "memtree")
+HERE_MEMTREE = Path(sys.executable).parent / "memtree"  # the install that runs this bench (often editable)
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                    "clientInfo": {"name": "bench", "version": "1"}}}
@@ -124,22 +129,102 @@ def python_floor() -> float:
     return (time.perf_counter() - t0) * 1000
 
 
-def stop_daemon(project: Path, env: dict[str, str]) -> None:
-    subprocess.run([MEMTREE, "stop", "--project", str(project), "--force"], env=env, capture_output=True,
+def stop_daemon(memtree: str, project: Path, env: dict[str, str]) -> None:
+    subprocess.run([memtree, "stop", "--project", str(project), "--force"], env=env, capture_output=True,
                    timeout=60)
 
 
-def stop_until_gone(project: Path, env: dict[str, str]) -> None:
+def stop_until_gone(memtree: str, project: Path, env: dict[str, str]) -> None:
     """Stop the daemon, also one still starting (``memtree stop`` leaves a daemon alone until its state
     file is there)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        out = subprocess.run([MEMTREE, "stop", "--project", str(project), "--force"], env=env,
+        out = subprocess.run([memtree, "stop", "--project", str(project), "--force"], env=env,
                              capture_output=True, text=True, timeout=60)
         if "no daemon running" in out.stdout + out.stderr:
             return
         time.sleep(0.05)
     raise SystemExit("the daemon did not stop")
+
+
+def install_wheel(work: Path, venv: Path | None) -> Path:
+    """Build a wheel of this checkout (its files as they are now, in a copy: the build leaves build/ and
+    egg-info behind) and install it with its dependencies into a venv: the ``memtree`` a user runs.  With
+    ``venv`` given and already holding a ``memtree``, only memtree itself is reinstalled there."""
+    src = work / "src"
+    shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(
+        ".git", "build", "dist", "*.egg-info", "__pycache__", ".tox", ".venv", "node_modules", ".*_cache"))
+    dist = work / "dist"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE, "text": True}
+    out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(src)],
+                         **quiet)
+    wheels = list(dist.glob("memtree_mcp-*.whl"))
+    if out.returncode or not wheels:
+        raise SystemExit(f"building the wheel failed:\n{out.stderr[-2000:]}")
+    target = venv or work / "venv"
+    reuse = (target / "bin" / "memtree").exists()
+    if not (target / "bin" / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(target)], check=True)
+    args = ["--force-reinstall", "--no-deps"] if reuse else []
+    out = subprocess.run([sys.executable, "-m", "pip", "--python", str(target / "bin" / "python"), "install",
+                          "-q", *args, str(wheels[0])], **quiet)
+    if out.returncode:
+        raise SystemExit(f"installing the wheel failed:\n{out.stderr[-2000:]}")
+    return target / "bin" / "memtree"
+
+
+def is_editable_install() -> bool:
+    """Is the ``memtree`` beside this interpreter an editable install of a checkout?"""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        direct = distribution("memtree-mcp").read_text("direct_url.json")
+    except PackageNotFoundError:
+        return False
+    return bool(direct) and json.loads(direct).get("dir_info", {}).get("editable", False)
+
+
+def second_sessions(memtree: str, project: Path, env: dict[str, str], runs: int,
+                    floors: list[list[float]] | None = None) -> tuple[list[float], Session]:
+    """``initialize`` of ``runs`` new sessions while a first one keeps the daemon up; each round also
+    measures the floors in ``floors`` (python -c pass, python -I -S -c pass) when given.  Returns the first
+    session, still open."""
+    first = Session([memtree, "serve", "--project", str(project)], env)
+    first.initialize()
+    warm = []
+    for _ in range(runs):
+        if floors is not None:
+            t0 = time.perf_counter()
+            subprocess.run([floor_python(memtree), "-c", "pass"], check=True)
+            floors[0].append((time.perf_counter() - t0) * 1000)
+            floors[1].append(python_floor())
+        s = Session([memtree, "serve", "--project", str(project)], env)
+        warm.append(s.initialize())
+        s.close()
+    return warm, first
+
+
+def floor_python(memtree: str) -> str:
+    return str(Path(memtree).parent / "python")
+
+
+def first_sessions(memtree: str, project: Path, env: dict[str, str], runs: int, bare_script: Path,
+                   floor: list[float], bare: list[float]) -> tuple[list[float], list[float]]:
+    """Sessions that find no daemon but a recorded handshake: ms to ``initialize`` and to ``tools/list``."""
+    first_init: list[float] = []
+    first_listed: list[float] = []
+    for i in range(runs):
+        floor.append(python_floor())
+        if i % 2:  # a bare SDK server in the same rounds, every other one (it costs ~1 s)
+            b = Session([sys.executable, str(bare_script)], env)
+            bare.append(b.initialize())
+            b.close()
+        s = Session([memtree, "serve", "--project", str(project)], env)
+        first_init.append(s.initialize())
+        first_listed.append(s.tools_listed())
+        s.close()
+        stop_until_gone(memtree, project, env)  # the next round is a first session again
+    return first_init, first_listed
 
 
 def main() -> None:
@@ -148,6 +233,10 @@ def main() -> None:
     ap.add_argument("--warm", type=int, default=20, help="second-session initializes")
     ap.add_argument("--reads", type=int, default=200, help="cached reads")
     ap.add_argument("--first", type=int, default=8, help="first sessions answered from a warm record")
+    ap.add_argument("--venv", type=Path, default=None,
+                    help="install the wheel into this venv and keep it (dependencies are installed once)")
+    ap.add_argument("--no-editable", action="store_true",
+                    help="skip the lines for the editable install beside this interpreter")
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="memtree-bench-startup-"))
@@ -156,6 +245,12 @@ def main() -> None:
     bare_script = work / "bare_server.py"
     bare_script.write_text(BARE_SERVER)
     try:
+        t0 = time.perf_counter()
+        memtree = str(install_wheel(work, args.venv.absolute() if args.venv else None))
+        installed_s = time.perf_counter() - t0
+        editable = str(HERE_MEMTREE) if not args.no_editable and HERE_MEMTREE.exists() and is_editable_install() \
+            else None
+
         # (a) cold start, interleaved: a fresh project each time, so the forwarder must start a daemon.
         cold_memtree: list[float] = []
         cold_exec: list[float] = []
@@ -163,6 +258,7 @@ def main() -> None:
         listed_memtree: list[float] = []
         listed_bare: list[float] = []
         exec_env = {**env, "MEMTREE_DAEMON_EXEC": "1"}
+
         def run_bare(i: int) -> None:
             bare = Session([sys.executable, str(bare_script)], env)
             cold_bare.append(bare.initialize())
@@ -172,19 +268,19 @@ def main() -> None:
         def run_fork(i: int) -> None:
             project = work / f"cold-{i}"
             project.mkdir()
-            s = Session([MEMTREE, "serve", "--project", str(project)], env)
+            s = Session([memtree, "serve", "--project", str(project)], env)
             cold_memtree.append(s.initialize())
             listed_memtree.append(s.tools_listed())
             s.close()
-            stop_daemon(project, env)
+            stop_daemon(memtree, project, env)
 
         def run_exec(i: int) -> None:
             project = work / f"cold-exec-{i}"
             project.mkdir()
-            s = Session([MEMTREE, "serve", "--project", str(project)], exec_env)
+            s = Session([memtree, "serve", "--project", str(project)], exec_env)
             cold_exec.append(s.initialize())
             s.close()
-            stop_daemon(project, env)
+            stop_daemon(memtree, project, env)
 
         kinds = [run_bare, run_fork, run_exec]
         for i in range(args.cold):
@@ -196,19 +292,9 @@ def main() -> None:
         # (b) a second session while the daemon runs (a first session stays open, as an agent would).
         project = work / "warm"
         project.mkdir()
-        first = Session([MEMTREE, "serve", "--project", str(project)], env)
-        first.initialize()
-        floor_py = []
+        floor_py: list[float] = []
         floor_bare_py: list[float] = []  # python -I -S -c pass: the interpreter's own start, nothing else
-        warm = []
-        for _ in range(args.warm):
-            t0 = time.perf_counter()
-            subprocess.run([sys.executable, "-c", "pass"], check=True)
-            floor_py.append((time.perf_counter() - t0) * 1000)
-            floor_bare_py.append(python_floor())
-            s = Session([MEMTREE, "serve", "--project", str(project)], env)
-            warm.append(s.initialize())
-            s.close()
+        warm, first = second_sessions(memtree, project, env, args.warm, [floor_py, floor_bare_py])
 
         # (c) cached read of one chunk, vs ping through the same session.
         src = project / "module.py"
@@ -229,32 +315,33 @@ def main() -> None:
                 reads.append((time.perf_counter() - t0) * 1000)
                 assert "return x + 1" in json.dumps(r), r
         first.close()
-        stop_daemon(project, env)
+        stop_daemon(memtree, project, env)
 
         # (d) first session, warm record: the daemon of (b)/(c) recorded its handshake before it stopped.
-        record = next((work / "home").glob("*/handshake.json"), None)
-        if record is None:
+        if not any((work / "home").glob("*/handshake.json")):
             raise SystemExit("the daemon recorded no handshake (handshake.json)")
-        first_init: list[float] = []
-        first_listed: list[float] = []
         first_floor: list[float] = []
         first_bare: list[float] = []
-        for i in range(args.first):
-            first_floor.append(python_floor())
-            if i % 2:  # a bare SDK server in the same rounds, every other one (it costs ~1 s)
-                bare = Session([sys.executable, str(bare_script)], env)
-                first_bare.append(bare.initialize())
-                bare.close()
-            s = Session([MEMTREE, "serve", "--project", str(project)], env)
-            first_init.append(s.initialize())
-            first_listed.append(s.tools_listed())
-            s.close()
-            stop_until_gone(project, env)  # the next round is a first session again
+        first_init, first_listed = first_sessions(memtree, project, env, args.first, bare_script, first_floor,
+                                                  first_bare)
+
+        # (b) and (d) again for the editable install (another project: the two installs' daemons differ).
+        if editable:
+            eproject = work / "editable"
+            eproject.mkdir()
+            e_floor_py: list[float] = []
+            e_warm, efirst = second_sessions(editable, eproject, env, args.warm, [e_floor_py, floor_bare_py])
+            efirst.close()
+            stop_daemon(editable, eproject, env)
+            e_first_init, _ = first_sessions(editable, eproject, env, args.first, bare_script, first_floor,
+                                             first_bare)
 
         load = " ".join(f"{x:.1f}" for x in os.getloadavg())
         print(f"python {sys.version.split()[0]}   cold runs {args.cold}   warm runs {args.warm}   reads {args.reads}   "
               f"load {load} on {os.cpu_count()} cpus (cold figures are noisy on a loaded machine; the paired "
               f"ratios compare runs of the same round)")
+        print(f"memtree: a wheel of this checkout installed into {Path(memtree).parent.parent} "
+              f"({installed_s:.0f} s to build and install)")
         print(f"{'figure':58s} {'p50 ms':>8s} {'p95 ms':>8s} {'ratio':>8s}  goal")
         print(f"{'(a) floor: bare MCPServer, spawn -> initialize':58s} {bare_p50:8.1f} {pct(cold_bare, .95):8.1f}")
         print(f"{'(a) memtree serve, cold (forks the daemon)':58s} {mt_p50:8.1f} {pct(cold_memtree, .95):8.1f} "
@@ -272,7 +359,7 @@ def main() -> None:
               f"{pct(listed_memtree, .95):8.1f} {lm / lb:7.2f}x  (not a goal; what an agent waits for)")
         py_p50 = statistics.median(floor_py)
         warm_p50 = statistics.median(warm)
-        print(f"{'(b) floor: python -c pass':58s} {py_p50:8.1f} {pct(floor_py, .95):8.1f}")
+        print(f"{'(b) floor: python -c pass (the wheel venv)':58s} {py_p50:8.1f} {pct(floor_py, .95):8.1f}")
         print(f"{'(b) memtree serve, second session, initialize answered':58s} {warm_p50:8.1f} "
               f"{pct(warm, .95):8.1f} {warm_p50 / py_p50:7.2f}x  <= 100 ms "
               f"({warm_p50 / bare_p50:.3f}x of a bare SDK server's start)")
@@ -280,13 +367,26 @@ def main() -> None:
         print(f"{'(b/d) floor: python -I -S -c pass':58s} {floor_iss:8.1f} {pct(floor_bare_py + first_floor, .95):8.1f}")
         print(f"{'(b) second session initialize / python -I -S -c pass':58s} {'':8s} {'':8s} "
               f"{warm_p50 / floor_iss:7.2f}x  <= 2x")
+        # The same ratio per round (each session over the floor measured just before it): load that changes
+        # during the run moves both.
+        paired_b = statistics.median(w / f for w, f in zip(warm, floor_bare_py, strict=False))
+        print(f"{'(b) paired: median over the rounds of session / floor':58s} {'':8s} {'':8s} {paired_b:7.2f}x  <= 2x")
         fi, fl = statistics.median(first_init), statistics.median(first_listed)
         fb = statistics.median(first_bare) if first_bare else bare_p50
         print(f"{'(d) first session, warm record, initialize answered':58s} {fi:8.1f} {pct(first_init, .95):8.1f} "
               f"{fi / floor_iss:7.2f}x  <= 3x python -I -S -c pass ({fi / fb:.3f}x of a bare SDK server, "
               f"{fb:.0f} ms in these rounds)")
+        paired_d = statistics.median(i / f for i, f in zip(first_init, first_floor, strict=False))
+        print(f"{'(d) paired: median over the rounds of session / floor':58s} {'':8s} {'':8s} {paired_d:7.2f}x  <= 3x")
         print(f"{'(d) first session, warm record, tools/list answered':58s} {fl:8.1f} {pct(first_listed, .95):8.1f} "
               f"{fl / floor_iss:7.2f}x  of python -I -S -c pass ({fl / lb:.3f}x of a bare SDK server's)")
+        if editable:
+            ew, efi = statistics.median(e_warm), statistics.median(e_first_init)
+            print(f"{'(b) editable install: second session, initialize':58s} {ew:8.1f} {pct(e_warm, .95):8.1f} "
+                  f"{ew / floor_iss:7.2f}x  of python -I -S -c pass (its python -c pass: "
+                  f"{statistics.median(e_floor_py):.1f} ms)")
+            print(f"{'(d) editable install: first session, warm record, initialize':58s} {efi:8.1f} "
+                  f"{pct(e_first_init, .95):8.1f} {efi / floor_iss:7.2f}x  of python -I -S -c pass")
         if reads:
             ping_p50 = statistics.median(pings)
             print(f"{'(c) floor: ping through memtree serve + daemon':58s} {ping_p50:8.2f} {pct(pings, .95):8.2f}")

@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
 
 from memtree_core.daemon.version import code_version  # noqa: F401  (re-exported: the forwarder asks here)
 from memtree_core.lockfile import is_locked, read_state
 from memtree_core.project import ProjectPaths
 
-if TYPE_CHECKING:  # imported where used: the forwarder starts without it (fork_daemon needs none)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
+if TYPE_CHECKING:  # subprocess is imported where used: the forwarder starts without it (fork_daemon needs none)
     import subprocess
+    from typing import Any, NoReturn
 
 # A log above this size is moved to daemon.log.1 when a new daemon is started.
 LOG_ROTATE_BYTES = 5_000_000
@@ -88,6 +88,8 @@ def stop(paths: ProjectPaths, timeout: float = 10.0, force: bool = False) -> dic
     exit within ``timeout`` gets SIGKILL (the kernel drops its lock; its socket files are replaced by the
     next daemon).
     """
+    import signal  # here: signal.py builds its enums at import, and most forwarders never stop a daemon
+
     state = running_daemon(paths)
     if state is None:
         if is_locked(paths.lock):

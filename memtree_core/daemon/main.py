@@ -216,6 +216,11 @@ class Daemon:
             # A bad config fails here: tools/list and tools/call answer with the reason (and the log path).
             self.app = App.open(self.identity.root)
             if self.app.identity.hash != self.identity.hash:
+                from memtree_core import identity_cache
+
+                # The forwarder's remembered identity is out of date (a history rewritten under a branch
+                # that stayed checked out): the next session computes it afresh.
+                identity_cache.forget(self.paths.home, self.identity.hash)
                 raise RuntimeError(f"the project's identity changed while the daemon started "
                                    f"({self.identity.hash} -> {self.app.identity.hash}); start it again")
             self.idle_timeout_s = float(self.app.settings.daemon.idle_timeout_s)

@@ -6,16 +6,15 @@ Its own module (stdlib only) because both the daemon (``daemon.main``) and the c
 
 from __future__ import annotations
 
-import hashlib
+import binascii
 import os
 import sys
-from pathlib import Path
 
 _PACKAGES = ("memtree_core", "memtree_plugins")
 
 
 def code_version() -> str:
-    """``<__version__>+<hash>`` of what pip installed: the packages' ``__init__`` files and memtree's
+    """``<__version__>+<checksum>`` of what pip installed: the packages' ``__init__`` files and memtree's
     ``.dist-info`` (both rewritten by every install, upgrade or ``pip install -e .``), so a forwarder can tell
     that the running daemon came from an older install.
 
@@ -26,19 +25,24 @@ def code_version() -> str:
 
     # pip names the metadata folder after the normalised distribution name: memtree_mcp-0.1.0.dist-info
     dist_info = DISTRIBUTION.replace("-", "_") + "-"
-    digest = hashlib.sha256()
-    base = Path(__file__).resolve().parent.parent.parent
-    marks = [base / package / "__init__.py" for package in _PACKAGES]
-    for entry in dict.fromkeys([str(base), *filter(None, sys.path)]):
+    # os.path, not pathlib: memtree serve computes this before it imports pathlib (memtree_core.early_answer)
+    base = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    marks = [os.path.join(base, package, "__init__.py") for package in _PACKAGES]
+    for entry in dict.fromkeys([base, *filter(None, sys.path)]):
         try:
             names = os.listdir(entry)
         except OSError:
             continue
-        marks += [Path(entry, n, "RECORD") for n in names if n.startswith(dist_info) and n.endswith(".dist-info")]
+        marks += [os.path.join(entry, n, "RECORD") for n in names
+                  if n.startswith(dist_info) and n.endswith(".dist-info")]
+    lines = []
     for mark in marks:
         try:
             st = os.stat(mark)
         except OSError:
             continue
-        digest.update(f"{mark}:{st.st_mtime_ns}:{st.st_size}\n".encode())
-    return f"{__version__}+{digest.hexdigest()[:12]}"
+        lines.append(f"{mark}:{st.st_mtime_ns}:{st.st_size}\n")
+    # A checksum, not a cryptographic hash: it only tells one install from the next (nobody forges an mtime
+    # to fool it), and hashlib's OpenSSL load would be a real part of the forwarder's start-up.
+    data = "".join(lines).encode("utf-8", "surrogateescape")
+    return f"{__version__}+{binascii.crc32(data):08x}"
