@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from memtree_core.commands._common import open_app, print_json
+from memtree_core.embedding_text import embedding_text
 
 EXAMPLE = "memtree reembed --batch 64"
 
@@ -41,14 +42,14 @@ def reembed(app: Any, batch: int = 0, progress: Any = None) -> dict[str, Any]:
     t0 = time.monotonic()
     while True:
         rows = store.query(
-            "SELECT n.id, n.content FROM nodes n LEFT JOIN nodes_vec v ON v.id = n.id WHERE n.status = 'live' "
+            "SELECT n.id, n.content, n.metadata FROM nodes n LEFT JOIN nodes_vec v ON v.id = n.id WHERE n.status = 'live' "
             "AND (v.id IS NULL OR v.embedding_model != ? OR v.embedding_dim != ?) ORDER BY n.rowid LIMIT ?",
             (e.model, dim or -1, batch))
         if not rows:
             break
-        vecs = e.embed([(c or "")[:8000] for _, c in rows])
+        vecs = e.embed([embedding_text(c, meta, app.identity.root) for _, c, meta in rows])
         dim = len(vecs[0])
-        ids = [i for i, _ in rows]
+        ids = [i for i, *_ in rows]
         with store.tx():
             vectors.delete_vectors(store, ids)
             vectors.put_vectors(store, list(zip(ids, vecs, strict=True)), e.model, dim)

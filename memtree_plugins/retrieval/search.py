@@ -453,7 +453,9 @@ def _fused(app: App, pq: ParsedQuery, mode: str, limit: int,
         if ranker is None:
             raise ValueError(f"search mode '{mode}' needs the ranker {name!r} (setting search.ranker), "
                              "which no plugin registered; use mode='keyword'")
-        order = [(h.node_id, h.score) for h in ranker.fuse(lists, limit)]
+        fused = (ranker.fuse(lists, limit, query=pq.raw) if getattr(ranker, "reads_query", False)
+                 else ranker.fuse(lists, limit))
+        order = [(h.node_id, h.score) for h in fused]
     nodes = app.store.get_nodes(nid for nid, _ in order)
     result = SearchResult(query=pq.raw, mode=mode, terms=[t.text for t in pq.terms], strategy=mode)
     for nid, score in order:
