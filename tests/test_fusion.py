@@ -92,3 +92,27 @@ def test_the_walker_embeds_the_header_and_stores_the_text_unchanged(home: Path, 
         assert app.store.get_nodes([node.id])[node.id].content == body
     finally:
         app.close()
+
+
+@pytest.mark.parametrize(("uri", "test"), [
+    ("file:///r/tests/test_utils.py#L1-9", True), ("file:///r/src/pkg/test_helpers.py", True),
+    ("file:///r/pkg/client_test.go", True), ("file:///r/src/cart.spec.ts", True), ("file:///r/lib/a.test.js", True),
+    ("file:///r/src/test/java/CartTest.java", True), ("file:///r/conftest.py", True),
+    ("file:///r/src/pkg/utils.py#L1-9", False), ("file:///r/src/testament.py", False),
+    ("file:///r/src/contest/rules.py", False), (None, False),
+])
+def test_test_paths(uri: str | None, test: bool) -> None:
+    from memtree_plugins.retrieval.priors import is_test_path
+
+    assert is_test_path(uri) is test
+
+
+def test_a_prose_question_prefers_the_implementation_to_its_tests() -> None:
+    from memtree_plugins.retrieval.priors import apply_priors
+
+    where = {"t": "file:///r/tests/test_retry.py#L1-20", "c": "file:///r/src/retry.py#L5-30", "d": "file:///r/README.md"}
+    order = [("t", 0.033), ("c", 0.030), ("d", 0.010)]
+    assert [n for n, _ in apply_priors("where do we retry failed payments", order, where.get)] == ["c", "t", "d"]
+    # a question about the tests, or an identifier, keeps the fused order
+    assert [n for n, _ in apply_priors("which tests cover the retry of payments", order, where.get)] == ["t", "c", "d"]
+    assert [n for n, _ in apply_priors("retry_payment", order, where.get)] == ["t", "c", "d"]
