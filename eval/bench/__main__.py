@@ -34,6 +34,7 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
     "plugin_cost": (["--runs", "4"], ["--runs", "10"]),
     "hardening": (["--n", "200", "--hook-runs", "40"], ["--n", "1000", "--hook-runs", "200"]),
     "index": ([], []),
+    "embedders": ([], ["--all-nodes"]),
 }
 
 
