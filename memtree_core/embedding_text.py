@@ -17,6 +17,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+# What is embedded for a node, recorded in the store's meta by whoever embeds a fresh store: a store whose
+# vectors predate the header says so, and ``memtree reembed`` then embeds every node again.
+TEXT_VERSION = "header-1"
+TEXT_VERSION_KEY = "embedding_text"
 HEADER_CHARS = 400
 BODY_CHARS = 8000  # more than any embedder here reads; keeps a 100 KB node from costing a tokenizer pass
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")

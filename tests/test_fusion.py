@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from memtree_core.app import App
-from memtree_core.embedding_text import embedding_text, header, identifier_words
+from memtree_core.embedding_text import (
+    TEXT_VERSION,
+    TEXT_VERSION_KEY,
+    embedding_text,
+    header,
+    identifier_words,
+)
 from memtree_plugins.rankers import ShapedFusion
 from memtree_plugins.retrieval.fusion import fuse, query_shape
 
@@ -90,6 +96,20 @@ def test_the_walker_embeds_the_header_and_stores_the_text_unchanged(home: Path, 
 
         assert cos(stored, with_header) > 0.9999 > cos(stored, bare)
         assert app.store.get_nodes([node.id])[node.id].content == body
+        assert app.store.get_meta(TEXT_VERSION_KEY) == TEXT_VERSION
+
+        # A store embedded before the header (no version recorded, bare vectors): reembed redoes every node once.
+        from memtree_core.commands.reembed import reembed
+
+        with app.store.tx():
+            vectors.delete_vectors(app.store, [node.id])
+            vectors.put_vectors(app.store, [(node.id, bare)], e.model, len(bare))
+        app.store.execute("DELETE FROM meta WHERE key = ?", (TEXT_VERSION_KEY,))
+        assert reembed(app)["embedded"] == 1
+        (blob,) = app.store.query_one("SELECT embedding FROM nodes_vec WHERE id = ?", (node.id,))
+        assert cos(vectors.unpack(blob), with_header) > 0.9999
+        assert app.store.get_meta(TEXT_VERSION_KEY) == TEXT_VERSION
+        assert reembed(app)["embedded"] == 0  # up to date: nothing to redo
     finally:
         app.close()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from memtree_core import vectors
-from memtree_core.embedding_text import embedding_text
+from memtree_core.embedding_text import TEXT_VERSION, TEXT_VERSION_KEY, embedding_text
 
 MAX_BATCHES = 8
 
@@ -57,6 +57,8 @@ class EmbeddingIndexer:
         try:
             if e.dim:
                 vectors.check_model(store, e.model, e.dim)
+            if store.get_meta(TEXT_VERSION_KEY) is None and store.query_one("SELECT 1 FROM nodes_vec LIMIT 1") is None:
+                store.set_meta(TEXT_VERSION_KEY, TEXT_VERSION)  # a fresh store: every vector gets this text
             for _ in range(MAX_BATCHES):
                 rows = store.query("SELECT n.id, n.content, n.metadata FROM nodes n WHERE n.status = 'live' AND "
                                    "NOT EXISTS (SELECT 1 FROM nodes_vec v WHERE v.id = n.id) ORDER BY n.rowid DESC "
