@@ -136,3 +136,9 @@ def test_a_prose_question_prefers_the_implementation_to_its_tests() -> None:
     # a question about the tests, or an identifier, keeps the fused order
     assert [n for n, _ in apply_priors("which tests cover the retry of payments", order, where.get)] == ["t", "c", "d"]
     assert [n for n, _ in apply_priors("retry_payment", order, where.get)] == ["t", "c", "d"]
+
+
+def test_a_tie_goes_to_keyword_whatever_the_node_ids() -> None:
+    for kw_id, sem_id in (("a", "z"), ("z", "a")):
+        out = fuse("prose", [(kw_id, 1.0)], [(sem_id, 0.9)], 2)
+        assert [n for n, *_ in out] == [kw_id, sem_id]

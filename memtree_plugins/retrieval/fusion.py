@@ -66,5 +66,9 @@ def fuse(shape: str, keyword: list[tuple[str, float]], semantic: list[tuple[str,
         for r, (nid, _s) in enumerate(ranked, 1):
             scores[nid] = scores.get(nid, 0.0) + weight / (RRF_K + r)
             ranks.setdefault(nid, {})[name] = r
-    order = sorted(scores, key=lambda nid: (-scores[nid], min(ranks[nid].values()), nid))[:limit]
+    # ties (one node only keyword found at rank r, another only semantic at rank r) go to keyword, then by
+    # rank: never to node ids, which differ from store to store
+    big = len(keyword) + len(semantic) + 1
+    order = sorted(scores, key=lambda nid: (-scores[nid], ranks[nid].get("keyword", big),
+                                            ranks[nid].get("semantic", big), nid))[:limit]
     return [(nid, round(scores[nid], 6), ranks[nid]) for nid in order]
