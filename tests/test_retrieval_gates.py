@@ -17,12 +17,20 @@ from eval.harness import Run  # noqa: E402
 
 def test_an_unreachable_registry_fails_the_gates_with_a_clear_message(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import urllib.request
+
+    (tmp_path / "probe").write_text("x")
+    with urllib.request.urlopen((tmp_path / "probe").as_uri()):
+        pass
     monkeypatch.setattr(redaction_gates, "CACHE", tmp_path / "empty-cache")
     # a proxy on a closed port: every download fails the way an offline CI machine's would
     for var in ("https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"):
         monkeypatch.setenv(var, "http://127.0.0.1:9")
     monkeypatch.delenv("no_proxy", raising=False)
     monkeypatch.delenv("NO_PROXY", raising=False)
+    # urlopen keeps the opener (and the proxies it read) built by the process's first call, which another
+    # test may have made (as here, before the proxies are set): start from none, so the proxies are read
+    monkeypatch.setattr(urllib.request, "_opener", None)
     run = Run()
     retrieval_gates.retrieval_gates(run)
     failed = run.failed
