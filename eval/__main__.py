@@ -23,10 +23,13 @@ def main() -> int:
                         help="rewrite the compose manifest hashes in eval/golden/compose.json (after an intended change)")
     parser.add_argument("--no-timing", action="store_true", help="skip the latency figures")
     parser.add_argument("--no-semantic", action="store_true", help="skip the semantic/hybrid recall table")
+    parser.add_argument("--no-retrieval", action="store_true",
+                        help="skip the retrieval gates on real libraries (eval/retrieval_gates.py; minutes of embedding)")
     parser.add_argument("--embed-timeout", type=float, default=180.0,
                         help="seconds to wait for the embedding walker before measuring semantic recall")
     args = parser.parse_args()
-    run = anyio.run(main_async, args.record, not args.no_timing, not args.no_semantic, args.embed_timeout)
+    run = anyio.run(main_async, args.record, not args.no_timing, not args.no_semantic, args.embed_timeout,
+                    not args.no_retrieval)
     print_table(run)
     return 1 if run.failed else 0
 

@@ -6,6 +6,9 @@ Gates (deterministic; any failure makes ``python -m eval`` exit 1):
   compose   seed set + budget -> the recorded manifest hash (eval/golden/compose.json; --record rewrites it)
   budget    compose never exceeds its budget; a capped node carries truncated/original_bytes
   security  known-leaky outputs (eval/leaky) sent through the hook come out clean in rows, FTS and the log
+  retrieval developer questions and bare symbol names on real libraries fetched at run time, per search
+            mode: floors, auto never below keyword, hybrid never below the better of keyword and semantic
+            (eval/retrieval_gates.py)
 Reported, not gated (timing is noisy on shared machines; ranking quality is measured, not tuned):
   latency   cold start vs a bare SDK server, cached read median over stdio, hook p95 vs bare python
   recall    keyword vs semantic vs hybrid hit@k and MRR, and a plain-grep baseline (eval/golden/semantic.json)
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.redaction_gates import redaction_gates
+from eval.retrieval_gates import retrieval_gates
 
 EVAL = Path(__file__).resolve().parent
 REPO = EVAL.parent
@@ -551,10 +555,14 @@ def settle(project: Project, run: Run, max_rounds: int = 60) -> None:
                                            f"(most in {slowest}): {done}")
 
 
-async def main_async(record: bool, timing: bool, semantic: bool, embed_timeout: float) -> Run:
+async def main_async(record: bool, timing: bool, semantic: bool, embed_timeout: float,
+                     retrieval: bool = True) -> Run:
     run = Run()
     with phase("gates: redaction recall, must-keep strings, library code"):
         redaction_gates(run)  # eval/redaction_gates.py
+    if retrieval:
+        with phase("gates: retrieval on real libraries (questions, symbol names)"):
+            retrieval_gates(run)  # eval/retrieval_gates.py
     with eval_dir(run) as tmp:
         project = Project(tmp)
         try:

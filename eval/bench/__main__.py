@@ -35,6 +35,7 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
     "hardening": (["--n", "200", "--hook-runs", "40"], ["--n", "1000", "--hook-runs", "200"]),
     "index": ([], []),
     "ui": (["--runs", "20"], ["--runs", "50"]),
+    "embedders": ([], ["--all-nodes"]),
 }
 
 

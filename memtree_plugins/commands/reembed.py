@@ -2,7 +2,9 @@
 
 Needed after changing ``embeddingModel``: a search is refused while the store mixes models.  Old vectors
 are removed batch by batch as the new ones are written, so an interrupted run resumes where it stopped
-(nodes already holding the new model are skipped).  Progress goes to stderr.
+(nodes already holding the new model are skipped).  Also after a change to what is embedded for a node
+(``embedding_text.TEXT_VERSION``, e.g. the contextual header): then every live node is embedded again, and
+an interrupted run starts over.  Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import time
 from typing import Any
 
 from memtree_core.commands._common import open_app, print_json
+from memtree_plugins.semantic.embedding_text import TEXT_VERSION, TEXT_VERSION_KEY, embedding_text
 
 EXAMPLE = "memtree reembed --batch 64"
 
@@ -39,16 +42,19 @@ def reembed(app: Any, batch: int = 0, progress: Any = None) -> dict[str, Any]:
     done = 0
     dim = e.dim
     t0 = time.monotonic()
+    every = store.get_meta(TEXT_VERSION_KEY) != TEXT_VERSION  # vectors of an older embedding text
+    cursor = 0
     while True:
         rows = store.query(
-            "SELECT n.id, n.content FROM nodes n LEFT JOIN nodes_vec v ON v.id = n.id WHERE n.status = 'live' "
-            "AND (v.id IS NULL OR v.embedding_model != ? OR v.embedding_dim != ?) ORDER BY n.rowid LIMIT ?",
-            (e.model, dim or -1, batch))
+            "SELECT n.id, n.content, n.metadata, n.rowid FROM nodes n LEFT JOIN nodes_vec v ON v.id = n.id "
+            "WHERE n.status = 'live' AND n.rowid > ? AND (? OR v.id IS NULL OR v.embedding_model != ? "
+            "OR v.embedding_dim != ?) ORDER BY n.rowid LIMIT ?", (cursor, int(every), e.model, dim or -1, batch))
         if not rows:
             break
-        vecs = e.embed([(c or "")[:8000] for _, c in rows])
+        cursor = rows[-1][3]
+        vecs = e.embed([embedding_text(c, meta, app.identity.root) for _, c, meta, _r in rows])
         dim = len(vecs[0])
-        ids = [i for i, _ in rows]
+        ids = [i for i, *_ in rows]
         with store.tx():
             vectors.delete_vectors(store, ids)
             vectors.put_vectors(store, list(zip(ids, vecs, strict=True)), e.model, dim)
@@ -60,6 +66,7 @@ def reembed(app: Any, batch: int = 0, progress: Any = None) -> dict[str, Any]:
                                        (e.model, dim or -1))]
     removed = vectors.delete_vectors(store, stale)
     vectors.sweep_orphans(store, limit=1_000_000)
+    store.set_meta(TEXT_VERSION_KEY, TEXT_VERSION)
     return {"embedder": e.name, "model": e.model, "dim": dim, "embedded": done,
             "removed_old": removed, "seconds": round(time.monotonic() - t0, 2)}
 

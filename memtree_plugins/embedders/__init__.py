@@ -1,4 +1,5 @@
-"""Built-in embedders: Ollama (``nomic-embed-text`` by default) and an offline local all-MiniLM-L6-v2.
+"""Built-in embedders: Ollama (``nomic-embed-text`` by default), an offline local all-MiniLM-L6-v2 and, by
+name only (``embeddingModel: "mpnet"``), an offline all-mpnet-base-v2.
 
 The setting ``embeddingModel`` picks one by name (``ollama``, ``local``) or model; ``"auto"`` (the
 default) means: the model the store already holds, else Ollama when it answers, else the local model,
@@ -13,6 +14,7 @@ from typing import Any
 
 from memtree_core.hookspecs import hookimpl
 from memtree_plugins.embedders.local import LocalMiniLMEmbedder
+from memtree_plugins.embedders.mpnet_local import LocalMPNetEmbedder
 from memtree_plugins.embedders.ollama import OllamaEmbedder
 
 
@@ -20,3 +22,5 @@ from memtree_plugins.embedders.ollama import OllamaEmbedder
 def memtree_register_embedders(register: Any) -> None:
     register(OllamaEmbedder())
     register(LocalMiniLMEmbedder())
+    # after MiniLM, so "auto" never picks it: chosen by embeddingModel "mpnet" (several times MiniLM's cost)
+    register(LocalMPNetEmbedder())

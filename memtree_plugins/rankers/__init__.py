@@ -1,4 +1,5 @@
-"""Built-in rankers for hybrid search: ``rrf`` (Reciprocal Rank Fusion, k=60, spec §5) and ``score``
+"""Built-in rankers for hybrid search: ``shaped`` (the default: fusion chosen by the query's shape, see
+memtree_plugins/retrieval/fusion.py), ``rrf`` (Reciprocal Rank Fusion, k=60, spec §5) and ``score``
 (min-max normalised score combination).
 
 Each input list is ordered best first, with scores where higher is better (keyword: negated bm25;
@@ -60,7 +61,22 @@ class ScoreFusion:
         return sorted(hits.values(), key=lambda h: (-h.score, h.node_id))[:limit]
 
 
+class ShapedFusion:
+    """Keyword order kept for a query that is one identifier, weighted RRF for words (fusion.py).  It reads
+    the query, so ``search`` passes it as ``query=`` to rankers that set ``reads_query``."""
+
+    name = "shaped"
+    reads_query = True
+
+    def fuse(self, lists: dict[str, list[tuple[str, float]]], limit: int, query: str = "") -> list[RankedHit]:
+        from memtree_plugins.retrieval.fusion import fuse_lists, query_shape
+
+        fused = fuse_lists(query_shape(query), lists, limit)
+        return [RankedHit(nid, score, {k: float(v) for k, v in ranks.items()}) for nid, score, ranks in fused]
+
+
 @hookimpl(trylast=True)
 def memtree_register_rankers(register: Any) -> None:
+    register(ShapedFusion())
     register(ReciprocalRankFusion())
     register(ScoreFusion())

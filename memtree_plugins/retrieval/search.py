@@ -491,8 +491,16 @@ def _fused(app: App, pq: ParsedQuery, mode: str, limit: int,
         if ranker is None:
             raise ValueError(f"search mode '{mode}' needs the ranker {name!r} (setting search.ranker), "
                              "which no plugin registered; use mode='keyword'")
-        order = [(h.node_id, h.score) for h in ranker.fuse(lists, limit)]
+        # twice the limit, so that a hit the priors move down can be replaced
+        fused = (ranker.fuse(lists, limit * 2, query=pq.raw) if getattr(ranker, "reads_query", False)
+                 else ranker.fuse(lists, limit * 2))
+        order = [(h.node_id, h.score) for h in fused]
     nodes = app.store.get_nodes(nid for nid, _ in order)
+    if len(lists) > 1:
+        from memtree_plugins.retrieval.priors import apply_priors
+
+        order = apply_priors(pq.raw, order, lambda nid: nodes[nid].source_uri if nid in nodes else None)
+    order = order[:limit]
     result = SearchResult(query=pq.raw, mode=mode, terms=[t.text for t in pq.terms], strategy=mode)
     for nid, score in order:
         node = nodes.get(nid)

