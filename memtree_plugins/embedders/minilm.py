@@ -81,6 +81,52 @@ def _layer_norm(x: Any, w: Any, b: Any, eps: float) -> Any:
     return (x - mu) / np.sqrt(var + eps) * w + b
 
 
+# Where a BERT-style encoder layer keeps its weights: MiniLM (BERT) and MPNet name them differently.
+BERT_NAMES = {"q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
+              "o": "attention.output.dense", "attn_norm": "attention.output.LayerNorm"}
+
+
+def encoder_stack(w: dict[str, Any], x: Any, mask: Any, bias: Any, *, layers: int, heads: int, dim: int,
+                  eps: float, names: dict[str, str] = BERT_NAMES) -> Any:
+    """The encoder layers over embedded tokens ``x`` (n, length, dim), then mean pooling over the unmasked
+    tokens and L2 normalisation: the sentence vectors.  ``bias`` is added to every attention score (the
+    padding mask, plus MPNet's relative-position bias)."""
+    import numpy as np
+
+    n, length, _ = x.shape
+    h, d = heads, dim // heads
+    scale = np.float32(1.0 / np.sqrt(d))
+    for i in range(layers):
+        p = f"encoder.layer.{i}."
+
+        def dense(t: Any, name: str, p: str = p) -> Any:
+            # One 2-D GEMM over every token of the batch (a 3-D matmul loops per sequence).
+            flat = t.reshape(-1, t.shape[-1]) @ w[p + name + ".weight"]
+            flat += w[p + name + ".bias"]
+            return flat.reshape(n, length, -1)
+
+        def split(t: Any) -> Any:
+            return t.reshape(n, length, h, d).transpose(0, 2, 1, 3)
+
+        q = split(dense(x, names["q"]))
+        k = split(dense(x, names["k"]))
+        v = split(dense(x, names["v"]))
+        scores = q @ k.transpose(0, 1, 3, 2)
+        scores *= scale
+        scores += bias
+        scores -= scores.max(-1, keepdims=True)
+        probs = np.exp(scores, out=scores)
+        probs /= probs.sum(-1, keepdims=True)
+        ctx = (probs @ v).transpose(0, 2, 1, 3).reshape(n, length, dim)
+        norm = p + names["attn_norm"]
+        x = _layer_norm(dense(ctx, names["o"]) + x, w[norm + ".weight"], w[norm + ".bias"], eps)
+        inter = _gelu(dense(x, "intermediate.dense"))
+        x = _layer_norm(dense(inter, "output.dense") + x, w[p + "output.LayerNorm.weight"],
+                        w[p + "output.LayerNorm.bias"], eps)
+    pooled = (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+    return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+
+
 class MiniLM:
     """A loaded model: ``encode(texts)`` -> (n, 384) float32, unit length."""
 
@@ -127,40 +173,9 @@ class MiniLM:
         import numpy as np
 
         w = self.w
-        n, length = ids.shape
+        length = ids.shape[1]
         x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:length]
              + w["embeddings.token_type_embeddings.weight"][types])
         x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], self.eps)
-        h, d = self.heads, self.dim // self.heads
         bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]  # masked keys get no attention
-        scale = np.float32(1.0 / np.sqrt(d))
-        for i in range(self.layers):
-            p = f"encoder.layer.{i}."
-
-            def dense(t: Any, name: str, p: str = p) -> Any:
-                # One 2-D GEMM over every token of the batch (a 3-D matmul loops per sequence).
-                flat = t.reshape(-1, t.shape[-1]) @ w[p + name + ".weight"]
-                flat += w[p + name + ".bias"]
-                return flat.reshape(n, length, -1)
-
-            def split(t: Any) -> Any:
-                return t.reshape(n, length, h, d).transpose(0, 2, 1, 3)
-
-            q = split(dense(x, "attention.self.query"))
-            k = split(dense(x, "attention.self.key"))
-            v = split(dense(x, "attention.self.value"))
-            scores = q @ k.transpose(0, 1, 3, 2)
-            scores *= scale
-            scores += bias
-            scores -= scores.max(-1, keepdims=True)
-            probs = np.exp(scores, out=scores)
-            probs /= probs.sum(-1, keepdims=True)
-            ctx = (probs @ v).transpose(0, 2, 1, 3).reshape(n, length, self.dim)
-            x = _layer_norm(dense(ctx, "attention.output.dense") + x, w[p + "attention.output.LayerNorm.weight"],
-                            w[p + "attention.output.LayerNorm.bias"], self.eps)
-            inter = dense(x, "intermediate.dense")
-            inter = _gelu(inter)
-            x = _layer_norm(dense(inter, "output.dense") + x, w[p + "output.LayerNorm.weight"],
-                            w[p + "output.LayerNorm.bias"], self.eps)
-        pooled = (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
-        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return encoder_stack(w, x, mask, bias, layers=self.layers, heads=self.heads, dim=self.dim, eps=self.eps)

@@ -16,7 +16,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-from memtree_plugins.embedders.minilm import _gelu, _layer_norm, read_safetensors
+from memtree_plugins.embedders.minilm import _layer_norm, encoder_stack, read_safetensors
+
+MPNET_NAMES = {"q": "attention.attn.q", "k": "attention.attn.k", "v": "attention.attn.v",
+               "o": "attention.attn.o", "attn_norm": "attention.LayerNorm"}
 
 MAX_TOKENS = 384  # sentence_bert_config.json max_seq_length
 MAX_CHARS = 4000
@@ -82,39 +85,11 @@ class MPNet:
         import numpy as np
 
         w = self.w
-        n, length = ids.shape
+        length = ids.shape[1]
         positions = (np.cumsum(mask, axis=1) * mask).astype(np.int64) + self.pad
         x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][positions]
         x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], self.eps)
-        h, d = self.heads, self.dim // self.heads
         rel = w["encoder.relative_attention_bias.weight"][_buckets(length)]  # (q, k, heads)
         bias = rel.transpose(2, 0, 1)[None] + ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
-        scale = np.float32(1.0 / np.sqrt(d))
-        for i in range(self.layers):
-            p = f"encoder.layer.{i}."
-
-            def dense(t: Any, name: str, p: str = p) -> Any:
-                flat = t.reshape(-1, t.shape[-1]) @ w[p + name + ".weight"]
-                flat += w[p + name + ".bias"]
-                return flat.reshape(n, length, -1)
-
-            def split(t: Any) -> Any:
-                return t.reshape(n, length, h, d).transpose(0, 2, 1, 3)
-
-            q = split(dense(x, "attention.attn.q"))
-            k = split(dense(x, "attention.attn.k"))
-            v = split(dense(x, "attention.attn.v"))
-            scores = q @ k.transpose(0, 1, 3, 2)
-            scores *= scale
-            scores += bias
-            scores -= scores.max(-1, keepdims=True)
-            probs = np.exp(scores, out=scores)
-            probs /= probs.sum(-1, keepdims=True)
-            ctx = (probs @ v).transpose(0, 2, 1, 3).reshape(n, length, self.dim)
-            x = _layer_norm(dense(ctx, "attention.attn.o") + x, w[p + "attention.LayerNorm.weight"],
-                            w[p + "attention.LayerNorm.bias"], self.eps)
-            inter = _gelu(dense(x, "intermediate.dense"))
-            x = _layer_norm(dense(inter, "output.dense") + x, w[p + "output.LayerNorm.weight"],
-                            w[p + "output.LayerNorm.bias"], self.eps)
-        pooled = (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
-        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return encoder_stack(w, x, mask, bias, layers=self.layers, heads=self.heads, dim=self.dim, eps=self.eps,
+                             names=MPNET_NAMES)
