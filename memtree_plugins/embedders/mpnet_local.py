@@ -47,13 +47,15 @@ def _pieces() -> list[Path] | None:
 
 
 def model_dir(assemble: bool = False) -> Path | None:
-    """The unzipped model: from the cache, or (``assemble``) joined from the installed pieces."""
-    target = cache_dir()
-    if (target / "model.safetensors").exists():
-        return target
+    """The unzipped model: from the cache, or (``assemble``) joined from the installed pieces.  None when the
+    pieces are not installed, even if an earlier install left the cache: the packages are what the user
+    chose (uninstalling them turns the model off)."""
     pieces = _pieces()
-    if pieces is None or not assemble:
-        return target if pieces is not None else None
+    if pieces is None:
+        return None
+    target = cache_dir()
+    if (target / "model.safetensors").exists() or not assemble:
+        return target
     target.parent.mkdir(parents=True, exist_ok=True)
     joined = target.parent / f".all-mpnet-base-v2.{os.getpid()}.zip"
     try:
