@@ -357,3 +357,16 @@ def test_memtree_walk_says_when_a_daemon_is_running(app: App, project: Path) -> 
         assert f"daemon (pid {os.getpid()}) is running" in proc.stdout
     finally:
         os.close(fd)
+
+
+def test_the_pruner_samples_the_store_size_once_an_hour_and_trims_old_samples(app: App) -> None:
+    s = app.store
+    hour = now_ms() // HOUR * HOUR
+    s.execute("INSERT INTO samples(name, at, value) VALUES ('store_bytes', ?, 1), ('store_bytes', ?, 2)",
+              (hour - 31 * DAY, hour - 2 * HOUR))  # past the 30-day horizon, and a recent one
+    make(s, "live", "alpha")
+    walk(app, "pruner")
+    walk(app, "pruner")  # the same hour: its sample is replaced, not added
+    rows = s.query("SELECT at, value FROM samples WHERE name = 'store_bytes' ORDER BY at")
+    assert [at for at, _ in rows] == [hour - 2 * HOUR, hour]
+    assert 4096 < rows[-1][1] <= s.disk_bytes()  # measured before its own write reached the log

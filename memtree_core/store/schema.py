@@ -173,6 +173,17 @@ MIGRATIONS: list[Migration] = [
     [
         migrate_sources,
     ],
+    # 6: the store's size over time, for `memtree ui`'s stats: one sample per name and hour (the pruner
+    # writes ``store_bytes``, the file and its write-ahead log, each run, and trims what is past the
+    # retention horizon).
+    [
+        """CREATE TABLE samples (
+            name TEXT NOT NULL,
+            at INTEGER NOT NULL,
+            value INTEGER NOT NULL,
+            PRIMARY KEY (name, at)
+        ) WITHOUT ROWID""",
+    ],
 ]
 
 # Created only when sqlite-vec loads (spec §3); one row per embedded node.

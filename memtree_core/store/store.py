@@ -483,11 +483,21 @@ class Store:
         return key
 
     # -- stats ----------------------------------------------------------------------------------------
+    def disk_bytes(self) -> int:
+        """The store file and its write-ahead log, as they take space on disk."""
+        total = 0
+        for path in (self.path, Path(f"{self.path}-wal")):
+            try:
+                total += path.stat().st_size
+            except OSError:  # no write-ahead log right now
+                pass
+        return total
+
     def stats(self) -> dict[str, Any]:
         by: dict[str, dict[str, int]] = {}
         for kind, st, n in self.query("SELECT kind, status, count(*) FROM nodes GROUP BY kind, status"):
             by.setdefault(kind, {})[st] = n
-        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+        size = self.disk_bytes()
         page_size, pages, free, vacuum = (self.query_one(f"PRAGMA {p}")[0]  # type: ignore[index]
                                           for p in ("page_size", "page_count", "freelist_count", "auto_vacuum"))
         walkers: dict[str, dict[str, str]] = {}  # walker -> last_run / last_error, kept by the coordinator

@@ -430,9 +430,16 @@ def stats(app: App, params: dict[str, str]) -> Page:
         body.append("<p class=muted>outputs left as they were, by reason: " + esc(", ".join(
             f"{k} {v:,}" for k, v in sorted(replace["untouched"].items()))) + "</p>")
 
-    body.append("<h2>Store size over time</h2><p class=note>The store does not record its file size over time; "
-                "shown instead: how many nodes it held, day by day, from when each node was stored "
-                "(pruned nodes included: pruning marks them, the pruner's vacuum returns their pages).</p>")
+    body.append("<h2>Store size over time</h2>")
+    recent = newest if newest is not None else queries.now_ms()
+    samples = queries.size_samples(store, recent - DAYS_SHOWN * queries.DAY_MS)
+    if samples:
+        body.append(charts.columns([(at, b / 1e6) for at, b in samples], bucket="hour", unit=" MB",
+                                   title="the store file and its write-ahead log on disk, one sample an hour "
+                                         "(recorded by the pruner walker)"))
+    else:
+        body.append("<p class=muted>No size recorded yet: the pruner walker records one sample an hour while "
+                    "the daemon runs.</p>")
     if newest is not None and oldest is not None:
         start = max(oldest, newest - DAYS_SHOWN * queries.DAY_MS)
         daily = queries.per_bucket(store, start, newest, queries.DAY_MS)
@@ -440,7 +447,8 @@ def stats(app: App, params: dict[str, str]) -> Page:
         series = charts.filled(daily, start, newest, queries.DAY_MS)
         if series:
             series[0] = (series[0][0], series[0][1] + before)
-        body.append(charts.columns(series, title="nodes in the store, by day", bucket="day", cumulative=True))
+        body.append(charts.columns(series, title="nodes in the store, by day (pruned ones included until the "
+                                                 "pruner deletes them)", bucket="day", cumulative=True))
 
     body.append("<h2>Walker activity</h2>")
     walkers = groups.get("walker", {})

@@ -308,6 +308,16 @@ def store_size(store: Store) -> dict[str, int]:
     return sizes
 
 
+def size_samples(store: Store, since_ms: int) -> list[tuple[int, int]]:
+    """(hour, bytes on disk) samples the pruner recorded since ``since_ms``, oldest first; none from a store
+    older than the ``samples`` table (this connection is read-only: it never migrates)."""
+    if store.query_one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'samples'") is None:
+        return []
+    rows = store.query("SELECT at, value FROM samples WHERE name = 'store_bytes' AND at >= ? ORDER BY at",
+                       (since_ms,))
+    return [(int(at), int(value)) for at, value in rows]
+
+
 def node_counts(store: Store) -> dict[str, dict[str, int]]:
     """kind -> status -> count (the ``nodes_status_kind`` index: no table rows read)."""
     out: dict[str, dict[str, int]] = {}

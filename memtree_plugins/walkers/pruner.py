@@ -98,6 +98,18 @@ def delete_pruned(store: Store, ids: list[str]) -> tuple[int, int]:
     return rows, edges
 
 
+SIZE_SAMPLE = "store_bytes"
+
+
+def record_size(store: Store, now: int, horizon: int) -> None:
+    """This hour's sample of the store's size on disk (the file and its write-ahead log; the last run of the
+    hour wins), and samples older than the retention horizon removed."""
+    with store.tx() as c:
+        c.execute("INSERT OR REPLACE INTO samples(name, at, value) VALUES (?, ?, ?)",
+                  (SIZE_SAMPLE, now // HOUR_MS * HOUR_MS, store.disk_bytes()))
+        c.execute("DELETE FROM samples WHERE name = ? AND at < ?", (SIZE_SAMPLE, horizon))
+
+
 class Pruner:
     name = "pruner"
     trigger = "interval"
@@ -137,6 +149,7 @@ class Pruner:
         if counters.get("pruned_stale") or counters.get("pruned_superseded"):
             add(counters, "fts_merges", fts_merge(store, FTS_MERGE_ROUNDS))
         add(counters, "vacuumed_pages", self._vacuum(store))
+        record_size(store, now, horizon)
         return counters
 
     def _cap(self, store: Store, cap: int, budget: int, counters: dict[str, int]) -> None:
