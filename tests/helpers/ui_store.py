@@ -147,8 +147,11 @@ def fill(project: Path, env: dict[str, str], seed: int = 17) -> Filled:
     stop = subprocess.run([MEMTREE, "stop", "--project", str(project)], capture_output=True, text=True,
                           timeout=60, env={**os.environ, **env})
     assert stop.returncode == 0, stop.stderr
-    # One pruner pass, as the daemon makes every few minutes: it records the hour's store size sample.
-    walk = subprocess.run([MEMTREE, "walk", "--once", "--only", "pruner", "--project", str(project)],
-                          capture_output=True, text=True, timeout=120, env={**os.environ, **env})
-    assert walk.returncode == 0, walk.stderr
+    # The walkers the daemon may not have reached before it stopped, run once now so the store is the same
+    # on every run: the filter (hook captures arrive pending; it makes them live) and the pruner (it
+    # records the hour's store size sample).
+    for walker in ("filter", "pruner"):
+        walk = subprocess.run([MEMTREE, "walk", "--once", "--only", walker, "--project", str(project)],
+                              capture_output=True, text=True, timeout=120, env={**os.environ, **env})
+        assert walk.returncode == 0, walk.stderr
     return filled
