@@ -75,6 +75,7 @@ import socket
 import struct
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -422,6 +423,42 @@ def _call_key(payload: dict[str, Any]) -> str:
     return f"{payload.get('tool_use_id')}\x00{payload.get('hook_event_name')}\x00{h.hexdigest()}"
 
 
+# -- calls replayed from transcripts (the ``backfill`` walker, ``memtree import``) ----------------------------
+REPLAYED_STATE = "backfill:replayed"  # app.state: (tool_use_id, event) -> node ids taken from transcripts
+MAX_REPLAYED = 20_000
+TWIN_WINDOW_MS = 24 * 3600 * 1000  # how far back a replayed call looks for its stored twin, in the write tx
+
+
+def stored_twin(app: Any, payload: dict[str, Any], replayed: bool) -> list[str] | None:
+    """Ids of nodes that already hold this tool call, or None; called inside the capture's write transaction
+    (BEGIN IMMEDIATE), so two writers cannot both miss each other.
+
+    A replayed call (from a transcript) looks for any recent node of the same ``tool_use_id`` and event.  A
+    live hook capture only looks among the calls this process replayed: a hook that gave up waiting can
+    still be served by a daemon that was booting, after the backfill took the call from the transcript.
+    (Live captures keep their own dedupe otherwise: a client may reuse an id for different output.)
+    """
+    tid, event = payload.get("tool_use_id"), payload.get("hook_event_name")
+    if not isinstance(tid, str) or not tid:
+        return None
+    if not replayed:
+        seen = app.state.get(REPLAYED_STATE)
+        return list(seen[(tid, event)]) if seen and (tid, event) in seen else None
+    from memtree_core.store.store import now_ms
+
+    rows = app.store.query(
+        "SELECT id FROM nodes WHERE created_at >= ? AND json_extract(metadata, '$.tool_use_id') = ? "
+        "AND json_extract(metadata, '$.hook_event') IS ?", (now_ms() - TWIN_WINDOW_MS, tid, event))
+    return [r[0] for r in rows] or None
+
+
+def note_replayed(app: Any, payload: dict[str, Any], ids: list[str]) -> None:
+    seen = app.state.setdefault(REPLAYED_STATE, OrderedDict())
+    seen[(payload.get("tool_use_id"), payload.get("hook_event_name"))] = list(ids)
+    while len(seen) > MAX_REPLAYED:
+        seen.popitem(last=False)
+
+
 class IngestServer:
     """Turns one connection into committed ``pending`` nodes (or a counted drop)."""
 
@@ -551,7 +588,7 @@ class IngestServer:
         """:meth:`ingest`, once per tool call: a second sender of the same call gets the first one's ids.
 
         Returns the ids and whether the store had to cut the (single) node's content.  ``replayed``: the
-        payload was rebuilt from a session transcript (memtree_core.backfill), not sent by a hook.
+        payload was rebuilt from a session transcript (the ``backfill`` walker), not sent by a hook.
         """
         key = _call_key(payload)
         with self._claims_lock:
@@ -597,7 +634,6 @@ class IngestServer:
             log.exception("cannot count a dropped capture")
 
     def ingest(self, payload: dict[str, Any], replayed: bool = False) -> list[str]:
-        from memtree_core.backfill import note_replayed, stored_twin
         from memtree_core.captures import command_of, to_captures
         from memtree_core.redaction_gate import RedactionUnavailable
         from memtree_core.types import Capture
