@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from memtree_core.captures import Refused
+from memtree_core.ingest import Refused
 from memtree_core.root_links import root_link
 from memtree_plugins.walkers.transcripts import Scan, calls, captured_tools
 
