@@ -36,7 +36,7 @@ def vector_support() -> dict[str, Any]:
 
 
 def grep_engine() -> dict[str, Any]:
-    from memtree_core.ripgrep import find_rg
+    from memtree_plugins.wrappers.ripgrep import find_rg
 
     rg = find_rg()
     return {"engine": "ripgrep" if rg else "python", "path": rg,
