@@ -1,18 +1,38 @@
 """Print the hookspec reference in Markdown, from the hookspecs' own signatures and docstrings.
 
 ``python -m memtree_core.hookdoc`` writes what README.md's "Hook reference" section holds; a test checks
-the two agree, so the docs cannot drift from the code.
+the two agree, so the docs cannot drift from the code.  Each hook is followed by its example plugin,
+``examples/hooks/<hook>.py`` in a source checkout (a test loads every one as a plugin).
 """
 
 from __future__ import annotations
 
+import ast
 import inspect
+import re
+from pathlib import Path
 
 from memtree_core import hookspecs
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "hooks"
 
 
 def hook_names() -> list[str]:
     return [n for n, f in vars(hookspecs).items() if n.startswith("memtree_") and inspect.isfunction(f)]
+
+
+def example(name: str) -> str | None:
+    """The example plugin module of a hook, or None (none written, or not a source checkout)."""
+    path = EXAMPLES / f"{name}.py"
+    return path.read_text() if path.is_file() else None
+
+
+def _without_docstring(code: str) -> str:
+    """The example as shown: its module docstring (which only says what the file is) left out."""
+    body = ast.parse(code).body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        code = "\n".join(code.splitlines()[body[0].end_lineno:])
+    return code.strip("\n") + "\n"
 
 
 def render() -> str:
@@ -26,7 +46,12 @@ def render() -> str:
         doc = inspect.getdoc(fn) or ""
         for line in doc.splitlines():
             out.append(f"  {line}".rstrip() if line.strip() else "")
-    return "\n".join(out).replace("\n\n", "\n  \n") + "\n"
+        code = example(name)
+        if code is not None:
+            out += ["", f"  Example (`examples/hooks/{name}.py`):", "", "  ```python"]
+            out += [f"  {line}".rstrip() for line in _without_docstring(code).splitlines()]
+            out.append("  ```")
+    return re.sub(r"\n(?=\n)", "\n  ", "\n".join(out)) + "\n"  # blank lines stay inside the list item
 
 
 if __name__ == "__main__":

@@ -27,6 +27,9 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from typing import Any
+
+    from memtree_core.app import App
     from memtree_core.command import Command
     from memtree_core.plugin_settings import PluginSettings
     from memtree_core.registry import Register
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
         Embedder,
         Filter,
         OutputReplacer,
+        PreparedCapture,
         Ranker,
         RedactionRule,
         Retriever,
@@ -208,6 +212,24 @@ def memtree_register_capture_adapters(register: Register[CaptureAdapter]) -> Non
         What an adapter returns is then checked by the command policies, redacted and stored like any
         capture.  The capture hook runs only for the tools its ``matcher`` in ``plugin/hooks/hooks.json``
         names.
+    """
+
+
+@hookspec(firstresult=True)
+def memtree_prepare_capture(app: App, payload: dict[str, Any]) -> PreparedCapture | None:
+    """Turn one hook payload into the redacted captures the host stores as ``pending`` nodes.
+
+    Stops at first non-None result.  The built-in pipeline (``capture`` plugin, ``trylast``) applies
+    ``capture.bash`` and the command policies, asks the capture adapters, cuts content far over
+    ``capture.maxBytes``, and redacts each capture (in its file's context where it can) through
+    ``app.redact``.  The host asks only while redaction can run (it fails closed before), then stores the
+    captures and counts the hits in one transaction; with no answer the payload is dropped as
+    ``unknown-tool``.  Raise :class:`~memtree_core.ingest.Refused` with a short reason to drop it (counted
+    ``capture:dropped:<reason>``); any other exception drops it too.
+
+    :param app: the project (settings, plugin set, ``redact``, ``command_denied``).
+    :param payload: the Claude Code hook payload, a JSON object (``tool_name``, ``tool_input``...).
+    :return: a :class:`~memtree_core.types.PreparedCapture`, or None to defer to the next plugin.
     """
 
 

@@ -27,9 +27,10 @@ Who the hook talks to
 
 Protocol
     One connection per capture: the client sends the raw Claude Code payload (one JSON document) and shuts
-    down its write side; the server validates, applies ``capture.bash`` and the command denylist, redacts
-    (content and metadata) BEFORE anything is written, inserts the ``pending`` node(s), commits, and only then
-    answers one line: ``{"ok":true,"ids":[...]}`` or ``{"ok":false,"reason":"..."}``.  An ack therefore means
+    down its write side; the server refuses it at once when redaction cannot run, else asks the plugins'
+    capture pipeline (``memtree_prepare_capture``: ``capture.bash``, the command policies, the adapters,
+    redaction of content and metadata, BEFORE anything is written), inserts the ``pending`` node(s), commits,
+    and only then answers one line: ``{"ok":true,"ids":[...]}`` or ``{"ok":false,"reason":"..."}``.  An ack therefore means
     "committed" (WAL; survives SIGKILL of the daemon).
 
     Replacement (issue 8, ``memtree_core.replacing``): a payload preceded by the line ``MEMTREE-REPLACE 1``
@@ -75,10 +76,10 @@ import socket
 import struct
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from memtree_core.captures import Refused
 from memtree_core.hook_sender import write_sender_file
 from memtree_core.project import ProjectPaths
 from memtree_core.root_links import (  # noqa: F401  (registered_root: re-exported with the rest)
@@ -105,10 +106,18 @@ BIG_CAPTURE_BYTES = 1 << 20  # past this a connection needs a big-capture slot t
 BIG_CAPTURE_SLOTS = 2
 BIG_SLOT_WAIT_S = 120.0  # a big capture waits at most this long for a slot ("busy" after)
 STOP_GRACE_S = 4.0  # captures being stored when the daemon stops get this long to commit
-PRECUT_MARGIN_CHARS = 64 * 1024  # kept past capture.maxBytes before redaction: a secret across the cut is seen
 # Which sender the hooks run, one field per line (paths may hold spaces): kind ("nc"/"perl"/"python"),
 # program, and for python the send.py compiled by that interpreter (may be empty); then the same three for
 # the replacement hook (perl or python).
+
+class Refused(Exception):
+    """A capture that is dropped; ``reason`` is short and stable (it names a counter)."""
+
+    def __init__(self, reason: str, counted: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.counted = counted  # the same tool call was already refused (and counted) once
+
 
 _last_activity = time.monotonic()
 
@@ -350,31 +359,6 @@ def decode_payload(raw: bytes | bytearray) -> dict[str, Any]:
     return value
 
 
-def _clean(text: str) -> str:
-    """Lone surrogates (legal in JSON escapes, illegal in UTF-8) would make SQLite refuse the row."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-
-
-def utf8_size(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-
-
-def precut(cap: Any, max_bytes: int) -> None:
-    """Cut content far over ``max_bytes`` before it is cleaned and redacted (each pass would copy all of it);
-    the store cuts the rest and ``original_bytes`` keeps the real size.  A character is at least one byte, so
-    ``max_bytes + margin`` characters still hold more than the store keeps."""
-    keep = max_bytes + PRECUT_MARGIN_CHARS
-    if len(cap.content) <= keep:
-        return
-    full = utf8_size(cap.content)
-    cap.content = cap.content[:keep]
-    cap.original_bytes = max(cap.original_bytes or 0, full)
-
-
 MAX_CLAIMS = 4096  # recent tool calls remembered for deduplication (the two hooks arrive within seconds)
 
 
@@ -420,6 +404,42 @@ def _call_key(payload: dict[str, Any]) -> str:
     h = hashlib.blake2b(digest_size=16, key=_CALL_KEY)
     _feed(h, payload.get("tool_response", payload.get("error")))
     return f"{payload.get('tool_use_id')}\x00{payload.get('hook_event_name')}\x00{h.hexdigest()}"
+
+
+# -- calls replayed from transcripts (the ``backfill`` walker, ``memtree import``) ----------------------------
+REPLAYED_STATE = "backfill:replayed"  # app.state: (tool_use_id, event) -> node ids taken from transcripts
+MAX_REPLAYED = 20_000
+TWIN_WINDOW_MS = 24 * 3600 * 1000  # how far back a replayed call looks for its stored twin, in the write tx
+
+
+def stored_twin(app: Any, payload: dict[str, Any], replayed: bool) -> list[str] | None:
+    """Ids of nodes that already hold this tool call, or None; called inside the capture's write transaction
+    (BEGIN IMMEDIATE), so two writers cannot both miss each other.
+
+    A replayed call (from a transcript) looks for any recent node of the same ``tool_use_id`` and event.  A
+    live hook capture only looks among the calls this process replayed: a hook that gave up waiting can
+    still be served by a daemon that was booting, after the backfill took the call from the transcript.
+    (Live captures keep their own dedupe otherwise: a client may reuse an id for different output.)
+    """
+    tid, event = payload.get("tool_use_id"), payload.get("hook_event_name")
+    if not isinstance(tid, str) or not tid:
+        return None
+    if not replayed:
+        seen = app.state.get(REPLAYED_STATE)
+        return list(seen[(tid, event)]) if seen and (tid, event) in seen else None
+    from memtree_core.store.store import now_ms
+
+    rows = app.store.query(
+        "SELECT id FROM nodes WHERE created_at >= ? AND json_extract(metadata, '$.tool_use_id') = ? "
+        "AND json_extract(metadata, '$.hook_event') IS ?", (now_ms() - TWIN_WINDOW_MS, tid, event))
+    return [r[0] for r in rows] or None
+
+
+def note_replayed(app: Any, payload: dict[str, Any], ids: list[str]) -> None:
+    seen = app.state.setdefault(REPLAYED_STATE, OrderedDict())
+    seen[(payload.get("tool_use_id"), payload.get("hook_event_name"))] = list(ids)
+    while len(seen) > MAX_REPLAYED:
+        seen.popitem(last=False)
 
 
 class IngestServer:
@@ -551,7 +571,7 @@ class IngestServer:
         """:meth:`ingest`, once per tool call: a second sender of the same call gets the first one's ids.
 
         Returns the ids and whether the store had to cut the (single) node's content.  ``replayed``: the
-        payload was rebuilt from a session transcript (memtree_core.backfill), not sent by a hook.
+        payload was rebuilt from a session transcript (the ``backfill`` walker), not sent by a hook.
         """
         key = _call_key(payload)
         with self._claims_lock:
@@ -597,43 +617,19 @@ class IngestServer:
             log.exception("cannot count a dropped capture")
 
     def ingest(self, payload: dict[str, Any], replayed: bool = False) -> list[str]:
-        from memtree_core.backfill import note_replayed, stored_twin
-        from memtree_core.captures import command_of, to_captures
+        """Store one payload as ``pending`` nodes: the plugins' capture pipeline (``memtree_prepare_capture``)
+        turns it into redacted captures, then one write transaction stores them and their counters."""
         from memtree_core.redaction_gate import RedactionUnavailable
-        from memtree_core.types import Capture
+        from memtree_core.types import PreparedCapture
 
         app = self.app
-        settings = app.settings.capture
         if app.redaction_unavailable:
             raise Refused(RedactionUnavailable.reason)  # fails closed: nothing unredacted is stored
-        if payload.get("tool_name") == "Bash" and not settings.bash:
-            raise Refused("bash-disabled")
-        command = command_of(payload)  # any tool that ran a command line (Bash; a plugin's too)
-        if command:
-            why = app.command_denied(command)
-            if why:
-                raise Refused("denied:" + why.split(":", 1)[0])
-        result = to_captures(app.plugins, payload, max_bytes=settings.max_bytes)
-        if not isinstance(result, list):
-            raise Refused(result.reason)
-        hits: dict[str, int] = {}
-        clean: list[Capture] = []
-        for cap in result:
-            precut(cap, settings.max_bytes)
-            try:
-                content = self._redact_content(cap, hits)
-                meta = {k: self._redact(_clean(v), hits) if isinstance(v, str) else v
-                        for k, v in cap.metadata.items()}
-                uri = cap.source_uri and _clean(cap.source_uri)
-                if uri and not uri.startswith("file://"):
-                    uri = self._redact(uri, hits)  # a plugin adapter's URL may carry a token in its query
-            except RedactionUnavailable as exc:
-                log.warning("capture not stored: %s", exc.why)
-                raise Refused(exc.reason) from None
-            if "\x00" in content:
-                raise Refused("binary-content")
-            clean.append(Capture(cap.kind, content, uri, cap.mtime, meta,
-                                 cap.original_bytes))
+        prepared = app.plugins.pm.hook.memtree_prepare_capture(app=app, payload=payload)
+        if prepared is None:
+            raise Refused("unknown-tool")  # no plugin captures anything (the ``capture`` plugin disabled)
+        if not isinstance(prepared, PreparedCapture) or not prepared.captures:
+            raise Refused("bad-shape:pipeline")
         store = app.store
         ids: list[str] = []
         with store.tx():
@@ -642,7 +638,7 @@ class IngestServer:
             if twin:
                 store.bump("capture:deduplicated")
                 return twin
-            for cap in clean:
+            for cap in prepared.captures:
                 node = store.insert_node(cap.kind, cap.content, source_uri=cap.source_uri, status_="pending",
                                          mtime=cap.mtime, metadata=cap.metadata)
                 if cap.original_bytes and cap.original_bytes > node.original_bytes:
@@ -650,64 +646,18 @@ class IngestServer:
                     store.conn.execute("UPDATE nodes SET truncated = 1, original_bytes = ? WHERE id = ?",
                                        (cap.original_bytes, node.id))
                 ids.append(node.id)
-            app.record_redactions(hits)
+            app.record_redactions(prepared.hits)
             store.bump(f"capture:accepted:{payload.get('tool_name')}", len(ids))
             if replayed:
                 note_replayed(app, payload, ids)
         return ids
 
-    def _redact_content(self, cap: Any, hits: dict[str, int]) -> str:
-        """A capture's content, redacted; a slice of a file is cut from the redacted whole file when the
-        file still holds it (see :mod:`memtree_core.slice_redaction`), and redacted alone as well."""
-        from memtree_core.environ_files import is_environ_file, mask_values
-        from memtree_core.slice_redaction import redact_grep_lines, redact_slice
-
-        text = _clean(cap.content)
-        path, start = cap.metadata.get("file_path"), cap.metadata.get("startLine")
-        searched = cap.metadata.get("path") if cap.metadata.get("tool") == "Grep" else None
-        for named in (path, searched):
-            if isinstance(named, str) and named and is_environ_file(named):
-                text, n = mask_values(text)  # a process's environment: names only, whoever's it was
-                hits["env-dump"] = hits.get("env-dump", 0) + n
-                return self._redact(text, hits)
-        command = cap.metadata.get("command") if cap.metadata.get("tool") == "Bash" else None
-        if isinstance(command, str):
-            from memtree_core.printed_secrets import RULE, mask_printed
-
-            text, n = mask_printed(command, text)  # `echo "$X_TOKEN"` prints a bare value
-            if n:
-                hits[RULE] = hits.get(RULE, 0) + n
-        if cap.metadata.get("tool") == "Grep" and cap.metadata.get("mode") == "content":
-            cwd = cap.metadata.get("cwd")
-            try:
-                text = redact_grep_lines(self.app, text, cwd if isinstance(cwd, str) else "")
-            except Exception:  # the capture is still redacted as a whole below
-                log.exception("cannot redact grep lines in their files' context")
-        if cap.kind == "file_chunk" and isinstance(path, str) and isinstance(start, int):
-            try:
-                done = redact_slice(self.app, path, start, text)
-            except Exception:  # a file that cannot be read again: the slice alone is redacted below
-                log.exception("cannot redact %s in its file's context", path)
-                done = None
-            if done is not None:
-                text = done.text
-                for rule, n in done.hits.items():
-                    hits[rule] = hits.get(rule, 0) + n
-        return self._redact(text, hits)
-
-    def _redact(self, text: str, hits: dict[str, int]) -> str:
-        text, found = self.app.redact(text)
-        for rule, n in found.items():
-            hits[rule] = hits.get(rule, 0) + n
-        return text
-
-
 def _tool_label(app: Any, name: object) -> str:
     """The tool a capture is logged under: its name when an adapter captures it, else ``?`` (a name sent by
     anyone must not become an unbounded set of log labels)."""
-    from memtree_core.captures import adapter_for
-
-    return name if isinstance(name, str) and adapter_for(app.plugins, name) is not None else "?"
+    if isinstance(name, str) and any(name in getattr(a, "tools", ()) for a in app.plugins.capture_adapters):
+        return name
+    return "?"
 
 
 def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:

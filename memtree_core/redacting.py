@@ -10,20 +10,21 @@ original, with the same number of lines.
 
 :attr:`Redacted.lines` maps a 1-based line to the rules that redacted a value on it, once per value,
 so a result can say "memtree redacted 2 values: line 14 (aws-access-key), …" and an agent never takes
-``[REDACTED:…]`` for what the file holds.
+``[REDACTED:…]`` for what the file holds (the wording is the redaction plugin's,
+:mod:`memtree_plugins.masking.marks`).  This is the pass the redaction gate runs every rule through, so it
+is the host's: a plugin's rules get the same line keeping as the built-ins'.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from memtree_core.types import RedactionRule
 
 MARK = "[REDACTED:"
-_MARK_TAG = re.compile(r"\[REDACTED:([^\]\s]+)\]")
 CONTINUED = "+"  # prefix of a rule name in Redacted.lines: the line is part of a value marked above it
 
 
@@ -34,15 +35,6 @@ class Redacted:
     # 1-based line -> the rule of each value redacted on it (``+rule``: the line held part of a value
     # that started on an earlier line; it is blank or cut now)
     lines: dict[int, list[str]] = field(default_factory=dict)
-
-
-def count_marks(text: str) -> dict[str, int]:
-    """Marks per tag in an already redacted text: the count of a piece cut from a whole text that was
-    redacted earlier (a grep listing whose lines come from redacted files)."""
-    out: dict[str, int] = {}
-    for m in _MARK_TAG.finditer(text):
-        out[m.group(1)] = out.get(m.group(1), 0) + 1
-    return out
 
 
 def _pad_after_marker(block: list[str], missing: int) -> list[str]:
@@ -160,51 +152,3 @@ def redact(rules: Iterable[RedactionRule], text: str) -> Redacted:
         out.text = current
         out.lines = changed_lines(text, current)
     return out
-
-
-def _ranges(lines: Mapping[int, list[str]]) -> list[tuple[int, int, list[str]]]:
-    """Consecutive lines redacted by the same rules, as ``(first, last, rules of one line)``."""
-    out: list[tuple[int, int, list[str]]] = []
-    for line in sorted(lines):
-        rules = lines[line]
-        if out and out[-1][1] == line - 1 and (out[-1][2] == rules or all(
-                r.startswith(CONTINUED) and r[1:] in out[-1][2] for r in rules)):
-            out[-1] = (out[-1][0], line, rules)
-        else:
-            out.append((line, line, rules))
-    return out
-
-
-def _rules_label(rules: list[str]) -> str:
-    counts: dict[str, int] = {}
-    for r in rules:
-        r = r.removeprefix(CONTINUED)
-        counts[r] = counts.get(r, 0) + 1
-    return ", ".join(f"{n} {r}" if n > 1 else r for r, n in counts.items())
-
-
-def describe(lines: Mapping[int, list[str]], *, source: str = "the file on disk", numbered: str = "",
-             limit: int = 8) -> str:
-    """One sentence naming the lines and rules, e.g. ``memtree redacted 2 values: line 14 (aws-access-key),
-    line 15 (secret-assignment); …``.  ``numbered``: what the line numbers count, e.g. " of this node"."""
-    if not lines:
-        return ""
-    values = sum(1 for rules in lines.values() for r in rules if not r.startswith(CONTINUED))
-    parts = []
-    spans = _ranges(lines)
-    for first, last, rules in spans[:limit]:
-        where = (f"line {first}" if first == last else f"lines {first}-{last}") + numbered
-        parts.append(f"{where} ({_rules_label(rules)})")
-    if len(spans) > limit:
-        parts.append(f"{len(spans) - limit} more places")
-    noun = "value" if values == 1 else "values"
-    if not values:  # a range that holds only the continuation of a value marked before it
-        return ("memtree redacted a value that covers " + ", ".join(parts)
-                + f"; {source} is unchanged")
-    return (f"memtree redacted {values} {noun}: " + ", ".join(parts)
-            + f"; the [REDACTED:rule] marks are memtree's, {source} is unchanged")
-
-
-def within(lines: Mapping[int, list[str]], first: int, last: int, shift: int = 0) -> dict[int, list[str]]:
-    """The entries of ``lines`` from ``first`` to ``last`` (inclusive), renumbered by ``shift``."""
-    return {n + shift: r for n, r in lines.items() if first <= n <= last}

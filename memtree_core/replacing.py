@@ -110,19 +110,3 @@ def count_pass(app: App, outcome: Replacement) -> None:
         app.store.bump(f"replace:untouched:{outcome.reason}")
     except Exception:
         log.exception("cannot count an untouched output")
-
-
-def summary(counters: dict[str, int]) -> dict[str, Any]:
-    """``memtree stats`` view of the ``replace:`` counters: per tool and per session."""
-    tools: dict[str, dict[str, int]] = {}
-    sessions: dict[str, dict[str, int]] = {}
-    untouched: dict[str, int] = {}
-    for name, value in counters.items():
-        parts = name.split(":")
-        if len(parts) == 3 and parts[1] == "untouched":
-            untouched[parts[2]] = value
-        elif len(parts) == 3:
-            tools.setdefault(parts[2], {})[parts[1]] = value
-        elif len(parts) >= 4 and parts[1] == "session":
-            sessions.setdefault(":".join(parts[2:-1]), {})[parts[-1]] = value
-    return {"tools": tools, "sessions": sessions, "untouched": untouched}

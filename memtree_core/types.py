@@ -200,6 +200,15 @@ class Capture:
     original_bytes: int | None = None
 
 
+@dataclass
+class PreparedCapture:
+    """What ``memtree_prepare_capture`` hands the host to store: captures whose content, metadata and URI are
+    redacted already, and the values redacted per rule (names and counts, never values)."""
+
+    captures: list[Capture]
+    hits: dict[str, int] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class Dropped:
     """A payload that gives no capture; ``reason`` is short and stable (``capture:dropped:<reason>``)."""

@@ -16,8 +16,8 @@ from helpers.daemon import INIT, RawClient, project_paths, state_pid
 from helpers.hook import run_hook
 from helpers.transcripts import stored, transcript
 
-from memtree_core.backfill import MAX_ATTEMPTS, MISSED_FILE, Backfill, missed_logs
 from memtree_core.ingest import IngestServer
+from memtree_plugins.walkers.backfill import MAX_ATTEMPTS, MISSED_FILE, Backfill, missed_logs
 
 
 def session(project: Path, env: dict[str, str]) -> RawClient:
@@ -209,7 +209,7 @@ def test_a_replayed_call_finds_its_stored_twin_inside_the_write_transaction(
         served: Any, project: Path, tmp_path: Path) -> None:
     """Past the batch pre-check (another writer may commit in between): the transaction itself finds it."""
     from memtree_core.ingest import IngestServer
-    from memtree_core.transcripts import Scan, calls
+    from memtree_plugins.walkers.transcripts import Scan, calls
 
     path = transcript(tmp_path / "claude" / "session.jsonl", cwd=str(project))
     use, record = calls_of(path)["toolu_tr_bash1"]

@@ -147,3 +147,45 @@ def test_an_adapter_can_replace_a_builtin_and_disabling_capture_drops_every_tool
             IngestServer(app).ingest_once({**payload, "tool_use_id": "toolu_other"})
     finally:
         app.close()
+
+
+class LockfileGuard:
+    """A third-party capture pipeline step: never store a Read of a lock file, defer everything else."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    @hookimpl(tryfirst=True)
+    def memtree_prepare_capture(self, app, payload):
+        self.asked += 1
+        path = (payload.get("tool_input") or {}).get("file_path") or ""
+        if path.endswith(".lock"):
+            raise Refused("lockfile")
+        return None  # the built-in pipeline (adapters, policies, redaction) does the rest
+
+
+def test_a_plugin_can_take_part_in_the_capture_pipeline_and_the_gate_comes_first(home: Path,
+                                                                                  project: Path) -> None:
+    read = json.loads((FIXTURES / "post-read-text.json").read_text())
+    guard = LockfileGuard()
+    app = App.open(project, extra=[("guard", guard)])
+    try:
+        with pytest.raises(Refused, match="lockfile"):
+            IngestServer(app).ingest_once({**read, "tool_input": {**read["tool_input"], "file_path": "/w/uv.lock"}})
+        bash = json.loads((FIXTURES / "post-bash.json").read_text())
+        ids, _ = IngestServer(app).ingest_once(bash)  # deferred: stored by the built-in pipeline
+        assert [n.meta["tool"] for n in app.store.get_nodes(ids).values()] == ["Bash"]
+        assert guard.asked == 2
+    finally:
+        app.close()
+    # Redaction unavailable: refused before any plugin's pipeline sees the payload.
+    guard = LockfileGuard()
+    app = App.open(project, environ={**os.environ, "MEMTREE_DISABLE_PLUGINS": "redaction"},
+                   extra=[("guard", guard)])
+    try:
+        before = app.store.query("SELECT id FROM nodes")
+        with pytest.raises(Refused, match="redaction-unavailable"):
+            IngestServer(app).ingest_once({**read, "tool_use_id": "toolu_gate"})
+        assert guard.asked == 0 and app.store.query("SELECT id FROM nodes") == before
+    finally:
+        app.close()

@@ -24,7 +24,7 @@ from helpers.daemon import mcp_session, project_paths, run_async, text_of
 from memtree_core import ingest
 from memtree_core.app import App
 from memtree_core.redacting import realign
-from memtree_core.ripgrep import find_rg
+from memtree_plugins.wrappers.ripgrep import find_rg
 
 rng = random.Random(1212)  # every secret here is made up, from this seeded generator
 
@@ -458,7 +458,7 @@ def test_printing_a_secret_named_variable_masks_what_it_printed(app, monkeypatch
 
 
 def test_only_a_lone_print_is_masked() -> None:
-    from memtree_core.printed_secrets import mask_printed, printed_names
+    from memtree_plugins.masking.printed_secrets import mask_printed, printed_names
 
     assert printed_names('echo "$DB_PASSWORD"') == ["DB_PASSWORD"]
     assert printed_names("printenv NPM_TOKEN HOME") == ["NPM_TOKEN"]

@@ -66,6 +66,41 @@ def test_readme_hook_reference_is_generated_from_the_docstrings() -> None:
     assert section == render(), "run: python -m memtree_core.hookdoc, and paste it into README.md"
 
 
+@pytest.mark.parametrize("name", HOOKS)
+def test_every_hook_has_an_example_that_loads_as_a_plugin(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's example for each hook (``examples/hooks/<hook>.py``, generated into the hook reference) is a
+    working plugin: it loads, its hook implementation is called, and what it registers or answers reaches the
+    plugin set."""
+    import sys
+    import types
+
+    from memtree_core.hookdoc import example
+    from memtree_core.ingest import Refused
+    from memtree_core.plugins import REGISTRY_HOOKS, build
+    from memtree_core.settings import Settings
+
+    code = example(name)
+    assert code is not None, f"write examples/hooks/{name}.py: a small plugin implementing {name}"
+    module = types.ModuleType(f"example_{name}")
+    monkeypatch.setitem(sys.modules, module.__name__, module)  # as an imported plugin module is (pydantic looks)
+    exec(compile(code, f"examples/hooks/{name}.py", "exec"), module.__dict__)
+    plugins = build(Settings(), {"MEMTREE_LOAD_PLUGINS": ""}, extra=[("example", module)])
+    assert plugins.info("example").status == "loaded", plugins.info("example").error
+    assert "example" in [i.plugin_name for i in getattr(plugins.pm.hook, name).get_hookimpls()]
+    kind = next((k for k, hook in REGISTRY_HOOKS.items() if hook == name), None)
+    if kind is not None:
+        assert any(e.plugin == "example" for e in plugins.registries[kind].entries()), f"{name} registered nothing"
+    elif name == "memtree_token_counter":
+        assert plugins.token_counter.count("two words") >= 2 and plugins.token_counter.name == "words"
+    elif name == "memtree_settings_model":
+        assert plugins.settings_models["example"]().max_hits == 10
+    elif name == "memtree_prepare_capture":
+        with pytest.raises(Refused, match="lockfile"):
+            plugins.pm.hook.memtree_prepare_capture(app=None, payload={"tool_input": {"file_path": "/w/uv.lock"}})
+    else:
+        raise AssertionError(f"say here what {name}'s example must do")
+
+
 def _plugin_imports(path: Path) -> list[tuple[int, str]]:
     """Every import of memtree_plugins in a module, lazy ones (inside functions) included."""
     import ast

@@ -294,14 +294,32 @@ def test_the_plugin_called_first_registers_last_so_its_replaces_sees_the_others(
     assert plugins.info("override").status == "loaded"  # type: ignore[union-attr]
 
 
-def test_trace_plugins_shows_a_call_of_every_hook(home: Path, project: Path) -> None:
+# Hooks the host calls per event rather than while it builds the plugin set.
+PER_EVENT_HOOKS = {"memtree_prepare_capture"}
+
+
+def test_trace_plugins_shows_a_call_of_every_hook(home: Path, project: Path, capsys: pytest.CaptureFixture) -> None:
+    import os
+
     from memtree_core import hookspecs
+    from memtree_core.app import App
+    from memtree_core.ingest import IngestServer
 
     hooks = sorted(n for n in vars(hookspecs) if n.startswith("memtree_"))
     out = memtree("plugins", "--project", str(project),
                   env=env_with(project, MEMTREE_HOME=str(home), MEMTREE_TRACE_PLUGINS="1"))
     traced = set(re.findall(r"(memtree_\w+) \[hook\]", out.stderr))
-    assert traced == set(hooks), out.stderr[-2000:]
+    assert traced == set(hooks) - PER_EVENT_HOOKS, out.stderr[-2000:]
+    # The per-event hooks are traced when their event comes: a capture.
+    payload = json.loads((Path(__file__).parent / "data" / "claude-code-payloads" / "post-bash.json").read_text())
+    app = App.open(project, environ={**os.environ, "MEMTREE_HOME": str(home), "MEMTREE_TRACE_PLUGINS": "1"})
+    try:
+        capsys.readouterr()
+        IngestServer(app).ingest_once(payload)
+    finally:
+        app.close()
+    traced = set(re.findall(r"(memtree_\w+) \[hook\]", capsys.readouterr().err))
+    assert traced == PER_EVENT_HOOKS
 
 
 def test_without_the_tokens_plugin_the_build_reports_it_and_counting_says_why() -> None:

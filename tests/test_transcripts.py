@@ -12,7 +12,7 @@ from typing import Any
 from helpers.common import MEMTREE
 from helpers.transcripts import TOKEN, stored, transcript
 
-from memtree_core.transcripts import Scan, calls, escaped_project_name, project_transcripts
+from memtree_plugins.walkers.transcripts import Scan, calls, escaped_project_name, project_transcripts
 
 IDS = {"toolu_tr_read1", "toolu_tr_grep1", "toolu_tr_bash1", "toolu_tr_bash2", "toolu_tr_bashfail",
        "toolu_tr_read2"}
@@ -124,7 +124,7 @@ def test_calls_of_a_plugins_tool_come_back_only_when_asked_and_only_from_structu
 
 def test_the_tools_a_plugin_set_captures(home: Path, project: Path) -> None:
     from memtree_core.app import App
-    from memtree_core.transcripts import captured_tools
+    from memtree_plugins.walkers.transcripts import captured_tools
 
     app = App.open(project)
     try:

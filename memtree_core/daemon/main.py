@@ -229,11 +229,7 @@ class Daemon:
             if self.app.redaction_unavailable:
                 log.warning("nothing will be stored: redaction is unavailable (%s)", self.app.redaction_unavailable)
             self._start_thread("ingest", ingest.serve, self.ingest_sock, self.app, self.stop_event)
-            from memtree_core.backfill import Backfill
-
-            # Captures the hook could not deliver while no daemon answered: now, then periodically.
-            self._start_thread("backfill", Backfill(self.app, ingest.IngestServer(self.app)).loop,
-                               self.stop_event)
+            # (captures the hook could not deliver while no daemon answered: the ``backfill`` walker)
             self._start_thread("coordinator", Coordinator(self.app).run, self.stop_event)
             names = register_tools(server, self.app)
             log.info("tools ready after %.0f ms: %s", (time.perf_counter() - self.t0) * 1000,

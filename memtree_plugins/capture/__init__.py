@@ -1,4 +1,5 @@
-"""Built-in capture adapters: Claude Code's Read, Grep and Bash hook payloads -> captures (:mod:`.payloads`).
+"""Built-in capture: the pipeline from a hook payload to redacted captures (:mod:`.pipeline`), and the
+adapters for Claude Code's Read, Grep and Bash payloads (:mod:`.payloads`).
 
 Each tool's adapter is registered under the tool's name in lower case (``read``, ``grep``, ``bash``), so a
 plugin can ``register(adapter, replaces=True)`` one of them or add an adapter for another tool (WebFetch,
@@ -7,13 +8,14 @@ Glob, Task...).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memtree_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from memtree_core.app import App
     from memtree_core.registry import Register
-    from memtree_core.types import CaptureAdapter
+    from memtree_core.types import CaptureAdapter, PreparedCapture
 
 
 @hookimpl(trylast=True)
@@ -22,3 +24,10 @@ def memtree_register_capture_adapters(register: Register[CaptureAdapter]) -> Non
 
     for tool in TOOLS:
         register(ToolAdapter(tool))
+
+
+@hookimpl(trylast=True)
+def memtree_prepare_capture(app: App, payload: dict[str, Any]) -> PreparedCapture:
+    from memtree_plugins.capture.pipeline import prepare
+
+    return prepare(app, payload)

@@ -16,9 +16,9 @@ import os
 import stat
 from typing import Any
 
-from memtree_core.captures import EVENTS
 from memtree_core.store.source_uri import file_uri, mtime_of_path
 from memtree_core.types import Capture, Dropped
+from memtree_plugins.capture.pipeline import EVENTS
 
 TOOLS = ("Read", "Grep", "Bash")
 __all__ = ["Capture", "Dropped", "Files", "ToolAdapter", "file_uri", "to_captures"]

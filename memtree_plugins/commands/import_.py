@@ -1,7 +1,7 @@
 """``memtree import [TRANSCRIPT…]``: bring the Read/Grep/Bash results of past Claude Code sessions into the store.
 
 Without arguments it takes every transcript Claude Code keeps for the project
-(``~/.claude/projects/<escaped project path>/*.jsonl``, see :mod:`memtree_core.transcripts`), keeping only
+(``~/.claude/projects/<escaped project path>/*.jsonl``, see :mod:`memtree_plugins.walkers.transcripts`), keeping only
 calls made inside the project.  Each result goes through the same path as a live hook capture (denylist,
 redaction, the store's cut) and is stored once: a tool call already in the store, by its ``tool_use_id``, is
 counted and passed over, so running it twice stores nothing new.  Records of a shape it does not know are
@@ -59,9 +59,9 @@ class _Progress:
 
 def import_transcripts(app: Any, transcripts: list[Path], root: Path | None = None,
                        progress: _Progress | None = None) -> dict[str, Any]:
-    from memtree_core.backfill import ingest_payloads
     from memtree_core.ingest import IngestServer
-    from memtree_core.transcripts import Scan, calls, captured_tools
+    from memtree_plugins.walkers.backfill import ingest_payloads
+    from memtree_plugins.walkers.transcripts import Scan, calls, captured_tools
 
     server = IngestServer(app)
     counts: Counter[str] = Counter()
@@ -85,7 +85,7 @@ def import_transcripts(app: Any, transcripts: list[Path], root: Path | None = No
 
 
 def run(args: Any) -> int:
-    from memtree_core.transcripts import claude_config_dir, project_transcripts
+    from memtree_plugins.walkers.transcripts import claude_config_dir, project_transcripts
 
     app = open_app(args)
     try:

@@ -36,7 +36,7 @@ def vector_support() -> dict[str, Any]:
 
 
 def grep_engine() -> dict[str, Any]:
-    from memtree_core.ripgrep import find_rg
+    from memtree_plugins.wrappers.ripgrep import find_rg
 
     rg = find_rg()
     return {"engine": "ripgrep" if rg else "python", "path": rg,
@@ -103,8 +103,9 @@ def code_chunking(app: Any) -> dict[str, Any]:
 
 
 def gather(app: Any) -> dict[str, Any]:
-    from memtree_core import __version__, destinations, protections
+    from memtree_core import __version__
     from memtree_core.lockfile import daemon_status
+    from memtree_plugins.commands import destinations, protections
 
     vec = vector_support()
     vector_search: dict[str, Any] = {"available": vec["available"], **vec}

@@ -18,11 +18,9 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any) -> int:
-    from memtree_core.replacing import summary
-
     app = open_app(args)
     stats = app.store.stats()
-    stats["replace"] = summary(app.store.counters("replace:"))
+    stats["replace"] = replace_summary(app.store.counters("replace:"))
     if args.json:
         print_json(stats)
         return 0
@@ -73,3 +71,19 @@ def _print_replace(rep: dict[str, Any]) -> None:
         print(f"  ... {len(sessions) - 10} more sessions (memtree stats --json)")
     if rep["untouched"]:
         print("  untouched  " + "  ".join(f"{k}={v}" for k, v in sorted(rep["untouched"].items())))
+
+
+def replace_summary(counters: dict[str, int]) -> dict[str, Any]:
+    """``memtree stats`` view of the ``replace:`` counters: per tool and per session."""
+    tools: dict[str, dict[str, int]] = {}
+    sessions: dict[str, dict[str, int]] = {}
+    untouched: dict[str, int] = {}
+    for name, value in counters.items():
+        parts = name.split(":")
+        if len(parts) == 3 and parts[1] == "untouched":
+            untouched[parts[2]] = value
+        elif len(parts) == 3:
+            tools.setdefault(parts[2], {})[parts[1]] = value
+        elif len(parts) >= 4 and parts[1] == "session":
+            sessions.setdefault(":".join(parts[2:-1]), {})[parts[-1]] = value
+    return {"tools": tools, "sessions": sessions, "untouched": untouched}

@@ -9,7 +9,6 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memtree_core.source_label import source_label
 from memtree_plugins.inspector import charts, queries
 from memtree_plugins.inspector.html import (
     esc,
@@ -23,6 +22,7 @@ from memtree_plugins.inspector.html import (
     table,
     when,
 )
+from memtree_plugins.source_label import source_label
 
 if TYPE_CHECKING:
     from memtree_core.app import App

@@ -30,10 +30,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memtree_core.source_label import source_label
 from memtree_plugins.retrieval.graph import MAX_NEIGHBORS
 from memtree_plugins.retrieval.models import ComposeResult, Manifest, ManifestEntry
 from memtree_plugins.retrieval.nodes import node_tokens, node_tokens_estimate, outline
+from memtree_plugins.source_label import source_label
 
 if TYPE_CHECKING:
     from memtree_core.app import App

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from memtree_core.source_label import source_label
+from memtree_plugins.source_label import source_label
 
 ERROR_RE = re.compile(r"\b(error|exception|traceback|failed|failure|fatal|panic|denied|not found)\b", re.I)
 MAX_LINES = 60

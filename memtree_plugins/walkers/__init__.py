@@ -6,7 +6,9 @@
 * ``pruner`` (interval ``walkers.prunerIntervalMs``) — retention horizons, audit horizon, size cap, space
   reclaim;
 * ``repo_indexer`` (interval ``index.intervalMs``, only with the user's ``index.background``) — keep the
-  project indexed as ``memtree index`` does, re-chunking the files the staleness marker found changed.
+  project indexed as ``memtree index`` does, re-chunking the files the staleness marker found changed;
+* ``backfill`` (event: a missed-captures log waits) — store the tool results the capture hook could not
+  deliver, from the session transcripts (:mod:`.backfill`; ``memtree import`` shares its path).
 
 The model-backed walkers (embedding_indexer, dedupe, summarizer) live in ``memtree_plugins.semantic``.
 Every status change goes through ``Store.transition``; every run does bounded work.
@@ -17,12 +19,13 @@ from __future__ import annotations
 from memtree_core.hookspecs import hookimpl
 from memtree_core.registry import Register
 from memtree_core.types import Walker
+from memtree_plugins.walkers.backfill import BackfillWalker
 from memtree_plugins.walkers.filter import FilterWalker
 from memtree_plugins.walkers.indexer import RepoIndexer
 from memtree_plugins.walkers.pruner import Pruner
 from memtree_plugins.walkers.staleness import StalenessMarker
 
-__all__ = ["FilterWalker", "Pruner", "RepoIndexer", "StalenessMarker"]
+__all__ = ["BackfillWalker", "FilterWalker", "Pruner", "RepoIndexer", "StalenessMarker"]
 
 
 @hookimpl(trylast=True)
@@ -31,3 +34,4 @@ def memtree_register_walkers(register: Register[Walker]) -> None:
     register(StalenessMarker())
     register(Pruner())
     register(RepoIndexer())
+    register(BackfillWalker())

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from memtree_core.printed_secrets import RULE, mask_printed
 from memtree_core.redaction_gate import RedactionUnavailable
+from memtree_plugins.masking.printed_secrets import RULE, mask_printed
 from memtree_plugins.wrappers.budget import head_tail
 from memtree_plugins.wrappers.records import (
     args_digest,

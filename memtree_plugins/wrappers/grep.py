@@ -21,11 +21,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from memtree_core.redacting import count_marks
-from memtree_core.ripgrep import find_rg
 from memtree_core.store.source_uri import file_uri
 from memtree_core.store.source_uri import mtime as mtime_of
 from memtree_plugins.chunkers.lines import split_lines
+from memtree_plugins.masking.marks import count_marks
 from memtree_plugins.wrappers.budget import fit_prefix
 from memtree_plugins.wrappers.clean_lines import CleanLines
 from memtree_plugins.wrappers.files import display, resolve
@@ -45,6 +44,7 @@ from memtree_plugins.wrappers.records import (
     record_original_size,
     stored_hash,
 )
+from memtree_plugins.wrappers.ripgrep import find_rg
 
 if TYPE_CHECKING:
     from memtree_core.app import App

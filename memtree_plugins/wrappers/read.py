@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, PrivateAttr
 
-from memtree_core.redacting import Redacted, describe, within
+from memtree_core.redacting import Redacted
 from memtree_core.store.source_uri import file_uri
 from memtree_core.store.source_uri import mtime as mtime_of
 from memtree_core.store.store import new_id
 from memtree_core.types import Chunk
 from memtree_plugins.chunkers.lines import split_lines
+from memtree_plugins.masking.marks import describe, within
 from memtree_plugins.wrappers.budget import fit_prefix
 from memtree_plugins.wrappers.files import display, load_text, resolve, stat_file
 from memtree_plugins.wrappers.records import budget_or_default

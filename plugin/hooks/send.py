@@ -17,7 +17,7 @@ import time
 CHUNK = 1 << 18
 ACK_TIMEOUT_S = 5.0
 LOG_CAP = 65536
-MISSED = ".missed-captures"  # in the project's roots/ directory; the daemon backfills these (backfill.py)
+MISSED = ".missed-captures"  # in the project's roots/ directory; the daemon backfills these (memtree_plugins/walkers/backfill.py)
 MISSED_CAP = 262144
 KEEP = 65536  # bytes kept from each end of the payload, where its transcript_path and tool_use_id are
 

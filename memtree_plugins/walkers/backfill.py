@@ -1,11 +1,12 @@
-"""Captures the hook could not deliver, taken later from the session transcript (issue 16).
+"""The ``backfill`` walker: captures the hook could not deliver, taken later from the session transcript.
 
 When the capture hook gets no ack (no daemon, a restart, busy, an error), it appends one line to the
 project's missed-captures log, ``$MEMTREE_HOME/roots/<root>/.missed-captures`` (0600, capped by the hook):
 ``tool_use_id<TAB>transcript_path`` -- never any content.  Claude Code writes every tool result to the session
-transcript anyway, so the daemon, at start and then every :data:`INTERVAL_S`, reads those transcripts, finds
-the calls by id and ingests them through the same path as a hook capture (denylist, redaction, the store's
-cut).  A call already in the store (the daemon committed it but died before its ack) is not stored again.
+transcript anyway, so this walker (an ``event`` walker: due while a log waits, at most every
+:data:`INTERVAL_S`; the daemon's first tick runs it) reads those transcripts, finds the calls by id and ingests
+them through the host's ingest path, exactly as a hook capture (command policies, redaction, the store's cut).
+A call already in the store (the daemon committed it but died before its ack) is not stored again.
 
 An id not yet in its transcript (Claude Code may write the result after the hook ran) is tried again, up to
 :data:`MAX_ATTEMPTS` times.  ``memtree import`` shares :func:`ingest_payloads`.
@@ -18,14 +19,14 @@ import os
 import re
 import stat
 import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from memtree_core.captures import Refused
+from memtree_core.ingest import Refused
 from memtree_core.root_links import root_link
-from memtree_core.transcripts import Scan, calls, captured_tools
+from memtree_plugins.walkers.transcripts import Scan, calls, captured_tools
 
 log = logging.getLogger("memtree.backfill")
 
@@ -35,9 +36,6 @@ MAX_ATTEMPTS = 12  # ~a minute of daemon time: a result not in the transcript by
 MAX_ENTRIES = 10_000  # per run; the hook caps the file at 256 KiB, this bounds a hand-made one
 MAX_TRANSCRIPT_BYTES = 1 << 30
 _ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
-REPLAYED_STATE = "backfill:replayed"  # app.state: (tool_use_id, event) -> node ids taken from transcripts
-MAX_REPLAYED = 20_000
-TWIN_WINDOW_MS = 24 * 3600 * 1000  # how far back a replayed call looks for its stored twin, in the write tx
 
 
 def missed_logs(home: Path, root: Path | str) -> list[Path]:
@@ -57,36 +55,6 @@ def stored_ids(store: Any, ids: Iterable[str]) -> set[str]:
                            f"WHERE json_extract(metadata, '$.tool_use_id') IN ({marks})", batch)
         found.update(r[0] for r in rows)
     return found
-
-
-def stored_twin(app: Any, payload: dict[str, Any], replayed: bool) -> list[str] | None:
-    """Ids of nodes that already hold this tool call, or None; called inside the capture's write transaction
-    (BEGIN IMMEDIATE), so two writers cannot both miss each other.
-
-    A replayed call (from a transcript) looks for any recent node of the same ``tool_use_id`` and event.  A
-    live hook capture only looks among the calls this process replayed: a hook that gave up waiting can
-    still be served by a daemon that was booting, after the backfill took the call from the transcript.
-    (Live captures keep their own dedupe otherwise: a client may reuse an id for different output.)
-    """
-    tid, event = payload.get("tool_use_id"), payload.get("hook_event_name")
-    if not isinstance(tid, str) or not tid:
-        return None
-    if not replayed:
-        seen = app.state.get(REPLAYED_STATE)
-        return list(seen[(tid, event)]) if seen and (tid, event) in seen else None
-    from memtree_core.store.store import now_ms
-
-    rows = app.store.query(
-        "SELECT id FROM nodes WHERE created_at >= ? AND json_extract(metadata, '$.tool_use_id') = ? "
-        "AND json_extract(metadata, '$.hook_event') IS ?", (now_ms() - TWIN_WINDOW_MS, tid, event))
-    return [r[0] for r in rows] or None
-
-
-def note_replayed(app: Any, payload: dict[str, Any], ids: list[str]) -> None:
-    seen = app.state.setdefault(REPLAYED_STATE, OrderedDict())
-    seen[(payload.get("tool_use_id"), payload.get("hook_event_name"))] = list(ids)
-    while len(seen) > MAX_REPLAYED:
-        seen.popitem(last=False)
 
 
 def ingest_payloads(app: Any, server: Any, payloads: Iterable[dict[str, Any]],
@@ -229,13 +197,20 @@ class Backfill:
             log.warning("cannot update %s: %s", log_path, exc)
         return counts
 
-    def loop(self, stop: threading.Event, interval: float = INTERVAL_S) -> None:
-        """At start and then every ``interval`` seconds while there is something to do, until ``stop``."""
-        while True:
-            if self.pending():
-                try:
-                    self.run_once()
-                except Exception:
-                    log.exception("backfill from transcripts failed; trying again later")
-            if stop.wait(interval):
-                return
+
+class BackfillWalker:
+    """Drains the missed-captures logs from the daemon's walker loop (and ``memtree walk``)."""
+
+    name = "backfill"
+    trigger = "event"
+
+    def interval_s(self, app: Any) -> float:
+        return INTERVAL_S
+
+    def has_work(self, app: Any) -> bool:
+        return Backfill(app, None).pending()
+
+    def run(self, app: Any) -> dict[str, int]:
+        from memtree_core.ingest import IngestServer
+
+        return dict(Backfill(app, IngestServer(app)).run_once())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memtree_core import destinations
+from memtree_plugins.commands import destinations
 
 
 def warnings(app: Any, degraded: list[str]) -> list[str]:

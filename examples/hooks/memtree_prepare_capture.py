@@ -1,0 +1,12 @@
+"""An example plugin for ``memtree_prepare_capture`` (README.md's hook reference shows it; a test loads it)."""
+
+from memtree_core.hookspecs import hookimpl
+from memtree_core.ingest import Refused
+
+
+@hookimpl(tryfirst=True)
+def memtree_prepare_capture(app, payload):
+    path = (payload.get("tool_input") or {}).get("file_path") or ""
+    if path.endswith(".lock"):
+        raise Refused("lockfile")  # counted as capture:dropped:lockfile
+    return None  # the built-in pipeline does the rest
