@@ -59,6 +59,7 @@ from memtree_core.store.symbols import SYMBOL_WEIGHT
 from memtree_plugins.retrieval.models import SearchHit, SearchResult
 from memtree_plugins.retrieval.nodes import line_range, node_tokens_estimate, parse_statuses, preview
 from memtree_plugins.retrieval.query import ParsedQuery, Term, parse
+from memtree_plugins.retrieval.snippets import snippets
 from memtree_plugins.retrieval.when import parse_time
 
 if TYPE_CHECKING:
@@ -77,7 +78,6 @@ DF_BM25_MAX = 100_000  # above this many matches a term's idf count costs more t
 DF_PROBE = 256
 MAX_WINDOW = 32_000
 MAX_LIMIT = 200
-SNIPPET_TOKENS = 16
 # Column weights (id, content, symbols): a definition's name outweighs any number of uses in body text.
 BM25 = f"bm25(f.nodes_fts, 0.0, 1.0, {SYMBOL_WEIGHT})"
 DEF_CANDIDATES = 100  # chunks naming a one-word query in their symbols, sorted by how they define it
@@ -230,12 +230,6 @@ def _bounded_count(store: Store, term: Term, cap: int) -> int:
     return int(row[0]) if row else 0
 
 
-def _snippet(store: Store, expr: str, rowid: int) -> str:
-    row = store.query_one(f"SELECT snippet(nodes_fts, 1, '«', '»', '…', {SNIPPET_TOKENS}) FROM nodes_fts "
-                          "WHERE nodes_fts MATCH ? AND rowid = ?", (expr, rowid))
-    return (row[0] or "").strip() if row else ""
-
-
 def _definitions(store: Store, pq: ParsedQuery, filters: Filters, limit: int,
                  rowid_range: tuple[int, int] | None) -> list[tuple[int, float]]:
     """For a query that is one identifier, the chunks that define it, best first.
@@ -336,15 +330,16 @@ def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters) -> S
             picked += [(r, s, or_expr, "some") for r, s in more.rowids]
             approximate = approximate or more.approximate
             candidates = max(candidates, more.candidates)
-        snippets = {r: _snippet(store, expr, r) for r, _s, expr, _m in picked}
         nodes = _nodes_by_rowid(store, [r for r, *_ in picked])
+        marked = snippets(store, [(r, expr, nodes[r].content) for r, _s, expr, _m in picked if r in nodes],
+                          pq.terms)
 
     result.approximate = approximate
     result.candidates = candidates
     for rowid, score, _expr, matched in picked:
         node = nodes.get(rowid)
         if node is not None:
-            result.hits.append(_hit(app, node, score, snippets.get(rowid, ""), matched))
+            result.hits.append(_hit(app, node, score, marked.get(rowid, ""), matched))
     return result
 
 
@@ -358,10 +353,11 @@ def _nodes_by_rowid(store: Store, rowids: list[int]) -> dict[int, NodeRow]:
 
 def _hit(app: App, node: NodeRow, score: float, snippet: str, matched: str) -> SearchHit:
     lines = line_range(node)
+    first = preview(node.content)
     return SearchHit(id=node.id, kind=node.kind, status=node.status, source_uri=node.source_uri,
                      created_at=node.created_at, tokens=node_tokens_estimate(app, node),
-                     lines=list(lines) if lines else None, preview=preview(node.content),
-                     score=round(score, 4), snippet=snippet or preview(node.content), matched=matched)
+                     lines=list(lines) if lines else None, preview=first,
+                     score=round(score, 4), snippet=snippet or first, matched=matched)
 
 
 # -- modes ---------------------------------------------------------------------------------------------
