@@ -169,9 +169,10 @@ def _heavy(store: Store, term: Term, top_rowid: int) -> bool:
 
 
 def _rank(store: Store, expr: str, filters: Filters, limit: int, exclude: set[int],
-          rowid_range: tuple[int, int] | None, by_recency: bool = False) -> _Ranked:
+          rowid_range: tuple[int, int] | None, by_recency: bool = False, require: str | None = None) -> _Ranked:
     """Rank the matches of ``expr`` that pass ``filters`` (bm25, or newest first when ``by_recency``),
-    over at most a window of the newest matches."""
+    over at most a window of the newest matches.  ``require``: an expression each hit must also match, that
+    takes no part in the score (very common terms, see 3. above)."""
     where, params = filters.sql()
     rng_sql, rng_params = "", []
     if rowid_range is not None:
@@ -196,18 +197,25 @@ def _rank(store: Store, expr: str, filters: Filters, limit: int, exclude: set[in
         rows = None
         if not filters.restrictive():
             # Fast path: rank without joining nodes (a random page read per candidate on a big store),
-            # then check the status of the few best only.
+            # then check the status (and the required terms) of the few best only, more when too few pass.
             extra = want * 2 + 10
-            top = store.query(f"{head} WHERE {match} ORDER BY {order_sql} LIMIT ?",
-                              [expr, *rng_params, *lo_params, extra])
-            ok = _passing(store, [r for r, _ in top], where, params)
-            rows = [(r, sc) for r, sc in top if r in ok]
+            while True:
+                top = store.query(f"{head} WHERE {match} ORDER BY {order_sql} LIMIT ?",
+                                  [expr, *rng_params, *lo_params, extra])
+                ok = _passing(store, [r for r, _ in top], where, params)
+                if require is not None:
+                    ok &= _matching(store, require, [r for r, _ in top if r in ok])
+                rows = [(r, sc) for r, sc in top if r in ok]
+                if len(rows) >= want or len(top) < extra or require is None or extra >= window:
+                    break
+                extra *= 4
             if len(rows) < want and len(top) == extra:
                 rows = None  # too many filtered out: take the exact (joined) path
         if rows is None:
+            full = expr if require is None else f"{expr} AND {require}"
             rows = store.query(
                 f"{head} CROSS JOIN nodes n ON n.rowid = f.rowid WHERE {match} AND {where} "
-                f"ORDER BY {order_sql} LIMIT ?", [expr, *rng_params, *lo_params, *params, want])
+                f"ORDER BY {order_sql} LIMIT ?", [full, *rng_params, *lo_params, *params, want])
         got = [(r, -sc) for r, sc in rows if r not in exclude][:limit]
         if cutoff is None:
             return _Ranked(got, False, 0)
@@ -222,6 +230,19 @@ def _passing(store: Store, rowids: list[int], where: str, params: list[Any]) -> 
     marks = ",".join("?" * len(rowids))
     return {r for (r,) in store.query(f"SELECT n.rowid FROM nodes n WHERE n.rowid IN ({marks}) AND {where}",
                                       [*rowids, *params])}
+
+
+def _matching(store: Store, expr: str, rowids: list[int]) -> set[int]:
+    """Which of ``rowids`` match ``expr``: one seek into its match list per row, never a read of all of it."""
+    if not rowids:
+        return set()
+    found: set[int] = set()
+    for i in range(0, len(rowids), 500):
+        part = rowids[i:i + 500]
+        found.update(r for (r,) in store.query(
+            f"SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ? AND rowid IN ({','.join('?' * len(part))})",
+            [expr, *part]))
+    return found
 
 
 def _bounded_count(store: Store, term: Term, cap: int) -> int:
@@ -303,15 +324,20 @@ def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters) -> S
     with store.lock:  # one consistent view for the probe, the ranking and the snippets
         and_expr = pq.all_of()
         top = int((store.query_one("SELECT max(rowid) FROM nodes") or (0,))[0] or 0)
-        by_recency = all(_heavy(store, t, top) for t in pq.terms)
+        heavy = tuple(t for t in pq.terms if _heavy(store, t, top))
+        by_recency = len(heavy) == len(pq.terms)
+        # Some terms very common, some not: the others rank, the very common ones only have to match
+        # (bm25 would read their whole match lists for an idf near the floor; see 3. above).
+        light = tuple(t for t in pq.terms if t not in heavy)
+        rank_expr, require = (pq.all_of(light), pq.all_of(heavy)) if heavy and light else (and_expr, None)
         if by_recency:
             result.ranking = "recency"
             notes.append(f"every term matches more than ~{DF_BM25_MAX:,} nodes: the newest matches come "
                          "first (bm25 would have to read every match); add a rarer word to rank by relevance")
         # (a term so common that bm25 is skipped is no identifier worth a scan of its matches)
         defined = [] if by_recency else _definitions(store, pq, filters, limit, rowid_range)
-        ranked = _rank(store, and_expr, filters, limit - len(defined), {r for r, _ in defined}, rowid_range,
-                       by_recency)
+        ranked = _rank(store, rank_expr, filters, limit - len(defined), {r for r, _ in defined}, rowid_range,
+                       by_recency, require)
         picked: list[tuple[int, float, str, str]] = [(r, s, and_expr, "all") for r, s in
                                                      [*_above(defined, ranked.rowids), *ranked.rowids]]
         approximate, candidates = ranked.approximate, ranked.candidates
