@@ -394,7 +394,8 @@ class Store:
                        int(mtime), ts, ts, int(truncated), original,
                        json.dumps(metadata or {}, separators=(",", ":"), ensure_ascii=False))
         counter = self.token_counter
-        if counter is not None:  # counted before the transaction: the lock is shared with every tool
+        if counter is not None and len(text) <= token_counts.AT_WRITE_CHARS:
+            # counted before the transaction: the lock is shared with every tool
             node.tokens = token_counts.count(counter, text)
             node.tokens_by = self.token_tag(counter) if node.tokens is not None else None
         with self.tx() as c:

@@ -20,7 +20,10 @@ word found in 300k of 1M nodes costs 0.15-1.4 s.  memtree bounds the work instea
    window is returned newest first instead (``ranking: recency``, with a note): at that frequency idf is
    near zero and bm25 would only reorder by term counts, at a cost that grows with the store.  So the same
    one-word query can be bm25-ranked on a 100k store and recency-ranked on a 1M one; that is the price
-   of a latency that does not grow with the store.
+   of a latency that does not grow with the store.  When only *some* terms are very common, the others
+   rank (bm25 over them) and the very common ones must still match: each candidate is checked with one
+   seek into their match lists (``_matching``), since scoring them would read those lists whole (~13 ms
+   for a term in 200k of 1M nodes) for a weight that is small beside the rarer terms'.
 4. The window is ranked without joining ``nodes`` (a random page read per candidate on a big store); only
    the best few are checked against the filters.  When a filter (kind, path, time, a non-default status)
    is restrictive, the join is used and the window grows 4x at a time up to ``MAX_WINDOW`` until enough
