@@ -265,11 +265,27 @@ def _definitions(store: Store, pq: ParsedQuery, filters: Filters, limit: int,
     if len(pq.terms) != 1 or len(pq.raw.split()) != 1:
         return []
     term, word = pq.terms[0], pq.raw.strip()
-    found = _rank(store, f"symbols : {term.fts}", filters, max(limit, DEF_CANDIDATES), set(), rowid_range).rowids
+    expr, want = f"symbols : {term.fts}", max(limit, DEF_CANDIDATES)
+    rng_sql, rng_params = ("", []) if rowid_range is None else (" AND rowid BETWEEN ? AND ?", list(rowid_range))
+    # Usually few chunks name the word (a common word of prose names no definition): read them all in one
+    # pass and score only those that define it.  Only when more name it does bm25 pick the candidates.
+    named = [r for (r,) in store.query(f"SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?{rng_sql} "
+                                       "ORDER BY rowid DESC LIMIT ?", [expr, *rng_params, want + 1])]
+    few = len(named) <= want
+    if few:
+        where, params = filters.sql()
+        found = [(r, 0.0) for r in sorted(_passing(store, named, where, params))]
+    else:
+        found = _rank(store, expr, filters, want, set(), rowid_range).rowids
     if not found:
         return []
     marks = ",".join("?" * len(found))
     texts = dict(store.query(f"SELECT rowid, symbols FROM nodes WHERE rowid IN ({marks})", [r for r, _ in found]))
+    if few:  # bm25 for the chunks that define the word, to order those of a tier
+        defining = [r for r, _ in found if _defines(texts.get(r) or "", word, term.text) is not None]
+        found = [(r, -sc) for r, sc in store.query(
+            f"SELECT f.rowid, {BM25} FROM nodes_fts f WHERE f.nodes_fts MATCH ? AND f.rowid IN "
+            f"({','.join('?' * len(defining))})", [expr, *defining])] if defining else []
     tiered = sorted(((tier, -sc, r) for r, sc in found
                      if (tier := _defines(texts.get(r) or "", word, term.text)) is not None))
     out: list[tuple[int, float]] = []
