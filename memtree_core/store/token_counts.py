@@ -30,7 +30,7 @@ TAG_PREFIX = "token_counter:"  # meta key TAG_PREFIX + counter key -> the number
 CURSOR_PREFIX = "token_counts:cursor:"  # meta key + number -> the highest rowid fill() has looked at
 AT_WRITE_CHARS = 32_000  # bodies up to this are counted as they are written (<= ~0.8 ms)
 FILL_ROWS = 200  # rows per fill() transaction: short, since tools share the store's lock with the walkers
-FILL_BYTES = 2_000_000  # ...and at most this much text counted per transaction (~70 ms of counting)
+FILL_BYTES = 1_000_000  # ...and at most this much text counted per call (~30 ms of counting)
 _FAILED: set[str] = set()  # counters whose failure was logged
 
 
@@ -73,34 +73,38 @@ def create_tag(conn: Any, key: str) -> int:
 
 
 def fill(store: Store, counter: Any, rows: int = FILL_ROWS, max_bytes: int = FILL_BYTES) -> tuple[int, bool]:
-    """Count up to ``rows`` nodes that have no count from ``counter``, oldest first, in one transaction.
+    """Count up to ``rows`` nodes that have no count from ``counter``, oldest first.
 
     Returns (nodes counted, whether every node up to the newest has been looked at).  A cursor per counter
     makes each call start where the last stopped, so a big store is walked once, never rescanned; nodes
-    written later by a writer with no counter are picked up when the cursor reaches them.
+    written later by a writer with no counter are picked up when the cursor reaches them.  The counting
+    runs outside any transaction (the store's lock is shared with every tool); the short write that follows
+    stores a count only for content that is still the content counted.
     """
     tag = store.token_tag(counter, create=True)
     cursor_key = f"{CURSOR_PREFIX}{tag}"
-    with store.tx() as c:
-        row = c.execute("SELECT value FROM meta WHERE key = ?", (cursor_key,)).fetchone()
-        after = int(row[0]) if row else 0
-        todo = c.execute("SELECT rowid, tokens_by IS ?, length(content) FROM nodes WHERE rowid > ? "
-                         "ORDER BY rowid LIMIT ?", (tag, after, rows)).fetchall()
-        if not todo:
-            return 0, True
-        counted, size, last = [], 0, after
-        for rowid, done, length in todo:
-            if not done:
-                if counted and size + length > max_bytes:
-                    break
-                (text,) = c.execute("SELECT content FROM nodes WHERE rowid = ?", (rowid,)).fetchone()
-                value = count(counter, text)
+    row = store.query_one("SELECT value FROM meta WHERE key = ?", (cursor_key,))
+    after = int(row[0]) if row else 0
+    todo = store.query("SELECT rowid, tokens_by IS ?, length(content) FROM nodes WHERE rowid > ? "
+                       "ORDER BY rowid LIMIT ?", (tag, after, rows))
+    if not todo:
+        return 0, True
+    counted, size, last = [], 0, after
+    for rowid, done, length in todo:
+        if not done:
+            if counted and size + length > max_bytes:
+                break
+            found = store.query_one("SELECT content, content_hash FROM nodes WHERE rowid = ?", (rowid,))
+            if found is not None:
+                value = count(counter, found[0])
                 size += length
                 if value is not None:
-                    counted.append((value, tag, rowid))
-            last = rowid
-        c.executemany("UPDATE nodes SET tokens = ?, tokens_by = ? WHERE rowid = ?", counted)
+                    counted.append((value, tag, rowid, found[1]))
+        last = rowid
+    with store.tx() as c:
+        c.executemany("UPDATE nodes SET tokens = ?, tokens_by = ? WHERE rowid = ? AND content_hash = ?", counted)
         c.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = "
-                  "excluded.value", (cursor_key, str(last)))
+                  "excluded.value WHERE CAST(value AS INTEGER) < CAST(excluded.value AS INTEGER)",
+                  (cursor_key, str(last)))
         newest = c.execute("SELECT max(rowid) FROM nodes").fetchone()[0] or 0
     return len(counted), last >= newest
