@@ -326,7 +326,9 @@ def _above(first: list[tuple[int, float]], rest: list[tuple[int, float]]) -> lis
     return [(r, s + shift) for r, s in first]
 
 
-def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters) -> SearchResult:
+def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters, marked: bool = True) -> SearchResult:
+    """Keyword hits, best first; ``marked``: with snippets (a caller that keeps only ids and scores, such as
+    hybrid search's fusion, skips them)."""
     store = app.store
     result = SearchResult(query=pq.raw, mode="keyword", terms=[t.text for t in pq.terms], strategy="and",
                           notes=list(pq.notes))
@@ -376,15 +378,15 @@ def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters) -> S
             approximate = approximate or more.approximate
             candidates = max(candidates, more.candidates)
         nodes = _nodes_by_rowid(store, [r for r, *_ in picked])
-        marked = snippets(store, [(r, expr, nodes[r].content) for r, _s, expr, _m in picked if r in nodes],
-                          pq.terms)
+        marks = snippets(store, [(r, expr, nodes[r].content) for r, _s, expr, _m in picked if r in nodes],
+                         pq.terms) if marked else {}
 
     result.approximate = approximate
     result.candidates = candidates
     for rowid, score, _expr, matched in picked:
         node = nodes.get(rowid)
         if node is not None:
-            result.hits.append(_hit(app, node, score, marked.get(rowid, ""), matched))
+            result.hits.append(_hit(app, node, score, marks.get(rowid, ""), matched))
     return result
 
 
@@ -419,7 +421,7 @@ class KeywordRetriever:
         return keyword_search(app, parse(query), limit, filters)
 
     def retrieve(self, app: App, query: str, limit: int, filters: Filters) -> list[tuple[str, float]]:
-        return [(h.id, h.score) for h in self.result(app, query, limit, filters).hits]
+        return [(h.id, h.score) for h in keyword_search(app, parse(query), limit, filters, marked=False).hits]
 
 
 def modes(app: App) -> list[str]:
