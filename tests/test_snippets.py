@@ -55,6 +55,23 @@ def test_matches_the_scan_cannot_see_still_get_a_marked_snippet(app) -> None:
     assert "«Café»" in _hit(app, "cafe", accent.id).snippet
 
 
+def test_a_body_whose_lowercase_is_longer_still_gets_its_window(app) -> None:
+    rng = random.Random(8)
+    # "İ" lowercases into two characters: offsets in the lowercase text are not the body's
+    body = "İzmir İstanbul " * 2000 + _filler(rng, 5_000) + " LedgerOverflow here " + _filler(rng, 20_000)
+    node = app.store.insert_node("tool_output", body, status_="live")
+    assert len(body.lower()) != len(body)
+    assert snip.first_match(body, search_terms("ledgeroverflow")) == body.index("LedgerOverflow")
+    hit = _hit(app, "ledgeroverflow", node.id)
+    assert "«LedgerOverflow»" in hit.snippet and hit.snippet.startswith("…")
+
+
+def search_terms(query: str):
+    from memtree_plugins.retrieval.query import parse
+
+    return parse(query).terms
+
+
 def test_words_far_apart_in_a_big_body_are_both_found(app) -> None:
     rng = random.Random(6)
     body = "ZebraFinch alpha " + _filler(rng, 30_000) + " OkapiRunner omega " + _filler(rng, 30_000)

@@ -24,6 +24,7 @@ WHOLE_CHARS = 4096  # bodies up to this are cut by snippet() over the stored row
 WINDOW_CHARS = 2048  # the window around the first match of a longer body
 BEFORE_CHARS = 512  # of which this much comes before the match
 MIN_PREFIX = 4  # a word is also looked for without up to 3 final letters (retries -> retr, for "retry")
+SCAN_TERMS = 8  # query terms looked for in one big body
 # Must stay the tokenizer of nodes_fts (memtree_core/store/schema.py, migration 4).
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 _TABLE = "temp.memtree_snippet"
@@ -50,24 +51,41 @@ def snippets(store: Store, hits: list[tuple[int, str, str]], terms: tuple[Term, 
 
 def first_match(content: str, terms: tuple[Term, ...]) -> int | None:
     """Where the earliest query word occurs in ``content`` (case-insensitive), or None.  Each term's first
-    token is looked for, then the same token shortened by up to three letters (stemmed forms)."""
-    # An ASCII body keeps its offsets when lowercased, and str.find is ~10x faster than an
-    # IGNORECASE regex; other bodies take the regex (lowercasing can change their length).
-    lowered = content.lower() if content.isascii() else None
+    token is looked for, then the same token shortened by up to three letters (stemmed forms); at most
+    ``SCAN_TERMS`` terms, so a long query costs a bounded number of scans of a big body."""
+    lowered = content.lower()
+    if len(lowered) != len(content):  # a letter lowercased into two ("İ"): offsets would shift
+        return _first_match_re(content, terms)
     best: int | None = None
-    for term in terms:
+    for term in terms[:SCAN_TERMS]:
         token = term.text.split(" ", 1)[0]
+        shortest = token[:max(MIN_PREFIX, len(token) - 3)]
+        if lowered.find(shortest) < 0:  # every longer form holds it: one scan rules the term out
+            continue
         for cut in range(0, 4):
-            if cut and len(token) - cut < MIN_PREFIX:
-                break
             word = token[:len(token) - cut]
-            if lowered is not None:
-                at = lowered.find(word) if word.isascii() else -1
-            else:
-                m = re.search(re.escape(word), content, re.IGNORECASE)
-                at = m.start() if m is not None else -1
+            if len(word) < len(shortest):
+                break
+            at = lowered.find(word)
             if at >= 0:
                 best = at if best is None else min(best, at)
+                break
+    return best
+
+
+def _first_match_re(content: str, terms: tuple[Term, ...]) -> int | None:
+    """:func:`first_match` by case-insensitive regular expressions, for the rare body whose lowercase form
+    is longer than itself."""
+    best: int | None = None
+    for term in terms[:SCAN_TERMS]:
+        token = term.text.split(" ", 1)[0]
+        shortest = token[:max(MIN_PREFIX, len(token) - 3)]
+        for word in dict.fromkeys((token, token[:-1], token[:-2], shortest)):
+            if len(word) < len(shortest):
+                continue
+            m = re.search(re.escape(word), content, re.IGNORECASE)
+            if m is not None:
+                best = m.start() if best is None else min(best, m.start())
                 break
     return best
 
