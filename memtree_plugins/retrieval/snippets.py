@@ -40,12 +40,16 @@ def snippets(store: Store, hits: list[tuple[int, str, str]], terms: tuple[Term, 
             windows[rowid] = (*_window(content, at), content)
     if windows:  # any query word marks a window: an AND of words far apart would miss it
         out.update(_window_snippets(store, " OR ".join(t.fts for t in terms), windows))
+    rest: dict[str, list[int]] = {}  # the others, one statement per MATCH expression
     for rowid, expr, _content in hits:
         if not out.get(rowid):
-            row = store.query_one(f"SELECT snippet(nodes_fts, 1, '{OPEN}', '{CLOSE}', '{ELLIPSIS}', "
-                                  f"{SNIPPET_TOKENS}) FROM nodes_fts WHERE nodes_fts MATCH ? AND rowid = ?",
-                                  (expr, rowid))
-            out[rowid] = (row[0] or "").strip() if row else ""
+            rest.setdefault(expr, []).append(rowid)
+    for expr, rowids in rest.items():
+        found = dict(store.query(
+            f"SELECT rowid, snippet(nodes_fts, 1, '{OPEN}', '{CLOSE}', '{ELLIPSIS}', {SNIPPET_TOKENS}) "
+            f"FROM nodes_fts WHERE nodes_fts MATCH ? AND rowid IN ({','.join('?' * len(rowids))})",
+            [expr, *rowids]))
+        out.update((r, (found.get(r) or "").strip()) for r in rowids)
     return out
 
 
