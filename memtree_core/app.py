@@ -14,7 +14,7 @@ from typing import Any
 
 from memtree_core import redaction_gate
 from memtree_core.plugin_settings import apply as apply_plugin_settings
-from memtree_core.plugins import PluginSet, build
+from memtree_core.plugins import MissingTokenCounter, PluginSet, build
 from memtree_core.project import Identity, ProjectPaths, identify, memtree_home
 from memtree_core.redacting import Redacted
 from memtree_core.settings import LoadedSettings, Settings, load_settings
@@ -67,11 +67,18 @@ class App:
                 if self._store is None:
                     self.paths.ensure(sockets=False)
                     try:
-                        self._store = Store.open(self.paths.store, max_bytes=self.settings.capture.max_bytes,
-                                                 synchronous=self.settings.store.synchronous)
+                        store = Store.open(self.paths.store, max_bytes=self.settings.capture.max_bytes,
+                                           synchronous=self.settings.store.synchronous)
                     except StoreDamaged as exc:
                         self.damaged = str(exc)
                         raise
+                    counter = self.plugins.token_counter
+                    if counter is not None and not isinstance(counter, MissingTokenCounter):
+                        try:  # each node's count is stored as it is written (an optimisation only)
+                            store.count_tokens_with(counter)
+                        except Exception:
+                            log.exception("token counts will not be stored with new nodes")
+                    self._store = store
         return self._store
 
     def mark_damaged(self, exc: BaseException) -> str:

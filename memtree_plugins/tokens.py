@@ -28,6 +28,11 @@ costs ~10 us, ~5 us when its id/path runs were priced before (``_blob_extra_shor
 
 A plugin that knows the model's real tokenizer can replace this one through the ``memtree_token_counter``
 hook.
+
+The store keeps each node's count (memtree_core/store/token_counts.py), under the counter's ``name`` and
+``version``: **change ``VERSION`` whenever a rule here changes a count**, or stored counts made by the old
+rules would pass for new ones.  The ``token_counts`` walker counts the nodes stored without one (written
+before the store kept counts, or by a writer with no counter), a bounded batch per run.
 """
 
 from __future__ import annotations
@@ -35,11 +40,20 @@ from __future__ import annotations
 import functools
 import math
 import re
+import time
+from typing import TYPE_CHECKING
 
 from memtree_core.hookspecs import hookimpl
+from memtree_core.registry import Register
 from memtree_core.settings import Settings
+from memtree_core.store import token_counts
+from memtree_core.types import Walker
+
+if TYPE_CHECKING:
+    from memtree_core.app import App
 
 SAFETY = 1.1
+VERSION = 1  # of the rules below; stored counts are keyed by it (see the module docstring)
 
 
 def _classes(**classes: bytes) -> bytes:
@@ -161,6 +175,7 @@ def estimate(text: str) -> int:
 
 class EstimatingCounter:
     name = "estimate"
+    version = VERSION
 
     def count(self, text: str) -> int:
         return estimate(text) if text else 0
@@ -169,3 +184,39 @@ class EstimatingCounter:
 @hookimpl(trylast=True)
 def memtree_token_counter(settings: Settings) -> EstimatingCounter:
     return EstimatingCounter()
+
+
+class TokenCountsWalker:
+    """Counts, under the app's counter, the nodes stored without a count from it: oldest first, behind a
+    cursor, so a big store is walked once (``token_counts.fill``); each run stops after ``RUN_S``."""
+
+    name = "token_counts"
+    trigger = "event"
+    RUN_S = 0.2  # per run: the store's lock is shared with the tools, one short transaction at a time
+    INTERVAL_S = 1.0
+
+    def interval_s(self, app: App) -> float:
+        return self.INTERVAL_S
+
+    def has_work(self, app: App) -> bool:
+        store = app.store
+        tag = store.token_tag(app.plugins.token_counter)
+        if tag is None:
+            return store.query_one("SELECT 1 FROM nodes LIMIT 1") is not None
+        row = store.query_one("SELECT value FROM meta WHERE key = ?", (f"{token_counts.CURSOR_PREFIX}{tag}",))
+        newest = store.query_one("SELECT max(rowid) FROM nodes")
+        return int(newest[0] or 0) > (int(row[0]) if row else 0) if newest else False
+
+    def run(self, app: App) -> dict[str, int]:
+        counted, batches, done = 0, 0, False
+        deadline = time.monotonic() + self.RUN_S
+        while not done and time.monotonic() < deadline:
+            n, done = token_counts.fill(app.store, app.plugins.token_counter)
+            counted += n
+            batches += 1
+        return {"counted": counted, "batches": batches, "done": int(done)}
+
+
+@hookimpl
+def memtree_register_walkers(register: Register[Walker]) -> None:
+    register(TokenCountsWalker())

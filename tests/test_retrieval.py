@@ -288,6 +288,29 @@ def test_very_common_terms_are_ranked_newest_first_and_say_so(app, monkeypatch):
     assert r.ranking == "bm25" and hit_ids(r)[0] == rare and r.hits[0].matched == "all"
 
 
+def test_a_very_common_term_beside_a_rarer_one_must_match_but_does_not_rank(app, monkeypatch):
+    from memtree_plugins.retrieval import search as search_mod
+
+    monkeypatch.setattr(search_mod, "DF_BM25_MAX", 5)
+    monkeypatch.setattr(search_mod, "DF_PROBE", 4)
+    s = app.store
+    # "capybara" alone ranks these; the ones without "lemur" must never come back as matching all terms
+    both = [s.insert_node("note", text, status_="live").id for text in (
+        "capybara lemur", "capybara capybara capybara lemur", "lemur " * 20 + "capybara")]
+    without = [s.insert_node("note", f"capybara capybara capybara capybara only {i}", status_="live").id
+               for i in range(3)]
+    for i in range(30):  # the newest rows: "lemur" is very common, "capybara" is not
+        s.insert_node("note", f"lemur filler {i}", status_="live")
+    r = search(app, "capybara lemur", mode="keyword", limit=3)
+    assert r.ranking == "bm25" and {h.id for h in r.hits} == set(both)
+    assert all(h.matched == "all" for h in r.hits)
+    assert hit_ids(r)[0] == both[1]  # ranked by the rarer term's count: three capybaras first
+    r = search(app, "capybara lemur", mode="keyword", limit=8)  # the any-term fallback fills the rest
+    assert hit_ids(r)[:3] == hit_ids(search(app, "capybara lemur", mode="keyword", limit=3))
+    assert len(r.hits) == 8 and all(h.matched == "some" for h in r.hits[3:])
+    assert set(without) <= {h.id for h in r.hits[3:]}
+
+
 def test_common_terms_left_out_of_or_fallback(app, monkeypatch):
     from memtree_plugins.retrieval import search as search_mod
 

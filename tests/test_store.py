@@ -25,9 +25,11 @@ def fts_ids(store: Store, term: str) -> set[str]:
 
 def test_schema_columns_match_the_spec(store: Store) -> None:
     cols = [r[1] for r in store.query("PRAGMA table_info(nodes)")]
-    # the spec's columns, in order, then memtree's own (symbols: keyword search's identifier field)
+    # the spec's columns, in order, then memtree's own (symbols: keyword search's identifier field;
+    # tokens, tokens_by: the stored token count and the counter that made it)
     assert cols == ["id", "parent_id", "kind", "source_uri", "content", "content_hash", "status", "mtime",
-                    "created_at", "updated_at", "truncated", "original_bytes", "metadata", "symbols"]
+                    "created_at", "updated_at", "truncated", "original_bytes", "metadata", "symbols",
+                    "tokens", "tokens_by"]
     assert [r[1] for r in store.query("PRAGMA table_info(edges)")] == ["src_id", "dst_id", "kind", "created_at"]
     indexes = {r[1] for r in store.query("PRAGMA index_list(nodes)")}
     assert {"nodes_parent", "nodes_created_parent", "nodes_source_uri", "nodes_content_hash",

@@ -184,6 +184,21 @@ MIGRATIONS: list[Migration] = [
             PRIMARY KEY (name, at)
         ) WITHOUT ROWID""",
     ],
+    # 7: each node's token count, stored when it is written (memtree_core/store/token_counts.py), so a search
+    # listing big nodes does not count their bodies again.  ``tokens_by`` names the counter that counted
+    # (a small number the ``meta`` table maps to the counter's name and version): a count made by another
+    # counter is not used.  Adding two NULL columns rewrites nothing, so the migration is instant on any
+    # store; rows written before it are counted later, a bounded batch at a time (the ``token_counts``
+    # walker), and until then the way they were before.
+    [
+        "ALTER TABLE nodes ADD COLUMN tokens INTEGER",
+        "ALTER TABLE nodes ADD COLUMN tokens_by INTEGER",
+        # Content is written once today; should that change, a new text without a new count loses the old.
+        """CREATE TRIGGER nodes_tokens_stale AFTER UPDATE OF content ON nodes
+            WHEN new.content IS NOT old.content AND new.tokens IS old.tokens BEGIN
+            UPDATE nodes SET tokens = NULL, tokens_by = NULL WHERE rowid = new.rowid;
+        END""",
+    ],
 ]
 
 # Created only when sqlite-vec loads (spec §3); one row per embedded node.

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memtree_core.store import schema, status
+from memtree_core.store import schema, status, token_counts
 from memtree_core.store.sqlite_route import Route, choose_route, load_vec
 from memtree_core.store.symbols import symbol_text
 
@@ -67,6 +67,8 @@ class NodeRow:
     original_bytes: int
     metadata: str
     rowid: int = 0
+    tokens: int | None = None  # the content's token count, made when it was written (token_counts.py)
+    tokens_by: int | None = None  # which counter made it: compare with Store.token_tag(counter)
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -95,7 +97,7 @@ class NodeRow:
 _LINES_IN_URI = re.compile(r"#L(\d+)(?:-L?(\d+))?$")
 
 NODE_COLUMNS = ("id, parent_id, kind, source_uri, content, content_hash, status, mtime, created_at, "
-                "updated_at, truncated, original_bytes, metadata, rowid")
+                "updated_at, truncated, original_bytes, metadata, rowid, tokens, tokens_by")
 
 
 def row_to_node(row: Sequence[Any]) -> NodeRow:
@@ -225,6 +227,9 @@ class Store:
         self.lock = threading.RLock()
         self._depth = 0
         self._digest_key: bytes | None = None
+        # The counter whose count insert_node stores with each node (App sets it), and its number there.
+        self.token_counter: Any = None
+        self._token_tags: dict[str, int | None] = {}
 
     # -- opening -------------------------------------------------------------------------------------
     @classmethod
@@ -355,6 +360,26 @@ class Store:
         with self.tx() as c:
             return c.execute(sql, params).rowcount
 
+    # -- token counts ---------------------------------------------------------------------------------
+    def count_tokens_with(self, counter: Any) -> None:
+        """Store each new node's token count under ``counter`` (memtree_core/store/token_counts.py)."""
+        self.token_tag(counter, create=True)
+        self.token_counter = counter
+
+    def token_tag(self, counter: Any, *, create: bool = False) -> int | None:
+        """The number ``nodes.tokens_by`` holds for counts made by ``counter``; None when this store has
+        none (nothing here was counted by it), unless ``create``."""
+        key = token_counts.counter_key(counter)
+        tag = self._token_tags.get(key)
+        if tag is None and (create or key not in self._token_tags):
+            with self.lock:
+                tag = token_counts.lookup_tag(self.conn, key)
+                if tag is None and create:  # the first use of this counter on this store: one write
+                    with self.tx() as c:
+                        tag = token_counts.create_tag(c, key)
+                self._token_tags[key] = tag
+        return tag
+
     # -- nodes ----------------------------------------------------------------------------------------
     def insert_node(self, kind: str, content: str, *, parent_id: str | None = None,
                     source_uri: str | None = None, status_: str = "pending", mtime: int = 0,
@@ -368,15 +393,21 @@ class Store:
         node = NodeRow(node_id or new_id(), parent_id, kind, source_uri, text, content_hash(text), status_,
                        int(mtime), ts, ts, int(truncated), original,
                        json.dumps(metadata or {}, separators=(",", ":"), ensure_ascii=False))
+        counter = self.token_counter
+        if counter is not None and len(text) <= token_counts.AT_WRITE_CHARS:
+            # counted before the transaction: the lock is shared with every tool
+            node.tokens = token_counts.count(counter, text)
+            node.tokens_by = self.token_tag(counter) if node.tokens is not None else None
         with self.tx() as c:
             cur = c.execute(
                 "INSERT INTO nodes (id, parent_id, kind, source_uri, content, content_hash, status, mtime, "
-                "created_at, updated_at, truncated, original_bytes, metadata, symbols) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "created_at, updated_at, truncated, original_bytes, metadata, symbols, tokens, tokens_by) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (node.id, node.parent_id, node.kind, node.source_uri, node.content, node.content_hash,
                  node.status, node.mtime, node.created_at, node.updated_at, node.truncated,
                  node.original_bytes, node.metadata,
-                 symbol_text(metadata) if kind == "file_chunk" and metadata else ""))
+                 symbol_text(metadata) if kind == "file_chunk" and metadata else "", node.tokens,
+                 node.tokens_by))
             node.rowid = cur.lastrowid or 0
             c.execute("INSERT INTO transitions (node_id, from_status, to_status, reason, at) VALUES (?,?,?,?,?)",
                       (node.id, None, status_, "created", ts))

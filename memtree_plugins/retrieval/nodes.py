@@ -1,7 +1,9 @@
 """What every retrieval tool says about a node: a short reference, its line range, token count, outline.
 
-Token counts are cached by (counter, content hash): the counter runs in Python and a node's content is
-up to ``capture.maxBytes``, so counting the same chunk again on every search or compose would dominate.
+Token counts come from the ``tokens`` column the store fills when a node is written (see
+memtree_core/store/token_counts.py), else are counted and cached by (counter, content hash): the counter runs
+in Python and a node's content is up to ``capture.maxBytes``, so counting the same chunk again on every search
+or compose would dominate.
 """
 
 from __future__ import annotations
@@ -64,8 +66,19 @@ class _TokenCache:
 _TOKENS = _TokenCache()
 
 
+def stored_tokens(app: App, node: NodeRow) -> int | None:
+    """The count stored with the node when it was written, if the app's counter made it (else None)."""
+    if node.tokens is None or node.tokens_by is None:
+        return None
+    return node.tokens if node.tokens_by == app.store.token_tag(app.plugins.token_counter) else None
+
+
 def node_tokens(app: App, node: NodeRow) -> int:
-    """Tokens of the node's content under the app's counter (cached by content hash)."""
+    """Tokens of the node's content under the app's counter: the count stored with the node, else counted
+    (cached by content hash)."""
+    stored = stored_tokens(app, node)
+    if stored is not None:
+        return stored
     counter = app.plugins.token_counter
     key = (f"{getattr(counter, 'name', type(counter).__name__)}:{id(counter)}", node.content_hash)
     cached = _TOKENS.get(key)
@@ -81,9 +94,13 @@ SAMPLE_CHARS = 32_000
 def node_tokens_estimate(app: App, node: NodeRow) -> int:
     """Like :func:`node_tokens` but, for a big node not counted yet, scaled up from its first
     ``SAMPLE_CHARS`` characters: a search listing ten 100 KB tool outputs must not count 1 MB of text.
-    For display only; budgets use :func:`node_tokens`."""
+    For display only; budgets use :func:`node_tokens`.  A node stored with its count (every node written
+    since migration 7, and older ones once the ``token_counts`` walker reached them) costs nothing."""
     if len(node.content) <= SAMPLE_CHARS:
         return node_tokens(app, node)
+    stored = stored_tokens(app, node)
+    if stored is not None:
+        return stored
     counter = app.plugins.token_counter
     key = (f"{getattr(counter, 'name', type(counter).__name__)}:{id(counter)}", node.content_hash)
     cached = _TOKENS.get(key)
@@ -99,6 +116,21 @@ def line_range(node: NodeRow) -> tuple[int, int] | None:
 
 
 def preview(text: str, chars: int = PREVIEW_CHARS) -> str:
+    """The first non-blank line, stripped, cut to ``chars``.  Only its start is read: splitting a 100 KB
+    output into lines to keep one cost more than the rest of a search hit."""
+    m = _NON_BLANK.search(text)
+    if m is None:
+        return ""
+    head = text[m.start():m.start() + 4 * chars]
+    lines = head.splitlines()
+    if len(lines) > 1 or m.start() + 4 * chars >= len(text) or _NON_BLANK.search(head, chars):
+        # the line ends within ``head``, or it goes on past ``chars`` non-blank: either way ``head`` decides
+        first = lines[0].strip()
+        return first if len(first) <= chars else first[:chars - 1] + "…"
+    return _preview_by_lines(text, chars)  # a line of blanks after its first ``chars``: the whole way
+
+
+def _preview_by_lines(text: str, chars: int) -> str:
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return first if len(first) <= chars else first[:chars - 1] + "…"
 

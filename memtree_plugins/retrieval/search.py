@@ -20,7 +20,10 @@ word found in 300k of 1M nodes costs 0.15-1.4 s.  memtree bounds the work instea
    window is returned newest first instead (``ranking: recency``, with a note): at that frequency idf is
    near zero and bm25 would only reorder by term counts, at a cost that grows with the store.  So the same
    one-word query can be bm25-ranked on a 100k store and recency-ranked on a 1M one; that is the price
-   of a latency that does not grow with the store.
+   of a latency that does not grow with the store.  When only *some* terms are very common, the others
+   rank (bm25 over them) and the very common ones must still match: each candidate is checked with one
+   seek into their match lists (``_matching``), since scoring them would read those lists whole (~13 ms
+   for a term in 200k of 1M nodes) for a weight that is small beside the rarer terms'.
 4. The window is ranked without joining ``nodes`` (a random page read per candidate on a big store); only
    the best few are checked against the filters.  When a filter (kind, path, time, a non-default status)
    is restrictive, the join is used and the window grows 4x at a time up to ``MAX_WINDOW`` until enough
@@ -59,6 +62,7 @@ from memtree_core.store.symbols import SYMBOL_WEIGHT
 from memtree_plugins.retrieval.models import SearchHit, SearchResult
 from memtree_plugins.retrieval.nodes import line_range, node_tokens_estimate, parse_statuses, preview
 from memtree_plugins.retrieval.query import ParsedQuery, Term, parse
+from memtree_plugins.retrieval.snippets import snippets
 from memtree_plugins.retrieval.when import parse_time
 
 if TYPE_CHECKING:
@@ -77,7 +81,6 @@ DF_BM25_MAX = 100_000  # above this many matches a term's idf count costs more t
 DF_PROBE = 256
 MAX_WINDOW = 32_000
 MAX_LIMIT = 200
-SNIPPET_TOKENS = 16
 # Column weights (id, content, symbols): a definition's name outweighs any number of uses in body text.
 BM25 = f"bm25(f.nodes_fts, 0.0, 1.0, {SYMBOL_WEIGHT})"
 DEF_CANDIDATES = 100  # chunks naming a one-word query in their symbols, sorted by how they define it
@@ -169,9 +172,10 @@ def _heavy(store: Store, term: Term, top_rowid: int) -> bool:
 
 
 def _rank(store: Store, expr: str, filters: Filters, limit: int, exclude: set[int],
-          rowid_range: tuple[int, int] | None, by_recency: bool = False) -> _Ranked:
+          rowid_range: tuple[int, int] | None, by_recency: bool = False, require: str | None = None) -> _Ranked:
     """Rank the matches of ``expr`` that pass ``filters`` (bm25, or newest first when ``by_recency``),
-    over at most a window of the newest matches."""
+    over at most a window of the newest matches.  ``require``: an expression each hit must also match, that
+    takes no part in the score (very common terms, see 3. above)."""
     where, params = filters.sql()
     rng_sql, rng_params = "", []
     if rowid_range is not None:
@@ -196,18 +200,25 @@ def _rank(store: Store, expr: str, filters: Filters, limit: int, exclude: set[in
         rows = None
         if not filters.restrictive():
             # Fast path: rank without joining nodes (a random page read per candidate on a big store),
-            # then check the status of the few best only.
+            # then check the status (and the required terms) of the few best only, more when too few pass.
             extra = want * 2 + 10
-            top = store.query(f"{head} WHERE {match} ORDER BY {order_sql} LIMIT ?",
-                              [expr, *rng_params, *lo_params, extra])
-            ok = _passing(store, [r for r, _ in top], where, params)
-            rows = [(r, sc) for r, sc in top if r in ok]
+            while True:
+                top = store.query(f"{head} WHERE {match} ORDER BY {order_sql} LIMIT ?",
+                                  [expr, *rng_params, *lo_params, extra])
+                ok = _passing(store, [r for r, _ in top], where, params)
+                if require is not None:
+                    ok &= _matching(store, require, [r for r, _ in top if r in ok])
+                rows = [(r, sc) for r, sc in top if r in ok]
+                if len(rows) >= want or len(top) < extra or require is None or extra >= window:
+                    break
+                extra *= 4
             if len(rows) < want and len(top) == extra:
                 rows = None  # too many filtered out: take the exact (joined) path
         if rows is None:
+            full = expr if require is None else f"{expr} AND {require}"
             rows = store.query(
                 f"{head} CROSS JOIN nodes n ON n.rowid = f.rowid WHERE {match} AND {where} "
-                f"ORDER BY {order_sql} LIMIT ?", [expr, *rng_params, *lo_params, *params, want])
+                f"ORDER BY {order_sql} LIMIT ?", [full, *rng_params, *lo_params, *params, want])
         got = [(r, -sc) for r, sc in rows if r not in exclude][:limit]
         if cutoff is None:
             return _Ranked(got, False, 0)
@@ -224,16 +235,23 @@ def _passing(store: Store, rowids: list[int], where: str, params: list[Any]) -> 
                                       [*rowids, *params])}
 
 
+def _matching(store: Store, expr: str, rowids: list[int]) -> set[int]:
+    """Which of ``rowids`` match ``expr``: one seek into its match list per row, never a read of all of it."""
+    if not rowids:
+        return set()
+    found: set[int] = set()
+    for i in range(0, len(rowids), 500):
+        part = rowids[i:i + 500]
+        found.update(r for (r,) in store.query(
+            f"SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ? AND rowid IN ({','.join('?' * len(part))})",
+            [expr, *part]))
+    return found
+
+
 def _bounded_count(store: Store, term: Term, cap: int) -> int:
     row = store.query_one("SELECT count(*) FROM (SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ? LIMIT ?)",
                           (term.fts, cap))
     return int(row[0]) if row else 0
-
-
-def _snippet(store: Store, expr: str, rowid: int) -> str:
-    row = store.query_one(f"SELECT snippet(nodes_fts, 1, '«', '»', '…', {SNIPPET_TOKENS}) FROM nodes_fts "
-                          "WHERE nodes_fts MATCH ? AND rowid = ?", (expr, rowid))
-    return (row[0] or "").strip() if row else ""
 
 
 def _definitions(store: Store, pq: ParsedQuery, filters: Filters, limit: int,
@@ -247,11 +265,27 @@ def _definitions(store: Store, pq: ParsedQuery, filters: Filters, limit: int,
     if len(pq.terms) != 1 or len(pq.raw.split()) != 1:
         return []
     term, word = pq.terms[0], pq.raw.strip()
-    found = _rank(store, f"symbols : {term.fts}", filters, max(limit, DEF_CANDIDATES), set(), rowid_range).rowids
+    expr, want = f"symbols : {term.fts}", max(limit, DEF_CANDIDATES)
+    rng_sql, rng_params = ("", []) if rowid_range is None else (" AND rowid BETWEEN ? AND ?", list(rowid_range))
+    # Usually few chunks name the word (a common word of prose names no definition): read them all in one
+    # pass and score only those that define it.  Only when more name it does bm25 pick the candidates.
+    named = [r for (r,) in store.query(f"SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?{rng_sql} "
+                                       "ORDER BY rowid DESC LIMIT ?", [expr, *rng_params, want + 1])]
+    few = len(named) <= want
+    if few:
+        where, params = filters.sql()
+        found = [(r, 0.0) for r in sorted(_passing(store, named, where, params))]
+    else:
+        found = _rank(store, expr, filters, want, set(), rowid_range).rowids
     if not found:
         return []
     marks = ",".join("?" * len(found))
     texts = dict(store.query(f"SELECT rowid, symbols FROM nodes WHERE rowid IN ({marks})", [r for r, _ in found]))
+    if few:  # bm25 for the chunks that define the word, to order those of a tier
+        defining = [r for r, _ in found if _defines(texts.get(r) or "", word, term.text) is not None]
+        found = [(r, -sc) for r, sc in store.query(
+            f"SELECT f.rowid, {BM25} FROM nodes_fts f WHERE f.nodes_fts MATCH ? AND f.rowid IN "
+            f"({','.join('?' * len(defining))})", [expr, *defining])] if defining else []
     tiered = sorted(((tier, -sc, r) for r, sc in found
                      if (tier := _defines(texts.get(r) or "", word, term.text)) is not None))
     out: list[tuple[int, float]] = []
@@ -292,7 +326,9 @@ def _above(first: list[tuple[int, float]], rest: list[tuple[int, float]]) -> lis
     return [(r, s + shift) for r, s in first]
 
 
-def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters) -> SearchResult:
+def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters, marked: bool = True) -> SearchResult:
+    """Keyword hits, best first; ``marked``: with snippets (a caller that keeps only ids and scores, such as
+    hybrid search's fusion, skips them)."""
     store = app.store
     result = SearchResult(query=pq.raw, mode="keyword", terms=[t.text for t in pq.terms], strategy="and",
                           notes=list(pq.notes))
@@ -309,15 +345,20 @@ def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters) -> S
     with store.lock:  # one consistent view for the probe, the ranking and the snippets
         and_expr = pq.all_of()
         top = int((store.query_one("SELECT max(rowid) FROM nodes") or (0,))[0] or 0)
-        by_recency = all(_heavy(store, t, top) for t in pq.terms)
+        heavy = tuple(t for t in pq.terms if _heavy(store, t, top))
+        by_recency = len(heavy) == len(pq.terms)
+        # Some terms very common, some not: the others rank, the very common ones only have to match
+        # (bm25 would read their whole match lists for an idf near the floor; see 3. above).
+        light = tuple(t for t in pq.terms if t not in heavy)
+        rank_expr, require = (pq.all_of(light), pq.all_of(heavy)) if heavy and light else (and_expr, None)
         if by_recency:
             result.ranking = "recency"
             notes.append(f"every term matches more than ~{DF_BM25_MAX:,} nodes: the newest matches come "
                          "first (bm25 would have to read every match); add a rarer word to rank by relevance")
         # (a term so common that bm25 is skipped is no identifier worth a scan of its matches)
         defined = [] if by_recency else _definitions(store, pq, filters, limit, rowid_range)
-        ranked = _rank(store, and_expr, filters, limit - len(defined), {r for r, _ in defined}, rowid_range,
-                       by_recency)
+        ranked = _rank(store, rank_expr, filters, limit - len(defined), {r for r, _ in defined}, rowid_range,
+                       by_recency, require)
         picked: list[tuple[int, float, str, str]] = [(r, s, and_expr, "all") for r, s in
                                                      [*_above(defined, ranked.rowids), *ranked.rowids]]
         approximate, candidates = ranked.approximate, ranked.candidates
@@ -336,15 +377,16 @@ def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters) -> S
             picked += [(r, s, or_expr, "some") for r, s in more.rowids]
             approximate = approximate or more.approximate
             candidates = max(candidates, more.candidates)
-        snippets = {r: _snippet(store, expr, r) for r, _s, expr, _m in picked}
         nodes = _nodes_by_rowid(store, [r for r, *_ in picked])
+        marks = snippets(store, [(r, expr, nodes[r].content) for r, _s, expr, _m in picked if r in nodes],
+                         pq.terms) if marked else {}
 
     result.approximate = approximate
     result.candidates = candidates
     for rowid, score, _expr, matched in picked:
         node = nodes.get(rowid)
         if node is not None:
-            result.hits.append(_hit(app, node, score, snippets.get(rowid, ""), matched))
+            result.hits.append(_hit(app, node, score, marks.get(rowid, ""), matched))
     return result
 
 
@@ -358,10 +400,11 @@ def _nodes_by_rowid(store: Store, rowids: list[int]) -> dict[int, NodeRow]:
 
 def _hit(app: App, node: NodeRow, score: float, snippet: str, matched: str) -> SearchHit:
     lines = line_range(node)
+    first = preview(node.content)
     return SearchHit(id=node.id, kind=node.kind, status=node.status, source_uri=node.source_uri,
                      created_at=node.created_at, tokens=node_tokens_estimate(app, node),
-                     lines=list(lines) if lines else None, preview=preview(node.content),
-                     score=round(score, 4), snippet=snippet or preview(node.content), matched=matched)
+                     lines=list(lines) if lines else None, preview=first,
+                     score=round(score, 4), snippet=snippet or first, matched=matched)
 
 
 # -- modes ---------------------------------------------------------------------------------------------
@@ -378,7 +421,7 @@ class KeywordRetriever:
         return keyword_search(app, parse(query), limit, filters)
 
     def retrieve(self, app: App, query: str, limit: int, filters: Filters) -> list[tuple[str, float]]:
-        return [(h.id, h.score) for h in self.result(app, query, limit, filters).hits]
+        return [(h.id, h.score) for h in keyword_search(app, parse(query), limit, filters, marked=False).hits]
 
 
 def modes(app: App) -> list[str]:
