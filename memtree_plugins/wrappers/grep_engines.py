@@ -97,7 +97,9 @@ def _rg_text(obj: dict) -> str:
 
 def ripgrep(rg: str, pattern: str, target: Path, cwd: Path, *, glob: str | None, ignore_case: bool,
             context: int, deadline: float) -> EngineRun:
-    cmd = [rg, "--json", "--no-config", "--no-messages", "--hidden", "--glob", "!.git",
+    # --sort path: ripgrep's threads otherwise print files in whatever order they finish, so the same
+    # search could list (and keep, and store) different hits run to run; the Python engine walks sorted too.
+    cmd = [rg, "--json", "--no-config", "--no-messages", "--hidden", "--glob", "!.git", "--sort", "path",
            "--max-filesize", str(MAX_FILE_BYTES), "--context", str(context)]
     if ignore_case:
         cmd.append("--ignore-case")
