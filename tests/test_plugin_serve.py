@@ -28,6 +28,7 @@ def plugin_root(tmp_path: Path) -> Path:
     shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
     (root / ".venv" / "bin").mkdir(parents=True)
     (root / ".venv" / "bin" / "memtree").symlink_to(MEMTREE)
+    (root / ".venv" / "bin" / "python").symlink_to(Path(MEMTREE).parent / "python")
     stamp = root / ".venv" / ".memtree-synced"
     stamp.touch()
     past = stamp.stat().st_mtime - 60
@@ -56,7 +57,7 @@ def test_a_synced_environment_serves_without_uv(plugin_root: Path, project: Path
     assert answer["id"] == INIT["id"] and answer["result"]["serverInfo"]["name"] == "memtree", out.stderr
 
 
-@pytest.mark.parametrize("change", ["pyproject", "lock", "no-stamp", "no-memtree", "elsewhere"])
+@pytest.mark.parametrize("change", ["pyproject", "lock", "no-stamp", "no-memtree", "python-gone", "elsewhere"])
 def test_an_environment_that_may_be_out_of_date_goes_through_uv(plugin_root: Path, project: Path,
                                                                 env: dict[str, str], tmp_path: Path,
                                                                 change: str) -> None:
@@ -71,6 +72,9 @@ def test_an_environment_that_may_be_out_of_date_goes_through_uv(plugin_root: Pat
         stamp.unlink()
     elif change == "no-memtree":
         (plugin_root / ".venv" / "bin" / "memtree").unlink()
+    elif change == "python-gone":  # the interpreter the venv was made from is no more: a dangling link
+        (plugin_root / ".venv" / "bin" / "python").unlink()
+        (plugin_root / ".venv" / "bin" / "python").symlink_to(tmp_path / "removed-python")
     else:
         env = {**env, "UV_PROJECT_ENVIRONMENT": str(tmp_path / "elsewhere")}
     empty = tmp_path / "no-uv"
