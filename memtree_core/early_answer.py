@@ -1,7 +1,8 @@
 """The first thing ``memtree serve`` does: answer the agent's ``initialize`` from the recorded handshake,
 before importing the rest of the forwarder.
 
-Everything the answer needs is known without git, sockets or pathlib when the project's identity is
+Everything the answer needs is known without git, sockets, pathlib or the json package (whose ``re``
+import alone costs as much as the rest; :mod:`memtree_core.quick_json`) when the project's identity is
 remembered (:mod:`memtree_core.identity_cache`) and the daemon's record matches
 (:mod:`memtree_core.handshake_cache`): those imports (~6 ms, a third of what the forwarder adds to the
 interpreter's own start) then come after the answer.  The forwarder takes over from what this found
@@ -15,10 +16,9 @@ read from the agent is handed over untouched.
 
 from __future__ import annotations
 
-import json
 import os
 
-from memtree_core import handshake_cache, identity_cache
+from memtree_core import handshake_cache, identity_cache, quick_json
 from memtree_core.daemon.version import code_version
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
@@ -100,17 +100,14 @@ def answer(project: str | None, stdin: int = 0, stdout: int = 1) -> Early:
             return early
         early.read += data
     first = bytes(early.read).partition(b"\n")[0]
-    try:
-        msg = json.loads(first)
-    except ValueError:
-        return early
-    params = msg.get("params") if isinstance(msg, dict) else None
-    protocol = params.get("protocolVersion") if isinstance(params, dict) else None
+    msg = handshake_cache.initialize_request(first)
+    protocol = msg["params"]["protocolVersion"] if msg is not None else None
     text = record.text(protocol, "initialize")
-    if not (isinstance(msg, dict) and msg.get("method") == "initialize" and "id" in msg and text is not None):
-        return early
+    rid = quick_json.dumps_id(msg["id"]) if msg is not None else None
+    if text is None or rid is None:
+        return early  # not a handshake the record answers as the daemon would: the daemon answers it
     del early.read[:len(first) + 1]
-    reply = (b'{"jsonrpc":"2.0","id":' + json.dumps(msg["id"]).encode() + b',"result":' + text.encode() + b"}\n")
+    reply = b'{"jsonrpc":"2.0","id":' + rid + b',"result":' + text.encode() + b"}\n"
     try:
         view = memoryview(reply)
         while view:

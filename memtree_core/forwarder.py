@@ -318,12 +318,11 @@ class Forwarder:
                 return False
             self.from_client += data
         first = bytes(self.from_client).partition(b"\n")[0]
-        msg = _parse(first)
-        params = msg.get("params") if isinstance(msg, dict) else None
-        protocol = params.get("protocolVersion") if isinstance(params, dict) else None
+        msg = handshake_cache.initialize_request(first)
+        protocol = msg["params"]["protocolVersion"] if msg is not None else None
         text = record.text(protocol, "initialize")
-        if not (isinstance(msg, dict) and msg.get("method") == "initialize" and "id" in msg and text is not None):
-            return None  # not a handshake we have an answer for: the daemon answers it
+        if msg is None or text is None:
+            return None  # not a handshake the record answers as the daemon would: the daemon answers it
         del self.from_client[:len(first) + 1]
         # The record's text goes out as it is; it is parsed only to be compared with the daemon's answer.
         self.cached, self.protocol, self.expect_initialize = record, protocol, text
@@ -617,7 +616,7 @@ def _error_line(rid: Any, why: str) -> bytes:
 def _parse(line: bytes) -> Any:
     try:
         return json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the interpreter recurses
         return None  # not ours to judge: the daemon answers it with a parse error
 
 

@@ -10,15 +10,16 @@ The file is trusted only when everything matches: a regular file owned by this u
 the installed code version, the protocol version the client asked for.  Anything else and the forwarder
 waits for the daemon as it always did.
 
-Stdlib only, without pathlib: ``memtree serve`` answers ``initialize`` from it before importing the rest
-(:mod:`memtree_core.early_answer`).
+Stdlib only, without pathlib or the json package (:mod:`memtree_core.quick_json`): ``memtree serve``
+answers ``initialize`` from it before importing the rest (:mod:`memtree_core.early_answer`).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import stat
+
+from memtree_core import quick_json
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ class Handshake:
         """The recorded ``result`` of ``method`` for a client asking ``protocol``, or None."""
         text = self.text(protocol, method)
         try:
-            return None if text is None else json.loads(text)
+            return None if text is None else quick_json.loads(text)
         except ValueError:
             return None
 
@@ -68,9 +69,67 @@ class Handshake:
             pass
 
 
+# clientInfo's fields the SDK types (``Implementation``); any other key is ignored there, except ``icons``
+# (a typed list), which sends the request to the daemon.
+_CLIENT_INFO_STRINGS = {"name": True, "version": True, "title": False, "description": False, "websiteUrl": False}
+
+
+def initialize_request(line: bytes) -> dict[str, Any] | None:
+    """The agent's first line as an :func:`answerable` ``initialize``, or None (the daemon answers it).  A
+    byte-order mark json would skip is refused here: the daemon's parser does not skip it."""
+    if line.startswith(b"\xef\xbb\xbf"):
+        return None
+    try:
+        msg = quick_json.loads(line)  # json.loads, without the json package's imports (see quick_json)
+    except ValueError:
+        return None
+    return msg if answerable(msg) else None
+
+
+def _utf8(text: str) -> bool:
+    """No lone surrogate (json reads ``"\\ud800"`` as one; the daemon's parser replaces it)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def answerable(msg: Any) -> bool:
+    """Is ``msg`` an ``initialize`` request the daemon accepts as it is, so that the record's answer is the one
+    it would give?  Checked are the fields its SDK types: a JSON-RPC 2.0 envelope, an id that is an integer
+    or a string (no lone surrogate: the answer echoes it), ``protocolVersion`` a string, ``capabilities`` an
+    object of objects (``roots.listChanged`` a boolean), ``clientInfo`` with a string ``name`` and
+    ``version``.  Anything else -- a request the daemon would refuse, ignore or read in some way not checked
+    here (``_meta``, icons) -- goes to the daemon unanswered, and the agent gets the daemon's own reply."""
+    if not (isinstance(msg, dict) and msg.get("jsonrpc") == "2.0" and msg.get("method") == "initialize"):
+        return False
+    rid, params = msg.get("id"), msg.get("params")
+    if not (type(rid) is int or (type(rid) is str and _utf8(rid))) or not isinstance(params, dict) \
+            or "_meta" in params:
+        return False
+    capabilities, client = params.get("capabilities"), params.get("clientInfo")
+    if not (isinstance(params.get("protocolVersion"), str) and isinstance(capabilities, dict)
+            and isinstance(client, dict) and "icons" not in client):
+        return False
+    for key, required in _CLIENT_INFO_STRINGS.items():
+        value = client.get(key)
+        if not (isinstance(value, str) or (value is None and not required)):
+            return False
+    for name, capability in capabilities.items():
+        if not isinstance(capability, dict):
+            return False
+        for key, value in capability.items():
+            ok = isinstance(value, bool) if (name, key) == ("roots", "listChanged") else isinstance(value, dict)
+            if not ok:
+                return False
+    return True
+
+
 def environment_mark(environ: dict[str, str] | os._Environ[str] | None = None) -> str:
     """A digest of the ``MEMTREE_*`` variables: they choose plugins and settings, and so the tools listed."""
     import hashlib  # here: only a tools/list answered from the record needs it, not every start
+    import json
 
     env = os.environ if environ is None else environ
     items = sorted((k, v) for k, v in env.items() if k.startswith("MEMTREE_"))
@@ -107,7 +166,7 @@ def load(directory: str | Path, version: str) -> tuple[Handshake | None, str]:
     finally:
         os.close(fd)
     try:
-        data = json.loads(raw)
+        data = quick_json.loads(raw)  # read before memtree serve answers initialize: no json package yet
     except ValueError:
         return None, f"{path} is damaged (not JSON)"
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("answers"), dict):
@@ -120,6 +179,8 @@ def load(directory: str | Path, version: str) -> tuple[Handshake | None, str]:
 
 def write(directory: str | Path, version: str, answers: dict[str, dict[str, Any]], env: str) -> None:
     """Record ``answers`` (protocol version -> method -> result) for ``version``: 0600, atomic."""
+    import json  # the daemon writes; memtree serve only reads, before it has imported json
+
     tmp = os.path.join(directory, f"{CACHE_FILE}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:

@@ -21,15 +21,16 @@ Not remembered, so computed by git at every start as before: a repository with n
 commit is about to change the identity), a ``.git`` git would not use (another owner, above a mount point,
 an unreadable one), and any start with a ``GIT_*`` variable that changes how git finds a repository.
 
-Stdlib only, no hashing, no pathlib: ``memtree serve`` looks the identity up before importing the rest
-(:mod:`memtree_core.early_answer`).
+Stdlib only, no hashing, no pathlib, no json package (:mod:`memtree_core.quick_json`): ``memtree serve``
+looks the identity up before importing the rest (:mod:`memtree_core.early_answer`).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import stat
+
+from memtree_core import quick_json
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
 if TYPE_CHECKING:
@@ -139,7 +140,7 @@ def _read(home: str | Path) -> dict[str, Any]:
     finally:
         os.close(fd)
     try:
-        data = json.loads(raw)
+        data = quick_json.loads(raw)  # read before memtree serve answers initialize: no json package yet
     except ValueError:
         return {}
     entries = data.get("entries") if isinstance(data, dict) and data.get("format") == FORMAT else None
@@ -188,6 +189,8 @@ def forget(home: str | Path, project_hash: str) -> None:
 
 def _write(home: str | Path, entries: dict[str, Any]) -> None:
     """Atomically (a racing forwarder's entry may be lost: it is recomputed next time), 0600; never raises."""
+    import json  # here: memtree serve reads the file before it answers initialize, and writes it only after
+
     path = _path(home)
     tmp = f"{path}.{os.getpid()}.tmp"
     try:

@@ -45,22 +45,26 @@ def test_plugin_manifest_has_the_required_fields_and_no_version() -> None:
 
 def test_the_mcp_server_runs_memtree_serve_from_the_plugin_root_for_the_users_project() -> None:
     server = load(PLUGIN)["mcpServers"]["memtree"]
-    argv = [server["command"], *server["args"]]
-    # Only uv is needed on the user's machine: `uv run --project <plugin root>` builds the plugin's own
-    # environment once (in <plugin root>/.venv) and afterwards starts without touching the network.  (uvx
-    # --from <dir> was rejected: it re-resolves against the index on every start and fails offline.)
-    assert argv[:4] == ["uv", "run", "--project", "${CLAUDE_PLUGIN_ROOT}"]
-    assert argv[-4:-2] == ["memtree", "serve"]
+    # The launcher in the plugin root (tests/test_plugin_serve.py runs it).  Only uv is needed on the user's
+    # machine: `uv run --project <plugin root>` (or `uv sync` there) builds the plugin's own environment once,
+    # in <plugin root>/.venv, and afterwards it starts without touching the network.  (uvx --from <dir> was
+    # rejected: it re-resolves against the index on every start and fails offline.)
+    assert server["command"] == "${CLAUDE_PLUGIN_ROOT}/plugin/serve"
+    launcher = (REPO / "plugin" / "serve").read_text()
+    assert 'exec uv run --project "$root" --quiet memtree serve "$@"' in launcher
+    assert 'uv sync --project "$root" --quiet' in launcher
     # The project is the user's, never the plugin's install directory (which may be the server's cwd).
-    assert argv[-2:] == ["--project", "${CLAUDE_PROJECT_DIR}"]
+    assert server["args"] == ["--project", "${CLAUDE_PROJECT_DIR}"]
 
 
-def test_the_console_script_uvx_runs_is_the_one_the_package_declares() -> None:
+def test_the_console_script_the_launcher_runs_is_the_one_the_package_declares() -> None:
     import tomllib
 
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    args = load(PLUGIN)["mcpServers"]["memtree"]["args"]
-    assert args[args.index("serve") - 1] in scripts
+    launcher = (REPO / "plugin" / "serve").read_text()
+    started = set(re.findall(r'exec "\$venv/bin/(\w+)" serve', launcher))
+    started |= set(re.findall(r"--quiet (\w+) serve", launcher))
+    assert started and started <= set(scripts), started
 
 
 def component_paths(manifest: dict[str, Any]) -> list[str]:

@@ -17,7 +17,9 @@ the same run.  Raw JSON-RPC lines over real pipes; every figure is wall time see
 What users run: the bench builds a wheel of this checkout and installs it (with its dependencies) into a
 temporary venv, and times that venv's ``memtree serve``; an editable install pays a site hook of its own on
 every start (setuptools' import finder), so (b) and (d) are also printed for the ``memtree`` beside this
-interpreter when that is an editable install (``--no-editable`` skips those lines).
+interpreter when that is an editable install (``--no-editable`` skips those lines).  With uv on PATH, (b) is
+also printed for the same wheel installed by uv, whose console script does not import ``re`` as pip's does
+(``--no-uv`` skips it).
 
     .venv/bin/python eval/bench/startup.py [--cold 5] [--warm 20] [--first 8] [--reads 200] [--venv DIR]
 """
@@ -173,6 +175,25 @@ def install_wheel(work: Path, venv: Path | None) -> Path:
     return target / "bin" / "memtree"
 
 
+def install_with_uv(work: Path) -> Path | None:
+    """The same wheel installed by uv into a venv of its own, or None without uv on PATH.  uv's console
+    script does not import ``re`` (pip's does, ~5 ms of a second session's start); bytecode is compiled at
+    install, as pip does (a user's first start writes it otherwise)."""
+    uv = shutil.which("uv")
+    if uv is None:
+        return None
+    target = work / "uv-venv"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE, "text": True}
+    out = subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(target)], **quiet)
+    if not out.returncode:
+        out = subprocess.run([uv, "pip", "install", "-q", "--compile-bytecode", "--python",
+                              str(target / "bin" / "python"), *map(str, (work / "dist").glob("memtree_mcp-*.whl"))],
+                             **quiet)
+    if out.returncode:
+        raise SystemExit(f"installing the wheel with uv failed:\n{out.stderr[-2000:]}")
+    return target / "bin" / "memtree"
+
+
 def is_editable_install() -> bool:
     """Is the ``memtree`` beside this interpreter an editable install of a checkout?"""
     from importlib.metadata import PackageNotFoundError, distribution
@@ -237,6 +258,8 @@ def main() -> None:
                     help="install the wheel into this venv and keep it (dependencies are installed once)")
     ap.add_argument("--no-editable", action="store_true",
                     help="skip the lines for the editable install beside this interpreter")
+    ap.add_argument("--no-uv", action="store_true",
+                    help="skip the lines for the wheel installed by uv (printed when uv is on PATH)")
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="memtree-bench-startup-"))
@@ -325,6 +348,16 @@ def main() -> None:
         first_init, first_listed = first_sessions(memtree, project, env, args.first, bare_script, first_floor,
                                                   first_bare)
 
+        # (b) again for the wheel installed by uv (another project: the two installs' daemons differ).
+        uv_memtree = None if args.no_uv else install_with_uv(work)
+        if uv_memtree is not None:
+            uproject = work / "uv"
+            uproject.mkdir()
+            u_floor: list[float] = []
+            u_warm, ufirst = second_sessions(str(uv_memtree), uproject, env, args.warm, [[], u_floor])
+            ufirst.close()
+            stop_daemon(str(uv_memtree), uproject, env)
+
         # (b) and (d) again for the editable install (another project: the two installs' daemons differ).
         if editable:
             eproject = work / "editable"
@@ -380,6 +413,12 @@ def main() -> None:
         print(f"{'(d) paired: median over the rounds of session / floor':58s} {'':8s} {'':8s} {paired_d:7.2f}x  <= 3x")
         print(f"{'(d) first session, warm record, tools/list answered':58s} {fl:8.1f} {pct(first_listed, .95):8.1f} "
               f"{fl / floor_iss:7.2f}x  of python -I -S -c pass ({fl / lb:.3f}x of a bare SDK server's)")
+        if uv_memtree is not None:
+            uw = statistics.median(u_warm)
+            u_paired = statistics.median(w / f for w, f in zip(u_warm, u_floor, strict=True))
+            print(f"{'(b) uv-installed wheel: second session, initialize':58s} {uw:8.1f} {pct(u_warm, .95):8.1f} "
+                  f"{uw / statistics.median(u_floor):7.2f}x  of python -I -S -c pass in its rounds; paired "
+                  f"{u_paired:.2f}x")
         if editable:
             ew, efi = statistics.median(e_warm), statistics.median(e_first_init)
             print(f"{'(b) editable install: second session, initialize':58s} {ew:8.1f} {pct(e_warm, .95):8.1f} "

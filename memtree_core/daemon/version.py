@@ -6,7 +6,6 @@ Its own module (stdlib only) because both the daemon (``daemon.main``) and the c
 
 from __future__ import annotations
 
-import binascii
 import os
 import sys
 
@@ -28,13 +27,18 @@ def code_version() -> str:
     # os.path, not pathlib: memtree serve computes this before it imports pathlib (memtree_core.early_answer)
     base = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     marks = [os.path.join(base, package, "__init__.py") for package in _PACKAGES]
+    # An install from a wheel keeps its .dist-info beside the packages: the rest of sys.path (the standard
+    # library's hundreds of names among it) is listed only for an editable install, whose metadata is elsewhere.
     for entry in dict.fromkeys([base, *filter(None, sys.path)]):
         try:
             names = os.listdir(entry)
         except OSError:
             continue
-        marks += [os.path.join(entry, n, "RECORD") for n in names
-                  if n.startswith(dist_info) and n.endswith(".dist-info")]
+        found = [os.path.join(entry, n, "RECORD") for n in names
+                 if n.startswith(dist_info) and n.endswith(".dist-info")]
+        marks += found
+        if found and entry == base:
+            break
     lines = []
     for mark in marks:
         try:
@@ -43,6 +47,15 @@ def code_version() -> str:
             continue
         lines.append(f"{mark}:{st.st_mtime_ns}:{st.st_size}\n")
     # A checksum, not a cryptographic hash: it only tells one install from the next (nobody forges an mtime
-    # to fool it), and hashlib's OpenSSL load would be a real part of the forwarder's start-up.
+    # to fool it).  In Python: hashlib's OpenSSL, or binascii and the zlib it links, would be loaded for it,
+    # a real part of the forwarder's start-up; this is a few hundred bytes.
     data = "".join(lines).encode("utf-8", "surrogateescape")
-    return f"{__version__}+{binascii.crc32(data):08x}"
+    return f"{__version__}+{fnv1a_32(data):08x}"
+
+
+def fnv1a_32(data: bytes) -> int:
+    """The 32-bit FNV-1a checksum of ``data``."""
+    h = 0x811C9DC5
+    for byte in data:
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return h
