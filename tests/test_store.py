@@ -232,3 +232,32 @@ def test_symbol_text_splits_identifiers_and_skips_non_definitions() -> None:
     assert text.split() == ["addOption", "addOption", "Command.addOption", "add", "Option"]
     assert symbol_text({"kind": "section", "symbol": "Install"}) == ""
     assert symbol_text({"kind": "window"}) == ""
+
+
+def _open_at_barrier(path: str, barrier, errors) -> None:
+    barrier.wait()
+    try:
+        Store.open(Path(path), vectors=False).close()
+    except Exception as exc:  # reported to the parent, which fails the test with it
+        errors.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_processes_opening_a_new_store_together_migrate_it_once(tmp_path: Path) -> None:
+    # The daemon and `memtree index` may create the same store at the same moment: each reads
+    # user_version 0, and the second must not run the first migration again ("table nodes already exists").
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    for attempt in range(3):
+        path = tmp_path / f"store-{attempt}.db"
+        barrier, errors = ctx.Barrier(4), ctx.Queue()
+        procs = [ctx.Process(target=_open_at_barrier, args=(str(path), barrier, errors)) for _ in range(4)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+        assert all(p.exitcode == 0 for p in procs)
+        assert errors.empty(), errors.get()
+        store = Store.open(path, vectors=False)
+        assert store.query_one("PRAGMA user_version")[0] == SCHEMA_VERSION
+        store.close()

@@ -307,6 +307,10 @@ class Store:
                                  f"memtree understands ({schema.SCHEMA_VERSION}); upgrade memtree")
             for version in range(current, schema.SCHEMA_VERSION):
                 with self.tx():
+                    # Read again under the write lock: another process (the daemon and `memtree index`
+                    # opening a new store together) may have applied this step since the read above.
+                    if self._user_version() > version:
+                        continue
                     for stmt in schema.MIGRATIONS[version]:
                         if callable(stmt):
                             stmt(self.conn)
