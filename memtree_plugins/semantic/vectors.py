@@ -336,6 +336,7 @@ RESCORE_PER_HIT = 20
 # When the filter drops too many of the candidates, the re-score widens once to this many, then falls back
 # to the exact path.
 RESCORE_MAX = 4000
+TWO_STAGE = True  # False: every unselective search takes the exact vec0 path (for comparisons and tests)
 
 
 def knn(store: Store, vector: Sequence[float], model: str, dim: int, k: int, *,
@@ -379,7 +380,7 @@ def knn(store: Store, vector: Sequence[float], model: str, dim: int, k: int, *,
             selective = int(probe[0]) <= SCAN_MAX if probe else False
         if selective:
             return _ranked_scan(store, raw, cond, cond_params, model, dim, want)
-        if not exact:
+        if TWO_STAGE and not exact:
             found = _two_stage(store, raw, blob, vector, cond, cond_params, want)
             if found is not None:
                 return found
