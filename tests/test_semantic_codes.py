@@ -162,3 +162,19 @@ def test_a_store_from_before_the_codes_gets_them_at_its_first_search(vstore, pro
         assert {i for i, _ in vectors.knn(store, q.tolist(), "m", DIM, 2)} == {ids[7], new}
     finally:
         store.close()
+
+
+def test_codes_follow_a_change_of_dimension(vstore) -> None:
+    """A reembed to a model of another dimension: between two syncs the table holds codes of both widths;
+    the RAM copy keeps the newest width and loses no row of it."""
+    old = _clustered(10, 6)
+    ids = _fill(vstore, old)
+    assert len(codes.cache(vstore)) == 10
+    rng = np.random.default_rng(7)
+    new_ids = [vstore.insert_node("note", f"m{i}", status_="live").id for i in range(5)]
+    vectors.put_vectors(vstore, [(i, rng.normal(size=768).tolist()) for i in new_ids], "m2", 768)
+    cache = codes.cache(vstore)
+    assert len(cache) == 5 and cache.data[2] == 96
+    vectors.delete_vectors(vstore, ids)
+    vectors.put_vectors(vstore, [(i, rng.normal(size=768).tolist()) for i in ids], "m2", 768)
+    assert len(codes.cache(vstore)) == 15 and codes.counts(vstore) == (15, 15)

@@ -99,6 +99,13 @@ class CodeCache:
         if top == self.seq:
             return
         rows = store.query(f"SELECT node_rowid, code FROM {TABLE} WHERE seq > ? AND seq <= ?", (self.seq, top))
+        if len({len(c) for _, c in rows if c is not None}) > 1:
+            # Codes of two dimensions (a reembed under way, which search refuses anyway): start again from
+            # the whole table, keeping the newest dimension, rather than lose rows between syncs.
+            self.data = CodeCache().data
+            rows = store.query(f"SELECT node_rowid, code FROM {TABLE} WHERE seq <= ? ORDER BY seq", (top,))
+            newest = next((len(c) for _, c in reversed(rows) if c is not None), 0)
+            rows = [(r, c if c is not None and len(c) == newest else None) for r, c in rows]
         self._apply(rows)
         self.seq = top
 
