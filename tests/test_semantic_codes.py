@@ -178,3 +178,33 @@ def test_codes_follow_a_change_of_dimension(vstore) -> None:
     vectors.delete_vectors(vstore, ids)
     vectors.put_vectors(vstore, [(i, rng.normal(size=768).tolist()) for i in ids], "m2", 768)
     assert len(codes.cache(vstore)) == 15 and codes.counts(vstore) == (15, 15)
+
+
+def test_info_says_what_knn_searches_over(home: Path, project: Path) -> None:
+    import json
+
+    from helpers.common import run_memtree
+
+    from memtree_core.app import App
+
+    app = App.open(project)
+    try:
+        if not app.store.vector.available:
+            pytest.skip(f"sqlite-vec unavailable: {app.store.vector.reason}")
+        _fill(app.store, _clustered(12, 8))
+        with app.store.tx() as c:  # a code lost behind the triggers' back: info must not hide it
+            c.execute(f"DELETE FROM {codes.TABLE} WHERE node_rowid = (SELECT min(node_rowid) FROM {codes.TABLE})")
+    finally:
+        app.close()
+    out = run_memtree("info", "--json", "--project", str(project))
+    assert out.returncode == 0, out.stderr
+    index = json.loads(out.stdout)["vector_index"]
+    assert (index["vectors"], index["codes"]) == (12, 11) and "cover 11 of 12 vectors" in index["state"]
+    text = run_memtree("info", "--project", str(project)).stdout
+    assert "knn       12 vectors, 11 binary codes" in text
+    # what the state advises (`memtree reembed`) repairs it: reembed rebuilds the codes from the vectors
+    store = Store.open(home / json.loads(out.stdout)["store"])
+    try:
+        assert codes.rebuild(store) == 12 and codes.counts(store) == (12, 12)
+    finally:
+        store.close()

@@ -58,6 +58,20 @@ def ensure(store: Store, c: Any) -> None:
               (META_KEY,))
 
 
+def rebuild(store: Store) -> int:
+    """Recompute every code from ``nodes_vec`` (``memtree reembed`` does, so a codes table changed behind
+    the triggers' back is repaired).  Every row gets a new ``seq``, so RAM copies apply all of them; rows
+    whose vector is gone become tombstones.  Returns the codes written."""
+    with store.tx() as c:
+        ensure(store, c)
+        seq = int(c.execute(f"SELECT coalesce(max(seq), 0) + 1 FROM {TABLE}").fetchone()[0])
+        c.execute(f"UPDATE {TABLE} SET code = NULL, seq = ?", (seq,))
+        return int(c.execute(
+            f"INSERT INTO {TABLE} (node_rowid, seq, code) SELECT n.rowid, ?, vec_quantize_binary(v.embedding) "
+            f"FROM nodes_vec v JOIN nodes n ON n.id = v.id WHERE 1 "
+            f"ON CONFLICT(node_rowid) DO UPDATE SET seq = excluded.seq, code = excluded.code", (seq,)).rowcount)
+
+
 def present(store: Store) -> bool:
     return store.get_meta(META_KEY) is not None
 
