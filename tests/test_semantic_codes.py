@@ -208,3 +208,19 @@ def test_info_says_what_knn_searches_over(home: Path, project: Path) -> None:
         assert codes.rebuild(store) == 12 and codes.counts(store) == (12, 12)
     finally:
         store.close()
+
+
+def test_the_dedupe_walker_loads_the_codes_off_the_query_path(home: Path, project: Path) -> None:
+    from memtree_core.app import App
+    from memtree_plugins.semantic.dedupe import Dedupe
+
+    app = App.open(project)
+    try:
+        if not app.store.vector.available:
+            pytest.skip(f"sqlite-vec unavailable: {app.store.vector.reason}")
+        _fill(app.store, _clustered(20, 9))
+        assert codes.loaded(app.store) is None
+        Dedupe().run(app)
+        assert codes.loaded(app.store) == 20
+    finally:
+        app.close()

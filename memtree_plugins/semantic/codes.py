@@ -189,6 +189,13 @@ def cache(store: Store) -> CodeCache:
     return cc
 
 
+def warm(store: Store) -> None:
+    """Load or sync this process's RAM codes now, off the query path (the daemon's semantic walkers call
+    it after their work, so the first search after a start or a batch of new vectors does not pay it)."""
+    if present(store):
+        cache(store)
+
+
 def loaded(store: Store) -> int | None:
     """How many codes this process holds in RAM for ``store`` (None: not loaded yet)."""
     cc = _caches.get(store)
