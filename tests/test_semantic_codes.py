@@ -224,3 +224,26 @@ def test_the_dedupe_walker_loads_the_codes_off_the_query_path(home: Path, projec
         assert codes.loaded(app.store) == 20
     finally:
         app.close()
+
+
+def test_without_numpy_knn_takes_the_exact_path(vstore, project: Path) -> None:
+    """numpy comes with the embed extra; a store embedded through Ollama may lack it: same answers, exactly."""
+    import json
+    import subprocess
+    import sys
+
+    x = _clustered(2100, 10)  # above SCAN_MAX: an unfiltered search would take the two-stage path
+    ids = _fill(vstore, x)
+    q = _clustered(1, 11)[0]
+    script = (
+        "import json, sys; sys.modules['numpy'] = None\n"
+        "from memtree_core.store import Store\n"
+        "from memtree_plugins.semantic import codes, vectors\n"
+        f"s = Store.open({str(project / 'vec.db')!r})\n"
+        f"hits = vectors.knn(s, {q.tolist()!r}, 'm', {DIM}, 10)\n"
+        "print(json.dumps({'usable': codes.usable(), 'loaded': codes.loaded(s), 'hits': [i for i, _ in hits]}))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["usable"][0] is False and "numpy is not installed" in got["usable"][1]
+    assert got["loaded"] is None and got["hits"] == _exact(x, q, ids, 10)

@@ -86,7 +86,9 @@ def vector_index(app: Any) -> dict[str, Any]:
         return {"vectors": n, "codes": 0, "state": "exact vec0 KNN only; binary codes are built at the next "
                                                    "semantic search" if n else "no vectors"}
     n_codes, n_vecs = codes.counts(app.store)
-    state = ("two-stage KNN: Hamming over binary codes in RAM, exact re-score from the vectors"
+    ok, why = codes.usable()
+    state = (f"exact vec0 KNN only: {why}" if not ok else
+             "two-stage KNN: Hamming over binary codes in RAM, exact re-score from the vectors"
              if n_codes == n_vecs else f"binary codes cover {n_codes} of {n_vecs} vectors: some vectors "
                                        f"cannot be found by the two-stage search; run `memtree reembed`")
     return {"vectors": n_vecs, "codes": n_codes, "state": state}

@@ -22,7 +22,10 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
+try:  # numpy comes with the `embed` extra; a store embedded through Ollama may not have it
+    import numpy as np
+except ImportError:  # pragma: no cover - the test environments install the embed extra
+    np = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from memtree_core.store import Store
@@ -72,6 +75,16 @@ def rebuild(store: Store) -> int:
             f"ON CONFLICT(node_rowid) DO UPDATE SET seq = excluded.seq, code = excluded.code", (seq,)).rowcount)
 
 
+def usable() -> tuple[bool, str]:
+    """(True, '') when this Python can run the coarse pass (numpy >= 2 for ``bitwise_count``), else why
+    not: KNN then takes the exact vec0 path."""
+    if np is None:
+        return False, "numpy is not installed (pip install 'memtree-mcp[embed]')"
+    if not hasattr(np, "bitwise_count"):
+        return False, f"numpy {np.__version__} has no bitwise_count (numpy >= 2 has)"
+    return True, ""
+
+
 def present(store: Store) -> bool:
     return store.get_meta(META_KEY) is not None
 
@@ -85,7 +98,7 @@ def counts(store: Store) -> tuple[int, int]:
 
 # Per byte value, its 8 bits as +-1 in vec_quantize_binary's order (least significant bit = first dim).
 _SIGNS = (np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little")
-          .astype(np.float32) * 2 - 1)
+          .astype(np.float32) * 2 - 1) if np is not None else None
 
 
 class CodeCache:
@@ -192,7 +205,7 @@ def cache(store: Store) -> CodeCache:
 def warm(store: Store) -> None:
     """Load or sync this process's RAM codes now, off the query path (the daemon's semantic walkers call
     it after their work, so the first search after a start or a batch of new vectors does not pay it)."""
-    if present(store):
+    if usable()[0] and present(store):
         cache(store)
 
 

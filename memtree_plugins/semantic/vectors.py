@@ -386,7 +386,7 @@ def knn(store: Store, vector: Sequence[float], model: str, dim: int, k: int, *,
             selective = int(probe[0]) <= SCAN_MAX if probe else False
         if selective:
             return _ranked_scan(store, raw, cond, cond_params, model, dim, want)
-        if TWO_STAGE and not exact:
+        if TWO_STAGE and not exact and codes.usable()[0]:
             found = _two_stage(store, raw, blob, vector, cond, cond_params, want)
             if found is not None:
                 return found
