@@ -149,6 +149,14 @@ def test_a_store_from_before_the_codes_gets_them_at_its_first_search(vstore, pro
         c.execute(f"DROP TABLE {codes.TABLE}")
         c.execute("DELETE FROM meta WHERE key = ?", (codes.META_KEY,))
     vstore.close()
+    from memtree_plugins.inspector.readonly import open_readonly
+
+    ro = open_readonly(project / "vec.db")  # memtree ui's connection cannot add them: exact search
+    try:
+        assert [i for i, _ in vectors.knn(ro, q.tolist(), "m", DIM, 5)] == [i for i, _ in want]
+        assert not codes.present(ro)
+    finally:
+        ro.close()
     store = Store.open(project / "vec.db")
     try:
         assert not codes.present(store)
@@ -162,6 +170,12 @@ def test_a_store_from_before_the_codes_gets_them_at_its_first_search(vstore, pro
         assert {i for i, _ in vectors.knn(store, q.tolist(), "m", DIM, 2)} == {ids[7], new}
     finally:
         store.close()
+    ro = open_readonly(project / "vec.db")  # once they exist, a read-only connection uses them too
+    try:
+        assert {i for i, _ in vectors.knn(ro, q.tolist(), "m", DIM, 2)} == {ids[7], new}
+        assert codes.loaded(ro) == 501
+    finally:
+        ro.close()
 
 
 def test_codes_follow_a_change_of_dimension(vstore) -> None:

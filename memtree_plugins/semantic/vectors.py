@@ -163,7 +163,7 @@ def ensure_index(store: Store, model: str, dim: int, *, create: bool = True) -> 
     require_vectors(store)
     ftab, btab = index_tables(model, dim)
     if store.get_meta(f"vec_index:{ftab}") is not None:
-        if not codes.present(store):  # a store from before the binary codes: add them once
+        if not codes.present(store) and not _read_only(store):  # a store from before the codes: add them once
             with store.tx() as c:
                 codes.ensure(store, c)
         return ftab, btab
@@ -188,6 +188,12 @@ def ensure_index(store: Store, model: str, dim: int, *, create: bool = True) -> 
                   "value = excluded.value", (f"vec_index:{ftab}", f"{model}\0{dim}"))
         codes.ensure(store, c)
     return ftab, btab
+
+
+def _read_only(store: Store) -> bool:
+    """A connection that cannot write (``memtree ui``'s): it searches without adding the codes."""
+    row = store.query_one("PRAGMA query_only")
+    return bool(row and row[0])
 
 
 def _insert_index_rows(c: Any, ftab: str, btab: str, rowid: int, unit_vec: Sequence[float]) -> None:
@@ -416,6 +422,8 @@ def _two_stage(store: Store, raw: bytes, blob: bytes, vector: Sequence[float], c
     (the caller then takes the exact path)."""
     import numpy as np
 
+    if not codes.present(store):  # a store from before the codes, opened read-only: exact search
+        return None
     cache = codes.cache(store)
     total = len(cache)
     if total == 0:
