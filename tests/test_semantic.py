@@ -293,12 +293,15 @@ def vstore(project: Path):
     store.close()
 
 
-@pytest.fixture(params=["vec0", "ranked"])
+@pytest.fixture(params=["two-stage", "vec0", "ranked"])
 def knn_path(request, monkeypatch):
-    """Run a test through both KNN paths: the vec0 index (no filter counts as small) and the direct ranking
+    """Run a test through every KNN path: the two-stage search over binary codes (no filter counts as small;
+    with fewer vectors than it re-scores, its answer must be exact), the vec0 index, and the direct ranking
     of the filter's nodes (every filter here admits fewer than SCAN_MAX)."""
-    if request.param == "vec0":
+    if request.param in ("two-stage", "vec0"):
         monkeypatch.setattr(vectors, "SCAN_MAX", 0)
+    if request.param == "vec0":
+        monkeypatch.setattr(vectors, "TWO_STAGE", False)
     return request.param
 
 

@@ -1,7 +1,7 @@
-"""Semantic recall benchmark: embedding throughput, KNN latency before/after the index rework (same run),
-the binary pre-filter's latency and recall@10, a selective filter, and hybrid search p95.
+"""Semantic search benchmark: embedding throughput, KNN latency and recall (exact vec0 vs the default
+two-stage search over binary codes), a selective filter, hybrid search p50/p95, and the query embedding.
 
-    python eval/bench/semantic.py [--sizes 10000,100000] [--queries 50] [--real 2000] [--skip-embed]
+    python eval/bench/semantic.py [--sizes 10000,100000] [--queries 50] [--real 3000] [--skip-embed]
 
 Each latency is printed with a ratio against a floor measured in the same run: a numpy brute-force cosine
 over the same vectors held in RAM (what a BLAS matmul does at best); throughput against a plain numpy
@@ -15,11 +15,8 @@ vectors themselves and (b) at 10k/100k on synthetic vectors drawn from a Gaussia
 mean and covariance (MiniLM's anisotropy and mean offset, not its cluster structure: a pessimistic case
 for binary codes, since real neighbourhoods are tighter).  Embedding 100k real chunks would take hours here.
 
-"before" is the layout and query path of e26bf14 rebuilt in the same store, on its own connection with
-that commit's 256 MB ``mmap_size``: a ``distance_metric=cosine`` vec0 table and, per query, the GROUP BY
-over ``nodes_vec`` that the model check ran (twice per search).
-"after" is ``vectors.stored_models`` + ``vectors.check_model`` + ``vectors.knn``: everything a semantic
-search does except embedding the query text.
+KNN timings include what a semantic search does besides embedding the query (``vectors.stored_models``,
+``vectors.check_model``); the query embedding's own cost is printed last.
 """
 
 from __future__ import annotations
@@ -39,7 +36,7 @@ if str(REPO) not in sys.path:
 import numpy as np  # noqa: E402
 
 from memtree_core.store import Store  # noqa: E402
-from memtree_plugins.semantic import vectors  # noqa: E402
+from memtree_plugins.semantic import codes, vectors  # noqa: E402
 
 MODEL, DIM = "bench-model", 384
 CACHE = Path(os.environ.get("MEMTREE_BENCH_CACHE", Path(tempfile.gettempdir()) / "memtree-bench"))
@@ -133,7 +130,7 @@ def nid(i: int) -> str:
 
 
 def build(n: int, x: np.ndarray, tmp: Path) -> Store:
-    """A store with ``n`` live nodes and their vectors (current layout) plus e26bf14's cosine vec0 table."""
+    """A store with ``n`` live nodes and their vectors."""
     store = Store.open(tmp / f"s{n}.db")
     with store.tx() as c:
         c.executemany("INSERT INTO nodes (id, kind, content, content_hash, status, created_at, updated_at) "
@@ -143,60 +140,42 @@ def build(n: int, x: np.ndarray, tmp: Path) -> Store:
     ids = [nid(i) for i in range(n)]
     for s in range(0, n, 5000):
         vectors.put_vectors(store, list(zip(ids[s:s + 5000], x[s:s + 5000].tolist(), strict=True)), MODEL, DIM)
-    with store.tx() as c:
-        c.execute(f"CREATE VIRTUAL TABLE before_cos USING vec0(embedding float[{DIM}] distance_metric=cosine)")
-        c.execute("INSERT INTO before_cos (rowid, embedding) SELECT n.rowid, v.embedding FROM nodes_vec v "
-                  "JOIN nodes n ON n.id = v.id")
     return store
 
 
-def before_knn(store: Store, v: np.ndarray, k: int) -> list[tuple[str, float]]:
-    """e26bf14's default path: model GROUP BY twice (embed_query + knn), count, cosine vec0, join."""
-    for _ in range(2):
-        store.query("SELECT embedding_model, embedding_dim, count(*) FROM nodes_vec GROUP BY 1, 2 ORDER BY 3 DESC")
-    total = int(store.query_one("SELECT count(*) FROM nodes_vec")[0])  # type: ignore[index]
-    fetch = min(max(k * 2, k + 8), total)
-    return store.query(
-        "SELECT n.id, k.distance FROM (SELECT rowid, distance FROM before_cos WHERE embedding MATCH ? AND k = ?) k "
-        "JOIN nodes n ON n.rowid = k.rowid JOIN nodes_vec v ON v.id = n.id WHERE (n.status IN ('live')) "
-        "ORDER BY k.distance LIMIT ?", (vectors.pack(v.tolist()), fetch, k))
-
-
-def after_knn(store: Store, v: np.ndarray, k: int, **kw) -> list[tuple[str, float]]:
+def knn(store: Store, v: np.ndarray, k: int, **kw) -> list[tuple[str, float]]:
+    """Everything a semantic search does except embedding the query text: the model checks and KNN."""
     vectors.stored_models(store)  # what embed_query does around the embedding
     vectors.check_model(store, MODEL, DIM)
     return vectors.knn(store, v.tolist(), MODEL, DIM, k, **kw)
-
-
-def ram_codes(store: Store) -> tuple[np.ndarray, np.ndarray]:
-    """(rowids, codes) of the bit vec0 table, read once: what an in-process binary index would hold
-    (48 bytes a vector; 4.8 MB at 100k)."""
-    _, btab = vectors.index_tables(MODEL, DIM)
-    rows = store.query(f"SELECT rowid, embedding FROM {btab}")
-    codes = np.frombuffer(b"".join(b for _, b in rows), dtype=np.uint64).reshape(len(rows), -1)
-    return np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows)), codes
-
-
-def ram_prefilter(store: Store, ram: tuple[np.ndarray, np.ndarray], v: np.ndarray, k: int,
-                  n: int) -> list[tuple[str, float]]:
-    """Hamming top-``n`` in numpy, then the same exact re-rank from ``nodes_vec`` as ``knn(prefilter=)``."""
-    rowids, codes = ram
-    blob = vectors.pack(v.tolist())
-    qcode = np.frombuffer(store.query_one("SELECT vec_quantize_binary(?)", (blob,))[0], dtype=np.uint64)
-    ham = np.bitwise_count(codes ^ qcode).sum(1, dtype=np.uint32)
-    cand = rowids[np.argpartition(ham, min(n, len(ham) - 1))[:n]].tolist()
-    return store.query(
-        f"SELECT n.id, vec_distance_cosine(v.embedding, ?) AS d FROM nodes n JOIN nodes_vec v ON v.id = n.id "
-        f"WHERE n.rowid IN ({','.join('?' * len(cand))}) AND n.status = 'live' ORDER BY d LIMIT ?",
-        [blob, *cand, k])
 
 
 def recall(got: list[list[str]], exact: list[list[str]]) -> float:
     return float(np.mean([len(set(g) & set(e)) / max(1, len(e)) for g, e in zip(got, exact, strict=True)]))
 
 
-def knn_bench(store: Store, before: Store, x: np.ndarray, q: np.ndarray, label: str) -> None:
-    exact = [[nid(i) for i in np.argsort(-(x @ v))[:10]] for v in q]
+def two_stage_recall(x: np.ndarray, q: np.ndarray, label: str) -> None:
+    """recall@10 and @20 of the two-stage search (the same :class:`codes.CodeCache` over sign codes, then an
+    exact re-score of its candidates), in numpy over vectors that are not in a store."""
+    cache = codes.CodeCache()
+    cache._apply([(i, np.packbits(row > 0, bitorder="little").tobytes()) for i, row in enumerate(x)])
+    out = []
+    for k in (10, 20):
+        n = max(vectors.RESCORE, k * vectors.RESCORE_PER_HIT)
+        r = []
+        for v in q:
+            v = v / np.linalg.norm(v)
+            cand = cache.nearest(np.packbits(v > 0, bitorder="little").tobytes(), v.astype(np.float32),
+                                 max(vectors.COARSE, n), n)
+            got = cand[np.argsort(-(x[cand] @ v))[:k]]
+            r.append(len(set(got.tolist()) & set(np.argsort(-(x @ v))[:k].tolist())) / k)
+        out.append(f"recall@{k} {np.mean(r):.3f}")
+    print(f"[{label}] two-stage search (codes in RAM + exact re-score) vs exact: " + ", ".join(out))
+
+
+def knn_bench(store: Store, x: np.ndarray, q: np.ndarray, label: str) -> float:
+    """KNN latency and recall against exact search; returns the floor's p50."""
+    exact = {k: [[nid(i) for i in np.argsort(-(x @ v))[:k]] for v in q] for k in (10, 20)}
     rare = np.flatnonzero(np.arange(len(x)) % RARE_KIND_EVERY == 0)
     exact_rare = [[nid(i) for i in rare[np.argsort(-(x[rare] @ v))[:10]]] for v in q]
     t_np = []
@@ -206,22 +185,16 @@ def knn_bench(store: Store, before: Store, x: np.ndarray, q: np.ndarray, label: 
         t_np.append((time.perf_counter() - t0) * 1000)
     floor = pct(t_np, 0.5)
     print(f"[{label}] floor: numpy brute-force cosine over RAM p50 {floor:.2f} ms, p95 {pct(t_np, .95):.2f} ms")
+    t0 = time.perf_counter()
+    codes.cache(store)
+    print(f"[{label}] binary codes loaded into RAM (once per process) in {(time.perf_counter() - t0) * 1000:.0f} ms")
     runs = {
-        "before: e26bf14 path (cosine vec0 + model GROUP BY x2)": (lambda v: before_knn(before, v, 10), exact),
-        "after: model check + vec0 L2 KNN (default, exact)": (lambda v: after_knn(store, v, 10), exact),
+        "exact: vec0 L2 KNN (exact=True)": (lambda v: knn(store, v, 10, exact=True), exact[10]),
+        "two-stage (default): codes in RAM + exact re-score, k=10": (lambda v: knn(store, v, 10), exact[10]),
+        "two-stage (default), k=20 (what hybrid asks)": (lambda v: knn(store, v, 20), exact[20]),
+        f"selective filter: kind held by 1/{RARE_KIND_EVERY} of nodes": (
+            lambda v: knn(store, v, 10, kinds=["summary"]), exact_rare),
     }
-    for pre in (100, 400):
-        runs[f"binary pre-filter {pre} (vec0 bit) + re-rank"] = (
-            lambda v, pre=pre: after_knn(store, v, 10, prefilter=pre), exact)
-    ram = ram_codes(store)
-    for pre in (400, 1000):
-        runs[f"binary pre-filter {pre} (numpy Hamming over codes in RAM) + re-rank"] = (
-            lambda v, pre=pre: ram_prefilter(store, ram, v, 10, pre), exact)
-    runs[f"selective filter: kind held by 1/{RARE_KIND_EVERY} of nodes"] = (
-        lambda v: after_knn(store, v, 10, kinds=["summary"]), exact_rare)
-    runs["plain-table vec_distance_cosine scan"] = (lambda v: store.query(
-        "SELECT id, vec_distance_cosine(embedding, ?) d FROM nodes_vec ORDER BY d LIMIT 10",
-        (vectors.pack(v.tolist()),)), exact)
     # Interleave the methods query by query so load on this shared machine hits them alike.
     times: dict[str, list[float]] = {k: [] for k in runs}
     got: dict[str, list[list[str]]] = {k: [] for k in runs}
@@ -235,50 +208,57 @@ def knn_bench(store: Store, before: Store, x: np.ndarray, q: np.ndarray, label: 
             got[name].append([r[0] for r in res])
     for name, (_, want) in runs.items():
         t = times[name]
-        print(f"[{label}] {name}: p50 {pct(t, .5):.1f} ms, p95 {pct(t, .95):.1f} ms "
-              f"(x{pct(t, .5) / floor:.1f} the floor), recall@10 {recall(got[name], want):.3f}")
+        print(f"[{label}] KNN {name}: p50 {pct(t, .5):.1f} ms, p95 {pct(t, .95):.1f} ms "
+              f"(x{pct(t, .5) / floor:.1f} the floor), recall@{len(want[0])} {recall(got[name], want):.3f}")
+    return floor
 
 
-def binary_recall(x: np.ndarray, q: np.ndarray, label: str, ns: tuple[int, ...] = (50, 100, 200, 400, 1000)) -> None:
-    """recall@10 of Hamming top-N + exact re-rank, computed in numpy (same sign codes as vec_quantize_binary)."""
-    xb, qb = np.packbits(x > 0, axis=1), np.packbits(q > 0, axis=1)
-    out = []
-    for n in ns:
-        if n >= len(x):
-            continue
-        r = []
-        for v, vb in zip(q, qb, strict=True):
-            exact = set(np.argsort(-(x @ v))[:10])
-            ham = np.unpackbits(xb ^ vb, axis=1).sum(1)
-            cand = np.argpartition(ham, n)[:n]
-            r.append(len(exact & set(cand[np.argsort(-(x[cand] @ v))[:10]])) / 10)
-        out.append(f"N={n}: {np.mean(r):.3f}")
-    print(f"[{label}] binary pre-filter recall@10 by candidates N: " + ", ".join(out))
-
-
-def hybrid_bench(store: Store, n: int, q: np.ndarray) -> None:
+def hybrid_bench(store: Store, n: int, q: np.ndarray, floor: float) -> None:
     """Keyword list + KNN + the default fusion (``shaped``, as a prose question: weighted RRF, then the
-    priors, which read the fused hits' sources)."""
+    priors, which read the fused hits' sources), with the default two-stage KNN and with exact KNN."""
     from memtree_plugins.rankers import ShapedFusion
     from memtree_plugins.retrieval.priors import apply_priors
 
-    rng = np.random.default_rng(7)
     ranker = ShapedFusion()
-    times, kw_times = [], []
-    for v in q:
-        word = f"word{int(rng.integers(0, 997))}"
+    for label, kw_args in (("two-stage KNN (default)", {}), ("exact KNN", {"exact": True})):
+        rng = np.random.default_rng(7)
+        times, parts = [], {"keyword": [], "knn": [], "fusion+priors": []}
+        for v in q:
+            word = f"word{int(rng.integers(0, 997))}"
+            t0 = time.perf_counter()
+            kw = store.query("SELECT id, -bm25(nodes_fts) FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY 2 DESC "
+                             "LIMIT 20", (word,))
+            t1 = time.perf_counter()
+            sem = [(i, 1 - d) for i, d in knn(store, v, 20, **kw_args)]
+            t2 = time.perf_counter()
+            question = f"where is the {word} value handled"
+            fused = [(h.node_id, h.score) for h in ranker.fuse({"keyword": kw, "semantic": sem}, 20, query=question)]
+            nodes = store.get_nodes(nid for nid, _ in fused)
+            apply_priors(question, fused, lambda nid, nodes=nodes: nodes[nid].source_uri if nid in nodes else None)
+            t3 = time.perf_counter()
+            times.append((t3 - t0) * 1000)
+            for key, dt in (("keyword", t1 - t0), ("knn", t2 - t1), ("fusion+priors", t3 - t2)):
+                parts[key].append(dt * 1000)
+        print(f"[{n}] hybrid with {label} (keyword + KNN + shaped fusion + priors, query embedding excluded): "
+              f"p50 {pct(times, .5):.1f} ms, p95 {pct(times, .95):.1f} ms (x{pct(times, .5) / floor:.1f} the "
+              f"KNN floor); parts p50: " + ", ".join(f"{k} {pct(t, .5):.1f} ms" for k, t in parts.items()))
+
+
+def query_embedding_cost(queries: int = 20) -> None:
+    """What hybrid_bench leaves out: embedding the query text, one query at a time, model loaded."""
+    e, why = embedder()
+    if e is None:
+        print(f"query embedding: skipped ({why})")
+        return
+    texts = [f"where is the {w} handled when the cache is stale" for w in
+             ("token", "socket", "config", "retry", "parser", "index", "lock", "timeout", "vector", "hook")]
+    e.embed(texts[:1])  # load the model
+    t = []
+    for i in range(queries):
         t0 = time.perf_counter()
-        kw = store.query("SELECT id, -bm25(nodes_fts) FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY 2 DESC "
-                         "LIMIT 20", (word,))
-        kw_times.append((time.perf_counter() - t0) * 1000)
-        sem = [(i, 1 - d) for i, d in after_knn(store, v, 20)]
-        question = f"where is the {word} value handled"
-        fused = [(h.node_id, h.score) for h in ranker.fuse({"keyword": kw, "semantic": sem}, 20, query=question)]
-        nodes = store.get_nodes(nid for nid, _ in fused)
-        apply_priors(question, fused, lambda nid, nodes=nodes: nodes[nid].source_uri if nid in nodes else None)
-        times.append((time.perf_counter() - t0) * 1000)
-    print(f"[{n}] hybrid (keyword + KNN + shaped fusion + priors, query embedding excluded): p50 "
-          f"{pct(times, .5):.1f} ms, p95 {pct(times, .95):.1f} ms (floor: keyword alone p95 {pct(kw_times, .95):.1f} ms)")
+        e.embed([texts[i % len(texts)]])
+        t.append((time.perf_counter() - t0) * 1000)
+    print(f"query embedding ({e.model}, one short question): p50 {pct(t, .5):.1f} ms, p95 {pct(t, .95):.1f} ms")
 
 
 def main() -> None:
@@ -297,7 +277,7 @@ def main() -> None:
     if real is not None:
         q, corpus = real[:args.queries], real[args.queries:]
         print(f"queries: {len(q)} held-out real chunk vectors; corpus: {len(corpus)} real + synthetic fitted to them")
-        binary_recall(corpus, q, f"real MiniLM, {len(corpus)} chunks")
+        two_stage_recall(corpus, q, f"real MiniLM, {len(corpus)} chunks")
     else:
         corpus = None
         q = clustered(args.queries, rng)
@@ -308,14 +288,10 @@ def main() -> None:
             t0 = time.perf_counter()
             store = build(n, x, Path(tmp))
             print(f"[{n}] built store with {n} x {DIM} vectors in {time.perf_counter() - t0:.1f} s")
-            before = Store.open(store.path)
-            before.execute("PRAGMA mmap_size = 268435456")
-            knn_bench(store, before, x, q, str(n))
-            before.close()
-            if corpus is not None:
-                binary_recall(x, q, f"{n} fitted synthetic")
-            hybrid_bench(store, n, q)
+            floor = knn_bench(store, x, q, str(n))
+            hybrid_bench(store, n, q, floor)
             store.close()
+    query_embedding_cost()
 
 
 if __name__ == "__main__":

@@ -73,6 +73,27 @@ def embedder_status(app: Any) -> dict[str, Any]:
     return app.state["embedder_status"]
 
 
+def vector_index(app: Any) -> dict[str, Any]:
+    """What KNN searches over: the vectors, and the binary codes of the two-stage search (which must cover
+    every vector: triggers on ``nodes_vec`` keep them; a store from before them gets them at its first
+    search)."""
+    if not app.paths.store.exists() or not app.store.vector.available:
+        return {"vectors": 0, "codes": 0, "state": "no vectors"}
+    from memtree_plugins.semantic import codes
+
+    if not codes.present(app.store):
+        n = int((app.store.query_one("SELECT count(*) FROM nodes_vec") or (0,))[0])
+        return {"vectors": n, "codes": 0, "state": "exact vec0 KNN only; binary codes are built at the next "
+                                                   "semantic search" if n else "no vectors"}
+    n_codes, n_vecs = codes.counts(app.store)
+    ok, why = codes.usable()
+    state = (f"exact vec0 KNN only: {why}" if not ok else
+             "two-stage KNN: Hamming over binary codes in RAM, exact re-score from the vectors"
+             if n_codes == n_vecs else f"binary codes cover {n_codes} of {n_vecs} vectors: some vectors "
+                                       f"cannot be found by the two-stage search; run `memtree reembed`")
+    return {"vectors": n_vecs, "codes": n_codes, "state": state}
+
+
 def capture_status(app: Any) -> dict[str, Any]:
     """What the Claude Code hook uses to reach the daemon, what it could not deliver, and replacement."""
     from memtree_core import hook_sender
@@ -121,6 +142,7 @@ def gather(app: Any) -> dict[str, Any]:
         "socket": str(app.paths.ingest_socket),
         "mcp_socket": str(app.paths.mcp_socket),
         "vector_search": vector_search,
+        "vector_index": vector_index(app) if vec["available"] else {"vectors": 0, "codes": 0, "state": "off"},
         "embedder": embedder_status(app),
         "capture": capture_status(app),
         "grep": grep_engine(),
@@ -198,6 +220,8 @@ def run(args: Any) -> int:
         f"daemon    {'running, pid ' + str(info['daemon']['pid']) if info['daemon']['running'] else 'not running'}",
         "vectors   " + (f"available (sqlite-vec {vs.get('sqlite_vec')} via {vs['route']}, SQLite "
                         f"{vs['sqlite_version']})" if vs["available"] else f"UNAVAILABLE: {vs.get('reason')}"),
+        f"knn       {info['vector_index']['vectors']} vectors, {info['vector_index']['codes']} binary codes: "
+        f"{info['vector_index']['state']}",
         "embedder  " + (f"{info['embedder']['name']} ({info['embedder']['model']}; {info['embedder']['why']})"
                         if info["embedder"]["available"] else f"NONE, keyword search only: {info['embedder']['reason']}"),
         f"grep      {info['grep']['engine']}" + (f" ({info['grep']['path']})" if info["grep"]["path"] else ""),

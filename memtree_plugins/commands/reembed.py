@@ -27,7 +27,7 @@ def add_arguments(parser: Any) -> None:
 
 def reembed(app: Any, batch: int = 0, progress: Any = None) -> dict[str, Any]:
     from memtree_core.errors import NotFound
-    from memtree_plugins.semantic import vectors
+    from memtree_plugins.semantic import codes, vectors
 
     store = app.store
     if not store.vector.available:
@@ -66,6 +66,7 @@ def reembed(app: Any, batch: int = 0, progress: Any = None) -> dict[str, Any]:
                                        (e.model, dim or -1))]
     removed = vectors.delete_vectors(store, stale)
     vectors.sweep_orphans(store, limit=1_000_000)
+    codes.rebuild(store)  # the two-stage search's codes, from the vectors as they now are
     store.set_meta(TEXT_VERSION_KEY, TEXT_VERSION)
     return {"embedder": e.name, "model": e.model, "dim": dim, "embedded": done,
             "removed_old": removed, "seconds": round(time.monotonic() - t0, 2)}

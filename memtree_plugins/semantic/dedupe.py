@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memtree_plugins.semantic import vectors
+from memtree_plugins.semantic import codes, vectors
 from memtree_plugins.semantic.sameness import same_code
 
 THRESHOLD = 0.97
@@ -46,6 +46,7 @@ class Dedupe:
         if len(models) != 1:
             return counts  # nothing embedded, or mixed models awaiting `memtree reembed`
         model, dim, _n = models[0]
+        codes.warm(store)
         cursor = int(store.get_meta(CURSOR) or 0)
         rows = store.query("SELECT v.rowid, v.id, v.embedding, n.kind, n.source_uri, n.created_at FROM nodes_vec v "
                            "JOIN nodes n ON n.id = v.id WHERE v.rowid > ? AND n.status = 'live' "

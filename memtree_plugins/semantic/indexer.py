@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memtree_plugins.semantic import vectors
+from memtree_plugins.semantic import codes, vectors
 from memtree_plugins.semantic.embedding_text import TEXT_VERSION, TEXT_VERSION_KEY, embedding_text
 
 MAX_BATCHES = 8
@@ -76,5 +76,7 @@ class EmbeddingIndexer:
             counts["refused_mixed_model"] = 1
         else:
             note_reason(store, self.name, f"embedding with {e.name} ({e.model})")
+            if counts["embedded"]:
+                codes.warm(store)
         set_gauge(store, f"walker:{self.name}:backlog", vectors.backlog(store))
         return counts

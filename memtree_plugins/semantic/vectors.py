@@ -8,14 +8,20 @@ Layout (all created only when sqlite-vec loads; see ``Store.vector``):
 * one KNN index per (model, dim): ``nodes_vec_l2_<tag>`` (vec0, ``float[dim]``, unit-normalised vectors
   under L2, which ranks as cosine) and ``nodes_vec_bit_<tag>`` (vec0, ``bit[dim]``, for the binary
   pre-filter), keyed by ``nodes.rowid``.  vec0 needs a fixed dimension per table, hence one pair per
-  model.  Tables of the older layout (``nodes_vec_f_/_b_``, cosine metric) are rebuilt from ``nodes_vec``
-  on first use.  Rows whose ``nodes_vec`` entry is gone (the pruner deletes those) are filtered at query
-  time and swept by :func:`sweep_orphans`.
+  model (the bit table served an earlier pre-filter; the codes below replaced it).  Tables of the older
+  layout (``nodes_vec_f_/_b_``, cosine metric) are rebuilt from ``nodes_vec`` on first use.  Rows whose
+  ``nodes_vec`` entry is gone (the pruner deletes those) are filtered at query time and swept by
+  :func:`sweep_orphans`.
+* ``nodes_vec_codes`` (:mod:`.codes`): one sign-bit code per vector, kept by triggers on ``nodes_vec``;
+  a process holds them in RAM for the coarse pass of the default two-stage KNN.
 
-Why vec0 and not a scan of ``nodes_vec``: at 100k x 384 a vec0 KNN takes 30-42 ms here, a
-``vec_distance_cosine`` scan of the plain table 90-100 ms (eval/bench/semantic.py measures both).
-Filters by status/kind/path/time/parent apply after the vec0 pass, or — when they admit few nodes —
-instead of it (see :func:`knn`).
+How KNN runs (:func:`knn`): a filter that admits few nodes ranks them exactly; otherwise the two-stage
+search takes candidates from the binary codes and re-scores them exactly from ``nodes_vec`` (a few ms at
+100k, where the exact vec0 KNN takes 30-40 ms and a numpy matmul over the floats ~21 ms; recall@10 against
+exact search is 1.00 on real MiniLM chunks, ~0.97 on the pessimistic synthetic set; eval/bench/semantic.py
+measures both).  The exact vec0 KNN remains for ``exact=True`` and for filters that reject most candidates.
+Why vec0 and not a scan of ``nodes_vec`` for the exact path: at 100k x 384 a vec0 KNN takes 30-42 ms here,
+a ``vec_distance_cosine`` scan of the plain table 90-100 ms.
 
 A search whose embedder's (model, dim) differs from what the store holds raises :class:`ModelMismatch`,
 naming ``memtree reembed``.
@@ -31,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memtree_core.store.store import now_ms
+from memtree_plugins.semantic import codes
 
 if TYPE_CHECKING:
     from memtree_core.app import App
@@ -156,6 +163,9 @@ def ensure_index(store: Store, model: str, dim: int, *, create: bool = True) -> 
     require_vectors(store)
     ftab, btab = index_tables(model, dim)
     if store.get_meta(f"vec_index:{ftab}") is not None:
+        if not codes.present(store) and not _read_only(store):  # a store from before the codes: add them once
+            with store.tx() as c:
+                codes.ensure(store, c)
         return ftab, btab
     tag = _tag(model, dim)
     old = [(f"{f}{tag}", f"{b}{tag}") for f, b in LAYOUTS[1:] if store.get_meta(f"vec_index:{f}{tag}") is not None]
@@ -176,7 +186,14 @@ def ensure_index(store: Store, model: str, dim: int, *, create: bool = True) -> 
                 c.execute("DELETE FROM meta WHERE key = ?", (f"vec_index:{oftab}",))
         c.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
                   "value = excluded.value", (f"vec_index:{ftab}", f"{model}\0{dim}"))
+        codes.ensure(store, c)
     return ftab, btab
+
+
+def _read_only(store: Store) -> bool:
+    """A connection that cannot write (``memtree ui``'s): it searches without adding the codes."""
+    row = store.query_one("PRAGMA query_only")
+    return bool(row and row[0])
 
 
 def _insert_index_rows(c: Any, ftab: str, btab: str, rowid: int, unit_vec: Sequence[float]) -> None:
@@ -318,27 +335,37 @@ def backlog(store: Store) -> int:
 # -- KNN ----------------------------------------------------------------------------------------------
 WIDEN_MAX = 400  # vec0's top-k costs O(rows x k): beyond a few hundred, ranking the filter's nodes is cheaper
 # A filter admitting at most this many nodes is ranked directly (a few ms through the ``nodes`` indexes)
-# instead of after a vec0 pass over every vector (~30-40 ms at 100k here).
+# instead of after a pass over every vector (~30-40 ms at 100k here).
 SCAN_MAX = 2000
+# The two-stage search (see :mod:`.codes`): the COARSE nearest codes by Hamming distance are re-ranked by
+# the asymmetric score, and the best RESCORE of those (at least RESCORE_PER_HIT per result asked for) are
+# re-scored exactly from the float vectors.  On vectors fitted to real MiniLM ones at 100k (the hard case:
+# no cluster structure) recall against exact search is 0.976@10 and 0.958@20 (400 re-scored: 0.956 and
+# 0.920; 800: 0.990 and 0.975, at twice the re-score cost); on real MiniLM chunks 1.00.
+# eval/bench/semantic.py measures recall and latency.
+COARSE = 5000
+RESCORE = 600
+RESCORE_PER_HIT = 30
+# When the filter drops too many of the candidates, the re-score widens once to this many, then falls back
+# to the exact path.
+RESCORE_MAX = 4000
+TWO_STAGE = True  # False: every unselective search takes the exact vec0 path (for comparisons and tests)
 
 
 def knn(store: Store, vector: Sequence[float], model: str, dim: int, k: int, *,
         statuses: Sequence[str] = ("live",), kinds: Sequence[str] | None = None,
-        where: tuple[str, Sequence[Any]] | None = None, prefilter: int = 0,
-        selective: bool = False) -> list[tuple[str, float]]:
+        where: tuple[str, Sequence[Any]] | None = None, selective: bool = False,
+        exact: bool = False) -> list[tuple[str, float]]:
     """The ``k`` nearest nodes to ``vector`` as (node_id, cosine distance), nearest first.
 
     Only nodes in ``statuses`` (and ``kinds``) count — or, given ``where`` (a SQL fragment over ``nodes n``
     and its parameters), the nodes it admits.  A filter that admits at most ``SCAN_MAX`` nodes (a bounded
     count decides) or ``selective=True`` has its nodes ranked exactly through the ``nodes`` indexes, so the
-    cost follows the filter's size.  Otherwise the vec0 index ranks all vectors and the filter is applied
-    to its nearest few; when too few pass, it widens once or falls back to ranking the filter's nodes.
-    Results are exact either way, except with ``prefilter``.
-
-    ``prefilter=N`` takes the N nearest by Hamming distance over the binary-quantized vectors and re-ranks
-    only those by exact cosine.  Approximate, and off by default: at 100k it is not fast at a useful N,
-    because sqlite-vec's top-k costs O(rows x N) (N=100: 20 ms, recall@10 0.53; N=400: 57 ms, 0.79 — on
-    vectors fitted to real MiniLM ones; exact: 32 ms).  eval/bench/semantic.py measures both.
+    cost follows the filter's size.  Otherwise the two-stage search ranks candidates from the binary codes
+    in RAM and re-scores them exactly (approximate: recall@10 against exact search is measured in
+    eval/bench/semantic.py; every distance returned is exact).  When the filter passes too few of them,
+    or with ``exact=True``, the vec0 index ranks all vectors and the filter is applied to its nearest few;
+    when too few pass, it widens once or falls back to ranking the filter's nodes.
     """
     require_vectors(store)
     check_model(store, model, dim)
@@ -347,7 +374,7 @@ def knn(store: Store, vector: Sequence[float], model: str, dim: int, k: int, *,
     tables = ensure_index(store, model, dim, create=False)
     if tables is None:
         return []
-    ftab, btab = tables
+    ftab, _btab = tables
     raw, blob = pack(vector), pack(unit(vector))
     want = max(1, k)
     if where is None:
@@ -360,23 +387,16 @@ def knn(store: Store, vector: Sequence[float], model: str, dim: int, k: int, *,
     # the pruner deletes their vectors, this covers the time until it has.
     cond, cond_params = f"({where[0] or '1'}) AND n.status != 'pruned'", list(where[1])
     with store.lock:
-        if not selective and not prefilter:
+        if not selective:
             probe = store.query_one(f"SELECT count(*) FROM (SELECT 1 FROM nodes n WHERE {cond} LIMIT ?)",
                                     [*cond_params, SCAN_MAX + 1])
             selective = int(probe[0]) <= SCAN_MAX if probe else False
         if selective:
             return _ranked_scan(store, raw, cond, cond_params, model, dim, want)
-        if prefilter:
-            cand = [r for (r,) in store.query(
-                f"SELECT rowid FROM {btab} WHERE embedding MATCH vec_quantize_binary(?) AND k = ?",
-                (blob, max(prefilter, want)))]
-            # Re-rank from nodes_vec: a rowid IN (...) lookup on the vec0 table scans it whole.
-            rows = store.query(
-                f"SELECT n.id, vec_distance_cosine(v.embedding, ?) AS d FROM nodes n "
-                f"JOIN nodes_vec v ON v.id = n.id "
-                f"WHERE n.rowid IN ({','.join('?' * len(cand)) or 'NULL'}) AND ({cond}) ORDER BY d LIMIT ?",
-                [raw, *cand, *cond_params, want])
-            return [(i, float(d)) for i, d in rows]
+        if TWO_STAGE and not exact and codes.usable()[0]:
+            found = _two_stage(store, raw, blob, vector, cond, cond_params, want)
+            if found is not None:
+                return found
         total = int((store.query_one("SELECT count(*) FROM nodes_vec") or (0,))[0])
         fetch = min(max(want * 2, want + 8), max(total, 1))
         while True:
@@ -394,6 +414,38 @@ def knn(store: Store, vector: Sequence[float], model: str, dim: int, k: int, *,
             if need > WIDEN_MAX or fetch >= min(total, WIDEN_MAX):
                 return _ranked_scan(store, raw, cond, cond_params, model, dim, want)
             fetch = min(need, total)
+
+
+def _two_stage(store: Store, raw: bytes, blob: bytes, vector: Sequence[float], cond: str,
+               cond_params: list[Any], want: int) -> list[tuple[str, float]] | None:
+    """Candidates from the binary codes, re-scored exactly; None when the filter passed too few of them
+    (the caller then takes the exact path)."""
+    import numpy as np
+
+    if not codes.present(store):  # a store from before the codes, opened read-only: exact search
+        return None
+    cache = codes.cache(store)
+    total = len(cache)
+    if total == 0:
+        return None
+    qcode = store.query_one("SELECT vec_quantize_binary(?)", (blob,))[0]  # type: ignore[index]
+    query = np.frombuffer(blob, dtype=np.float32)
+    n = max(RESCORE, want * RESCORE_PER_HIT)
+    while True:
+        cand = cache.nearest(qcode, query, max(COARSE, n), n)
+        # CROSS JOIN keeps SQLite on the candidates' rowids: with the filter's columns indexed it would
+        # otherwise walk every node the filter admits and test each against the list.
+        rows = store.query(
+            f"SELECT n.id, vec_distance_cosine(v.embedding, ?) AS d FROM json_each(?) j "
+            f"CROSS JOIN nodes n ON n.rowid = j.value CROSS JOIN nodes_vec v ON v.id = n.id "
+            f"WHERE {cond} ORDER BY d LIMIT ?",
+            [raw, "[" + ",".join(map(str, cand.tolist())) + "]", *cond_params, want])
+        if len(rows) >= want or len(cand) >= total:
+            return [(i, float(d)) for i, d in rows]
+        if n >= RESCORE_MAX:
+            return None
+        # widen in proportion to the pass rate seen, within RESCORE_MAX
+        n = min(RESCORE_MAX, max(n * 2, n * want * 2 // max(1, len(rows))))
 
 
 def _ranked_scan(store: Store, raw: bytes, cond: str, cond_params: list[Any], model: str, dim: int,
@@ -425,9 +477,8 @@ def embed_query(app: App, text: str) -> tuple[Embedder, list[float]]:
 
 def semantic_search(app: App, text: str, limit: int, *, kinds: Sequence[str] | None = None,
                     statuses: Sequence[str] = ("live",), where: tuple[str, Sequence[Any]] | None = None,
-                    prefilter: int = 0) -> list[tuple[str, float]]:
+                    ) -> list[tuple[str, float]]:
     """(node_id, similarity = 1 - cosine distance), best first.  Raises :class:`SemanticUnavailable`."""
     e, vec = embed_query(app, text)
-    hits = knn(app.store, vec, e.model, len(vec), limit, statuses=statuses, kinds=kinds, where=where,
-               prefilter=prefilter)
+    hits = knn(app.store, vec, e.model, len(vec), limit, statuses=statuses, kinds=kinds, where=where)
     return [(i, 1.0 - d) for i, d in hits]
