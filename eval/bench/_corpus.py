@@ -25,7 +25,7 @@ if str(REPO) not in sys.path:
 
 from memtree_core.store import Store  # noqa: E402
 
-CACHE = Path(os.environ.get("MEMTREE_BENCH_CACHE", Path(tempfile.gettempdir()) / "memtree-bench"))
+CACHE = Path(os.environ.get("BENCH_STORES_DIR", Path(tempfile.gettempdir()) / "memtree-bench"))
 KIND_WEIGHTS = (("file_chunk", 55), ("tool_output", 30), ("note", 5), ("observation", 5), ("summary", 5))
 LEVELS = ("DEBUG", "INFO", "INFO", "INFO", "WARNING", "ERROR")
 LOG_VERBS = ("connected to", "retrying", "timeout waiting for", "loaded", "wrote", "skipped", "failed to parse",

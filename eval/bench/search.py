@@ -42,9 +42,7 @@ def open_app(db: Path):
     os.environ["MEMTREE_LOAD_PLUGINS"] = ""
     from memtree_core.app import App
 
-    # (the cache's own variable is no settings key: App.open would refuse it)
-    env = {k: v for k, v in os.environ.items() if k != "MEMTREE_BENCH_CACHE"}
-    app = App.open(tempfile.mkdtemp(prefix="memtree-bench-proj-"), environ=env)
+    app = App.open(tempfile.mkdtemp(prefix="memtree-bench-proj-"))
     app._store = Store.open(db, vectors=False)  # the benchmark's store instead of the project's
     return app
 

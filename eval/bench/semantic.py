@@ -39,7 +39,7 @@ from memtree_core.store import Store  # noqa: E402
 from memtree_plugins.semantic import codes, vectors  # noqa: E402
 
 MODEL, DIM = "bench-model", 384
-CACHE = Path(os.environ.get("MEMTREE_BENCH_CACHE", Path(tempfile.gettempdir()) / "memtree-bench"))
+CACHE = Path(os.environ.get("BENCH_STORES_DIR", Path(tempfile.gettempdir()) / "memtree-bench"))
 RARE_KIND_EVERY = 100  # every 100th node is a 'summary': the selective-filter case (1% of nodes)
 
 
