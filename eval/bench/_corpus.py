@@ -4,7 +4,7 @@ Content is real text: consecutive lines of Python source, docstrings and docs ta
 packages (code identifiers, comments, prose), mixed with synthetic log lines (timestamps, levels, hex ids,
 paths).  Word frequencies in such text follow a Zipf-like law on their own, so the store has very rare,
 medium and very common terms, as a real one does.  Rows are bulk-inserted in one transaction through the
-real schema (the FTS triggers index them).  Stores are cached under ``$TMPDIR/memtree-bench/<size>/`` so a
+real schema (the FTS triggers index them).  Stores are cached under ``$TMPDIR/memtree-bench/<size>/`` (or ``$BENCH_STORES_DIR/<size>/``) so a
 re-run is fast; delete that directory to rebuild.
 """
 
