@@ -17,7 +17,7 @@ from typing import Any
 SYMBOL_WEIGHT = 12.0
 DEFINITION_KINDS = frozenset({
     "function", "method", "class", "interface", "type", "struct", "enum", "union", "trait", "impl",
-    "module", "namespace", "record", "macro",
+    "module", "namespace", "record", "macro", "constant", "variable",
 })
 _MAX_MEMBERS = 40
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")

@@ -18,6 +18,7 @@ A grammar whose wheel is missing is simply not matched, so those files keep 200-
 from __future__ import annotations
 
 import importlib
+import re
 import threading
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -147,12 +148,25 @@ def availability() -> dict[str, str | None]:
             for lang in GRAMMARS}
 
 
-def language_of(path: str) -> str | None:
+def language_of(path: str, text: str | None = None) -> str | None:
+    """The grammar for ``path``; a ``.h`` header whose ``text`` reads as C++ is C++ (gtest, Qt, pybind11 and
+    most C++ libraries name their headers ``.h``, and the C grammar cannot see their classes)."""
     low = path.lower()
     for lang, g in GRAMMARS.items():
         if low.endswith(g.suffixes):
+            if lang == "c" and low.endswith(".h") and text is not None and _CPP_HEADER.search(text):
+                return "cpp"
             return lang
     return None
+
+
+# Constructs only C++ has, at the start of a line: a namespace, a template, an access label, a class with
+# a body or a base list, ``using``.  (``extern "C"`` guards and ``#ifdef __cplusplus`` say nothing: C
+# headers carry them to be usable from C++.)
+_CPP_HEADER = re.compile(
+    r"^[ \t]*(?:namespace(?:[ \t]+[A-Za-z_][\w:]*)?[ \t]*\{|template[ \t]*<|(?:public|private|protected)[ \t]*:"
+    r"|class[ \t]+[A-Za-z_]\w*(?:[ \t]+[A-Za-z_]\w*)*[ \t]*(?:final[ \t]*)?[:{]|using[ \t]+namespace[ \t]"
+    r"|using[ \t]+[A-Za-z_]\w*[ \t]*=)", re.MULTILINE)
 
 
 # -- reading definitions out of the tree ---------------------------------------------------------------
@@ -245,6 +259,23 @@ def _assigned_def(node: Any) -> tuple[Any, str, str] | None:
     return None
 
 
+def _exported_value(node: Any) -> _Def | None:
+    """JS/TS: ``export const EMPTY = new Observable(…)``: a module's exported value is a name developers
+    look up like a function's (``asyncScheduler``, ``config``); one declarator, else it stays statements."""
+    if node.type != "export_statement":
+        return None
+    decl = next((c for c in node.named_children if c.type in ("lexical_declaration", "variable_declaration")),
+                None)
+    if decl is None:
+        return None
+    decls = [c for c in decl.named_children if c.type == "variable_declarator"]
+    name = decls[0].child_by_field_name("name") if len(decls) == 1 else None
+    if name is None or name.type != "identifier":
+        return None
+    kind = "constant" if decl.children and decl.children[0].type == "const" else "variable"
+    return _Def(decl, node, kind, _text(name))
+
+
 def _flatten(children: list[Any], depth: int = 0) -> list[Any]:
     out: list[Any] = []
     for c in children:
@@ -271,7 +302,7 @@ class _Reader:
             inner = next((c for c in node.named_children if c.type in g.defs or c.type in g.wrappers
                           or _assigned_def(c) is not None), None)
             if inner is None:
-                return None
+                return _exported_value(node)
             node = inner
         if node.type in ("declaration", "field_declaration"):
             return None  # a C++ wrapper without a definition inside (a plain declaration)
@@ -361,7 +392,7 @@ class _Reader:
                 out.append(_Piece(a, min(a + self.max_lines - 1, end), kind, symbol, outline, parent=parent))
             run = []
 
-        for child in _flatten(children) if top else children:
+        for child in _flatten(children):
             if not child.is_named:
                 continue
             if child.type == "comment":
@@ -479,7 +510,9 @@ class TreeSitterChunker:
         lines = split_lines(text)
         if not lines:
             return []
-        lang = language_of(path)
+        lang = language_of(path, text)
+        if lang == "cpp" and _language(lang) is None:
+            lang = "c"  # a C++ header, without the C++ grammar: the C one still finds its functions
         if lang is None or _language(lang) is None:
             raise ValueError(f"no tree-sitter grammar for {path}")
         tree = self._parser(lang).parse(text.encode("utf-8", "surrogatepass"))
