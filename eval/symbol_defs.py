@@ -81,10 +81,12 @@ java_defs = _by_line([
 ], frozenset({"if", "for", "while", "switch", "catch", "return", "new", "synchronized"}))
 
 _C_KEYWORDS = frozenset({"if", "for", "while", "switch", "return", "sizeof", "else", "do", "case", "typedef",
-                         "defined", "static_assert", "decltype", "alignof", "operator"})
-# A function header starts at column 0 (return type, possibly on the line before), names the function
-# (``Class::method`` in C++), opens its arguments; it is a definition when ``{`` comes before any ``;``.
-_C_HEAD = re.compile(r"^(?![#\s}/*])(?:[\w\s\*&<>:,~]*?[\s\*&])?(?:[A-Za-z_]\w*::)*(?P<name>~?[A-Za-z_]\w*)\s*\(")
+                         "defined", "static_assert", "decltype", "alignof", "operator", "catch", "throw", "new", "delete",
+                         "noexcept", "alignas", "__attribute__"})
+# A function header (return type, possibly on the line before) names the function (``Class::method`` in
+# C++; a destructor is looked up by its class), opens its arguments; it is a definition when ``{`` comes
+# before any ``;``.  Indented ones too: a method defined in its class body.
+_C_HEAD = re.compile(r"^[ \t]*(?![\s#}/*:])(?:[\w\s\*&<>:,]*?[\s\*&])?(?:[A-Za-z_]\w*::)*(?P<name>[A-Za-z_]\w*)\s*\(")
 _C_TAG = re.compile(r"^\s*(?:typedef\s+)?(?:struct|union|enum|class)\s+(?:\w+\s+)*?(?P<name>[A-Za-z_]\w*)\s*"
                     r"(?:final\s*)?(?::[^;{]*)?\{?\s*$")
 _C_TYPEDEF_END = re.compile(r"^\}\s*(?P<name>[A-Za-z_]\w*)\s*;")
@@ -103,14 +105,30 @@ def _body_follows(lines: list[str], i: int) -> bool:
     return False
 
 
+_C_COMMENT_OR_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|/\*.*?\*/|//[^\n]*', re.DOTALL)
+_INIT_LIST_ITEM = re.compile(r"\)\s*,\s*$")  # ``  member_(0),`` in a constructor's initialiser list
+
+
+def _without_comments(text: str) -> str:
+    """Comments blanked out (their newlines kept, so line numbers stay); strings kept."""
+    return _C_COMMENT_OR_STRING.sub(
+        lambda m: m.group(0) if m.group(0)[0] in "\"'" else re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
 def c_defs(text: str) -> list[tuple[str, int]]:
-    lines = text.splitlines()
+    lines = _without_comments(text).splitlines()
     out = []
+    prev = ""
     for i, line in enumerate(lines):
+        after_comma = prev.endswith((",", ":")) and not prev.endswith("::")
+        if line.strip():
+            prev = line.rstrip()
         for rx in (_C_HEAD, _C_TAG, _C_TYPEDEF_END, _CPP_NAMESPACE):
             m = rx.match(line)
-            if not m or m.group("name").lstrip("~") in _C_KEYWORDS or m.group("name").isupper():
-                continue  # ALL_CAPS( at column 0 is a macro call
+            if not m or m.group("name") in _C_KEYWORDS or m.group("name").isupper():
+                continue  # ALL_CAPS( is a macro call
+            if rx is _C_HEAD and line[:1].isspace() and (after_comma or _INIT_LIST_ITEM.search(line)):
+                continue  # a continuation: an argument, a member initialiser
             if rx is _C_TYPEDEF_END or rx is _CPP_NAMESPACE or _body_follows(lines, i):
                 out.append((m.group("name"), i + 1))
                 break

@@ -480,6 +480,17 @@ def _tile(pieces: list[_Piece], lo: int, hi: int) -> list[_Piece]:
     return merged
 
 
+# ``class GTEST_API_ Foo : public Bar {``, ``struct Q_CORE_EXPORT Foo {``: an export/visibility macro between the
+# keyword and the name makes the grammar misread the class as a function and lose the rest of the file.
+_EXPORT_MACRO = re.compile(r"\b(?:class|struct|union)[ \t]+(?:alignas\([^)]*\)[ \t]*)?([A-Z][A-Z0-9]*_[A-Z0-9_]*)"
+                           r"(?=[ \t]+[A-Za-z_]\w*(?:[ \t]+final)?[ \t]*(?:[:{]|\n|$))", re.MULTILINE)
+
+
+def _blank_export_macros(text: str) -> str:
+    """The text with such macros turned into spaces (same length, so every line and column stays put)."""
+    return _EXPORT_MACRO.sub(lambda m: m.group(0)[: m.start(1) - m.start(0)] + " " * len(m.group(1)), text)
+
+
 class TreeSitterChunker:
     """One chunk per definition for the languages whose grammar wheel is installed."""
 
@@ -515,7 +526,8 @@ class TreeSitterChunker:
             lang = "c"  # a C++ header, without the C++ grammar: the C one still finds its functions
         if lang is None or _language(lang) is None:
             raise ValueError(f"no tree-sitter grammar for {path}")
-        tree = self._parser(lang).parse(text.encode("utf-8", "surrogatepass"))
+        source = _blank_export_macros(text) if lang in ("c", "cpp") else text
+        tree = self._parser(lang).parse(source.encode("utf-8", "surrogatepass"))
         reader = _Reader(lang, lines, self.class_split_lines, self.max_lines)
         pieces = reader.pieces(list(tree.root_node.children), "", None, 0, top=True)
         if not pieces:
