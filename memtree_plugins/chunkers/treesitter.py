@@ -187,8 +187,9 @@ def _declarator_name(node: Any) -> Any | None:
         if node.type in _NAME_TYPES:
             return node
         nxt = node.child_by_field_name("declarator")
-        if nxt is None:
-            nxt = next((c for c in node.named_children if c.type in _NAME_TYPES), None)
+        if nxt is None:  # ``T& f()``: a reference_declarator holds its declarator without the field name
+            nxt = next((c for c in node.named_children if c.type in _NAME_TYPES
+                        or c.type.endswith("_declarator")), None)
         node, seen = nxt, seen + 1
     return None
 
@@ -480,15 +481,25 @@ def _tile(pieces: list[_Piece], lo: int, hi: int) -> list[_Piece]:
     return merged
 
 
-# ``class GTEST_API_ Foo : public Bar {``, ``struct Q_CORE_EXPORT Foo {``: an export/visibility macro between the
-# keyword and the name makes the grammar misread the class as a function and lose the rest of the file.
+# Annotation macros the grammar cannot know, which make it misread a definition and lose what follows:
+# an export macro between ``class``/``struct`` and the name (``class GTEST_API_ Foo : public Bar {``), and
+# a thread-safety or attribute macro after a function's arguments (``void f() const LOCKS_EXCLUDED(mu) {``,
+# read as a function named LOCKS_EXCLUDED).  Only ALL_CAPS names with an underscore, where no C++ can stand.
 _EXPORT_MACRO = re.compile(r"\b(?:class|struct|union)[ \t]+(?:alignas\([^)]*\)[ \t]*)?([A-Z][A-Z0-9]*_[A-Z0-9_]*)"
                            r"(?=[ \t]+[A-Za-z_]\w*(?:[ \t]+final)?[ \t]*(?:[:{]|\n|$))", re.MULTILINE)
+_TRAILING_MACRO = re.compile(r"(?<=\))((?:\s*(?:const|override|final|noexcept|volatile|&&?)\b)*\s*)"
+                             r"([A-Z][A-Z0-9]*_[A-Z0-9_]*(?:\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?)"
+                             r"(?=[ \t]*(?:[{;:]|override\b|final\b|$|[A-Z][A-Z0-9]*_))", re.MULTILINE)
 
 
-def _blank_export_macros(text: str) -> str:
+def _blank_macros(text: str) -> str:
     """The text with such macros turned into spaces (same length, so every line and column stays put)."""
-    return _EXPORT_MACRO.sub(lambda m: m.group(0)[: m.start(1) - m.start(0)] + " " * len(m.group(1)), text)
+    def blank(m: re.Match[str], group: int) -> str:
+        a, b = m.start(group) - m.start(0), m.end(group) - m.start(0)
+        return m.group(0)[:a] + re.sub(r"[^\n]", " ", m.group(group)) + m.group(0)[b:]
+
+    text = _EXPORT_MACRO.sub(lambda m: blank(m, 1), text)
+    return _TRAILING_MACRO.sub(lambda m: blank(m, 2), text)
 
 
 class TreeSitterChunker:
@@ -526,7 +537,7 @@ class TreeSitterChunker:
             lang = "c"  # a C++ header, without the C++ grammar: the C one still finds its functions
         if lang is None or _language(lang) is None:
             raise ValueError(f"no tree-sitter grammar for {path}")
-        source = _blank_export_macros(text) if lang in ("c", "cpp") else text
+        source = _blank_macros(text) if lang in ("c", "cpp") else text
         tree = self._parser(lang).parse(source.encode("utf-8", "surrogatepass"))
         reader = _Reader(lang, lines, self.class_split_lines, self.max_lines)
         pieces = reader.pieces(list(tree.root_node.children), "", None, 0, top=True)
