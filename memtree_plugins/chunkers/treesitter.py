@@ -94,9 +94,10 @@ _BODY_TYPES = frozenset({"class_body", "declaration_list", "field_declaration_li
                          "interface_body", "enum_body", "statement_block", "object_type", "annotation_type_body",
                          "enum_body_declarations"})
 # Wrappers around many definitions (include guards, ``#ifdef`` blocks, ``extern "C" { }``): their insides
-# are chunked as if they stood at this level, else a whole header would be one chunk.
+# are chunked as if they stood at this level, else a whole header would be one chunk.  So is a region the
+# grammar could not parse (a macro it cannot expand): the whole definitions it still holds keep their chunks.
 _TRANSPARENT = frozenset({"preproc_ifdef", "preproc_if", "preproc_else", "preproc_elif", "preproc_elifdef",
-                          "linkage_specification", "declaration_list"})
+                          "linkage_specification", "declaration_list", "ERROR"})
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 _CLASS_VALUES = frozenset({"class", "class_expression"})
 _NAME_TYPES = frozenset({"identifier", "field_identifier", "type_identifier", "property_identifier",
@@ -492,14 +493,28 @@ _TRAILING_MACRO = re.compile(r"(?<=\))((?:\s*(?:const|override|final|noexcept|vo
                              r"(?=[ \t]*(?:[{;:]|override\b|final\b|$|[A-Z][A-Z0-9]*_))", re.MULTILINE)
 
 
-def _blank_macros(text: str) -> str:
-    """The text with such macros turned into spaces (same length, so every line and column stays put)."""
-    def blank(m: re.Match[str], group: int) -> str:
-        a, b = m.start(group) - m.start(0), m.end(group) - m.start(0)
-        return m.group(0)[:a] + re.sub(r"[^\n]", " ", m.group(group)) + m.group(0)[b:]
+# The C header idiom ``#ifdef __cplusplus / extern "C" { / #endif`` ... ``#ifdef __cplusplus / } / #endif``
+# opens a brace in one #if block and closes it in another; the grammar, which sees both branches, finds
+# the brace unbalanced and turns the whole header into one error.  Blanked, the header parses as C does.
+_EXTERN_C_OPEN = re.compile(r'^[ \t]*#[ \t]*if[^\n]*__cplusplus[^\n]*\n(?:[ \t]*(?:extern[ \t]+"C"[ \t]*)?\{?[ \t]*'
+                            r'(?://[^\n]*|/\*[^\n]*\*/)?[ \t]*\n){1,2}[ \t]*#[ \t]*endif[^\n]*$', re.MULTILINE)
+_EXTERN_C_CLOSE = re.compile(r"^[ \t]*#[ \t]*if[^\n]*__cplusplus[^\n]*\n[ \t]*\}[^\n]*\n[ \t]*#[ \t]*endif[^\n]*$",
+                             re.MULTILINE)
 
-    text = _EXPORT_MACRO.sub(lambda m: blank(m, 1), text)
-    return _TRAILING_MACRO.sub(lambda m: blank(m, 2), text)
+
+def _blank(m: re.Match[str], group: int = 0) -> str:
+    """``m``'s text with ``group`` turned into spaces (same length, so every line and column stays put)."""
+    a, b = m.start(group) - m.start(0), m.end(group) - m.start(0)
+    return m.group(0)[:a] + re.sub(r"[^\n]", " ", m.group(group)) + m.group(0)[b:]
+
+
+def _blank_macros(text: str) -> str:
+    """The C/C++ text with the constructs above blanked out."""
+    text = _EXPORT_MACRO.sub(lambda m: _blank(m, 1), text)
+    text = _TRAILING_MACRO.sub(lambda m: _blank(m, 2), text)
+    if "__cplusplus" in text:
+        text = _EXTERN_C_CLOSE.sub(_blank, _EXTERN_C_OPEN.sub(_blank, text))
+    return text
 
 
 class TreeSitterChunker:
