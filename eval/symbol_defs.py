@@ -90,6 +90,7 @@ _C_HEAD = re.compile(r"^[ \t]*(?![\s#}/*:])(?:[\w\s\*&<>:,]*?[\s\*&])?(?:[A-Za-z
 _C_TAG = re.compile(r"^\s*(?:typedef\s+)?(?:struct|union|enum|class)\s+(?:\w+\s+)*?(?P<name>[A-Za-z_]\w*)\s*"
                     r"(?:final\s*)?(?::[^;{]*)?\{?\s*$")
 _C_TYPEDEF_END = re.compile(r"^\}\s*(?P<name>[A-Za-z_]\w*)\s*;")
+_C_TYPEDEF_START = re.compile(r"^typedef\s+(?:struct|union|enum)\b[^;]*$")
 _CPP_NAMESPACE = re.compile(r"^\s*namespace\s+(?P<name>[A-Za-z_]\w*)\s*\{")
 
 
@@ -119,7 +120,10 @@ def c_defs(text: str) -> list[tuple[str, int]]:
     lines = _without_comments(text).splitlines()
     out = []
     prev = ""
+    in_typedef = False  # ``} Name;`` names a type only after ``typedef struct {``, else it is a variable
     for i, line in enumerate(lines):
+        if _C_TYPEDEF_START.match(line):
+            in_typedef = True
         after_comma = prev.endswith((",", ":")) and not prev.endswith("::")
         if line.strip():
             prev = line.rstrip()
@@ -129,9 +133,13 @@ def c_defs(text: str) -> list[tuple[str, int]]:
                 continue  # ALL_CAPS( is a macro call
             if rx is _C_HEAD and line[:1].isspace() and (after_comma or _INIT_LIST_ITEM.search(line)):
                 continue  # a continuation: an argument, a member initialiser
+            if rx is _C_TYPEDEF_END and not in_typedef:
+                continue
             if rx is _C_TYPEDEF_END or rx is _CPP_NAMESPACE or _body_follows(lines, i):
                 out.append((m.group("name"), i + 1))
                 break
+        if line.startswith("}"):
+            in_typedef = False
     return out
 
 

@@ -281,8 +281,14 @@ def _exported_value(node: Any) -> _Def | None:
 def _flatten(children: list[Any], depth: int = 0) -> list[Any]:
     out: list[Any] = []
     for c in children:
-        if c.type in _TRANSPARENT and depth < 8:
+        if depth >= 8:
+            out.append(c)
+        elif c.type in _TRANSPARENT:
             out += _flatten(list(c.children), depth + 1)
+        elif c.type == "namespace_definition" and c.child_by_field_name("name") is None:
+            # C++ ``namespace { … }`` names nothing a developer types: its definitions stand at this level
+            body = c.child_by_field_name("body")
+            out += _flatten(list(body.children), depth + 1) if body is not None else [c]
         else:
             out.append(c)
     return out
@@ -493,15 +499,6 @@ _TRAILING_MACRO = re.compile(r"(?<=\))((?:\s*(?:const|override|final|noexcept|vo
                              r"(?=[ \t]*(?:[{;:]|override\b|final\b|$|[A-Z][A-Z0-9]*_))", re.MULTILINE)
 
 
-# The C header idiom ``#ifdef __cplusplus / extern "C" { / #endif`` ... ``#ifdef __cplusplus / } / #endif``
-# opens a brace in one #if block and closes it in another; the grammar, which sees both branches, finds
-# the brace unbalanced and turns the whole header into one error.  Blanked, the header parses as C does.
-_EXTERN_C_OPEN = re.compile(r'^[ \t]*#[ \t]*if[^\n]*__cplusplus[^\n]*\n(?:[ \t]*(?:extern[ \t]+"C"[ \t]*)?\{?[ \t]*'
-                            r'(?://[^\n]*|/\*[^\n]*\*/)?[ \t]*\n){1,2}[ \t]*#[ \t]*endif[^\n]*$', re.MULTILINE)
-_EXTERN_C_CLOSE = re.compile(r"^[ \t]*#[ \t]*if[^\n]*__cplusplus[^\n]*\n[ \t]*\}[^\n]*\n[ \t]*#[ \t]*endif[^\n]*$",
-                             re.MULTILINE)
-
-
 def _blank(m: re.Match[str], group: int = 0) -> str:
     """``m``'s text with ``group`` turned into spaces (same length, so every line and column stays put)."""
     a, b = m.start(group) - m.start(0), m.end(group) - m.start(0)
@@ -511,10 +508,7 @@ def _blank(m: re.Match[str], group: int = 0) -> str:
 def _blank_macros(text: str) -> str:
     """The C/C++ text with the constructs above blanked out."""
     text = _EXPORT_MACRO.sub(lambda m: _blank(m, 1), text)
-    text = _TRAILING_MACRO.sub(lambda m: _blank(m, 2), text)
-    if "__cplusplus" in text:
-        text = _EXTERN_C_CLOSE.sub(_blank, _EXTERN_C_OPEN.sub(_blank, text))
-    return text
+    return _TRAILING_MACRO.sub(lambda m: _blank(m, 2), text)
 
 
 class TreeSitterChunker:

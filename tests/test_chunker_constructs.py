@@ -1,0 +1,201 @@
+"""Definitions the tree-sitter grammars misread in real libraries, one construct per test: each snippet goes
+through the real chunker, and through ``read`` into a real store, where a search for the bare name must put
+the definition first."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from helpers.chunks import assert_tiles
+
+from memtree_plugins.chunkers.treesitter import TreeSitterChunker, language_of
+from memtree_plugins.retrieval.search import search
+from memtree_plugins.wrappers.read import read
+
+pytest.importorskip("tree_sitter")
+
+
+def chunks_of(path: str, text: str) -> dict[str, tuple[str, int, int]]:
+    """symbol -> (kind, first line, last line), the tiling checked; every container is split into its
+    members, as a long one is, so each definition shows."""
+    chunks = TreeSitterChunker(class_split_lines=1).chunk(path, text)
+    assert_tiles(chunks, text)
+    out: dict[str, tuple[str, int, int]] = {}
+    for c in chunks:
+        if c.symbol:  # a class's header chunk comes before the fields between its methods
+            out.setdefault(c.symbol, (c.kind, c.start_line, c.end_line))
+    return out
+
+
+def first_hit_holds(app, project: Path, name: str, text: str, query: str, line_text: str) -> None:
+    """``text`` read as ``name`` beside a file that only uses ``query``: the first hit holds ``line_text``."""
+    (project / name).write_text(text)
+    (project / "uses.txt").write_text(f"{query} is used here; {query}, {query} and {query} again.\n")
+    for f in (name, "uses.txt"):
+        read(app, str(project / f))
+    hits = search(app, query, mode="keyword", limit=3).hits
+    assert hits, query
+    first = app.store.get_node(hits[0].id)
+    assert first.source_uri.startswith((project / name).as_uri()), [h.source_uri for h in hits]
+    assert line_text in first.content, first.content
+
+
+CPP_HEADER = """\
+    #pragma once
+    #include <string>
+
+    namespace widgets {
+
+    // Draws itself.
+    class WIDGETS_API Widget : public Base {
+     public:
+      explicit Widget(int w) : width_(w) {}
+      int width() const { return width_; }
+
+     private:
+      int width_;
+    };
+
+    int area(const Widget& w);
+
+    }  // namespace widgets
+    """
+
+
+def test_a_dot_h_header_that_reads_as_cpp_is_chunked_with_the_cpp_grammar() -> None:
+    text = textwrap.dedent(CPP_HEADER)
+    assert language_of("include/widget.h", text) == "cpp"
+    assert language_of("include/crc.h", "int crc(int v);\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n") == "c"
+    assert language_of("include/widget.h") == "c"  # no text to look at: the suffix decides
+    got = chunks_of("include/widget.h", text)
+    assert got["widgets.Widget"][0] == "class", got
+
+
+def test_an_export_macro_between_class_and_its_name_keeps_the_class_and_what_follows(app, project) -> None:
+    text = textwrap.dedent(CPP_HEADER).replace("int area(const Widget& w);", "int area(const Widget& w) {\n"
+                                                                          "  return w.width();\n}")
+    got = chunks_of("widget.hpp", text)
+    assert got["widgets.Widget"][:2] == ("class", 6), got  # the comment above belongs to it
+    assert "widgets.area" in got, got  # the rest of the file was not lost
+    first_hit_holds(app, project, "widget.hpp", text, "Widget", "class WIDGETS_API Widget")
+
+
+def test_a_trailing_annotation_macro_does_not_rename_the_function(app, project) -> None:
+    text = textwrap.dedent("""\
+        class Queue {
+         public:
+          bool is_empty() const LOCKS_EXCLUDED(mu_) {
+            return items_.empty();
+          }
+          void Flush()
+              EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+            items_.clear();
+          }
+        };
+        """)
+    whole = TreeSitterChunker().chunk("queue.cc", text)  # a small class: one chunk listing its members
+    assert [(c.symbol, c.members) for c in whole] == [("Queue", ("Queue.is_empty", "Queue.Flush"))]
+    split = TreeSitterChunker(class_split_lines=1).chunk("queue.cc", text)
+    assert_tiles(split, text)
+    assert [c.symbol for c in split] == ["Queue", "Queue.is_empty", "Queue.Flush"]
+    first_hit_holds(app, project, "queue.cc", text, "is_empty", "bool is_empty() const")
+
+
+def test_a_function_returning_a_reference_is_a_definition(app, project) -> None:
+    text = textwrap.dedent("""\
+        namespace util {
+        template <typename T>
+        inline const T& AsConst(const T& x) {
+          return x;
+        }
+        }  // namespace util
+        """)
+    got = chunks_of("util.h", text)
+    assert "util.AsConst" in got, got
+    first_hit_holds(app, project, "util.h", text, "AsConst", "inline const T& AsConst")
+
+
+def test_definitions_in_an_if_block_inside_a_namespace_and_in_an_anonymous_namespace(app, project) -> None:
+    text = textwrap.dedent("""\
+        namespace port {
+        #if defined(_WIN32)
+        int OpenPipe(const char* name) {
+          return win_open(name);
+        }
+        #else
+        int OpenPipe(const char* name) {
+          return posix_open(name);
+        }
+        #endif
+        }  // namespace port
+
+        namespace {
+        class LineReader {
+         public:
+          int Next() { return 0; }
+        };
+        }  // namespace
+        """)
+    got = chunks_of("port.cc", text)
+    assert got["port.OpenPipe"][0] in ("function", "method"), got
+    assert got["LineReader"][0] == "class", got  # no enclosing name to carry
+    first_hit_holds(app, project, "port.cc", text, "LineReader", "class LineReader")
+
+
+def test_definitions_around_a_region_the_grammar_cannot_parse_keep_their_chunks() -> None:
+    # A C-named header with C++ references after its extern "C" block: the C grammar turns the whole file
+    # into one error region, whose complete definitions are still definitions.
+    text = textwrap.dedent("""\
+        #ifndef PYJP_H
+        #define PYJP_H
+        #ifdef __cplusplus
+        extern "C"
+        {
+        #endif
+
+        struct PyJPArray
+        {
+        \tPyObject_HEAD
+        \tJPArray *m_Array;
+        } ;
+
+        inline Context* PyJPModule_getContext()
+        {
+        \treturn global_context;
+        }
+
+        #ifdef __cplusplus
+        }
+        #endif
+        JPPyObject PyJPClass_create(JPJavaFrame &frame, JPClass* cls);
+        void PyJPModule_rethrow(const JPStackInfo& info);
+        #endif
+        """)
+    assert language_of("pyjp.h", text) == "c"
+    got = chunks_of("pyjp.h", text)
+    assert got.get("PyJPArray", ("",))[0] == "struct", got
+    assert got.get("PyJPModule_getContext", ("",))[0] == "function", got
+
+
+def test_an_exported_typescript_value_is_a_definition(app, project) -> None:
+    text = textwrap.dedent("""\
+        import { Observable } from './Observable';
+
+        /** The same Observable instance returned by any call to empty(). */
+        export const EMPTY = new Observable<never>((subscriber) => subscriber.complete());
+
+        export let retries = 3;
+        const local = 1;
+        export const a = 1, b = 2;
+
+        export function empty() {
+          return EMPTY;
+        }
+        """)
+    got = chunks_of("src/empty.ts", text)
+    assert got["EMPTY"][:2] == ("constant", 3), got  # with its doc comment
+    assert got["retries"][0] == "variable", got
+    assert not {"local", "a", "b"} & set(got), got  # not exported, or not one name
+    first_hit_holds(app, project, "empty.ts", text, "EMPTY", "export const EMPTY")
