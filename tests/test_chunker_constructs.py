@@ -199,3 +199,39 @@ def test_an_exported_typescript_value_is_a_definition(app, project) -> None:
     assert got["retries"][0] == "variable", got
     assert not {"local", "a", "b"} & set(got), got  # not exported, or not one name
     first_hit_holds(app, project, "empty.ts", text, "EMPTY", "export const EMPTY")
+
+
+def test_a_rust_type_s_definition_comes_before_its_impl_blocks(app, project) -> None:
+    impls = "".join(f"impl {t} for Bytes {{\n    fn {f}(&self) {{ self.touch(); }}\n}}\n\n"
+                    for t, f in (("Clone", "clone_it"), ("Debug", "fmt_it"), ("Hash", "hash_it"), ("Ord", "cmp_it")))
+    text = ("use core::fmt;\n\n/// A cheaply cloneable chunk of memory.\npub struct Bytes {\n    ptr: *const u8,\n    len: usize,\n}\n\n"
+            + impls + "impl Bytes {\n    pub fn len(&self) -> usize {\n        self.len\n    }\n}\n")
+    got = chunks_of("src/bytes.rs", text)
+    assert got["Bytes"][:2] == ("struct", 3), got
+    first_hit_holds(app, project, "bytes.rs", text, "Bytes", "pub struct Bytes {")
+
+
+def test_only_the_first_part_of_a_long_definition_answers_its_name(app, project) -> None:
+    fields = "".join(f"\tField{i} string // field {i}\n" for i in range(260))
+    text = f"package conf\n\n// Config holds every setting.\ntype Config struct {{\n{fields}}}\n"
+    chunks = TreeSitterChunker().chunk("conf.go", text)
+    assert_tiles(chunks, text)
+    parts = [c for c in chunks if c.symbol == "Config"]
+    assert [c.part for c in parts] == [1, 2] and parts[0].start_line == 3, [(c.part, c.start_line) for c in parts]
+    (project / "conf.go").write_text(text)
+    read(app, str(project / "conf.go"))
+    rows = app.store.query("SELECT json_extract(metadata, '$.part'), symbols FROM nodes WHERE kind = 'file_chunk' "
+                           "AND status = 'live' AND json_extract(metadata, '$.symbol') = 'Config' ORDER BY rowid")
+    assert [(p, bool(s)) for p, s in rows] == [(None, True), (2, False)], rows
+    hits = search(app, "Config", mode="keyword", limit=3).hits
+    assert "type Config struct" in app.store.get_node(hits[0].id).content
+
+
+@pytest.mark.parametrize("path, text, symbol", [
+    ("lib.rs", "use std::io;\n\n/// Reads one frame.\n/// Blocks until it is whole.\npub fn read_frame() {}\n",
+     "read_frame"),
+    ("Frame.java", "package a;\n\n/**\n * One frame.\n */\npublic class Frame {\n  int n;\n}\n", "Frame"),
+])
+def test_rust_and_java_doc_comments_stay_with_their_definition(path: str, text: str, symbol: str) -> None:
+    got = chunks_of(path, text)
+    assert got[symbol][1] == 3, got

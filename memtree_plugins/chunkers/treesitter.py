@@ -98,6 +98,8 @@ _BODY_TYPES = frozenset({"class_body", "declaration_list", "field_declaration_li
 # grammar could not parse (a macro it cannot expand): the whole definitions it still holds keep their chunks.
 _TRANSPARENT = frozenset({"preproc_ifdef", "preproc_if", "preproc_else", "preproc_elif", "preproc_elifdef",
                           "linkage_specification", "declaration_list", "ERROR"})
+# Rust and Java name their comments by form (``///`` doc comments are line_comment nodes).
+_COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 _CLASS_VALUES = frozenset({"class", "class_expression"})
 _NAME_TYPES = frozenset({"identifier", "field_identifier", "type_identifier", "property_identifier",
@@ -116,6 +118,7 @@ class _Piece:
     signature: str = ""
     parent: str | None = None
     members: tuple[str, ...] = ()
+    part: int = 0
 
 
 # -- grammar loading -----------------------------------------------------------------------------------
@@ -403,7 +406,7 @@ class _Reader:
         for child in _flatten(children):
             if not child.is_named:
                 continue
-            if child.type == "comment":
+            if child.type in _COMMENTS:
                 comments.append(child)
                 continue
             d = self.as_def(child, inside=not top)
@@ -471,7 +474,7 @@ class _Reader:
             for i, a in enumerate(range(p.start, p.end + 1, self.max_lines)):
                 b = min(a + self.max_lines - 1, p.end)
                 outline = p.outline if i == 0 else f"{p.outline}\n    … part {i + 1}/{parts}"
-                out.append(_Piece(a, b, p.kind, p.symbol, outline, p.name, p.signature, p.parent))
+                out.append(_Piece(a, b, p.kind, p.symbol, outline, p.name, p.signature, p.parent, part=i + 1))
         return out
 
 
@@ -558,4 +561,4 @@ class TreeSitterChunker:
                                     crop(next(ln for ln in lines if ln.strip()))))
         tiled = _tile(pieces, 1, len(lines))
         return [replace(make_chunk(lines, p.start, p.end, p.kind, p.symbol, p.outline), name=p.name,
-                        signature=p.signature, parent=p.parent, members=p.members) for p in tiled]
+                        signature=p.signature, parent=p.parent, members=p.members, part=p.part) for p in tiled]

@@ -251,11 +251,15 @@ def _definitions(store: Store, pq: ParsedQuery, filters: Filters, limit: int,
     if not found:
         return []
     marks = ",".join("?" * len(found))
-    texts = dict(store.query(f"SELECT rowid, symbols FROM nodes WHERE rowid IN ({marks})", [r for r, _ in found]))
-    tiered = sorted(((tier, -sc, r) for r, sc in found
-                     if (tier := _defines(texts.get(r) or "", word, term.text)) is not None))
+    rows = store.query(f"SELECT rowid, symbols, json_extract(metadata, '$.kind') = 'impl' FROM nodes "
+                       f"WHERE rowid IN ({marks})", [r for r, _ in found])
+    texts = {r: (text, bool(impl)) for r, text, impl in rows}
+    # Within a tier, a type's own definition comes before its impl blocks (Rust: ``struct Bytes`` and the
+    # many ``impl Trait for Bytes`` that carry the same name).
+    tiered = sorted(((tier, texts[r][1], -sc, r) for r, sc in found if r in texts
+                     and (tier := _defines(texts[r][0] or "", word, term.text)) is not None))
     out: list[tuple[int, float]] = []
-    for _tier, neg, r in tiered[:limit]:
+    for _tier, _impl, neg, r in tiered[:limit]:
         score = -neg if not out else min(-neg, out[-1][1] - 1e-3)  # keep the list best-first
         out.append((r, score))
     return out
