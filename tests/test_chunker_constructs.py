@@ -235,3 +235,12 @@ def test_only_the_first_part_of_a_long_definition_answers_its_name(app, project)
 def test_rust_and_java_doc_comments_stay_with_their_definition(path: str, text: str, symbol: str) -> None:
     got = chunks_of(path, text)
     assert got[symbol][1] == 3, got
+
+
+def test_java_annotation_elements_are_members_of_their_annotation(app, project) -> None:
+    text = ("package jep;\n\nimport java.lang.annotation.*;\n\n@Retention(RetentionPolicy.RUNTIME)\n"
+            "public @interface PyMethod {\n    /** Accept keyword arguments. */\n"
+            "    public boolean kwargs() default false;\n\n    public boolean varargs() default false;\n}\n")
+    whole = TreeSitterChunker().chunk("PyMethod.java", text)
+    assert [c.members for c in whole if c.symbol == "PyMethod"] == [("PyMethod.kwargs", "PyMethod.varargs")]
+    first_hit_holds(app, project, "PyMethod.java", text, "kwargs", "public boolean kwargs()")

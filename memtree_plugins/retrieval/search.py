@@ -247,7 +247,13 @@ def _definitions(store: Store, pq: ParsedQuery, filters: Filters, limit: int,
     if len(pq.terms) != 1 or len(pq.raw.split()) != 1:
         return []
     term, word = pq.terms[0], pq.raw.strip()
-    found = _rank(store, f"symbols : {term.fts}", filters, max(limit, DEF_CANDIDATES), set(), rowid_range).rowids
+    # First the chunks whose symbols text starts with the word (their own name is the word: a type that
+    # hundreds of methods and impl blocks also carry, ``Bytes``, is among these however long its body);
+    # then the best of all that carry it (members of a class kept whole).
+    n = max(limit, DEF_CANDIDATES)
+    found = _rank(store, f"symbols : ^{term.fts}", filters, n, set(), rowid_range).rowids
+    seen = {r for r, _ in found}
+    found += [(r, sc) for r, sc in _rank(store, f"symbols : {term.fts}", filters, n, seen, rowid_range).rowids]
     if not found:
         return []
     marks = ",".join("?" * len(found))
