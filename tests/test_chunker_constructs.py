@@ -244,3 +244,55 @@ def test_java_annotation_elements_are_members_of_their_annotation(app, project) 
     whole = TreeSitterChunker().chunk("PyMethod.java", text)
     assert [c.members for c in whole if c.symbol == "PyMethod"] == [("PyMethod.kwargs", "PyMethod.varargs")]
     first_hit_holds(app, project, "PyMethod.java", text, "kwargs", "public boolean kwargs()")
+
+
+def test_definitions_after_a_construct_the_grammar_cannot_parse_are_still_found(app, project) -> None:
+    # An interface whose call signatures are separated by line breaks alone (mobx's IActionFactory): the
+    # TypeScript grammar loses track there, and once took every definition after it down with it.
+    text = textwrap.dedent("""\
+        export interface IActionFactory
+            extends Annotation,
+                PropertyDecorator {
+            // nameless actions
+            <T extends Function | undefined | null>(fn: T): T
+            // named actions
+            <T extends Function | undefined | null>(name: string, fn: T): T
+
+            bound: Annotation & PropertyDecorator
+        }
+
+        function createActionFactory(autoAction: boolean): IActionFactory {
+            const res: IActionFactory = function action(arg1, arg2?): any {
+                if (isFunction(arg1)) {
+                    return createAction(arg1.name || DEFAULT_NAME, arg1, autoAction)
+                }
+                if (isStringish(arg2)) {
+                    return storeAnnotation(arg1, arg2, autoAction ? autoAnnotation : plainAnnotation)
+                }
+            } as IActionFactory
+            return res
+        }
+
+        export const action: IActionFactory = createActionFactory(false)
+        Object.assign(action, actionAnnotation)
+
+        export function runInAction<T>(fn: () => T): T {
+            return executeAction(fn.name, false, fn, this, undefined)
+        }
+
+        export function isAction(thing: any) {
+            return isFunction(thing) && thing.isMobxAction === true
+        }
+        """)
+    got = chunks_of("src/api/action.ts", text)
+    assert {"createActionFactory", "action", "runInAction", "isAction"} <= set(got), got
+    assert got["runInAction"][:2] == ("function", 27), got
+    first_hit_holds(app, project, "action.ts", text, "runInAction", "export function runInAction")
+
+
+def test_a_macro_blanked_before_parsing_keeps_every_byte_offset() -> None:
+    text = 'class Queue {\n  void Flush() LOCKS_EXCLUDED(mu_, "é") {\n    items_.clear();\n  }\n};\nint after() {}\n'
+    chunks = TreeSitterChunker(class_split_lines=1).chunk("q.cc", text)
+    assert_tiles(chunks, text)
+    flush = next(c for c in chunks if c.symbol == "Queue.Flush")
+    assert flush.signature == "void Flush()", flush.signature

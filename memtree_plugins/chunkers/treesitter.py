@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -282,11 +283,13 @@ def _exported_value(node: Any) -> _Def | None:
     return _Def(decl, node, kind, _text(name))
 
 
-def _flatten(children: list[Any], depth: int = 0) -> list[Any]:
+def _flatten(children: list[Any], depth: int = 0, resync: Callable[[Any], list[Any]] | None = None) -> list[Any]:
     out: list[Any] = []
     for c in children:
         if depth >= 8:
             out.append(c)
+        elif c.type == "ERROR" and resync is not None:
+            out += _flatten(resync(c), depth + 1)
         elif c.type in _TRANSPARENT:
             out += _flatten(list(c.children), depth + 1)
         elif c.type == "namespace_definition" and c.child_by_field_name("name") is None:
@@ -298,13 +301,62 @@ def _flatten(children: list[Any], depth: int = 0) -> list[Any]:
     return out
 
 
+# A top-level region the grammar could not parse (syntax newer than the grammar, a macro it cannot expand)
+# swallows every definition after the point it lost track.  A region this long is parsed again in pieces,
+# each starting at a line that starts at column 0 (where top-level code starts in every covered language),
+# so one bad construct costs its own lines only.  Closing words and preprocessor lines do not start one.
+RESYNC_MIN_LINES = 12
+_RESYNC_START = re.compile(r"(?!(?:end|else|elsif|elif|rescue|ensure|when|catch|finally|while|case|default)\b)"
+                           r"[A-Za-z_$@]")
+
+
+class _Resyncer:
+    """Parses a long ERROR region again piece by piece (see ``RESYNC_MIN_LINES``)."""
+
+    def __init__(self, parser: Any, source: bytes, lines: list[str]) -> None:
+        self.parser, self.source, self.lines = parser, source, lines
+        self.line_starts = [0]
+        for ln in lines:
+            self.line_starts.append(self.line_starts[-1] + len(ln.encode("utf-8", "surrogatepass")))
+
+    def __call__(self, node: Any) -> list[Any]:
+        import tree_sitter
+
+        first, last = node.start_point[0], node.end_point[0]
+        if last - first < RESYNC_MIN_LINES:
+            return list(node.children)
+        cuts = [r for r in range(first + 1, min(last, len(self.lines) - 1) + 1)
+                if _RESYNC_START.match(self.lines[r])]
+        if not cuts:
+            return list(node.children)
+        bounds = [node.start_byte, *(self.line_starts[r] for r in cuts), node.end_byte]
+        out: list[Any] = []
+        try:
+            for a, b in zip(bounds, bounds[1:], strict=False):
+                if b <= a:
+                    continue
+                self.parser.included_ranges = [tree_sitter.Range(self._point(a), self._point(b), a, b)]
+                out += list(self.parser.parse(self.source).root_node.children)
+        finally:
+            self.parser.included_ranges = []
+        return out
+
+    def _point(self, byte: int) -> tuple[int, int]:
+        import bisect
+
+        row = bisect.bisect_right(self.line_starts, byte) - 1
+        return row, byte - self.line_starts[row]
+
+
 class _Reader:
-    def __init__(self, lang: str, lines: list[str], class_split_lines: int, max_lines: int) -> None:
+    def __init__(self, lang: str, lines: list[str], class_split_lines: int, max_lines: int,
+                 resync: Callable[[Any], list[Any]] | None = None) -> None:
         self.lang = lang
         self.g = GRAMMARS[lang]
         self.lines = lines
         self.class_split_lines = class_split_lines
         self.max_lines = max_lines
+        self.resync = resync
 
     def as_def(self, node: Any, inside: bool) -> _Def | None:
         g, outer = self.g, node
@@ -404,7 +456,7 @@ class _Reader:
                 out.append(_Piece(a, min(a + self.max_lines - 1, end), kind, symbol, outline, parent=parent))
             run = []
 
-        for child in _flatten(children):
+        for child in _flatten(children, resync=self.resync if top else None):
             if not child.is_named:
                 continue
             if child.type in _COMMENTS:
@@ -504,9 +556,11 @@ _TRAILING_MACRO = re.compile(r"(?<=\))((?:\s*(?:const|override|final|noexcept|vo
 
 
 def _blank(m: re.Match[str], group: int = 0) -> str:
-    """``m``'s text with ``group`` turned into spaces (same length, so every line and column stays put)."""
+    """``m``'s text with ``group`` turned into spaces, as many as its UTF-8 bytes: every line and byte offset
+    stays put."""
     a, b = m.start(group) - m.start(0), m.end(group) - m.start(0)
-    return m.group(0)[:a] + re.sub(r"[^\n]", " ", m.group(group)) + m.group(0)[b:]
+    spaces = re.sub(r"[^\n]", lambda c: " " * len(c.group().encode("utf-8", "surrogatepass")), m.group(group))
+    return m.group(0)[:a] + spaces + m.group(0)[b:]
 
 
 def _blank_macros(text: str) -> str:
@@ -550,10 +604,13 @@ class TreeSitterChunker:
             lang = "c"  # a C++ header, without the C++ grammar: the C one still finds its functions
         if lang is None or _language(lang) is None:
             raise ValueError(f"no tree-sitter grammar for {path}")
-        source = _blank_macros(text) if lang in ("c", "cpp") else text
-        tree = self._parser(lang).parse(source.encode("utf-8", "surrogatepass"))
-        reader = _Reader(lang, lines, self.class_split_lines, self.max_lines)
-        pieces = reader.pieces(list(tree.root_node.children), "", None, 0, top=True)
+        source = (_blank_macros(text) if lang in ("c", "cpp") else text).encode("utf-8", "surrogatepass")
+        parser = self._parser(lang)
+        tree = parser.parse(source)
+        root = tree.root_node
+        resync = _Resyncer(parser, source, lines) if root.has_error else None
+        reader = _Reader(lang, lines, self.class_split_lines, self.max_lines, resync)
+        pieces = reader.pieces([root] if root.type == "ERROR" else list(root.children), "", None, 0, top=True)
         if not pieces:
             pieces = [_Piece(1, len(lines), "module_header", None, crop(next(
                 (ln for ln in lines if ln.strip()), "")))]
