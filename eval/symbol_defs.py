@@ -5,7 +5,8 @@ Python uses ``ast``; every other language a line rule a developer would grep wit
 at the start of a line, a C function header followed by its body).  Each rule finds the name and the
 1-based line of its definition.  The rules keep to definitions a developer would look up by name:
 functions and methods, types (classes, structs, enums, interfaces, traits, type aliases), modules and
-namespaces, and the exported constants of JavaScript/TypeScript modules.  Declarations without a body
+namespaces, and a module's constants where the language marks them (JavaScript/TypeScript ``export const``,
+Go ``var``/``const``, Rust ``const``/``static`` items).  Declarations without a body
 (a C prototype, ``struct foo;``, Rust ``mod foo;``) are not definitions.
 """
 
@@ -56,6 +57,7 @@ typescript_defs = _by_line([
 go_defs = _by_line([
     re.compile(r"^func\s+(?:\([^)]*\)\s*)?(?P<name>[A-Za-z_]\w*)\s*[\[(]"),
     re.compile(r"^type\s+(?P<name>[A-Za-z_]\w*)\b"),
+    re.compile(r"^(?:var|const)\s+(?P<name>[A-Za-z_]\w*)\b"),
 ])
 
 _RS_VIS = r"(?:pub(?:\s*\([^)]*\))?\s+)?"
@@ -64,6 +66,7 @@ rust_defs = _by_line([
     re.compile(rf"^\s*{_RS_VIS}(?:unsafe\s+)?(?:struct|enum|union|trait|type)\s+(?P<name>[A-Za-z_]\w*)"),
     re.compile(rf"^\s*{_RS_VIS}mod\s+(?P<name>[A-Za-z_]\w*)\s*\{{"),
     re.compile(r"^\s*macro_rules!\s*(?P<name>[A-Za-z_]\w*)"),
+    re.compile(rf"^{_RS_VIS}(?:const|static)\s+(?:mut\s+)?(?P<name>[A-Za-z_]\w*)\s*:"),
 ])
 
 ruby_defs = _by_line([

@@ -296,3 +296,17 @@ def test_a_macro_blanked_before_parsing_keeps_every_byte_offset() -> None:
     assert_tiles(chunks, text)
     flush = next(c for c in chunks if c.symbol == "Queue.Flush")
     assert flush.signature == "void Flush()", flush.signature
+
+
+@pytest.mark.parametrize("path, text, expect, absent", [
+    ("alt_exit.go", "package logrus\n\nimport \"os\"\n\n// Handlers run on exit.\nvar handlers = []func(){}\n\n"
+     "const MaxDepth = 8\n\nvar (\n\tx = 1\n\ty = 2\n)\n\nvar a, b = 1, 2\n\nfunc Exit(code int) {\n\tos.Exit(code)\n}\n",
+     {"handlers": ("variable", 5), "MaxDepth": ("constant", 8), "Exit": ("function", 17)}, {"x", "y", "a", "b"}),
+    ("lib.rs", "use std::sync::atomic::AtomicUsize;\n\n/// Largest frame.\npub const MAX_FRAME: usize = 1 << 24;\n\n"
+     "static COUNT: AtomicUsize = AtomicUsize::new(0);\n",
+     {"MAX_FRAME": ("constant", 3), "COUNT": ("variable", 6)}, set()),
+])
+def test_go_and_rust_module_values_are_definitions(path: str, text: str, expect: dict, absent: set) -> None:
+    got = chunks_of(path, text)
+    assert {k: got.get(k, ("",))[:2] for k in expect} == expect, got
+    assert not absent & set(got), got

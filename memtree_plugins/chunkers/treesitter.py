@@ -70,7 +70,8 @@ GRAMMARS: dict[str, Grammar] = {
     "rust": Grammar("tree_sitter_rust", "language", (".rs",),
                     {"function_item": "function", "struct_item": "struct", "enum_item": "enum",
                      "union_item": "union", "trait_item": "trait", "impl_item": "impl", "mod_item": "module",
-                     "macro_definition": "macro", "type_item": "type", "function_signature_item": "function"},
+                     "macro_definition": "macro", "type_item": "type", "function_signature_item": "function",
+                     "const_item": "constant", "static_item": "variable"},
                     frozenset({"impl_item", "trait_item", "mod_item"}), member_kind={"function": "method"}),
     "java": Grammar("tree_sitter_java", "language", (".java",),
                     {"class_declaration": "class", "interface_declaration": "interface", "enum_declaration": "enum",
@@ -283,6 +284,16 @@ def _exported_value(node: Any) -> _Def | None:
     return _Def(decl, node, kind, _text(name))
 
 
+def _go_value(node: Any) -> _Def | None:
+    """Go: ``var ErrNotFound = errors.New(…)`` / ``const Max = 3`` naming one value is its definition; a
+    grouped ``var ( … )`` block stays statements (one chunk per line of it would say nothing)."""
+    specs = [c for c in node.named_children if c.type in ("var_spec", "const_spec")]
+    names = [c for c in specs[0].children_by_field_name("name")] if len(specs) == 1 else []
+    if len(names) != 1:
+        return None
+    return _Def(node, node, "constant" if node.type == "const_declaration" else "variable", _text(names[0]))
+
+
 def _flatten(children: list[Any], depth: int = 0, resync: Callable[[Any], list[Any]] | None = None) -> list[Any]:
     out: list[Any] = []
     for c in children:
@@ -389,6 +400,8 @@ class _Reader:
                 recv = _receiver_type(node)
                 name = f"{recv}.{name}" if recv else name
             return _Def(node, outer, kind, name)
+        if node.type in ("var_declaration", "const_declaration") and self.lang == "go":
+            return _go_value(node)
         assigned = _assigned_def(node)
         if assigned is not None:
             value, kind, name = assigned
