@@ -187,6 +187,7 @@ def _keyword_only(root: Path, home: Path):  # noqa: ANN202 - an App
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="eval/bench/symbols.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--lang", action="append", help="only these languages (repeatable)")
+    parser.add_argument("--library", action="append", help="only these libraries, by package name (repeatable)")
     parser.add_argument("--per-language", type=int, default=150, help="queries per library at most (0: all)")
     parser.add_argument("--embed", action="store_true", help="embed every node and measure auto mode too")
     parser.add_argument("--misses", action="store_true", help="list the queries that missed")
@@ -200,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     misses: list[str] = []
     try:
         for lib in LIBRARIES:
-            if args.lang and lib.lang not in args.lang:
+            if (args.lang and lib.lang not in args.lang) or (args.library and lib.name not in args.library):
                 continue
             t0 = time.perf_counter()
             try:
