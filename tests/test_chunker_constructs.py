@@ -310,3 +310,13 @@ def test_go_and_rust_module_values_are_definitions(path: str, text: str, expect:
     got = chunks_of(path, text)
     assert {k: got.get(k, ("",))[:2] for k in expect} == expect, got
     assert not absent & set(got), got
+
+
+def test_a_name_carried_by_more_chunks_than_the_candidate_window_still_finds_its_definition(app, project) -> None:
+    # bytes' ``Bytes``: one struct with a long doc comment, and well over a hundred impl blocks and methods
+    # that carry the name; a query for it must still reach the struct itself.
+    doc = "".join(f"/// Bytes layout note {i}: a Bytes value shares its buffer.\n" for i in range(120))
+    impls = "".join(f"impl Trait{i} for Bytes {{\n    fn op{i}(&self) -> Bytes {{ Bytes::new() }}\n}}\n\n"
+                    for i in range(130))
+    text = f"use core::ops;\n\n{doc}pub struct Bytes {{\n    ptr: *const u8,\n}}\n\n{impls}"
+    first_hit_holds(app, project, "bytes.rs", text, "Bytes", "pub struct Bytes {")
