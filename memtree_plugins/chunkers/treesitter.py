@@ -9,7 +9,14 @@ which also knows docstrings).  Chunks tile the file like the Python chunker's:
 * a container longer than ``class_split_lines`` (a class, impl block, namespace ...) becomes a header chunk
   followed by one chunk per member definition, whose ``parent`` is the container's qualified name;
 * top-level code between definitions is grouped into ``module_header`` / ``statements`` chunks;
-* a definition longer than ``max_lines`` is cut into parts that each carry its signature in the outline.
+* a definition longer than ``max_lines`` is cut into parts that each carry its signature in the outline;
+* module values a developer looks up by name are definitions too: an exported JS/TS ``const``, a Go
+  ``var``/``const`` naming one value, Rust ``const``/``static`` items.
+
+Real code the grammars misread is met halfway (each case found by ``python -m eval.bench symbols``): a
+``.h`` header that reads as C++ is parsed as C++; export and annotation macros (``class GTEST_API_ Foo``,
+``void f() LOCKS_EXCLUDED(mu) {``) are blanked before parsing; a region the grammar cannot parse keeps the
+whole definitions inside it, and a long one is parsed again in pieces so it costs only its own lines.
 
 A grammar whose wheel is missing is simply not matched, so those files keep 200-line windows;
 :func:`availability` says which languages are on (``memtree info`` prints it).
