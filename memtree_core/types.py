@@ -29,6 +29,7 @@ class Chunk:
     signature: str = ""  # the definition's header on one line (``def f(x) -> int``)
     parent: str | None = None  # qualified name of the enclosing definition (a method's class)
     members: tuple[str, ...] = ()  # qualified names of definitions inside it that have no chunk of their own
+    part: int = 0  # 2, 3, ... for the later parts of a definition cut for length (its header is in part 1)
 
 
 @runtime_checkable

@@ -36,6 +36,7 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
     "index": ([], []),
     "ui": (["--runs", "20"], ["--runs", "50"]),
     "embedders": ([], ["--all-nodes"]),
+    "symbols": ([], ["--per-language", "0", "--embed"]),
 }
 
 

@@ -5,8 +5,9 @@ the chunk that *defines* it before the many chunks that merely use it.  The text
 own name (twice: it outranks the parent's name, which every method of a class carries), its qualified
 name, the qualified names of members that have no chunk of their own (methods of a small class), and the
 names' parts split on ``_``, dots and camelCase, so ``parseFlag``, ``parse flag``,
-``rates_at`` and ``Command.option`` all reach the definition.  Only definitions get one: a heading, a
-window or a run of statements names nothing a query could mean as an identifier.
+``rates_at`` and ``Command.option`` all reach the definition.  Only definitions get one, and of a long
+definition cut into parts only the part with its header: a heading, a window or a run of statements names
+nothing a query could mean as an identifier.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 SYMBOL_WEIGHT = 12.0
 DEFINITION_KINDS = frozenset({
     "function", "method", "class", "interface", "type", "struct", "enum", "union", "trait", "impl",
-    "module", "namespace", "record", "macro",
+    "module", "namespace", "record", "macro", "constant", "variable",
 })
 _MAX_MEMBERS = 40
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -37,6 +38,9 @@ def symbol_text(metadata: dict[str, Any]) -> str:
     qual = metadata.get("symbol")
     if not qual or not isinstance(qual, str) or metadata.get("kind") not in DEFINITION_KINDS:
         return ""
+    part = metadata.get("part")
+    if isinstance(part, int) and part > 1:
+        return ""  # a later part of a long definition: the first part, with the header, is where it is defined
     name = metadata.get("name") if isinstance(metadata.get("name"), str) else None
     name = name or re.split(r"[.:#]", qual)[-1] or qual
     parts = split_identifier(name)

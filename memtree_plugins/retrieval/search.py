@@ -268,7 +268,10 @@ def _definitions(store: Store, pq: ParsedQuery, filters: Filters, limit: int,
     expr, want = f"symbols : {term.fts}", max(limit, DEF_CANDIDATES)
     rng_sql, rng_params = ("", []) if rowid_range is None else (" AND rowid BETWEEN ? AND ?", list(rowid_range))
     # Usually few chunks name the word (a common word of prose names no definition): read them all in one
-    # pass and score only those that define it.  Only when more name it does bm25 pick the candidates.
+    # pass and score only those that define it.  Only when more name it does bm25 pick the candidates:
+    # first the chunks whose symbols text starts with the word (their own name is the word: a type that
+    # hundreds of methods and impl blocks also carry, ``Bytes``, is among these however long its body),
+    # then the best of all that carry it (members of a class kept whole).
     named = [r for (r,) in store.query(f"SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?{rng_sql} "
                                        "ORDER BY rowid DESC LIMIT ?", [expr, *rng_params, want + 1])]
     few = len(named) <= want
@@ -276,20 +279,26 @@ def _definitions(store: Store, pq: ParsedQuery, filters: Filters, limit: int,
         where, params = filters.sql()
         found = [(r, 0.0) for r in sorted(_passing(store, named, where, params))]
     else:
-        found = _rank(store, expr, filters, want, set(), rowid_range).rowids
+        found = _rank(store, f"symbols : ^{term.fts}", filters, want, set(), rowid_range).rowids
+        seen = {r for r, _ in found}
+        found += [(r, sc) for r, sc in _rank(store, expr, filters, want, seen, rowid_range).rowids]
     if not found:
         return []
     marks = ",".join("?" * len(found))
-    texts = dict(store.query(f"SELECT rowid, symbols FROM nodes WHERE rowid IN ({marks})", [r for r, _ in found]))
+    rows = store.query(f"SELECT rowid, symbols, json_extract(metadata, '$.kind') = 'impl' FROM nodes "
+                       f"WHERE rowid IN ({marks})", [r for r, _ in found])
+    texts = {r: (text or "", bool(impl)) for r, text, impl in rows}
     if few:  # bm25 for the chunks that define the word, to order those of a tier
-        defining = [r for r, _ in found if _defines(texts.get(r) or "", word, term.text) is not None]
+        defining = [r for r, _ in found if r in texts and _defines(texts[r][0], word, term.text) is not None]
         found = [(r, -sc) for r, sc in store.query(
             f"SELECT f.rowid, {BM25} FROM nodes_fts f WHERE f.nodes_fts MATCH ? AND f.rowid IN "
             f"({','.join('?' * len(defining))})", [expr, *defining])] if defining else []
-    tiered = sorted(((tier, -sc, r) for r, sc in found
-                     if (tier := _defines(texts.get(r) or "", word, term.text)) is not None))
+    # Within a tier, a type's own definition comes before its impl blocks (Rust: ``struct Bytes`` and the
+    # many ``impl Trait for Bytes`` that carry the same name).
+    tiered = sorted(((tier, texts[r][1], -sc, r) for r, sc in found if r in texts
+                     and (tier := _defines(texts[r][0], word, term.text)) is not None))
     out: list[tuple[int, float]] = []
-    for _tier, neg, r in tiered[:limit]:
+    for _tier, _impl, neg, r in tiered[:limit]:
         score = -neg if not out else min(-neg, out[-1][1] - 1e-3)  # keep the list best-first
         out.append((r, score))
     return out

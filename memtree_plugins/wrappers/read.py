@@ -203,6 +203,8 @@ def _definition(c: Chunk) -> dict[str, Any]:
                            if v}
     if c.members:
         out["members"] = list(c.members)
+    if c.part > 1:
+        out["part"] = c.part
     return out
 
 
