@@ -2,7 +2,9 @@
 
 ``python -m memtree_core.hookdoc`` writes what README.md's "Hook reference" section holds; a test checks
 the two agree, so the docs cannot drift from the code.  Each hook is followed by its example plugin,
-``examples/hooks/<hook>.py`` in a source checkout (a test loads every one as a plugin).
+``examples/hooks/<hook>.py`` in a source checkout (a test loads every one as a plugin).  The examples are
+not in the wheel: from an installed copy, name the checkout's folder (``python -m memtree_core.hookdoc
+examples/hooks``).
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ def hook_names() -> list[str]:
     return [n for n, f in vars(hookspecs).items() if n.startswith("memtree_") and inspect.isfunction(f)]
 
 
-def example(name: str) -> str | None:
+def example(name: str, examples: Path = EXAMPLES) -> str | None:
     """The example plugin module of a hook, or None (none written, or not a source checkout)."""
-    path = EXAMPLES / f"{name}.py"
+    path = examples / f"{name}.py"
     return path.read_text() if path.is_file() else None
 
 
@@ -35,7 +37,7 @@ def _without_docstring(code: str) -> str:
     return code.strip("\n") + "\n"
 
 
-def render() -> str:
+def render(examples: Path = EXAMPLES) -> str:
     out = []
     for name in hook_names():
         fn = getattr(hookspecs, name)
@@ -46,7 +48,7 @@ def render() -> str:
         doc = inspect.getdoc(fn) or ""
         for line in doc.splitlines():
             out.append(f"  {line}".rstrip() if line.strip() else "")
-        code = example(name)
+        code = example(name, examples)
         if code is not None:
             out += ["", f"  Example (`examples/hooks/{name}.py`):", "", "  ```python"]
             out += [f"  {line}".rstrip() for line in _without_docstring(code).splitlines()]
@@ -55,4 +57,6 @@ def render() -> str:
 
 
 if __name__ == "__main__":
-    print(render(), end="")
+    import sys
+
+    print(render(Path(sys.argv[1]) if len(sys.argv) > 1 else EXAMPLES), end="")
