@@ -102,17 +102,30 @@ def test_an_installed_wheel_runs_the_demo_in_an_empty_directory(wheel: Path, tmp
     assert not any(empty.iterdir())  # the demo works on a scratch copy, never in the directory it runs in
 
 
-def test_a_reinstall_changes_the_code_version_a_forwarder_compares(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """The daemon is restarted when pip rewrote memtree's metadata; it must be found under the new name."""
-    from memtree_core.daemon.control import code_version
+def _code_version_in(path: list[Path]) -> str:
+    out = subprocess.run([sys.executable, "-I", "-c", "import sys; sys.path[:0] = sys.argv[1:]; "
+                          "from memtree_core.daemon.version import code_version; print(code_version())",
+                          *map(str, path)], capture_output=True, text=True, check=True)
+    return out.stdout.strip()
 
-    site = tmp_path / "site"
+
+@pytest.mark.parametrize("layout", ["wheel", "editable"])
+def test_a_reinstall_changes_the_code_version_a_forwarder_compares(tmp_path: Path, layout: str) -> None:
+    """The daemon is restarted when pip rewrote memtree's metadata; it must be found under the new name, both
+    beside the packages (a wheel install) and elsewhere on sys.path (an editable install's site-packages).
+    The packages are copies in the test's own folders: the running install may be either layout."""
+    site, src = tmp_path / "site", tmp_path / ("site" if layout == "wheel" else "src")
+    for package in ("memtree_core", "memtree_plugins"):
+        (src / package).mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / package / "__init__.py", src / package / "__init__.py")
+    (src / "memtree_core" / "daemon").mkdir()
+    (src / "memtree_core" / "daemon" / "__init__.py").write_text("")
+    shutil.copy(REPO / "memtree_core" / "daemon" / "version.py", src / "memtree_core" / "daemon" / "version.py")
     record = site / f"{DISTRIBUTION.replace('-', '_')}-0.1.0.dist-info" / "RECORD"
     record.parent.mkdir(parents=True)
     record.write_text("memtree_core/__init__.py,,\n")
-    monkeypatch.syspath_prepend(str(site))
-    before = code_version()
-    assert code_version() == before
+    path = [site] if layout == "wheel" else [src, site]
+    before = _code_version_in(path)
+    assert _code_version_in(path) == before
     record.write_text("memtree_core/__init__.py,sha256=changed,123\n")  # what a reinstall does
-    assert code_version() != before
+    assert _code_version_in(path) != before
