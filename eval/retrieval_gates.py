@@ -162,9 +162,9 @@ def question_scores(app: Any, root: Path, questions: list[dict[str, Any]], modes
 
 
 def available_modes(app: Any) -> tuple[list[str], str]:
-    from memtree_plugins.retrieval.search import _auto_mode
+    from memtree_plugins.retrieval.search import auto_mode
 
-    mode, why = _auto_mode(app)
+    mode, why = auto_mode(app)
     return (list(MODES), "") if mode == "hybrid" else (["keyword", "auto"], why)
 
 

@@ -452,7 +452,7 @@ def _fusing(app: App) -> list[Retriever]:
     return [r for r in app.plugins.retrievers.ranked() if getattr(r, "fuse", False) and r.name != "keyword"]
 
 
-def _auto_mode(app: App) -> tuple[str, str]:
+def auto_mode(app: App) -> tuple[str, str]:
     """'hybrid' when semantic search can run on this store (spec §5's default), else 'keyword' and why."""
     import time
 
@@ -495,7 +495,7 @@ def search(app: App, query: str, mode: str = "auto", limit: int = 10,
     filters = filters or Filters()
     auto_note = ""
     if mode == "auto":
-        mode, why = _auto_mode(app)
+        mode, why = auto_mode(app)
         auto_note = f"keyword search: {why}" if why else ""
     if mode == "keyword":
         result = _single(app, _retriever(app, "keyword"), pq, limit, filters)
