@@ -29,7 +29,7 @@ def plugin_root(tmp_path: Path) -> Path:
     (root / ".venv" / "bin").mkdir(parents=True)
     (root / ".venv" / "bin" / "memtree").symlink_to(MEMTREE)
     (root / ".venv" / "bin" / "python").symlink_to(Path(MEMTREE).parent / "python")
-    stamp = root / ".venv" / ".memtree-synced"
+    stamp = root / ".venv" / ".memtree-synced-compat"
     stamp.touch()
     past = stamp.stat().st_mtime - 60
     os.utime(root / "pyproject.toml", (past, past))
@@ -61,7 +61,7 @@ def test_a_synced_environment_serves_without_uv(plugin_root: Path, project: Path
 def test_an_environment_that_may_be_out_of_date_goes_through_uv(plugin_root: Path, project: Path,
                                                                 env: dict[str, str], tmp_path: Path,
                                                                 change: str) -> None:
-    stamp = plugin_root / ".venv" / ".memtree-synced"
+    stamp = plugin_root / ".venv" / ".memtree-synced-compat"
     later = stamp.stat().st_mtime + 10
     if change == "pyproject":
         os.utime(plugin_root / "pyproject.toml", (later, later))

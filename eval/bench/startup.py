@@ -19,7 +19,8 @@ temporary venv, and times that venv's ``memtree serve``; an editable install pay
 every start (setuptools' import finder), so (b) and (d) are also printed for the ``memtree`` beside this
 interpreter when that is an editable install (``--no-editable`` skips those lines).  With uv on PATH, (b) is
 also printed for the same wheel installed by uv, whose console script does not import ``re`` as pip's does
-(``--no-uv`` skips it).
+(``--no-uv`` skips it), and for the plugin's own command, ``plugin/serve`` in a copy of this checkout (what
+Claude Code starts; its first start builds the environment with uv).
 
     .venv/bin/python eval/bench/startup.py [--cold 5] [--warm 20] [--first 8] [--reads 200] [--venv DIR]
 """
@@ -194,6 +195,17 @@ def install_with_uv(work: Path) -> Path | None:
     return target / "bin" / "memtree"
 
 
+def plugin_root_with_uv(work: Path) -> Path | None:
+    """A copy of this checkout as Claude Code installs the plugin (its root), or None without uv on PATH.
+    ``plugin/serve`` builds the root's environment with uv at its first start (the bench's first session)."""
+    if shutil.which("uv") is None:
+        return None
+    root = work / "plugin-root"
+    shutil.copytree(REPO, root, ignore=shutil.ignore_patterns(".git", ".venv", ".tox", "node_modules", "dist",
+                                                              "build", "*.egg-info", "__pycache__"))
+    return root
+
+
 def is_editable_install() -> bool:
     """Is the ``memtree`` beside this interpreter an editable install of a checkout?"""
     from importlib.metadata import PackageNotFoundError, distribution
@@ -206,11 +218,13 @@ def is_editable_install() -> bool:
 
 
 def second_sessions(memtree: str, project: Path, env: dict[str, str], runs: int,
-                    floors: list[list[float]] | None = None) -> tuple[list[float], Session]:
+                    floors: list[list[float]] | None = None,
+                    command: list[str] | None = None) -> tuple[list[float], Session]:
     """``initialize`` of ``runs`` new sessions while a first one keeps the daemon up; each round also
-    measures the floors in ``floors`` (python -c pass, python -I -S -c pass) when given.  Returns the first
-    session, still open."""
-    first = Session([memtree, "serve", "--project", str(project)], env)
+    measures the floors in ``floors`` (python -c pass, python -I -S -c pass) when given.  ``command``: what
+    starts a session (default ``memtree serve``).  Returns the first session, still open."""
+    serve = command or [memtree, "serve"]
+    first = Session([*serve, "--project", str(project)], env)
     first.initialize()
     warm = []
     for _ in range(runs):
@@ -219,7 +233,7 @@ def second_sessions(memtree: str, project: Path, env: dict[str, str], runs: int,
             subprocess.run([floor_python(memtree), "-c", "pass"], check=True)
             floors[0].append((time.perf_counter() - t0) * 1000)
             floors[1].append(python_floor())
-        s = Session([memtree, "serve", "--project", str(project)], env)
+        s = Session([*serve, "--project", str(project)], env)
         warm.append(s.initialize())
         s.close()
     return warm, first
@@ -358,6 +372,19 @@ def main() -> None:
             ufirst.close()
             stop_daemon(str(uv_memtree), uproject, env)
 
+        # (b) again through the plugin's own command, what Claude Code starts: plugin/serve, which runs the
+        # environment uv built in the plugin root (memtree installed there editable, in compat mode).
+        proot = None if args.no_uv else plugin_root_with_uv(work)
+        if proot is not None:
+            pproject = work / "plugin"
+            pproject.mkdir()
+            p_env = {**env, "CLAUDE_PLUGIN_ROOT": str(proot)}
+            p_floor: list[float] = []
+            p_warm, pfirst = second_sessions(str(proot / ".venv" / "bin" / "memtree"), pproject, p_env, args.warm,
+                                             [[], p_floor], command=[str(proot / "plugin" / "serve")])
+            pfirst.close()
+            stop_daemon(str(proot / ".venv" / "bin" / "memtree"), pproject, p_env)
+
         # (b) and (d) again for the editable install (another project: the two installs' daemons differ).
         if editable:
             eproject = work / "editable"
@@ -419,6 +446,12 @@ def main() -> None:
             print(f"{'(b) uv-installed wheel: second session, initialize':58s} {uw:8.1f} {pct(u_warm, .95):8.1f} "
                   f"{uw / statistics.median(u_floor):7.2f}x  of python -I -S -c pass in its rounds; paired "
                   f"{u_paired:.2f}x")
+        if proot is not None:
+            pw = statistics.median(p_warm)
+            p_paired = statistics.median(w / f for w, f in zip(p_warm, p_floor, strict=True))
+            print(f"{'(b) the plugin (plugin/serve): second session, initialize':58s} {pw:8.1f} "
+                  f"{pct(p_warm, .95):8.1f} {pw / statistics.median(p_floor):7.2f}x  of python -I -S -c pass in "
+                  f"its rounds; paired {p_paired:.2f}x")
         if editable:
             ew, efi = statistics.median(e_warm), statistics.median(e_first_init)
             print(f"{'(b) editable install: second session, initialize':58s} {ew:8.1f} {pct(e_warm, .95):8.1f} "
