@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 
-from helpers.common import MEMTREE
+from helpers.common import MEMTREE, wait_for
 from memtree_core.project import ProjectPaths, identify
 
 PLUGIN_SOURCE = '''
@@ -160,10 +160,25 @@ def run_async(fn: Any, *args: Any) -> Any:
 # -- real tools, by the contract (spec §4–§5, issue 3) ----------------------------------------------------
 
 
-def open_store(project: Path) -> Any:
+def open_store(project: Path, timeout: float = 30.0) -> Any:
+    """A connection to the project's store once its daemon has created it with every migration.  The daemon
+    answers ``initialize`` before it opens the store, so a test reading right after may be early; connecting
+    sooner would also create an empty file (and "no such table: nodes")."""
+    from memtree_core.store.schema import SCHEMA_VERSION
     from memtree_core.store.sqlite_route import choose_route
 
-    return choose_route().module.connect(str(project_paths(project).store))
+    path, module = project_paths(project).store, choose_route().module
+
+    def migrated() -> Any:
+        if not path.exists():
+            return None
+        conn = module.connect(str(path))
+        if conn.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+            return conn
+        conn.close()
+        return None
+
+    return wait_for(migrated, timeout, f"the daemon to create the store at {path}")
 
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
