@@ -10,6 +10,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.common import MEMTREE, git, wait_for
@@ -49,6 +50,19 @@ def project(tmp_path: Path) -> Path:
     p = tmp_path / "proj"
     p.mkdir()
     return p
+
+
+@pytest.fixture
+def vstore(project: Path) -> Iterator[Any]:
+    """A bare store with vector search (sqlite-vec), for the tests of vectors and their codes."""
+    from memtree_core.store import Store
+
+    store = Store.open(project / "vec.db")
+    if not store.vector.available:
+        store.close()
+        pytest.skip(f"sqlite-vec unavailable here: {store.vector.reason}")
+    yield store
+    store.close()
 
 
 @pytest.fixture

@@ -281,18 +281,6 @@ def _brute(q: list[float], vecs: dict[str, list[float]], k: int) -> list[str]:
     return sorted(vecs, key=lambda i: _cos_distance(q, vecs[i]))[:k]
 
 
-@pytest.fixture
-def vstore(project: Path):
-    from memtree_core.store import Store
-
-    store = Store.open(project / "vec.db")
-    if not store.vector.available:
-        store.close()
-        pytest.skip(f"sqlite-vec unavailable: {store.vector.reason}")
-    yield store
-    store.close()
-
-
 @pytest.fixture(params=["two-stage", "vec0", "ranked"])
 def knn_path(request, monkeypatch):
     """Run a test through every KNN path: the two-stage search over binary codes (no filter counts as small;

@@ -16,16 +16,6 @@ from memtree_plugins.semantic import codes, vectors
 DIM = 384  # what MiniLM gives; 64-bit codes of a 64-d embedder would choose candidates far less well
 
 
-@pytest.fixture
-def vstore(project: Path):
-    store = Store.open(project / "vec.db")
-    if not store.vector.available:
-        store.close()
-        pytest.skip(f"sqlite-vec unavailable: {store.vector.reason}")
-    yield store
-    store.close()
-
-
 def _clustered(n: int, seed: int) -> np.ndarray:
     """Unnormalised vectors around 40 centres with a common offset (like real embeddings, not isotropic)."""
     rng = np.random.default_rng(seed)
