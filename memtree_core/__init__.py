@@ -7,5 +7,5 @@ Importing this package is cheap and has no side effects; plugins load only throu
 __version__ = "0.1.0"
 
 # The name pip knows memtree by (the `memtree` name on PyPI belongs to an unrelated placeholder package);
-# the console script is still `memtree`.
+# the command is still `memtree` (bin/memtree).
 DISTRIBUTION = "memtree-mcp"

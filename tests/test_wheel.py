@@ -23,7 +23,7 @@ from helpers.common import REPO
 
 from memtree_core import DISTRIBUTION
 
-SOURCES = ("pyproject.toml", "README.md", "memtree_core", "memtree_plugins")
+SOURCES = ("pyproject.toml", "README.md", "bin", "memtree_core", "memtree_plugins")
 
 
 def _setuptools_at_least(major: int) -> bool:
@@ -61,10 +61,13 @@ def test_the_wheel_is_named_for_pypi_and_carries_the_whole_sample(wheel: Path) -
         names = set(z.namelist())
         (meta,) = [n for n in names if n.endswith(".dist-info/METADATA")]
         metadata = z.read(meta).decode()
-        (entry,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
-        scripts = z.read(entry).decode()
+        (script,) = [n for n in names if n.endswith(".data/scripts/memtree")]
+        command = z.read(script).decode()
     assert re.search(rf"^Name: {re.escape(DISTRIBUTION)}$", metadata, re.M)
-    assert re.search(r"^memtree = memtree_core\.cli:main$", scripts, re.M)
+    # The command is a plain script whose first line installers point at the environment's Python; no
+    # entry-point wrapper (pip's imports `re` before memtree runs).
+    assert command.startswith("#!python\n") and "from memtree_core.cli import main" in command
+    assert not [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     sample = REPO / "memtree_core" / "sample" / "bookshop"
     wanted = {p.relative_to(REPO).as_posix() for p in sample.rglob("*")
               if p.is_file() and "__pycache__" not in p.parts}

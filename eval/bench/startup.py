@@ -18,8 +18,7 @@ What users run: the bench builds a wheel of this checkout and installs it (with 
 temporary venv, and times that venv's ``memtree serve``; an editable install pays a site hook of its own on
 every start (setuptools' import finder), so (b) and (d) are also printed for the ``memtree`` beside this
 interpreter when that is an editable install (``--no-editable`` skips those lines).  With uv on PATH, (b) is
-also printed for the same wheel installed by uv, whose console script does not import ``re`` as pip's does
-(``--no-uv`` skips it), and for the plugin's own command, ``plugin/serve`` in a copy of this checkout (what
+also printed for the same wheel installed by uv, as ``uvx`` and ``uv tool install`` do (``--no-uv`` skips it), and for the plugin's own command, ``plugin/serve`` in a copy of this checkout (what
 Claude Code starts; its first start builds the environment with uv).
 
     .venv/bin/python eval/bench/startup.py [--cold 5] [--warm 20] [--first 8] [--reads 200] [--venv DIR]
@@ -177,9 +176,8 @@ def install_wheel(work: Path, venv: Path | None) -> Path:
 
 
 def install_with_uv(work: Path) -> Path | None:
-    """The same wheel installed by uv into a venv of its own, or None without uv on PATH.  uv's console
-    script does not import ``re`` (pip's does, ~5 ms of a second session's start); bytecode is compiled at
-    install, as pip does (a user's first start writes it otherwise)."""
+    """The same wheel installed by uv into a venv of its own, or None without uv on PATH; bytecode is
+    compiled at install, as pip does (a user's first start writes it otherwise)."""
     uv = shutil.which("uv")
     if uv is None:
         return None
