@@ -242,3 +242,32 @@ def memtree_register_output_replacers(register: Register[OutputReplacer]) -> Non
         first :class:`~memtree_core.types.Replacement` with an ``output`` is the synchronous hook's answer.
         The built-in ``slice`` (``selectors`` plugin) cuts Bash and Grep output with the selectors.
     """
+
+
+# -- the daemon's life: what a plugin sets up when it starts and ends when it stops ---------------------------
+@hookspec
+def memtree_daemon_started(app: App) -> None:
+    """The daemon has opened the project and is about to accept captures: set up what lives outside it.
+
+    Called once per daemon start, on the ingest server's thread, after the project's root is registered for
+    the hooks and before the first capture is read (slow work here delays captures, never the MCP tools).
+    Every implementation runs, each in its own guard: one that raises is logged and the others still run.
+    The built-in ``capture`` plugin writes ``$MEMTREE_HOME/hook-sender`` (which program the capture and
+    replacement hooks run to reach the socket).
+
+    :param app: the project the daemon serves (settings, paths, plugin set, store).
+    """
+
+
+@hookspec
+def memtree_daemon_stopping(app: App) -> None:
+    """The daemon is stopping: end what a plugin started that must not outlive it.
+
+    Called when the daemon stops (an idle timeout, a signal, ``memtree stop``), once as its sessions close,
+    so tool calls in flight return at once, and again just before it exits, for any started meanwhile: an
+    implementation must be safe to call twice.  Every implementation runs, each in its own guard.  The
+    built-in ``wrappers`` plugin ends the process groups (and their escaped children) of the ``bash`` and
+    ``grep`` tools, and refuses new commands from then on.
+
+    :param app: the project the daemon serves.
+    """

@@ -80,7 +80,6 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from memtree_core.hook_sender import write_sender_file
 from memtree_core.project import ProjectPaths
 from memtree_core.root_links import (  # noqa: F401  (registered_root: re-exported with the rest)
     ELSEWHERE_MARK,
@@ -673,7 +672,6 @@ def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
         bound_path, bound_ino = None, None
     try:
         register_root(app.paths, app.identity.root)
-        write_sender_file(app.paths.home, app.environ)
         from memtree_core.replacing import warm_up, write_flag
 
         write_flag(app)
@@ -683,6 +681,7 @@ def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
             threading.Thread(target=warm_up, args=(app,), name="memtree-replace-warmup", daemon=True).start()
     except Exception:
         log.exception("cannot register the project for the capture hook")
+    app.plugins.notify("memtree_daemon_started", app=app)  # the capture plugin writes the hooks' sender
     server = IngestServer(app)
     slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
     workers: set[threading.Thread] = set()
