@@ -233,6 +233,28 @@ def memtree_prepare_capture(app: App, payload: dict[str, Any]) -> PreparedCaptur
     """
 
 
+@hookspec(firstresult=True)
+def memtree_store_capture(app: App, payload: dict[str, Any], prepared: PreparedCapture,
+                          replayed: bool) -> list[str] | None:
+    """Store one payload's prepared captures as ``pending`` nodes and return the ids of the nodes holding it.
+
+    Stops at first non-None result.  The host asks once ``memtree_prepare_capture`` answered (so redaction
+    ran), and acks the capture with these ids: they must be committed when the hook returns.  The built-in
+    (``capture`` plugin, ``trylast``) inserts the captures, counts their redactions and
+    ``capture:accepted:<tool>`` in one write transaction, and there answers a call already stored by the
+    other route (live from a hook, replayed from a transcript) with the ids that hold it.  An implementation
+    may return None to defer (after recording the capture somewhere else, say); raise
+    :class:`~memtree_core.ingest.Refused` to drop it.  With no answer the payload is dropped as ``not-stored``.
+
+    :param app: the project (settings, store, ``record_redactions``).
+    :param payload: the Claude Code hook payload as received (``tool_name``, ``tool_use_id``...).
+    :param prepared: what ``memtree_prepare_capture`` returned: redacted captures and redaction hits.
+    :param replayed: True when the payload was rebuilt from a session transcript (the ``backfill`` walker,
+        ``memtree import``), not sent by a hook.
+    :return: the node ids, or None to defer to the next plugin.
+    """
+
+
 @hookspec
 def memtree_register_output_replacers(register: Register[OutputReplacer]) -> None:
     """Register output replacers that shrink what the model sees of a long tool output (``capture.replace``).

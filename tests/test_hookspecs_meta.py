@@ -74,6 +74,7 @@ def test_every_hook_has_an_example_that_loads_as_a_plugin(name: str, monkeypatch
     """The README's example for each hook (``examples/hooks/<hook>.py``, generated into the hook reference) is a
     working plugin: it loads, its hook implementation is called, and what it registers or answers reaches the
     plugin set."""
+    import json
     import os
     import sys
     import types
@@ -101,6 +102,19 @@ def test_every_hook_has_an_example_that_loads_as_a_plugin(name: str, monkeypatch
     elif name == "memtree_prepare_capture":
         with pytest.raises(Refused, match="lockfile"):
             plugins.pm.hook.memtree_prepare_capture(app=None, payload={"tool_input": {"file_path": "/w/uv.lock"}})
+    elif name == "memtree_store_capture":
+        from memtree_core.project import ProjectPaths
+        from memtree_core.types import Capture, PreparedCapture
+
+        app = types.SimpleNamespace(paths=ProjectPaths.for_hash(tmp_path, "example"))
+        app.paths.dir.mkdir()
+        prepared = PreparedCapture([Capture("tool_output", "ok\n", "bash://toolu_1")], {})
+        # The example defers, and with the built-ins left out nobody else answers.
+        alone = build(Settings(), {"MEMTREE_LOAD_PLUGINS": ""}, builtins={}, extra=[("example", module)])
+        assert alone.pm.hook.memtree_store_capture(app=app, payload={"tool_name": "Bash"}, prepared=prepared,
+                                                   replayed=False) is None
+        assert [json.loads(line) for line in (app.paths.dir / "captures.jsonl").read_text().splitlines()] == [
+            {"tool": "Bash", "uri": "bash://toolu_1", "bytes": 3, "replayed": False}]
     elif name in ("memtree_daemon_started", "memtree_daemon_stopping"):
         from memtree_core.project import ProjectPaths
 

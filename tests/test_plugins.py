@@ -296,7 +296,7 @@ def test_the_plugin_called_first_registers_last_so_its_replaces_sees_the_others(
 
 # Hooks the host calls per event rather than while it builds the plugin set: a capture, the daemon's life.
 DAEMON_LIFE_HOOKS = {"memtree_daemon_started", "memtree_daemon_stopping"}
-PER_EVENT_HOOKS = {"memtree_prepare_capture"} | DAEMON_LIFE_HOOKS
+PER_EVENT_HOOKS = {"memtree_prepare_capture", "memtree_store_capture"} | DAEMON_LIFE_HOOKS
 
 
 def test_trace_plugins_shows_a_call_of_every_hook(home: Path, project: Path, capsys: pytest.CaptureFixture) -> None:
