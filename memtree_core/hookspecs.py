@@ -275,7 +275,7 @@ def memtree_daemon_started(app: App) -> None:
     the hooks and before the first capture is read (slow work here delays captures, never the MCP tools).
     Every implementation runs, each in its own guard: one that raises is logged and the others still run.
     The built-in ``capture`` plugin writes ``$MEMTREE_HOME/hook-sender`` (which program the capture and
-    replacement hooks run to reach the socket).
+    replacement hooks run to reach the socket); ``selectors`` warms its output replacer up on a thread.
 
     :param app: the project the daemon serves (settings, paths, plugin set, store).
     """

@@ -617,16 +617,13 @@ def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
         bound_path, bound_ino = None, None
     try:
         register_root(app.paths, app.identity.root)
-        from memtree_core.replacing import warm_up, write_flag
+        from memtree_core.replacing import write_flag
 
         write_flag(app)
-        if app.settings.capture.replace.enabled:
-            # The sync hook waits at most timeoutMs: the first replacement must not pay for opening the
-            # store and compiling the redaction rules.
-            threading.Thread(target=warm_up, args=(app,), name="memtree-replace-warmup", daemon=True).start()
     except Exception:
         log.exception("cannot register the project for the capture hook")
-    app.plugins.notify("memtree_daemon_started", app=app)  # the capture plugin writes the hooks' sender
+    # The capture plugin writes the hooks' sender; the selectors plugin warms its replacer up.
+    app.plugins.notify("memtree_daemon_started", app=app)
     server = IngestServer(app)
     slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
     workers: set[threading.Thread] = set()
