@@ -55,11 +55,6 @@ def unregister(token: str) -> None:
         _groups.pop(token, None)
 
 
-def running_calls() -> int:
-    with _lock:
-        return len(_groups)
-
-
 @dataclass
 class Ended:
     """What a sweep did: pids killed, pids that outlived SIGKILL or could not be signalled, and notes."""
