@@ -217,14 +217,13 @@ def memtree_register_capture_adapters(register: Register[CaptureAdapter]) -> Non
 
 @hookspec(firstresult=True)
 def memtree_prepare_capture(app: App, payload: dict[str, Any]) -> PreparedCapture | None:
-    """Turn one hook payload into the redacted captures the host stores as ``pending`` nodes.
+    """Turn one hook payload into the redacted captures that ``memtree_store_capture`` stores.
 
     Stops at first non-None result.  The built-in pipeline (``capture`` plugin, ``trylast``) applies
     ``capture.bash`` and the command policies, asks the capture adapters, cuts content far over
     ``capture.maxBytes``, and redacts each capture (in its file's context where it can) through
-    ``app.redact``.  The host asks only while redaction can run (it fails closed before), then stores the
-    captures and counts the hits in one transaction; with no answer the payload is dropped as
-    ``unknown-tool``.  Raise :class:`~memtree_core.ingest.Refused` with a short reason to drop it (counted
+    ``app.redact``.  The host asks only while redaction can run (it fails closed before), then hands the
+    result to ``memtree_store_capture``; with no answer the payload is dropped as ``unknown-tool``.  Raise :class:`~memtree_core.ingest.Refused` with a short reason to drop it (counted
     ``capture:dropped:<reason>``); any other exception drops it too.
 
     :param app: the project (settings, plugin set, ``redact``, ``command_denied``).
