@@ -37,8 +37,7 @@ def store_captures(app: App, payload: dict[str, Any], prepared: PreparedCapture,
                                      mtime=cap.mtime, metadata=cap.metadata)
             if cap.original_bytes and cap.original_bytes > node.original_bytes:
                 # The text came cut from a persisted output file: keep the real size and the mark.
-                store.conn.execute("UPDATE nodes SET truncated = 1, original_bytes = ? WHERE id = ?",
-                                   (cap.original_bytes, node.id))
+                store.mark_truncated(node.id, cap.original_bytes)
             ids.append(node.id)
         app.record_redactions(prepared.hits)
         store.bump(f"capture:accepted:{payload.get('tool_name')}", len(ids))
@@ -63,10 +62,7 @@ def stored_twin(app: App, payload: dict[str, Any], replayed: bool) -> list[str] 
         return list(seen[(tid, event)]) if seen and (tid, event) in seen else None
     from memtree_core.store.store import now_ms
 
-    rows = app.store.query(
-        "SELECT id FROM nodes WHERE created_at >= ? AND json_extract(metadata, '$.tool_use_id') = ? "
-        "AND json_extract(metadata, '$.hook_event') IS ?", (now_ms() - TWIN_WINDOW_MS, tid, event))
-    return [r[0] for r in rows] or None
+    return app.store.ids_of_call(tid, event, now_ms() - TWIN_WINDOW_MS) or None
 
 
 def note_replayed(app: App, payload: dict[str, Any], ids: list[str]) -> None:
