@@ -8,8 +8,8 @@ Triggers (``Walker.trigger``):
 * ``idle`` — due when there was no capture or tool call for ``interval_s(app)`` seconds and ``has_work``.
 
 Activity: ``app.state["last_activity"]`` (epoch seconds, float), bumped with :func:`note_activity` by the
-ingest server for every capture and by the daemon for every MCP tool call.  A process that sees no captures
-itself (``memtree walk`` beside a daemon) also counts the newest node's ``created_at`` as activity.
+daemon for every MCP tool call, and the newest node's ``created_at`` (a capture, in this process or in a
+daemon beside ``memtree walk``).
 
 A walker that raises (in ``run``, ``has_work`` or ``interval_s``) is logged with its traceback and retried at
 the next tick; after repeated failures the retry backs off (1 s, 2 s, 4 s ... capped at a minute).  It never

@@ -1,6 +1,5 @@
 """Errors a user sees as one clear line (the CLI prints them without a traceback)."""
 
-from memtree_core.children import Stopping
 from memtree_core.plugins import PluginLoadError
 from memtree_core.redaction_gate import RedactionUnavailable
 from memtree_core.settings import SettingsError
@@ -10,6 +9,10 @@ from memtree_core.store import StoreError
 
 class NotFound(Exception):
     """A node, file or daemon the user named does not exist."""
+
+
+class Stopping(Exception):
+    """The daemon is stopping: no new tool command is started (raised by the plugin that runs commands)."""
 
 
 class UsageError(Exception):

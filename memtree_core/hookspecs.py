@@ -217,19 +217,40 @@ def memtree_register_capture_adapters(register: Register[CaptureAdapter]) -> Non
 
 @hookspec(firstresult=True)
 def memtree_prepare_capture(app: App, payload: dict[str, Any]) -> PreparedCapture | None:
-    """Turn one hook payload into the redacted captures the host stores as ``pending`` nodes.
+    """Turn one hook payload into the redacted captures that ``memtree_store_capture`` stores.
 
     Stops at first non-None result.  The built-in pipeline (``capture`` plugin, ``trylast``) applies
     ``capture.bash`` and the command policies, asks the capture adapters, cuts content far over
     ``capture.maxBytes``, and redacts each capture (in its file's context where it can) through
-    ``app.redact``.  The host asks only while redaction can run (it fails closed before), then stores the
-    captures and counts the hits in one transaction; with no answer the payload is dropped as
-    ``unknown-tool``.  Raise :class:`~memtree_core.ingest.Refused` with a short reason to drop it (counted
+    ``app.redact``.  The host asks only while redaction can run (it fails closed before), then hands the
+    result to ``memtree_store_capture``; with no answer the payload is dropped as ``unknown-tool``.  Raise :class:`~memtree_core.ingest.Refused` with a short reason to drop it (counted
     ``capture:dropped:<reason>``); any other exception drops it too.
 
     :param app: the project (settings, plugin set, ``redact``, ``command_denied``).
     :param payload: the Claude Code hook payload, a JSON object (``tool_name``, ``tool_input``...).
     :return: a :class:`~memtree_core.types.PreparedCapture`, or None to defer to the next plugin.
+    """
+
+
+@hookspec(firstresult=True)
+def memtree_store_capture(app: App, payload: dict[str, Any], prepared: PreparedCapture,
+                          replayed: bool) -> list[str] | None:
+    """Store one payload's prepared captures as ``pending`` nodes and return the ids of the nodes holding it.
+
+    Stops at first non-None result.  The host asks once ``memtree_prepare_capture`` answered (so redaction
+    ran), and acks the capture with these ids: they must be committed when the hook returns.  The built-in
+    (``capture`` plugin, ``trylast``) inserts the captures, counts their redactions and
+    ``capture:accepted:<tool>`` in one write transaction, and there answers a call already stored by the
+    other route (live from a hook, replayed from a transcript) with the ids that hold it.  An implementation
+    may return None to defer (after recording the capture somewhere else, say); raise
+    :class:`~memtree_core.ingest.Refused` to drop it.  With no answer the payload is dropped as ``not-stored``.
+
+    :param app: the project (settings, store, ``record_redactions``).
+    :param payload: the Claude Code hook payload as received (``tool_name``, ``tool_use_id``...).
+    :param prepared: what ``memtree_prepare_capture`` returned: redacted captures and redaction hits.
+    :param replayed: True when the payload was rebuilt from a session transcript (the ``backfill`` walker,
+        ``memtree import``), not sent by a hook.
+    :return: the node ids, or None to defer to the next plugin.
     """
 
 
@@ -241,4 +262,33 @@ def memtree_register_output_replacers(register: Register[OutputReplacer]) -> Non
         stored, replacers are asked in precedence order (highest ``priority``, then pluggy's call order); the
         first :class:`~memtree_core.types.Replacement` with an ``output`` is the synchronous hook's answer.
         The built-in ``slice`` (``selectors`` plugin) cuts Bash and Grep output with the selectors.
+    """
+
+
+# -- the daemon's life: what a plugin sets up when it starts and ends when it stops ---------------------------
+@hookspec
+def memtree_daemon_started(app: App) -> None:
+    """The daemon has opened the project and is about to accept captures: set up what lives outside it.
+
+    Called once per daemon start, on the ingest server's thread, after the project's root is registered for
+    the hooks and before the first capture is read (slow work here delays captures, never the MCP tools).
+    Every implementation runs, each in its own guard: one that raises is logged and the others still run.
+    The built-in ``capture`` plugin writes ``$MEMTREE_HOME/hook-sender`` (which program the capture and
+    replacement hooks run to reach the socket); ``selectors`` warms its output replacer up on a thread.
+
+    :param app: the project the daemon serves (settings, paths, plugin set, store).
+    """
+
+
+@hookspec
+def memtree_daemon_stopping(app: App) -> None:
+    """The daemon is stopping: end what a plugin started that must not outlive it.
+
+    Called when the daemon stops (an idle timeout, a signal, ``memtree stop``), once as its sessions close,
+    so tool calls in flight return at once, and again just before it exits, for any started meanwhile: an
+    implementation must be safe to call twice.  Every implementation runs, each in its own guard.  The
+    built-in ``wrappers`` plugin ends the process groups (and their escaped children) of the ``bash`` and
+    ``grep`` tools, and refuses new commands from then on.
+
+    :param app: the project the daemon serves.
     """

@@ -29,8 +29,8 @@ Protocol
     One connection per capture: the client sends the raw Claude Code payload (one JSON document) and shuts
     down its write side; the server refuses it at once when redaction cannot run, else asks the plugins'
     capture pipeline (``memtree_prepare_capture``: ``capture.bash``, the command policies, the adapters,
-    redaction of content and metadata, BEFORE anything is written), inserts the ``pending`` node(s), commits,
-    and only then answers one line: ``{"ok":true,"ids":[...]}`` or ``{"ok":false,"reason":"..."}``.  An ack therefore means
+    redaction of content and metadata, BEFORE anything is written), has the plugins store the ``pending``
+    node(s) (``memtree_store_capture``: one committed transaction), and only then answers one line: ``{"ok":true,"ids":[...]}`` or ``{"ok":false,"reason":"..."}``.  An ack therefore means
     "committed" (WAL; survives SIGKILL of the daemon).
 
     Replacement (issue 8, ``memtree_core.replacing``): a payload preceded by the line ``MEMTREE-REPLACE 1``
@@ -76,11 +76,9 @@ import socket
 import struct
 import threading
 import time
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from memtree_core.hook_sender import write_sender_file
 from memtree_core.project import ProjectPaths
 from memtree_core.root_links import (  # noqa: F401  (registered_root: re-exported with the rest)
     ELSEWHERE_MARK,
@@ -106,9 +104,6 @@ BIG_CAPTURE_BYTES = 1 << 20  # past this a connection needs a big-capture slot t
 BIG_CAPTURE_SLOTS = 2
 BIG_SLOT_WAIT_S = 120.0  # a big capture waits at most this long for a slot ("busy" after)
 STOP_GRACE_S = 4.0  # captures being stored when the daemon stops get this long to commit
-# Which sender the hooks run, one field per line (paths may hold spaces): kind ("nc"/"perl"/"python"),
-# program, and for python the send.py compiled by that interpreter (may be empty); then the same three for
-# the replacement hook (perl or python).
 
 class Refused(Exception):
     """A capture that is dropped; ``reason`` is short and stable (it names a counter)."""
@@ -406,42 +401,6 @@ def _call_key(payload: dict[str, Any]) -> str:
     return f"{payload.get('tool_use_id')}\x00{payload.get('hook_event_name')}\x00{h.hexdigest()}"
 
 
-# -- calls replayed from transcripts (the ``backfill`` walker, ``memtree import``) ----------------------------
-REPLAYED_STATE = "backfill:replayed"  # app.state: (tool_use_id, event) -> node ids taken from transcripts
-MAX_REPLAYED = 20_000
-TWIN_WINDOW_MS = 24 * 3600 * 1000  # how far back a replayed call looks for its stored twin, in the write tx
-
-
-def stored_twin(app: Any, payload: dict[str, Any], replayed: bool) -> list[str] | None:
-    """Ids of nodes that already hold this tool call, or None; called inside the capture's write transaction
-    (BEGIN IMMEDIATE), so two writers cannot both miss each other.
-
-    A replayed call (from a transcript) looks for any recent node of the same ``tool_use_id`` and event.  A
-    live hook capture only looks among the calls this process replayed: a hook that gave up waiting can
-    still be served by a daemon that was booting, after the backfill took the call from the transcript.
-    (Live captures keep their own dedupe otherwise: a client may reuse an id for different output.)
-    """
-    tid, event = payload.get("tool_use_id"), payload.get("hook_event_name")
-    if not isinstance(tid, str) or not tid:
-        return None
-    if not replayed:
-        seen = app.state.get(REPLAYED_STATE)
-        return list(seen[(tid, event)]) if seen and (tid, event) in seen else None
-    from memtree_core.store.store import now_ms
-
-    rows = app.store.query(
-        "SELECT id FROM nodes WHERE created_at >= ? AND json_extract(metadata, '$.tool_use_id') = ? "
-        "AND json_extract(metadata, '$.hook_event') IS ?", (now_ms() - TWIN_WINDOW_MS, tid, event))
-    return [r[0] for r in rows] or None
-
-
-def note_replayed(app: Any, payload: dict[str, Any], ids: list[str]) -> None:
-    seen = app.state.setdefault(REPLAYED_STATE, OrderedDict())
-    seen[(payload.get("tool_use_id"), payload.get("hook_event_name"))] = list(ids)
-    while len(seen) > MAX_REPLAYED:
-        seen.popitem(last=False)
-
-
 class IngestServer:
     """Turns one connection into committed ``pending`` nodes (or a counted drop)."""
 
@@ -618,7 +577,7 @@ class IngestServer:
 
     def ingest(self, payload: dict[str, Any], replayed: bool = False) -> list[str]:
         """Store one payload as ``pending`` nodes: the plugins' capture pipeline (``memtree_prepare_capture``)
-        turns it into redacted captures, then one write transaction stores them and their counters."""
+        turns it into redacted captures, then ``memtree_store_capture`` stores them and their counters."""
         from memtree_core.redaction_gate import RedactionUnavailable
         from memtree_core.types import PreparedCapture
 
@@ -630,27 +589,12 @@ class IngestServer:
             raise Refused("unknown-tool")  # no plugin captures anything (the ``capture`` plugin disabled)
         if not isinstance(prepared, PreparedCapture) or not prepared.captures:
             raise Refused("bad-shape:pipeline")
-        store = app.store
-        ids: list[str] = []
-        with store.tx():
-            # A call taken from a transcript and the same call from a hook (late, or never acked) are one.
-            twin = stored_twin(app, payload, replayed)
-            if twin:
-                store.bump("capture:deduplicated")
-                return twin
-            for cap in prepared.captures:
-                node = store.insert_node(cap.kind, cap.content, source_uri=cap.source_uri, status_="pending",
-                                         mtime=cap.mtime, metadata=cap.metadata)
-                if cap.original_bytes and cap.original_bytes > node.original_bytes:
-                    # The text came cut from a persisted output file: keep the real size and the mark.
-                    store.conn.execute("UPDATE nodes SET truncated = 1, original_bytes = ? WHERE id = ?",
-                                       (cap.original_bytes, node.id))
-                ids.append(node.id)
-            app.record_redactions(prepared.hits)
-            store.bump(f"capture:accepted:{payload.get('tool_name')}", len(ids))
-            if replayed:
-                note_replayed(app, payload, ids)
-        return ids
+        ids = app.plugins.pm.hook.memtree_store_capture(app=app, payload=payload, prepared=prepared,
+                                                       replayed=replayed)
+        if ids is None:
+            raise Refused("not-stored")  # no plugin stores captures (the ``capture`` plugin disabled)
+        return list(ids)
+
 
 def _tool_label(app: Any, name: object) -> str:
     """The tool a capture is logged under: its name when an adapter captures it, else ``?`` (a name sent by
@@ -673,16 +617,13 @@ def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
         bound_path, bound_ino = None, None
     try:
         register_root(app.paths, app.identity.root)
-        write_sender_file(app.paths.home, app.environ)
-        from memtree_core.replacing import warm_up, write_flag
+        from memtree_core.replacing import write_flag
 
         write_flag(app)
-        if app.settings.capture.replace.enabled:
-            # The sync hook waits at most timeoutMs: the first replacement must not pay for opening the
-            # store and compiling the redaction rules.
-            threading.Thread(target=warm_up, args=(app,), name="memtree-replace-warmup", daemon=True).start()
     except Exception:
         log.exception("cannot register the project for the capture hook")
+    # The capture plugin writes the hooks' sender; the selectors plugin warms its replacer up.
+    app.plugins.notify("memtree_daemon_started", app=app)
     server = IngestServer(app)
     slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
     workers: set[threading.Thread] = set()

@@ -22,6 +22,7 @@ such failure fatal (:class:`PluginLoadError`).
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
 import traceback
@@ -59,6 +60,8 @@ REGISTRY_HOOKS: dict[str, str] = {
 PROTECTIVE_HOOKS = (REGISTRY_HOOKS["redaction_rules"], REGISTRY_HOOKS["command_policies"])
 
 ENTRY_POINT_GROUP = "memtree"
+
+log = logging.getLogger("memtree.plugins")
 
 
 class PluginLoadError(Exception):
@@ -110,6 +113,15 @@ class PluginSet:
     @property
     def failures(self) -> list[PluginInfo]:
         return [p for p in self.report if p.status in ("failed", "missing")]
+
+    def notify(self, hook_name: str, **kwargs: Any) -> None:
+        """Call every plugin's implementation of a notification hook (``memtree_daemon_started``...), in
+        pluggy's order, each in its own guard: one that raises is logged, and the others still run."""
+        for impl in reversed(getattr(self.pm.hook, hook_name).get_hookimpls()):  # (pluggy calls the last first)
+            try:
+                _call_one(self.pm, hook_name, impl.plugin, **kwargs)
+            except Exception:
+                log.exception("plugin %r failed in %s", impl.plugin_name, hook_name)
 
 
 def _names(value: str | None) -> list[str] | None:

@@ -89,11 +89,6 @@ def identify_remembered(workspace: Path | str, home: Path) -> Identity:
     return identity
 
 
-def root_alias(directory: Path | str) -> str:
-    """Key of a directory in ``$MEMTREE_HOME/roots``: what the capture hook can compute without git."""
-    return sha16(str(Path(directory).absolute()))
-
-
 class ProjectPaths(_ProjectPaths):
     """Every file memtree keeps for one project: ``home`` and ``dir`` (``home/<project hash>``)."""
 

@@ -87,18 +87,6 @@ def choose(app: App, payload: dict[str, Any], node_id: str, *,
     return None, first or Replacement(None, "no-replacer")
 
 
-def warm_up(app: App) -> None:
-    """Open the store and build one replacement off the record, so the first real one is not the slow one."""
-    try:
-        app.store.counters("replace:")
-        text = "".join(f"warm-up line {i}: error? no\n" for i in range(400))
-        payload = {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "true"},
-                   "tool_response": {"stdout": text, "stderr": "", "interrupted": False}}
-        choose(app, payload, "warm-up")
-    except Exception:
-        log.exception("replacement warm-up failed (the first replacement may be slow)")
-
-
 def reply_bytes(outcome: Replacement) -> bytes:
     return b"" if outcome.output is None else json.dumps(outcome.output, ensure_ascii=False).encode() + b"\n"
 

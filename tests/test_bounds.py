@@ -334,7 +334,7 @@ def test_kernel_trees_are_recognised_and_a_walk_of_the_root_stays_out_of_them() 
 def test_without_proc_the_group_is_ended_and_the_result_says_what_may_remain(tmp_path: Path, monkeypatch) -> None:
     """Where /proc cannot be read (macOS), the sweep still ends the process group and says it could not
     look for children that left it."""
-    from memtree_core import children
+    from memtree_plugins.wrappers import children
     from memtree_plugins.wrappers.run import run
 
     monkeypatch.setattr(children, "PROC", str(tmp_path / "no-proc"))
@@ -348,7 +348,7 @@ def test_a_command_that_starts_while_the_daemon_stops_is_ended_at_once(tmp_path:
     had already asked for its token, its process group is killed as it registers."""
     import subprocess as sp
 
-    from memtree_core import children
+    from memtree_plugins.wrappers import children
 
     token, _marker = children.new_call()
     # Untagged, so the sweep cannot find it: only the kill at registration can end it.

@@ -189,3 +189,61 @@ def test_a_plugin_can_take_part_in_the_capture_pipeline_and_the_gate_comes_first
         assert guard.asked == 0 and app.store.query("SELECT id FROM nodes") == before
     finally:
         app.close()
+
+
+class ParentedStore:
+    """A third-party ``memtree_store_capture``: each Bash capture is stored under one session node of its own
+    (what a plugin grouping captures by session would do); everything else is left to the built-in."""
+
+    def __init__(self) -> None:
+        self.parent: str | None = None
+
+    @hookimpl(tryfirst=True)
+    def memtree_store_capture(self, app, payload, prepared, replayed):
+        if payload.get("tool_name") != "Bash":
+            return None
+        with app.store.tx():
+            if self.parent is None:
+                self.parent = app.store.insert_node("tool_output", "session s1", status_="pending").id
+            return [app.store.insert_node(c.kind, c.content, parent_id=self.parent, metadata=c.metadata).id
+                    for c in prepared.captures]
+
+
+def test_a_plugin_can_store_captures_its_own_way_and_sees_them_redacted(home: Path, project: Path) -> None:
+    bash = json.loads((FIXTURES / "post-bash.json").read_text())
+    bash["tool_response"]["stdout"] += f"export GITHUB_TOKEN={TOKEN}\n"
+    read = json.loads((FIXTURES / "post-read-text.json").read_text())
+    plugin = ParentedStore()
+    app = App.open(project, extra=[("sessions", plugin)])
+    try:
+        ids, _ = IngestServer(app).ingest_once(bash)
+        (node,) = app.store.get_nodes(ids).values()
+        assert node.parent_id == plugin.parent and TOKEN not in node.content and "[REDACTED:" in node.content
+        ids, _ = IngestServer(app).ingest_once(read)  # deferred: the built-in stores it, parentless
+        (node,) = app.store.get_nodes(ids).values()
+        assert node.parent_id is None and node.meta["tool"] == "Read"
+    finally:
+        app.close()
+
+
+class OwnPipeline:
+    """A third-party pipeline that prepares every payload itself (the built-in ``capture`` plugin disabled)."""
+
+    @hookimpl
+    def memtree_prepare_capture(self, app, payload):
+        from memtree_core.types import PreparedCapture
+
+        return PreparedCapture([Capture("tool_output", "prepared elsewhere", metadata={"tool": "Bash"})])
+
+
+def test_with_nobody_to_store_a_prepared_capture_it_is_a_counted_drop(home: Path, project: Path) -> None:
+    payload = json.loads((FIXTURES / "post-bash.json").read_text())
+    app = App.open(project, environ={**os.environ, "MEMTREE_DISABLE_PLUGINS": "capture"},
+                   extra=[("own", OwnPipeline())])
+    try:
+        server = IngestServer(app)
+        with pytest.raises(Refused, match="not-stored"):
+            server.ingest_once(payload)
+        assert not app.store.query("SELECT id FROM nodes")
+    finally:
+        app.close()

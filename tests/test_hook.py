@@ -11,8 +11,9 @@ from pathlib import Path
 from helpers.common import REPO
 from helpers.hook import FIXTURES, HOOKS, contents, drops, hook_command, payload, run_hook
 
-from memtree_core import hook_sender, ingest
+from memtree_core import ingest
 from memtree_core.app import App
+from memtree_plugins.capture import hook_sender
 
 
 def test_hooks_json_registers_both_events_async_for_read_grep_bash() -> None:

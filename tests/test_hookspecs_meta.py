@@ -69,10 +69,13 @@ def test_readme_hook_reference_is_generated_from_the_docstrings() -> None:
 
 
 @pytest.mark.parametrize("name", HOOKS)
-def test_every_hook_has_an_example_that_loads_as_a_plugin(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_hook_has_an_example_that_loads_as_a_plugin(name: str, monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
     """The README's example for each hook (``examples/hooks/<hook>.py``, generated into the hook reference) is a
     working plugin: it loads, its hook implementation is called, and what it registers or answers reaches the
     plugin set."""
+    import json
+    import os
     import sys
     import types
 
@@ -99,6 +102,32 @@ def test_every_hook_has_an_example_that_loads_as_a_plugin(name: str, monkeypatch
     elif name == "memtree_prepare_capture":
         with pytest.raises(Refused, match="lockfile"):
             plugins.pm.hook.memtree_prepare_capture(app=None, payload={"tool_input": {"file_path": "/w/uv.lock"}})
+    elif name == "memtree_store_capture":
+        from memtree_core.project import ProjectPaths
+        from memtree_core.types import Capture, PreparedCapture
+
+        app = types.SimpleNamespace(paths=ProjectPaths.for_hash(tmp_path, "example"))
+        app.paths.dir.mkdir()
+        prepared = PreparedCapture([Capture("tool_output", "ok\n", "bash://toolu_1")], {})
+        # The example defers, and with the built-ins left out nobody else answers.
+        alone = build(Settings(), {"MEMTREE_LOAD_PLUGINS": ""}, builtins={}, extra=[("example", module)])
+        assert alone.pm.hook.memtree_store_capture(app=app, payload={"tool_name": "Bash"}, prepared=prepared,
+                                                   replayed=False) is None
+        assert [json.loads(line) for line in (app.paths.dir / "captures.jsonl").read_text().splitlines()] == [
+            {"tool": "Bash", "uri": "bash://toolu_1", "bytes": 3, "replayed": False}]
+    elif name in ("memtree_daemon_started", "memtree_daemon_stopping"):
+        from memtree_core.project import ProjectPaths
+
+        app = types.SimpleNamespace(paths=ProjectPaths.for_hash(tmp_path, "example"))
+        app.paths.dir.mkdir()
+        (app.paths.dir / "statusbar.pid").write_text("1\n")  # what a started daemon left, for the stop
+        # Only the example: the built-ins' stopping hook would end this test process's tool calls for good.
+        alone = build(Settings(), {"MEMTREE_LOAD_PLUGINS": ""}, builtins={}, extra=[("example", module)])
+        alone.notify(name, app=app)
+        alone.notify(name, app=app)  # the stopping hook runs twice; the started one is idempotent here
+        assert (app.paths.dir / "statusbar.pid").exists() == (name == "memtree_daemon_started")
+        if name == "memtree_daemon_started":
+            assert (app.paths.dir / "statusbar.pid").read_text() == f"{os.getpid()}\n"
     else:
         raise AssertionError(f"say here what {name}'s example must do")
 

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers.common import MEMTREE
+from helpers.common import MEMTREE, wait_for
 from helpers.plugin_dists import GOOD, RAISES_AT_IMPORT, RAISES_IN_HOOK, UNKNOWN_HOOK, env_with, make_dist
 
 from memtree_core.hookspecs import hookimpl
@@ -294,8 +294,9 @@ def test_the_plugin_called_first_registers_last_so_its_replaces_sees_the_others(
     assert plugins.info("override").status == "loaded"  # type: ignore[union-attr]
 
 
-# Hooks the host calls per event rather than while it builds the plugin set.
-PER_EVENT_HOOKS = {"memtree_prepare_capture"}
+# Hooks the host calls per event rather than while it builds the plugin set: a capture, the daemon's life.
+DAEMON_LIFE_HOOKS = {"memtree_daemon_started", "memtree_daemon_stopping"}
+PER_EVENT_HOOKS = {"memtree_prepare_capture", "memtree_store_capture"} | DAEMON_LIFE_HOOKS
 
 
 def test_trace_plugins_shows_a_call_of_every_hook(home: Path, project: Path, capsys: pytest.CaptureFixture) -> None:
@@ -319,7 +320,42 @@ def test_trace_plugins_shows_a_call_of_every_hook(home: Path, project: Path, cap
     finally:
         app.close()
     traced = set(re.findall(r"(memtree_\w+) \[hook\]", capsys.readouterr().err))
-    assert traced == PER_EVENT_HOOKS
+    assert traced == PER_EVENT_HOOKS - DAEMON_LIFE_HOOKS
+    # The daemon's life: a real daemon in the foreground, started and stopped.
+    env = env_with(project, MEMTREE_HOME=str(home), MEMTREE_TRACE_PLUGINS="1")
+    daemon = subprocess.Popen([MEMTREE, "daemon", "--project", str(project)], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: (home / "hook-sender").exists() or daemon.poll() is not None, 120,
+                 "the daemon to write the hooks' sender")
+        assert memtree("stop", "--project", str(project), env=env).returncode == 0
+        _out, err = daemon.communicate(timeout=60)
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.communicate()
+    assert set(re.findall(r"(memtree_daemon_\w+) \[hook\]", err)) == DAEMON_LIFE_HOOKS, err[-2000:]
+
+
+def test_every_daemon_life_hook_runs_even_when_one_plugin_raises(tmp_path: Path) -> None:
+    """``memtree_daemon_started``/``memtree_daemon_stopping`` reach every plugin: one that raises is logged and
+    skipped, so a broken plugin cannot keep the wrappers plugin from ending the tools' processes."""
+    seen: list[str] = []
+
+    class Broken:
+        @hookimpl(tryfirst=True)
+        def memtree_daemon_stopping(self, app):
+            seen.append("broken")
+            raise RuntimeError("boom")
+
+    class Careful:
+        @hookimpl(trylast=True)
+        def memtree_daemon_stopping(self, app):
+            seen.append(f"careful:{app}")
+
+    plugins = build(Settings(), NO_THIRD_PARTY, builtins={}, extra=[("careful", Careful()), ("broken", Broken())])
+    plugins.notify("memtree_daemon_stopping", app="the-app")
+    assert seen == ["broken", "careful:the-app"]
 
 
 def test_without_the_tokens_plugin_the_build_reports_it_and_counting_says_why() -> None:

@@ -18,10 +18,11 @@ import pytest
 from helpers.common import run_memtree
 from helpers.replace import bash, fixture, run, serve
 
-from memtree_core import hook_sender, replacing
+from memtree_core import replacing
 from memtree_core.app import App
 from memtree_core.hookspecs import hookimpl
 from memtree_core.types import Replacement
+from memtree_plugins.capture import hook_sender
 from memtree_plugins.selectors import replace
 from memtree_plugins.selectors.lines import marker
 

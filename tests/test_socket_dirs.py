@@ -22,10 +22,11 @@ from helpers.common import MEMTREE, wait_for
 from helpers.daemon import daemon_processes, project_paths
 from helpers.hook import FIXTURES, contents, drops, run_hook
 
-from memtree_core import hook_sender, ingest
+from memtree_core import ingest
 from memtree_core.app import App
 from memtree_core.project import ProjectPaths
 from memtree_core.socket_dirs import UnsafeSocketDir, dir_problem, ensure_dir, socket_problem
+from memtree_plugins.capture import hook_sender
 
 IS_ROOT = os.geteuid() == 0
 NOBODY = 65534

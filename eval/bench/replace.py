@@ -129,8 +129,9 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="memtree-bench-replace-"))
     os.environ.update({"MEMTREE_LOAD_PLUGINS": ""})
     sys.path.insert(0, str(REPO))
-    from memtree_core import hook_sender, ingest
+    from memtree_core import ingest
     from memtree_core.app import App
+    from memtree_plugins.capture import hook_sender
 
     hooks = json.loads((REPO / "plugin/hooks/hooks.json").read_text())["hooks"]["PostToolUse"]
     command = next(h["command"] for g in hooks for h in g["hooks"] if h["command"].endswith("/replace"))

@@ -120,20 +120,6 @@ def return_big_allocations() -> None:
         pass
 
 
-def _end_tool_processes() -> None:
-    from memtree_core import children
-
-    try:
-        ended = children.end_all()
-    except Exception:
-        log.exception("cannot end the tools' processes")
-        return
-    if ended.killed:
-        log.info("ended %d process(es) started by tool calls", len(ended.killed))
-    if ended.survivors or ended.notes:
-        log.warning("tool processes left running: %s", ended.summary())
-
-
 class Daemon:
     def __init__(self, project: str | None, project_hash: str | None = None,
                  on_ready: Callable[[], None] | None = None) -> None:
@@ -312,16 +298,23 @@ class Daemon:
                         self.stop_reason = f"idle for {self.idle_timeout_s:g}s with no session and no capture"
                         self.stop_event.set()
             log.info("stopping: %s", self.stop_reason or "asked to")
-            _end_tool_processes()  # tool calls in flight return at once instead of at their deadline
+            self._stopping()  # tool calls in flight return at once instead of at their deadline
             tg.cancel_scope.cancel()
         self.mcp_sock = None  # the listener closed it
+
+    def _stopping(self) -> None:
+        """Let the plugins end what they started (the tools' processes): ``memtree_daemon_stopping``."""
+        app = self.app
+        if app is None:
+            return  # the plugins never loaded, so they started nothing
+        app.plugins.notify("memtree_daemon_stopping", app=app)
 
     def _shutdown(self) -> None:
         self.stop_event.set()
         if self.lock_fd is None:
             return
         try:
-            _end_tool_processes()  # any started while the sessions were closing
+            self._stopping()  # anything started while the sessions were closing
             for t in self.threads:
                 t.join(timeout=5)
                 if t.is_alive():

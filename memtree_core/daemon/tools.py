@@ -248,11 +248,3 @@ def register_tools(server: MCPServer, app: Any) -> list[str]:
     except OSError as exc:
         log.warning("cannot record the tools' annotations for forwarders: %s", exc)
     return added
-
-
-def build_server(app: Any, version: str) -> MemtreeServer:
-    """A ready server with every registered tool (for embedding memtree in-process)."""
-    server = create_server(version)
-    register_tools(server, app)
-    server.tools_ready.set()
-    return server

@@ -446,6 +446,18 @@ class Store:
             c.execute("INSERT OR IGNORE INTO edges (src_id, dst_id, kind, created_at) VALUES (?,?,?,?)",
                       (src_id, dst_id, kind, now_ms()))
 
+    # -- captures (the capture plugin's storing) --------------------------------------------------------
+    def mark_truncated(self, node_id: str, original_bytes: int) -> None:
+        """Mark a node whose content was already cut before it came in, with the real size (content is
+        untouched, so the keyword index is not rewritten)."""
+        self.execute("UPDATE nodes SET truncated = 1, original_bytes = ? WHERE id = ?", (original_bytes, node_id))
+
+    def ids_of_call(self, tool_use_id: str, event: Any, since_ms: int) -> list[str]:
+        """Nodes created since ``since_ms`` that hold tool call ``tool_use_id`` as hook event ``event``."""
+        rows = self.query("SELECT id FROM nodes WHERE created_at >= ? AND json_extract(metadata, '$.tool_use_id') = ? "
+                          "AND json_extract(metadata, '$.hook_event') IS ?", (since_ms, tool_use_id, event))
+        return [r[0] for r in rows]
+
     def transition(self, node_ids: Iterable[str], to: str, reason: str = "") -> int:
         """Move nodes to status ``to``; every status change in memtree goes through here.
 

@@ -1,5 +1,6 @@
-"""Built-in capture: the pipeline from a hook payload to redacted captures (:mod:`.pipeline`), and the
-adapters for Claude Code's Read, Grep and Bash payloads (:mod:`.payloads`).
+"""Built-in capture: the pipeline from a hook payload to redacted captures (:mod:`.pipeline`), the adapters
+for Claude Code's Read, Grep and Bash payloads (:mod:`.payloads`), storing the captures once per tool call
+(:mod:`.storing`), and the program the hooks run to reach the daemon (:mod:`.hook_sender`).
 
 Each tool's adapter is registered under the tool's name in lower case (``read``, ``grep``, ``bash``), so a
 plugin can ``register(adapter, replaces=True)`` one of them or add an adapter for another tool (WebFetch,
@@ -31,3 +32,18 @@ def memtree_prepare_capture(app: App, payload: dict[str, Any]) -> PreparedCaptur
     from memtree_plugins.capture.pipeline import prepare
 
     return prepare(app, payload)
+
+
+@hookimpl(trylast=True)
+def memtree_store_capture(app: App, payload: dict[str, Any], prepared: PreparedCapture,
+                          replayed: bool) -> list[str]:
+    from memtree_plugins.capture.storing import store_captures
+
+    return store_captures(app, payload, prepared, replayed)
+
+
+@hookimpl(trylast=True)
+def memtree_daemon_started(app: App) -> None:
+    from memtree_plugins.capture.hook_sender import write_sender_file
+
+    write_sender_file(app.paths.home, app.environ)

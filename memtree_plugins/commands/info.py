@@ -96,7 +96,7 @@ def vector_index(app: Any) -> dict[str, Any]:
 
 def capture_status(app: Any) -> dict[str, Any]:
     """What the Claude Code hook uses to reach the daemon, what it could not deliver, and replacement."""
-    from memtree_core import hook_sender
+    from memtree_plugins.capture import hook_sender
 
     home = app.paths.home
     try:

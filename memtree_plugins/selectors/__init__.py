@@ -12,9 +12,15 @@ budgeted line assembler they share.
 
 from __future__ import annotations
 
+import threading
+from typing import TYPE_CHECKING
+
 from memtree_core.hookspecs import hookimpl
 from memtree_core.registry import Register
 from memtree_core.types import OutputReplacer, Selector
+
+if TYPE_CHECKING:
+    from memtree_core.app import App
 
 
 @hookimpl(trylast=True)
@@ -38,3 +44,13 @@ def memtree_register_output_replacers(register: Register[OutputReplacer]) -> Non
     from memtree_plugins.selectors.replace import SliceReplacer
 
     register(SliceReplacer())
+
+
+@hookimpl(trylast=True)
+def memtree_daemon_started(app: App) -> None:
+    # The first replacement must not pay for opening the store and compiling the redaction rules: the
+    # synchronous hook waits for it at most capture.replace.timeoutMs.
+    if app.settings.capture.replace.enabled:
+        from memtree_plugins.selectors.replace import warm_up
+
+        threading.Thread(target=warm_up, args=(app,), name="memtree-replace-warmup", daemon=True).start()

@@ -264,3 +264,16 @@ class SliceReplacer:
     def delivered(self, app: App, outcome: Replacement) -> None:
         if isinstance(outcome, Outcome):
             account(app, outcome)
+
+
+def warm_up(app: App) -> None:
+    """Open the store and build one slice off the record, so the first real replacement is not the slow one
+    (the synchronous hook waits at most ``capture.replace.timeoutMs``)."""
+    try:
+        app.store.counters("replace:")
+        text = "".join(f"warm-up line {i}: error? no\n" for i in range(400))
+        payload = {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "true"},
+                   "tool_response": {"stdout": text, "stderr": "", "interrupted": False}}
+        build(app, payload, "warm-up")
+    except Exception:
+        log.exception("replacement warm-up failed (the first replacement may be slow)")

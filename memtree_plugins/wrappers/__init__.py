@@ -9,6 +9,7 @@ budget cutter lives in :mod:`memtree_plugins.wrappers.budget`.
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from memtree_core.app import App
     from memtree_core.registry import Register
 
+log = logging.getLogger("memtree.daemon")
 
 class WrapperSettings(PluginSettings):
     """``plugins.config.wrappers`` (user-only: nothing here is repo-safe)."""
@@ -63,3 +65,15 @@ def memtree_register_tools(register: Register[ToolSpec]) -> None:
     register(ToolSpec(name="bash", build=_lazy("bash"), title="Run a shell command (stored, budgeted)",
                       destructive=True, open_world=True, limits=_bash_limits))
     register(ToolSpec(name="get", build=_lazy("get"), title="Page through a stored node", read_only=True))
+
+
+@hookimpl(trylast=True)
+def memtree_daemon_stopping(app: App) -> None:
+    """End every process the bash and grep tools started (and refuse new ones): none may outlive the daemon."""
+    from memtree_plugins.wrappers import children
+
+    ended = children.end_all()
+    if ended.killed:
+        log.info("ended %d process(es) started by tool calls", len(ended.killed))
+    if ended.survivors or ended.notes:
+        log.warning("tool processes left running: %s", ended.summary())

@@ -196,7 +196,7 @@ def _redact(app: App, text: str) -> tuple[str, dict[str, int], str | None]:
 # What a redactions line can add to the header after the run (checked again at the end).
 _REDACTION_ROOM = 40
 # The two notes a run can add (never both: the first only after a normal exit, the second on timeout);
-# the second at its longest (memtree_core.children.Ended.summary).
+# the second at its longest (memtree_plugins.wrappers.children.Ended.summary).
 _LEFT_RUNNING = ("a background process kept the output open after the shell exited; its later output is not "
                  "captured")
 _NOT_ENDED_WORST_CASE = ("99999 process(es) the command started could not be ended (pid 4194304, 4194304, "

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memtree_core import children
+from memtree_plugins.wrappers import children
 
 ENGINE_ENV = "MEMTREE_GREP_ENGINE"
 LINE_CHARS = 4000  # a hit line is kept up to this many characters (minified files have 1 MB lines)

@@ -4,7 +4,7 @@ Output is read as it arrives from both pipes; each stream keeps its first ``keep
 last ``keep`` bytes and counts the rest, so a command printing 100 MB costs at most ~4 x ``keep`` bytes
 of memory.  On timeout the whole group gets SIGTERM, then after a short grace SIGKILL goes to the group and to every
 process the command started that left it (``cmd &``, ``setsid``, a double fork: found by the marker
-:mod:`memtree_core.children` puts in their environment); what was read so far is kept, and what could not
+:mod:`memtree_plugins.wrappers.children` puts in their environment); what was read so far is kept, and what could not
 be ended is reported.  After the shell exits normally, a background child still holding the pipes open is
 given ``DRAIN_S`` seconds, then left alone (its output past that point is not captured).
 """
@@ -19,7 +19,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
-from memtree_core import children
+from memtree_plugins.wrappers import children
 
 KILL_GRACE_S = 2.0
 DRAIN_S = 1.0

@@ -14,8 +14,9 @@ import pytest
 
 from helpers.common import REPO
 from helpers.hook import FIXTURES, HOOKS
-from memtree_core import hook_sender, ingest, replacing
+from memtree_core import ingest, replacing
 from memtree_core.app import App
+from memtree_plugins.capture import hook_sender
 
 
 def command(kind: str) -> str:

@@ -1,10 +1,11 @@
-"""The processes memtree's tools start, and how to end all of them (issue 11: resource bounds).
+"""The processes the wrapped tools start, and how to end all of them (issue 11: resource bounds).
 
 Every tool subprocess (the bash tool's shell, ripgrep) runs in its own process group and carries a marker
 in its environment, ``MEMTREE_CHILD=<daemon pid>:<call token>``.  Its descendants inherit the marker even
 when they leave the group (``cmd &`` then the shell exits, ``setsid``, a double fork), so at a timeout one
 pass over ``/proc/*/environ`` of this user's processes finds every one of them; :func:`end_call` kills the
-group and those.  :func:`end_all` does the same for every call of this daemon when it stops.
+group and those.  :func:`end_all` does the same for every call of this daemon when it stops (the plugin's
+``memtree_daemon_stopping`` hook).
 
 What cannot be found or ended is reported, never hidden: a process that cleared its environment before
 ``exec`` (``env -i``), one that ignores SIGKILL while stuck in the kernel (``D`` state), one of another user
@@ -20,6 +21,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from memtree_core.errors import Stopping
+
 MARKER_ENV = "MEMTREE_CHILD"
 PROC = "/proc"
 REAP_WAIT_S = 0.5  # how long a SIGKILLed process is given to disappear before it is reported as surviving
@@ -29,10 +32,6 @@ _groups: dict[str, int] = {}  # call token -> process group id, while the call r
 # Set by end_all: the daemon is stopping.  A call queued behind the pool's busy threads would otherwise start
 # its command after the sweep, and the daemon's exit would wait for it.
 _closing = False
-
-
-class Stopping(Exception):
-    """The daemon is stopping: no new command is started."""
 
 
 def new_call() -> tuple[str, dict[str, str]]:
@@ -54,11 +53,6 @@ def register(token: str, pgid: int) -> None:
 def unregister(token: str) -> None:
     with _lock:
         _groups.pop(token, None)
-
-
-def running_calls() -> int:
-    with _lock:
-        return len(_groups)
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """How the capture and replacement hooks reach the daemon: the sender they run, chosen once per daemon start
-and written to ``$MEMTREE_HOME/hook-sender``, and the log of captures they could not deliver.
+(the ``capture`` plugin's ``memtree_daemon_started``) and written to ``$MEMTREE_HOME/hook-sender``, and the
+log of captures they could not deliver.
 
 The hook is on the path of every tool call, so the sender is what starts fastest here (eval/bench/hook.py):
 an OpenBSD-style ``nc`` when installed, else ``perl`` running ``plugin/hooks/send.pl`` (no modules), else the
@@ -32,7 +33,7 @@ def _nc_with_unix_and_eof(path: str) -> bool:
     return "-U" in text and "-N" in text
 
 
-SEND_PY = Path(__file__).resolve().parent.parent / "plugin" / "hooks" / "send.py"
+SEND_PY = Path(__file__).resolve().parents[2] / "plugin" / "hooks" / "send.py"  # beside the packages
 
 
 def _startup_ms(python: str) -> float | None:
@@ -78,9 +79,6 @@ def _compile_sender(python: str, dest: Path) -> Path | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return dest if done.returncode == 0 and dest.is_file() else None
-
-
-SEND_PL = SEND_PY.with_name("send.pl")
 
 
 def _perl(env: dict[str, str] | os._Environ[str]) -> str | None:

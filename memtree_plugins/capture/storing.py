@@ -1,0 +1,72 @@
+"""Built-in ``memtree_store_capture``: a payload's redacted captures become ``pending`` nodes, in one write
+transaction with their counters, and a tool call is stored once however it arrives.
+
+A call can reach the store twice by two routes: a hook sends it live, and the ``backfill`` walker (or
+``memtree import``) replays it from the session's transcript, because the hook gave up waiting on a daemon
+that was booting or no daemon ran.  The check runs inside the write transaction (BEGIN IMMEDIATE), so two
+writers cannot both miss each other.  (The two live hooks of one call, capture and replacement, are one
+store by the host's own per-connection dedupe in :mod:`memtree_core.ingest`.)
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memtree_core.app import App
+    from memtree_core.types import PreparedCapture
+
+REPLAYED_STATE = "backfill:replayed"  # app.state: (tool_use_id, event) -> node ids taken from transcripts
+MAX_REPLAYED = 20_000
+TWIN_WINDOW_MS = 24 * 3600 * 1000  # how far back a replayed call looks for its stored twin, in the write tx
+
+
+def store_captures(app: App, payload: dict[str, Any], prepared: PreparedCapture, replayed: bool) -> list[str]:
+    """Insert the captures as ``pending`` nodes and count them and their redactions, in one transaction; a
+    call already stored (see the module doc) gets the ids of the nodes that hold it."""
+    store = app.store
+    ids: list[str] = []
+    with store.tx():
+        twin = stored_twin(app, payload, replayed)
+        if twin:
+            store.bump("capture:deduplicated")
+            return twin
+        for cap in prepared.captures:
+            node = store.insert_node(cap.kind, cap.content, source_uri=cap.source_uri, status_="pending",
+                                     mtime=cap.mtime, metadata=cap.metadata)
+            if cap.original_bytes and cap.original_bytes > node.original_bytes:
+                # The text came cut from a persisted output file: keep the real size and the mark.
+                store.mark_truncated(node.id, cap.original_bytes)
+            ids.append(node.id)
+        app.record_redactions(prepared.hits)
+        store.bump(f"capture:accepted:{payload.get('tool_name')}", len(ids))
+        if replayed:
+            note_replayed(app, payload, ids)
+    return ids
+
+
+def stored_twin(app: App, payload: dict[str, Any], replayed: bool) -> list[str] | None:
+    """Ids of nodes that already hold this tool call, or None; called inside the capture's write transaction.
+
+    A replayed call (from a transcript) looks for any recent node of the same ``tool_use_id`` and event.  A
+    live hook capture only looks among the calls this process replayed: a hook that gave up waiting can
+    still be served by a daemon that was booting, after the backfill took the call from the transcript.
+    (Live captures keep their own dedupe otherwise: a client may reuse an id for different output.)
+    """
+    tid, event = payload.get("tool_use_id"), payload.get("hook_event_name")
+    if not isinstance(tid, str) or not tid:
+        return None
+    if not replayed:
+        seen = app.state.get(REPLAYED_STATE)
+        return list(seen[(tid, event)]) if seen and (tid, event) in seen else None
+    from memtree_core.store.store import now_ms
+
+    return app.store.ids_of_call(tid, event, now_ms() - TWIN_WINDOW_MS) or None
+
+
+def note_replayed(app: App, payload: dict[str, Any], ids: list[str]) -> None:
+    seen = app.state.setdefault(REPLAYED_STATE, OrderedDict())
+    seen[(payload.get("tool_use_id"), payload.get("hook_event_name"))] = list(ids)
+    while len(seen) > MAX_REPLAYED:
+        seen.popitem(last=False)
