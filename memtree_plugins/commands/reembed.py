@@ -37,7 +37,7 @@ def reembed(app: Any, batch: int = 0, progress: Any = None) -> dict[str, Any]:
     if choice.embedder is None:
         raise NotFound(f"no embedder to re-embed with: {choice.reason}")
     e = choice.embedder
-    batch = batch or app.settings.walkers.embedding_batch_size
+    batch = batch or app.plugin_settings("semantic").walkers.embedding_batch_size
     total = int(store.query_one("SELECT count(*) FROM nodes WHERE status = 'live'")[0])
     done = 0
     dim = e.dim

@@ -37,8 +37,8 @@ class LocalMiniLMEmbedder:
         self._model: Any = None
         self._lock = threading.Lock()
 
-    def configure(self, settings: Any) -> None:
-        self.batch_size = settings.walkers.embedding_batch_size
+    def configure(self, app: Any) -> None:
+        self.batch_size = app.plugin_settings("semantic").walkers.embedding_batch_size
 
     def available(self) -> tuple[bool, str]:
         missing = [m for m in ("numpy", "tokenizers") if importlib.util.find_spec(m) is None]

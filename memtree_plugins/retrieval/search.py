@@ -538,7 +538,7 @@ def _fused(app: App, pq: ParsedQuery, mode: str, limit: int,
         ((_, ranked),) = lists.items()
         order = [(nid, score) for nid, score in ranked[:limit]]
     else:
-        name = app.settings.search.ranker
+        name = app.plugin_settings("retrieval").search.ranker
         ranker = app.plugins.rankers.get(name)
         if ranker is None:
             raise ValueError(f"search mode '{mode}' needs the ranker {name!r} (setting search.ranker), "

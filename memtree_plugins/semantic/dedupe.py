@@ -32,7 +32,7 @@ class Dedupe:
     trigger = "interval"
 
     def interval_s(self, app: Any) -> float:
-        return app.settings.walkers.dedupe_interval_ms / 1000
+        return app.plugin_settings("semantic").walkers.dedupe_interval_ms / 1000
 
     def has_work(self, app: Any) -> bool:
         return app.store.vector.available

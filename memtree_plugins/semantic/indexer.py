@@ -31,7 +31,7 @@ class EmbeddingIndexer:
     trigger = "idle"
 
     def interval_s(self, app: Any) -> float:
-        return app.settings.walkers.embedding_idle_ms / 1000
+        return app.plugin_settings("semantic").walkers.embedding_idle_ms / 1000
 
     def has_work(self, app: Any) -> bool:
         store = app.store
@@ -53,7 +53,7 @@ class EmbeddingIndexer:
             set_gauge(store, f"walker:{self.name}:backlog", vectors.backlog(store))
             return counts
         e = choice.embedder
-        batch = max(1, app.settings.walkers.embedding_batch_size)
+        batch = max(1, app.plugin_settings("semantic").walkers.embedding_batch_size)
         try:
             if e.dim:
                 vectors.check_model(store, e.model, e.dim)

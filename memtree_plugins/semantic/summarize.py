@@ -31,7 +31,7 @@ ORDER BY g.newest DESC LIMIT ?"""
 
 
 def due_subtrees(app: Any, limit: int = PER_RUN) -> list[tuple[str, int]]:
-    rows = app.store.query(DUE_SQL, (app.settings.walkers.summarizer_subtree_threshold, limit))
+    rows = app.store.query(DUE_SQL, (app.plugin_settings("semantic").walkers.summarizer_subtree_threshold, limit))
     return [(p, int(n)) for p, n, _ in rows]
 
 

@@ -70,15 +70,16 @@ class EmbedderChoice:
 def configured_model(app: App) -> str:
     """``embeddingModel`` as the user set it; left unset it means ``auto`` (the spec's default,
     nomic-embed-text on Ollama, is still the first choice of ``auto``)."""
-    if "embedding_model" not in app.settings.model_fields_set:
+    own = app.plugin_settings("semantic")
+    if "embedding_model" not in own.model_fields_set:
         return AUTO
-    return (app.settings.embedding_model or AUTO).strip()
+    return (own.embedding_model or AUTO).strip()
 
 
 def _configure(app: App, embedder: Any) -> None:
     configure = getattr(embedder, "configure", None)
     if callable(configure):
-        configure(app.settings)
+        configure(app)
 
 
 def choose_embedder(app: App, store_models: list[tuple[str, int, int]] | None = None) -> EmbedderChoice:
