@@ -25,6 +25,7 @@ from memtree_core.settings import (
     Settings,
     SettingsError,
     UserOnly,
+    _plain,
     _shown,
     _strict_flag,
 )
@@ -197,11 +198,6 @@ def _field(model: type[PluginSettings], key: str) -> tuple[str, Any] | None:
         if _norm(key) in (_norm(name), _norm(alias)):
             return alias, info
     return None
-
-
-def _plain(text: str) -> str:
-    """A name as written when it is short and printable, else its cut repr (a hostile file cannot flood)."""
-    return text if len(text) <= 60 and text.isprintable() else _shown(text)
 
 
 def _keys(model: type[PluginSettings]) -> str:

@@ -207,6 +207,11 @@ def _shown(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} chars)"
 
 
+def _plain(text: str) -> str:
+    """A name as written when it is short and printable, else its cut repr (a hostile file cannot flood)."""
+    return text if len(text) <= 60 and text.isprintable() else _shown(text)
+
+
 def _message(err: dict[str, Any]) -> str:
     # pydantic prefixes a validator's own message with "Value error, "; the message alone reads better.
     return err["msg"].removeprefix("Value error, ").lower()
@@ -289,7 +294,7 @@ Dormant = Callable[[tuple[str, ...]], "str | None"]
 
 
 def _dormant_warning(where: str, key: str, plugin: str) -> str:
-    return (f"{where}: {_shown(key)} ignored: it is plugin {plugin!r}'s setting, and that plugin is not loaded "
+    return (f"{where}: {_plain(key)} ignored: it is plugin {plugin!r}'s setting, and that plugin is not loaded "
             f"(disabled or failed: see memtree plugins)")
 
 
