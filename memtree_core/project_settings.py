@@ -4,7 +4,7 @@ The plugin set depends on the settings (``plugins.load``/``plugins.disable``), a
 plugin set (each built-in owns its top-level keys, :class:`~memtree_core.plugin_settings.BuiltinSettings`),
 so loading goes in three steps over files read once:
 
-1. the ``plugins`` section alone, with the repository's limits (:func:`memtree_core.settings.plugin_choices`);
+1. the host's keys alone, the plugin set among them (:func:`memtree_core.settings.host_settings`);
 2. the plugins it selects, each declaring its model (:func:`memtree_core.plugins.build`);
 3. every layer against the host's model composed with theirs (:func:`memtree_core.settings.resolve`), then each
    plugin's own view and ``plugins.config`` values (:func:`memtree_core.plugin_settings.apply`).
@@ -22,7 +22,7 @@ from typing import Any
 
 from memtree_core.plugin_settings import BuiltinSettings, apply, claims, compose
 from memtree_core.plugins import PluginSet, build, builtin_modules
-from memtree_core.settings import LoadedSettings, Settings, _norm, read_layers, resolve
+from memtree_core.settings import LoadedSettings, Settings, _norm, host_settings, read_layers, resolve
 
 
 def load(home: Path, project_root: Path | None, environ: dict[str, str], **build_kwargs: Any,
@@ -30,8 +30,8 @@ def load(home: Path, project_root: Path | None, environ: dict[str, str], **build
     """The project's settings and its plugin set.  Raise :class:`~memtree_core.settings.SettingsError` on a
     bad value in the user's own layers."""
     raw = read_layers(home, project_root, environ)
-    choices = resolve(raw, Settings, only=("plugins",))
-    plugins = build(choices.settings, environ, user_plugins=choices.user_plugins, **build_kwargs)
+    host = host_settings(raw)  # its warnings come again, with the plugins' keys, from the full resolve
+    plugins = build(host.settings, environ, user_plugins=host.user_plugins, **build_kwargs)
     loaded = resolve(raw, compose(plugins.settings_sections), dormant=_Dormant(plugins))
     apply(loaded, plugins)
     return loaded, plugins

@@ -6,12 +6,18 @@ Keys are camelCase in files (as in the spec); environment variables use ``__`` b
 case and underscores inside a key, so ``MEMTREE_CAPTURE__MAX_BYTES`` sets ``capture.maxBytes``.
 Each layer is validated on its own, so an error names the file (or variable), the key and the type.
 
-The repository's ``.memtree.json`` arrives with the code, so it is untrusted input: it may set only the keys
-in :data:`REPO_ALLOWED` (its plugin set, budgets, search defaults and the like).  Whatever weakens a
+This module holds the host's own keys (:class:`Settings`: capture's size cap and switches, redaction's gate,
+the daemon, the store, the plugin set) and the layering.  Every other key belongs to the built-in plugin
+that uses it, which declares it (:class:`memtree_core.plugin_settings.BuiltinSettings`); the project's model
+is the host's composed with the loaded plugins' (:mod:`memtree_core.project_settings`).
+
+The repository's ``.memtree.json`` arrives with the code, so it is untrusted input: it may set only the fields
+marked :data:`REPO_SAFE` (its plugin set, budgets, search defaults and the like).  Whatever weakens a
 protection, sends data off the machine or sizes resources and retention is the user's alone (their
-``config.json`` or ``MEMTREE_*`` variables).  A repository's other keys, and its bad or out-of-bound values,
-are dropped with a warning (``memtree info`` lists them), never an error: a cloned repository cannot stop
-memtree from working.  Every check is made on the parsed value, never on the raw JSON.
+``config.json`` or ``MEMTREE_*`` variables; :class:`UserOnly` says why).  A repository's other keys, and its
+bad or out-of-bound values, are dropped with a warning (``memtree info`` lists them), never an error: a
+cloned repository cannot stop memtree from working.  Every check is made on the parsed value, never on the
+raw JSON.
 """
 
 from __future__ import annotations
@@ -491,10 +497,10 @@ def resolve(raw: RawLayers, model: type[Settings] = Settings, *, dormant: Dorman
     return LoadedSettings(model(**merged), files, warnings, origins, model(**own).plugins, plugin_config)
 
 
-def plugin_choices(raw: RawLayers) -> LoadedSettings:
-    """The ``plugins`` section alone (load, disable, require, config), with the repository's limits: what
-    :func:`memtree_core.plugins.build` needs before any plugin can say which keys it owns."""
-    return resolve(raw, Settings, only=("plugins",))
+def host_settings(raw: RawLayers) -> LoadedSettings:
+    """The host's keys alone, with the repository's limits, the plugins' keys left aside unchecked: what
+    :func:`memtree_core.plugins.build` needs (the plugin set) before any plugin can say which keys it owns."""
+    return resolve(raw, Settings, only=tuple(Settings.model_fields), dormant=lambda path: "a plugin")
 
 
 def _drop_dormant(data: dict[str, Any], model: type[BaseModel], dormant: Dormant, origin: str,

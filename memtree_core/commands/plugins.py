@@ -28,6 +28,8 @@ def run(args: Any) -> int:
         if p.get("settings"):
             line += "\n" + " " * (width + 2) + "settings: " + ", ".join(
                 f"{k}={v}" for k, v in p["settings"].items())
+        if p.get("sections"):  # a built-in's top-level keys of config.json (values: --json)
+            line += "\n" + " " * (width + 2) + "owns settings: " + ", ".join(p["sections"])
         for refused in p.get("refused_settings", []):
             line += "\n" + " " * (width + 2) + "refused: " + refused
         if p.get("error"):
