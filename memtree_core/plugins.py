@@ -354,7 +354,9 @@ def _settings_models(pm: pluggy.PluginManager, report: list[PluginInfo],
             pm.unregister(name=info.name)
             continue
         if problem is None and model is not None and issubclass(model, BuiltinSettings):
-            taken = [(c, owner[c]) for c in claims(model) if c in owner]
+            # one key twice, or a key that is a whole section of another owner's (or the reverse)
+            taken = [(c, whose) for c in claims(model) for o, whose in owner.items()
+                     if o == c or (len(o) == 1 and o[0] == c[0]) or (len(c) == 1 and c[0] == o[0])]
             if taken:
                 (key, whose), = taken[:1]
                 problem = (f"its settings key {'.'.join(key)} is already {whose} (two plugins cannot own one key; "

@@ -144,6 +144,32 @@ def test_two_owners_of_one_key_fail_the_second_plainly(tmp_path: Path, monkeypat
     assert "rival" not in plugins.settings_sections and plugins.info("retrieval").status == "loaded"
 
 
+SCALAR_RIVAL = '''
+from memtree_core.hookspecs import hookimpl
+from memtree_core.plugin_settings import BuiltinSettings
+
+
+class Rival(BuiltinSettings):
+    walkers: int = 1  # a key that is another owner's section
+
+
+@hookimpl
+def memtree_settings_model():
+    return Rival
+'''
+
+
+def test_a_key_that_is_another_owners_section_fails_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = "rival_scalar_walkers"
+    (tmp_path / f"{module}.py").write_text(SCALAR_RIVAL)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    plugins = build(Settings(), NO_THIRD_PARTY, builtins={"semantic": "memtree_plugins.semantic", "rival": module})
+    info = plugins.info("rival")
+    assert info is not None and info.status == "failed"
+    assert "its settings key walkers is already plugin 'semantic''s" in info.error
+
+
 THIRD_PARTY_SECTION = '''
 from memtree_core.hookspecs import hookimpl
 from memtree_core.plugin_settings import BuiltinSettings
