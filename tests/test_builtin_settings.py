@@ -249,3 +249,22 @@ def test_a_config_naming_a_disabled_plugins_key_does_not_stop_the_cli(home: Path
     warnings = json.loads(out.stdout)["warnings"]
     assert any("ollamaUrl ignored: it is plugin 'embedders'" in w for w in warnings), warnings
 
+
+
+def test_a_plugins_modules_serve_with_its_defaults_when_it_is_disabled(home: Path, project: Path) -> None:
+    from memtree_plugins.retrieval.settings import search_settings
+    from memtree_plugins.semantic import vectors
+    from memtree_plugins.semantic.settings import semantic_settings
+
+    env = {**NO_THIRD_PARTY, "MEMTREE_HOME": str(home), "MEMTREE_DISABLE_PLUGINS": "semantic,retrieval",
+           "MEMTREE_EMBEDDING_MODEL": "local", "MEMTREE_SEARCH__RANKER": "rrf"}
+    app = App.open(project, environ=env)
+    try:
+        assert app.plugin_settings("semantic") is None and app.plugin_settings("retrieval") is None
+        # memtree reembed and the inspector still call into them: the settings are the defaults, and the
+        # user's values for a disabled plugin were ignored with a warning
+        assert vectors.configured_model(app) == "auto" and semantic_settings(app).walkers.embedding_batch_size == 32
+        assert search_settings(app).ranker == "shaped"
+        assert any("EMBEDDING_MODEL ignored: it is plugin 'semantic'" in w for w in app.loaded.warnings)
+    finally:
+        app.close()

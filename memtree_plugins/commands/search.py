@@ -43,10 +43,9 @@ def add_arguments(parser: Any) -> None:
 
 def _default_limit(app: Any) -> int:
     """``search.defaultLimit``, the retrieval plugin's setting (its default when another plugin serves search)."""
-    from memtree_plugins.retrieval.settings import Search
+    from memtree_plugins.retrieval.settings import search_settings
 
-    own = app.plugin_settings("retrieval")
-    return own.search.default_limit if own is not None else Search().default_limit
+    return search_settings(app).default_limit
 
 
 def run(args: Any) -> int:

@@ -93,7 +93,9 @@ class LocalMPNetEmbedder:
         self._lock = threading.Lock()
 
     def configure(self, app: Any) -> None:
-        self.batch_size = app.plugin_settings("semantic").walkers.embedding_batch_size
+        from memtree_plugins.semantic.settings import semantic_settings
+
+        self.batch_size = semantic_settings(app).walkers.embedding_batch_size
 
     def available(self) -> tuple[bool, str]:
         missing = [m for m in ("numpy", "tokenizers") if importlib.util.find_spec(m) is None]

@@ -36,7 +36,9 @@ class OllamaEmbedder:
     def configure(self, app: Any) -> None:
         """Take ``ollamaUrl`` (this plugin's), the batch size and the model (the semantic plugin's, unless
         ``embeddingModel`` names another embedder or ``auto``, which mean nomic-embed-text here)."""
-        semantic = app.plugin_settings("semantic")
+        from memtree_plugins.semantic.settings import semantic_settings
+
+        semantic = semantic_settings(app)
         model = semantic.embedding_model
         if model in ("", "auto", "local", "ollama", "all-MiniLM-L6-v2"):
             model = "nomic-embed-text"

@@ -310,10 +310,9 @@ class _Parts:
 
 def _ranker(app: App) -> str:
     """The ``search.ranker`` hybrid search fuses with (the retrieval plugin's setting)."""
-    from memtree_plugins.retrieval.settings import Search
+    from memtree_plugins.retrieval.settings import search_settings
 
-    own = app.plugin_settings("retrieval")
-    return own.search.ranker if own is not None else Search().ranker
+    return search_settings(app).ranker
 
 
 def _fusion_parts(app: App, q: str, mode: str, limit: int, filters: Any) -> _Parts | None:

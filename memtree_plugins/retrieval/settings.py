@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -16,3 +16,10 @@ class Search(Section):
 
 class RetrievalSettings(BuiltinSettings):
     search: Search = Search()
+
+
+def search_settings(app: Any) -> Search:
+    """``search``, or its defaults where the retrieval plugin is not loaded (another plugin may serve search,
+    and the inspector runs its functions)."""
+    own = app.plugin_settings("retrieval")
+    return own.search if own is not None else Search()

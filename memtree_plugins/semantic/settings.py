@@ -3,7 +3,7 @@ owns that section's other keys)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -22,3 +22,10 @@ class SemanticSettings(BuiltinSettings):
     # which registered embedder (or model); repo-safe: the destinations themselves stay the user's.
     embedding_model: Annotated[str, REPO_SAFE] = "nomic-embed-text"
     walkers: EmbeddingWalkers = EmbeddingWalkers()
+
+
+def semantic_settings(app: Any) -> SemanticSettings:
+    """The semantic plugin's settings, or their defaults where it is not loaded (its modules still serve
+    ``memtree reembed`` and the embedders)."""
+    own = app.plugin_settings("semantic")
+    return own if own is not None else SemanticSettings()

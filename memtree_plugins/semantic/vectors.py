@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from memtree_core.store.store import now_ms
 from memtree_plugins.semantic import codes
+from memtree_plugins.semantic.settings import semantic_settings
 
 if TYPE_CHECKING:
     from memtree_core.app import App
@@ -70,7 +71,7 @@ class EmbedderChoice:
 def configured_model(app: App) -> str:
     """``embeddingModel`` as the user set it; left unset it means ``auto`` (the spec's default,
     nomic-embed-text on Ollama, is still the first choice of ``auto``)."""
-    own = app.plugin_settings("semantic")
+    own = semantic_settings(app)
     if "embedding_model" not in own.model_fields_set:
         return AUTO
     return (own.embedding_model or AUTO).strip()
