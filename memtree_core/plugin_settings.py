@@ -13,6 +13,7 @@ the key and what it takes.  Booleans are strict (true/false, or the strings "tru
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, create_model, field_validator
@@ -137,17 +138,16 @@ def check_model(model: Any, *, builtin: bool = False) -> str | None:
     return None
 
 
-_composed: dict[tuple[Any, ...], type[Settings]] = {}
-
-
 def compose(owners: dict[str, type[BuiltinSettings]]) -> type[Settings]:
     """The project's settings model: the host's :class:`~memtree_core.settings.Settings` with every owner's
     top-level keys; a section two of them declare holds the keys of both.  The owners' keys are disjoint
     (:func:`memtree_core.plugins.build` fails a plugin that claims a taken key).  The same owners give the
     same class, so two loads compare equal."""
-    key = tuple(sorted(owners.values(), key=lambda m: f"{m.__module__}.{m.__qualname__}"))
-    if key in _composed:
-        return _composed[key]
+    return _compose(tuple(sorted(owners.values(), key=lambda m: f"{m.__module__}.{m.__qualname__}")))
+
+
+@functools.cache
+def _compose(key: tuple[type[BuiltinSettings], ...]) -> type[Settings]:
     parts: dict[str, list[tuple[Any, Any]]] = {}  # field name -> [(section or None, FieldInfo)]
     for name, info in Settings.model_fields.items():
         parts.setdefault(name, []).append((_section_of(info), info))
@@ -165,9 +165,7 @@ def compose(owners: dict[str, type[BuiltinSettings]]) -> type[Settings]:
         merged = create_model(sections[0].__name__, __base__=sections)  # type: ignore[call-overload]
         metadata = [m for _section, info in found for m in info.metadata]
         fields[name] = (Annotated[(merged, *metadata)] if metadata else merged, merged())
-    composed = create_model("Settings", __base__=Settings, __module__=Settings.__module__, **fields)
-    _composed[key] = composed
-    return composed
+    return create_model("Settings", __base__=Settings, __module__=Settings.__module__, **fields)
 
 
 def view(model: type[BuiltinSettings], settings: Settings, config: PluginSettings | None) -> BuiltinSettings:
