@@ -430,9 +430,9 @@ async def recall_rows(s: Any, project: Project, run: Run, modes: list[str], labe
         hit = sum(r is not None for r in ranks) / len(ranks)
         mrr = sum(1 / r for r in ranks if r) / len(ranks)
         if mode == "hybrid" and not label:
-            from memtree_core.settings import Settings
+            from memtree_plugins.retrieval.settings import Search
 
-            label = f" ranker={Settings().search.ranker}"
+            label = f" ranker={Search().ranker}"
         run.report("recall", f"{mode}{label} (chunk level)", f"hit@{k} {hit:.2f}  MRR {mrr:.2f}")
 
 
@@ -596,9 +596,9 @@ async def main_async(record: bool, timing: bool, semantic: bool, embed_timeout: 
             if vectors:
                 # The other fusion ranker, for the settings default (search.ranker) to be chosen on evidence.
                 project.stop()
-                from memtree_core.settings import Settings
+                from memtree_plugins.retrieval.settings import Search
 
-                other = "score" if Settings().search.ranker == "rrf" else "rrf"
+                other = "score" if Search().ranker == "rrf" else "rrf"
                 project.env["MEMTREE_SEARCH__RANKER"] = other
                 with phase(f"recall with ranker={other}"):
                     async with session(project) as s:

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from memtree_core import redaction_gate
-from memtree_core.plugin_settings import apply as apply_plugin_settings
-from memtree_core.plugins import MissingTokenCounter, PluginSet, build
+from memtree_core.plugins import MissingTokenCounter, PluginSet
 from memtree_core.project import Identity, ProjectPaths, identify, memtree_home
+from memtree_core.project_settings import load as load_project_settings
 from memtree_core.redacting import Redacted
-from memtree_core.settings import LoadedSettings, Settings, load_settings
+from memtree_core.settings import LoadedSettings, Settings
 from memtree_core.store import Store, StoreDamaged
 from memtree_core.types import Chunker
 
@@ -45,9 +45,8 @@ class App:
         identity = identify(workspace or os.getcwd())
         home = memtree_home(env)
         paths = ProjectPaths.for_hash(home, identity.hash)
-        loaded = load_settings(home, identity.root, env)
-        plugins = build(loaded.settings, env, user_plugins=loaded.user_plugins, **build_kwargs)
-        apply_plugin_settings(loaded, plugins)  # a bad value in the user's own layers raises SettingsError
+        # a bad value in the user's own layers raises SettingsError
+        loaded, plugins = load_project_settings(home, identity.root, env, **build_kwargs)
         return cls(identity, paths, loaded, plugins, env)
 
     @property
@@ -96,7 +95,8 @@ class App:
     # -- plugin conveniences -------------------------------------------------------------------------
     def plugin_settings(self, name: str) -> Any:
         """Plugin ``name``'s own settings (its ``memtree_settings_model``, with every layer applied), or None
-        when it declares none."""
+        when it declares none or is not loaded: a third-party plugin's ``plugins.config.<name>`` values, a
+        built-in's top-level keys (with its ``plugins.config`` values as ``config``)."""
         return self.plugins.plugin_settings.get(name)
 
     def count_tokens(self, text: str) -> int:

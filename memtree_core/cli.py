@@ -61,11 +61,11 @@ def plugin_commands(environ: dict[str, str] | None = None) -> dict[str, tuple[Co
     falls back to the defaults here; the command reports it when it loads the project's settings."""
     from memtree_core.plugins import build
     from memtree_core.project import memtree_home
-    from memtree_core.settings import Settings, SettingsError, load_settings
+    from memtree_core.settings import Settings, SettingsError, host_settings, read_layers
 
     env = dict(os.environ) if environ is None else environ
     try:
-        settings = load_settings(memtree_home(env), None, env).settings
+        settings = host_settings(read_layers(memtree_home(env), None, env)).settings
     except SettingsError:
         settings = Settings()
     registry = build(settings, env, kinds=("commands",)).commands

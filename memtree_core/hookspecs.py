@@ -171,6 +171,8 @@ def memtree_settings_model(name: str) -> type[PluginSettings] | None:
     (``MEMTREE_PLUGINS__CONFIG__<NAME>__<KEY>``).  A repository may set only the fields marked
     :data:`~memtree_core.plugin_settings.REPO_SAFE`; its other or out-of-bound values are dropped with a
     warning.  The effective values are ``app.plugin_settings(name)`` and show in ``memtree plugins --json``.
+    A built-in plugin returns a :class:`~memtree_core.plugin_settings.BuiltinSettings` instead: its fields
+    are the top-level keys of config.json it owns (``retention``, ``search`` ...).
 
     :param name: the name this plugin is loaded under: its key, ``plugins.config.<name>`` (an implementation
         may leave the argument out).

@@ -13,22 +13,25 @@ the key and what it takes.  Booleans are strict (true/false, or the strings "tru
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, create_model, field_validator
 from pydantic.alias_generators import to_camel
 
-from memtree_core.settings import PluginConfigLayer, SettingsError, _shown, _strict_flag
+from memtree_core.settings import (
+    REPO_SAFE,
+    PluginConfigLayer,
+    Section,
+    Settings,
+    SettingsError,
+    UserOnly,
+    _plain,
+    _shown,
+    _strict_flag,
+)
 
-
-class _RepoSafe:
-    def __repr__(self) -> str:
-        return "REPO_SAFE"
-
-
-# Mark a field a repository's .memtree.json may set: ``max_hits: Annotated[int, Field(ge=1, le=50), REPO_SAFE]``.
-# Only what can neither weaken a protection, send data anywhere, nor size memory, disk or CPU use.
-REPO_SAFE = _RepoSafe()
+__all__ = ["REPO_SAFE", "BuiltinSettings", "PluginSettings", "Section", "UserOnly", "check_model", "compose"]
 
 
 class PluginSettings(BaseModel):
@@ -45,15 +48,141 @@ class PluginSettings(BaseModel):
         return _strict_flag(value) if field is not None and field.annotation is bool else value
 
 
-def check_model(model: Any) -> str | None:
+class BuiltinSettings(BaseModel):
+    """Base of a built-in plugin's settings model: its fields are the top-level keys of config.json the
+    plugin owns (``retention``, ``search``, ``ollamaUrl`` ...), as the spec and the README name them, so they
+    keep their place in the files and their ``MEMTREE_<SECTION>__<KEY>`` variables.
+
+    A field whose type is a :class:`~memtree_core.settings.Section` owns the keys of that section it
+    declares: two plugins (or a plugin and the host) may share a section when their keys differ
+    (``walkers.prunerIntervalMs`` is the walkers plugin's, ``walkers.embeddingIdleMs`` the semantic
+    plugin's); one key claimed twice is an error that fails the second plugin.  Mark with
+    :data:`REPO_SAFE` what a repository may set (a section field or single keys inside it), and with
+    :class:`~memtree_core.settings.UserOnly` why the rest is the user's.  A top-level key's checks belong
+    in its type (``Annotated[str, AfterValidator(...)]``) or its section: the key joins the project's
+    settings model, a validator method of this class would not.
+
+    The optional field ``config`` (a :class:`PluginSettings`) holds the plugin's keys under
+    ``plugins.config.<name>``, as a third-party plugin's do.  Only a built-in plugin may declare top-level
+    keys: a third-party plugin's settings live under ``plugins.config.<name>``."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid",
+                              allow_inf_nan=False)
+
+    if not TYPE_CHECKING:
+        def __getattr__(self, item: str) -> Any:
+            # its plugins.config values read as its own too (``own.grep_engine`` is ``own.config.grep_engine``),
+            # as they do for a plugin that has only those.
+            config = self.__dict__.get("config")
+            if isinstance(config, PluginSettings) and item in type(config).model_fields:
+                return getattr(config, item)
+            return super().__getattr__(item)
+
+
+def _section_of(info: Any) -> type[Section] | None:
+    sub = info.annotation
+    return sub if isinstance(sub, type) and issubclass(sub, Section) else None
+
+
+def claims(model: type[BaseModel]) -> list[tuple[str, ...]]:
+    """The key paths (camelCase) a settings model owns: a top-level key, or a key inside a section."""
+    out: list[tuple[str, ...]] = []
+    for name, info in model.model_fields.items():
+        if name == "config" and issubclass(model, BuiltinSettings):
+            continue
+        alias = info.alias or name
+        section = _section_of(info)
+        if section is None:
+            out.append((alias,))
+        else:
+            out.extend((alias, sub.alias or key) for key, sub in section.model_fields.items())
+    return out
+
+
+def config_model(model: type[BaseModel]) -> type[PluginSettings] | None:
+    """The model of a plugin's ``plugins.config.<name>`` values: the model itself, or a built-in's
+    ``config`` field."""
+    if issubclass(model, PluginSettings):
+        return model
+    info = model.model_fields.get("config")
+    return info.annotation if info is not None else None  # type: ignore[return-value]
+
+
+def check_model(model: Any, *, builtin: bool = False) -> str | None:
     """Why ``model`` cannot be a plugin's settings model, or None."""
-    if not (isinstance(model, type) and issubclass(model, PluginSettings)):
+    bases = (PluginSettings, BuiltinSettings) if builtin else (PluginSettings,)
+    if not (isinstance(model, type) and issubclass(model, bases)):
+        if isinstance(model, type) and issubclass(model, BuiltinSettings):
+            return ("only a built-in plugin may own top-level settings keys (BuiltinSettings); declare a "
+                    "memtree_core.plugin_settings.PluginSettings, whose values live under plugins.config.<name>")
         return f"memtree_settings_model returned {model!r}, not a subclass of memtree_core.plugin_settings." \
                "PluginSettings"
     required = [name for name, f in model.model_fields.items() if f.is_required()]
     if required:
         return f"its settings {', '.join(required)} have no default (every plugin setting needs one)"
+    if issubclass(model, BuiltinSettings):
+        checks = model.__pydantic_decorators__
+        if checks.field_validators or checks.model_validators:
+            return "its checks must be in its fields' types or sections (a top-level key leaves the class's " \
+                   "validator methods behind when it joins the project's settings)"
+        own = model.model_fields.get("config")
+        if own is not None and not (isinstance(own.annotation, type) and issubclass(own.annotation, PluginSettings)):
+            return "its config field must be a PluginSettings (the plugins.config.<name> values)"
+        shadowed = sorted(set(own.annotation.model_fields) & set(model.model_fields)) if own is not None else []
+        if shadowed:
+            return f"its plugins.config key {shadowed[0]!r} has the name of one of its top-level keys"
+        for name, info in model.model_fields.items():
+            if name != "config" and isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel) \
+                    and _section_of(info) is None:
+                return f"its section {name!r} must be a memtree_core.settings.Section"
     return None
+
+
+def compose(owners: dict[str, type[BuiltinSettings]]) -> type[Settings]:
+    """The project's settings model: the host's :class:`~memtree_core.settings.Settings` with every owner's
+    top-level keys; a section two of them declare holds the keys of both.  The owners' keys are disjoint
+    (:func:`memtree_core.plugins.build` fails a plugin that claims a taken key).  The same owners give the
+    same class, so two loads compare equal."""
+    return _compose(tuple(sorted(owners.values(), key=lambda m: f"{m.__module__}.{m.__qualname__}")))
+
+
+@functools.cache
+def _compose(key: tuple[type[BuiltinSettings], ...]) -> type[Settings]:
+    parts: dict[str, list[tuple[Any, Any]]] = {}  # field name -> [(section or None, FieldInfo)]
+    for name, info in Settings.model_fields.items():
+        parts.setdefault(name, []).append((_section_of(info), info))
+    for model in key:
+        for name, info in model.model_fields.items():
+            if name != "config":
+                parts.setdefault(name, []).append((_section_of(info), info))
+    fields: dict[str, Any] = {}
+    for name, found in parts.items():
+        if len(found) == 1:
+            if name not in Settings.model_fields:
+                fields[name] = (found[0][1].annotation, found[0][1])
+            continue
+        sections = tuple(section for section, _info in found)
+        merged = create_model(sections[0].__name__, __base__=sections)  # type: ignore[call-overload]
+        metadata = [m for _section, info in found for m in info.metadata]
+        fields[name] = (Annotated[(merged, *metadata)] if metadata else merged, merged())
+    return create_model("Settings", __base__=Settings, __module__=Settings.__module__, **fields)
+
+
+def view(model: type[BuiltinSettings], settings: Settings, config: PluginSettings | None) -> BuiltinSettings:
+    """A built-in plugin's own settings, taken from the project's: its fields, each section holding the
+    plugin's keys only, and what was set by a layer (``model_fields_set``) kept."""
+    values: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        if name == "config":
+            if config is not None:
+                values[name] = config
+            continue
+        value = getattr(settings, name)
+        section = _section_of(info)
+        if section is not None and type(value) is not section:
+            value = section.model_validate(value.model_dump(include=set(section.model_fields), exclude_unset=True))
+        values[name] = value
+    return model.model_construct(_fields_set=settings.model_fields_set & set(values), **values)
 
 
 def _norm(key: str) -> str:
@@ -67,11 +196,6 @@ def _field(model: type[PluginSettings], key: str) -> tuple[str, Any] | None:
         if _norm(key) in (_norm(name), _norm(alias)):
             return alias, info
     return None
-
-
-def _plain(text: str) -> str:
-    """A name as written when it is short and printable, else its cut repr (a hostile file cannot flood)."""
-    return text if len(text) <= 60 and text.isprintable() else _shown(text)
 
 
 def _keys(model: type[PluginSettings]) -> str:
@@ -145,14 +269,21 @@ def resolve(models: dict[str, type[PluginSettings]], layers: list[PluginConfigLa
 def apply(loaded: Any, plugins: Any) -> None:
     """Resolve every declaring plugin's settings from ``loaded``'s layers into ``plugins`` (its
     ``plugin_settings`` and each report entry), and add what was refused or ignored to the config warnings
-    ``memtree info`` shows."""
+    ``memtree info`` shows.  A built-in's own settings are its top-level keys, taken from ``loaded.settings``
+    (already composed with its model), with its ``plugins.config`` values as ``config``."""
     values, refused, warnings = resolve(plugins.settings_models, loaded.plugin_config,
                                         {p.name for p in plugins.report})
-    plugins.plugin_settings = values
-    for name, model in values.items():
+    own: dict[str, Any] = dict(values)
+    for name, model in plugins.settings_sections.items():
+        own[name] = view(model, loaded.settings, values.get(name))
+    plugins.plugin_settings = own
+    for name in own:
         info = plugins.info(name)
         if info is not None:
-            info.settings = model.model_dump(mode="json", by_alias=True)
-            info.refused_settings = refused.get(name, [])
+            if name in values:
+                info.settings = values[name].model_dump(mode="json", by_alias=True)
+                info.refused_settings = refused.get(name, [])
+            if name in plugins.settings_sections:
+                info.sections = own[name].model_dump(mode="json", by_alias=True, exclude={"config"})
         loaded.warnings.extend(refused.get(name, []))
     loaded.warnings.extend(warnings)

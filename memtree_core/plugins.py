@@ -77,6 +77,7 @@ class PluginInfo:
     provides: dict[str, list[str]] = field(default_factory=dict)
     settings: dict[str, Any] | None = None  # its effective own settings, when it declares a model
     refused_settings: list[str] = field(default_factory=list)  # what the repository may not set, and why
+    sections: dict[str, Any] | None = None  # a built-in's top-level keys, effective values
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "source": self.source, "status": self.status}
@@ -88,6 +89,8 @@ class PluginInfo:
             out["settings"] = self.settings
         if self.refused_settings:
             out["refused_settings"] = self.refused_settings
+        if self.sections is not None:
+            out["sections"] = self.sections
         return out
 
 
@@ -97,8 +100,11 @@ class PluginSet:
     registries: dict[str, Registry[Any]]
     report: list[PluginInfo]
     token_counter: Any
-    # plugin name -> its settings model (memtree_settings_model); the values: memtree_core.plugin_settings
+    # plugin name -> the model of its plugins.config.<name> values (memtree_settings_model)
     settings_models: dict[str, Any] = field(default_factory=dict)
+    # built-in plugin name -> its BuiltinSettings (the top-level keys it owns)
+    settings_sections: dict[str, Any] = field(default_factory=dict)
+    # plugin name -> its effective settings (memtree_core.plugin_settings.apply)
     plugin_settings: dict[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, kind: str) -> Registry[Any]:
@@ -143,6 +149,13 @@ def _entry_points() -> list[Any]:
     return list(entry_points(group=ENTRY_POINT_GROUP))
 
 
+def builtin_modules() -> dict[str, str]:
+    """The built-in plugins, short name -> module, in their listed order."""
+    from memtree_plugins import BUILTINS
+
+    return dict(BUILTINS)
+
+
 def build(settings: Settings, environ: dict[str, str] | None = None, *,
           builtins: dict[str, str] | None = None,
           extra: list[tuple[str, ModuleType | object]] | None = None,
@@ -155,10 +168,9 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
         it, a plugin that only the repository left out keeps its redaction rules.  None: all choices are
         the user's.
     :param kinds: fill only these registries (keys of :data:`REGISTRY_HOOKS`) and ask for no token counter:
-        the command line lists its commands this way without asking every plugin for everything.
+        the command line lists its commands this way without asking every plugin for everything.  An empty
+        tuple asks for the plugins' settings models alone (:func:`memtree_core.project_settings.load_settings`).
     """
-    from memtree_plugins import BUILTINS
-
     env = os.environ if environ is None else environ
     strict = env.get("MEMTREE_STRICT_PLUGINS", "") not in ("", "0", "false", "no")
     disabled = set(_names(env.get("MEMTREE_DISABLE_PLUGINS")) or []) | set(settings.plugins.disable)
@@ -225,7 +237,7 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
     # The built-ins' hooks are trylast, and pluggy calls trylast implementations in registration order:
     # registering them last-listed first makes the first-listed the last called, so their hooks run in the
     # listed order (see the precedence note in hookspecs).  The report keeps the listed order.
-    listed = list((builtins if builtins is not None else BUILTINS).items())
+    listed = list((builtins if builtins is not None else builtin_modules()).items())
     for name, module in reversed(listed):
         register(PluginInfo(name, f"builtin:{module}", "pending"), lambda m=module: importlib.import_module(m))
     report.reverse()
@@ -283,7 +295,7 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
                 info.status = "missing"
 
     # Before any register hook: a plugin whose settings model is unusable registers nothing.
-    models = _settings_models(pm, report, fail) if kinds is None else {}
+    models, sections = _settings_models(pm, report, fail) if not kinds else ({}, {})
     registries: dict[str, Registry[Any]] = {kind: Registry(_singular(kind))
                                             for kind in REGISTRY_HOOKS}
     by_name = {p.name: p for p in report}
@@ -316,7 +328,7 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
                     n for n in added if registries[kind].entry(n).plugin == plugin_name)  # type: ignore[union-attr]
 
     if kinds is not None:
-        return PluginSet(pm, registries, report, None)
+        return PluginSet(pm, registries, report, None, models, sections)
     counter = pm.hook.memtree_token_counter(settings=settings)
     if counter is None:
         # Every budget needs one: say so now, in the report (and fatally under MEMTREE_STRICT_PLUGINS),
@@ -328,33 +340,50 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
         fail(info, message)
         info.status = "missing"
         counter = MissingTokenCounter(message)
-    return PluginSet(pm, registries, report, counter, models)
+    return PluginSet(pm, registries, report, counter, models, sections)
 
 
 def _settings_models(pm: pluggy.PluginManager, report: list[PluginInfo],
-                     fail: Callable[[PluginInfo, BaseException | str], None]) -> dict[str, Any]:
-    """Each loaded plugin's own settings model (``memtree_settings_model``), checked; a plugin whose model is
-    unusable fails like one whose hook raised."""
-    from memtree_core.plugin_settings import check_model
+                     fail: Callable[[PluginInfo, BaseException | str], None]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Each loaded plugin's own settings model (``memtree_settings_model``), checked: the models of the
+    ``plugins.config.<name>`` values, and the built-ins' models of the top-level keys they own.  A plugin
+    whose model is unusable, or claims a key the host or an earlier plugin owns, fails like one whose hook
+    raised."""
+    from memtree_core.plugin_settings import BuiltinSettings, check_model, claims, config_model
 
     models: dict[str, Any] = {}
+    sections: dict[str, Any] = {}
+    owner: dict[tuple[str, ...], str] = {claim: "the host's" for claim in claims(Settings)}
     for info in report:
         plugin = pm.get_plugin(info.name) if info.status == "loaded" else None
         if plugin is None or not hasattr(plugin, "memtree_settings_model"):
             continue
         try:
             model = next((m for m in _call_one(pm, "memtree_settings_model", plugin, name=info.name) if m is not None), None)
-            problem = None if model is None else check_model(model)
+            problem = None if model is None else check_model(model, builtin=info.source.startswith("builtin:"))
         except Exception as exc:
             fail(info, exc)
             pm.unregister(name=info.name)
             continue
+        if problem is None and model is not None and issubclass(model, BuiltinSettings):
+            # one key twice, or a key that is a whole section of another owner's (or the reverse)
+            taken = [(c, whose) for c in claims(model) for o, whose in owner.items()
+                     if o == c or (len(o) == 1 and o[0] == c[0]) or (len(c) == 1 and c[0] == o[0])]
+            if taken:
+                (key, whose), = taken[:1]
+                problem = (f"its settings key {'.'.join(key)} is already {whose} (two plugins cannot own one key; "
+                           f"disable one of them)")
         if problem:
             fail(info, problem)
             pm.unregister(name=info.name)
         elif model is not None:
-            models[info.name] = model
-    return models
+            if issubclass(model, BuiltinSettings):
+                sections[info.name] = model
+                owner.update({c: f"plugin {info.name!r}'s" for c in claims(model)})
+            own = config_model(model)
+            if own is not None:
+                models[info.name] = own
+    return models, sections
 
 
 def _singular(kind: str) -> str:

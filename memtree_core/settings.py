@@ -6,12 +6,18 @@ Keys are camelCase in files (as in the spec); environment variables use ``__`` b
 case and underscores inside a key, so ``MEMTREE_CAPTURE__MAX_BYTES`` sets ``capture.maxBytes``.
 Each layer is validated on its own, so an error names the file (or variable), the key and the type.
 
-The repository's ``.memtree.json`` arrives with the code, so it is untrusted input: it may set only the keys
-in :data:`REPO_ALLOWED` (its plugin set, budgets, search defaults and the like).  Whatever weakens a
+This module holds the host's own keys (:class:`Settings`: capture's size cap and switches, redaction's gate,
+the daemon, the store, the plugin set) and the layering.  Every other key belongs to the built-in plugin
+that uses it, which declares it (:class:`memtree_core.plugin_settings.BuiltinSettings`); the project's model
+is the host's composed with the loaded plugins' (:mod:`memtree_core.project_settings`).
+
+The repository's ``.memtree.json`` arrives with the code, so it is untrusted input: it may set only the fields
+marked :data:`REPO_SAFE` (its plugin set, budgets, search defaults and the like).  Whatever weakens a
 protection, sends data off the machine or sizes resources and retention is the user's alone (their
-``config.json`` or ``MEMTREE_*`` variables).  A repository's other keys, and its bad or out-of-bound values,
-are dropped with a warning (``memtree info`` lists them), never an error: a cloned repository cannot stop
-memtree from working.  Every check is made on the parsed value, never on the raw JSON.
+``config.json`` or ``MEMTREE_*`` variables; :class:`UserOnly` says why).  A repository's other keys, and its
+bad or out-of-bound values, are dropped with a warning (``memtree info`` lists them), never an error: a
+cloned repository cannot stop memtree from working.  Every check is made on the parsed value, never on the
+raw JSON.
 """
 
 from __future__ import annotations
@@ -19,10 +25,11 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -54,153 +61,102 @@ MIB = 1024 * 1024
 MIN_INTERVAL_MS = 100  # a walker that wakes more often than this only burns the shared CPU
 
 
-class _Section(BaseModel):
+class _RepoSafe:
+    def __repr__(self) -> str:
+        return "REPO_SAFE"
+
+
+# Mark a field a repository's .memtree.json may set (and everything under it, for a section):
+# ``max_hits: Annotated[int, Field(ge=1, le=50), REPO_SAFE]``.  Only what can neither weaken a protection,
+# send data anywhere, nor size memory, disk or CPU use.  Every other field is the user's alone.
+REPO_SAFE = _RepoSafe()
+
+
+class UserOnly:
+    """Why a field is the user's alone, for the warning a repository that sets it gets:
+    ``ollama_url: Annotated[str, UserOnly("it can send data off this machine")]``.  Without one the reason
+    given is :data:`SIZES`."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"UserOnly({self.reason!r})"
+
+
+SIZES = "it sizes memory, disk, CPU or retention"
+
+
+class Section(BaseModel):
+    """Base of a section of config.json (the host's and the built-in plugins'): camelCase keys, unknown keys
+    refused, no NaN or infinity."""
+
     # NaN and infinity pass no bound check (NaN >= 0 is false, yet not an error): refuse them outright.
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", allow_inf_nan=False)
 
 
-class Retention(_Section):
-    stale_hours: float = Field(24, ge=0)
-    superseded_days: float = Field(7, ge=0)
-    # pruned rows are kept for audit this long, then deleted.
-    pruned_days: float = Field(30, ge=0)
-    # 0 = no cap; above it the pruner evicts the oldest non-live rows, then the oldest live tool outputs.
-    max_store_mb: float = Field(0, ge=0)
-
-    @field_validator("max_store_mb")
-    @classmethod
-    def _no_tiny_cap(cls, value: float) -> float:
-        # A cap under 1 MB would evict every stored output on each pruner run.
-        if 0 < value < 1:
-            raise ValueError("must be 0 (no cap) or at least 1 (MB)")
-        return value
-
-
-class Walkers(_Section):
-    embedding_idle_ms: int = Field(5000, ge=0)
-    embedding_batch_size: int = Field(32, ge=1, le=1024)
-    summarizer_subtree_threshold: int = Field(25, ge=1)
-    dedupe_interval_ms: int = Field(60000, ge=MIN_INTERVAL_MS)
-    staleness_interval_ms: int = Field(30000, ge=MIN_INTERVAL_MS)
-    pruner_interval_ms: int = Field(300000, ge=MIN_INTERVAL_MS)
-    filter_interval_ms: int = Field(250, ge=MIN_INTERVAL_MS)
-    # files re-stat'ed per staleness tick, so one tick stays short on a huge store.
-    staleness_batch_files: int = Field(5000, ge=1, le=1_000_000)
-    prune_batch_rows: int = Field(2000, ge=1, le=1_000_000)
-
-
-class IndexSettings(_Section):
-    # Keep the project indexed from the daemon (``memtree index``'s incremental pass, ``maxFilesPerRun``
-    # files written per tick).  Off by default and the user's alone: a cloned repository must not make the
-    # daemon read and store every file it holds.
-    background: bool = False
-    interval_ms: int = Field(60000, ge=MIN_INTERVAL_MS)
-    max_files_per_run: int = Field(200, ge=1, le=100_000)
-    max_bytes: int = Field(1024 * 1024, ge=1, le=20 * 1024 * 1024)
-
-
-class ReplaceThresholds(_Section):
+class ReplaceThresholds(Section):
     bash: int = Field(2000, ge=0, alias="Bash")
     grep: int = Field(2000, ge=0, alias="Grep")
     # accepted but never applied: Read output is not replaced (README: an Edit needs what the model read).
     read: int = Field(0, ge=0, alias="Read")
 
 
-class Replace(_Section):
+class Replace(Section):
     enabled: Flag = False
     thresholds: ReplaceThresholds = ReplaceThresholds()
     budget_tokens: int = Field(800, ge=50)
     timeout_ms: int = Field(150, ge=10)
 
 
-class Capture(_Section):
+WHAT_IS_CAPTURED = "it decides what is captured or redacted"
+
+
+class Capture(Section):
     # one capture is held in memory whole (and redacted as one string): keep it bounded.
     max_bytes: int = Field(100000, ge=1, le=32 * MIB)
-    filter_min_size: int = Field(50, ge=0, le=100_000)
-    bash: Flag = True
-    replace: Replace = Replace()
+    # a protection, read wherever a command's output could be stored (hook captures and the bash tool):
+    # the host's, so that no plugin being disabled can switch it back on.
+    bash: Annotated[Flag, UserOnly(WHAT_IS_CAPTURED)] = True
+    # the replacement transport: the ingest socket answers the hook sender within timeoutMs.
+    replace: Annotated[Replace, UserOnly(WHAT_IS_CAPTURED)] = Replace()
 
 
-class Redaction(_Section):
+class Redaction(Section):
     enabled: Flag = True
 
 
-class Daemon(_Section):
+class Daemon(Section):
     # the daemon exits after this many seconds with no MCP session and no capture.
     idle_timeout_s: float = Field(1800, ge=1, le=7 * 86400)
 
 
-class StoreSettings(_Section):
+class StoreSettings(Section):
     # SQLite's synchronous mode.  "normal": a commit survives the daemon's crash or SIGKILL; an OS crash or
     # power loss can lose the last commits (never corrupt the store).  "full": those survive too, at the cost
     # of an fsync per commit.  User-only: a repository's config cannot change it.
     synchronous: Literal["normal", "full"] = "normal"
 
 
-class Summarizer(_Section):
-    daily_cap: int = Field(200, ge=0)
-    requests_per_minute: int = Field(20, ge=1)
-
-
-class Search(_Section):
-    ranker: str = "shaped"  # fusion by query shape (memtree_plugins/retrieval/fusion.py)
-    default_limit: int = Field(10, ge=1, le=200)
-
-
-MAX_BUDGET = 200_000  # tokens; more than any context window holds
-# tokens; below this a tool's own header may not fit, and every call would fail (a repository sets budgets)
-MIN_BUDGET = 200
-
-
-class Budgets(_Section):
-    read: int = Field(2000, ge=MIN_BUDGET, le=MAX_BUDGET)
-    bash: int = Field(1000, ge=MIN_BUDGET, le=MAX_BUDGET)
-    grep: int = Field(1000, ge=MIN_BUDGET, le=MAX_BUDGET)
-    get: int = Field(2000, ge=MIN_BUDGET, le=MAX_BUDGET)
-
-
-class PluginSet(_Section):
-    load: list[str] = []
-    disable: list[str] = []
-    require: dict[str, str] = {}  # distribution or plugin name -> version specifier
+class PluginSet(Section):
+    # A repository chooses its plugin set (narrowing the user's, never widening it: see load_settings).
+    load: Annotated[list[str], REPO_SAFE] = []
+    disable: Annotated[list[str], REPO_SAFE] = []
+    require: Annotated[dict[str, str], REPO_SAFE] = {}  # distribution or plugin name -> version specifier
 
 
 class Settings(BaseSettings):
-    """Every key of the spec's config.json, with the spec's defaults, plus memtree's additions."""
+    """The host's own keys of config.json; each built-in plugin adds the top-level keys it owns
+    (:func:`memtree_core.plugin_settings.compose`), so a project's settings model is this one plus theirs."""
 
     model_config = SettingsConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid",
                                       allow_inf_nan=False)
 
-    embedding_model: str = "nomic-embed-text"
-    summarizer_model: str = "claude-haiku-4-5"
-    ollama_url: str = "http://127.0.0.1:11434"
-    retention: Retention = Retention()
-    walkers: Walkers = Walkers()
-    index: IndexSettings = IndexSettings()
     capture: Capture = Capture()
-    redaction: Redaction = Redaction()
+    redaction: Annotated[Redaction, UserOnly(WHAT_IS_CAPTURED)] = Redaction()
     daemon: Daemon = Daemon()
-    store: StoreSettings = StoreSettings()
-    summarizer: Summarizer = Summarizer()
-    search: Search = Search()
-    budgets: Budgets = Budgets()
+    store: Annotated[StoreSettings, UserOnly("it decides how durable your captures are")] = StoreSettings()
     plugins: PluginSet = PluginSet()
-
-    @field_validator("ollama_url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        # The embedder POSTs file text there: it must be a plain http(s) endpoint, not file:// or a typo.
-        from urllib.parse import urlsplit
-
-        try:
-            parts = urlsplit(value)
-            _ = parts.port  # a port that is not a number raises here
-            ok = parts.scheme in ("http", "https") and bool(parts.hostname)
-        except ValueError:
-            ok = False
-        if not ok:
-            raise ValueError("must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:11434")
-        return value
 
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
@@ -257,16 +213,21 @@ def _shown(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} chars)"
 
 
+def _plain(text: str) -> str:
+    """A name as written when it is short and printable, else its cut repr (a hostile file cannot flood)."""
+    return text if len(text) <= 60 and text.isprintable() else _shown(text)
+
+
 def _message(err: dict[str, Any]) -> str:
     # pydantic prefixes a validator's own message with "Value error, "; the message alone reads better.
     return err["msg"].removeprefix("Value error, ").lower()
 
 
-def _validate_layer(layer: ConfigLayer) -> None:
+def _validate_layer(layer: ConfigLayer, model: type[BaseModel]) -> None:
     try:
-        Settings.model_validate(layer.data)
+        model.model_validate(layer.data)
     except ValidationError as exc:
-        details = "; ".join(_describe(e, Settings) for e in exc.errors())
+        details = "; ".join(_describe(e, model) for e in exc.errors())
         raise SettingsError(f"{layer.origin}: {details}") from None
 
 
@@ -333,7 +294,18 @@ def _field_tree(model: type[BaseModel]) -> dict[str, tuple[str, Any]]:
     return out
 
 
-def _env_layer(environ: dict[str, str]) -> ConfigLayer:
+# The not-loaded built-in plugin that owns a key path (as written; None: no plugin does), so that a disabled
+# plugin's setting is a warning, not an unknown key.
+Dormant = Callable[[tuple[str, ...]], "str | None"]
+
+
+def _dormant_warning(where: str, key: str, plugin: str) -> str:
+    return (f"{where}: {_plain(key)} ignored: it is plugin {plugin!r}'s setting, and that plugin is not loaded "
+            f"(disabled or failed: see memtree plugins)")
+
+
+def _env_layer(environ: dict[str, str], model: type[BaseModel], dormant: Dormant | None = None,
+               warnings: list[str] | None = None) -> ConfigLayer:
     data: dict[str, Any] = {}
     origins: list[str] = []
     by_key: dict[tuple[str, ...], str] = {}
@@ -361,14 +333,18 @@ def _env_layer(environ: dict[str, str]) -> ConfigLayer:
             plugin_origins[(plugin, key)] = f"environment variable {var}"
             origins.append(var)
             continue
-        model: Any = Settings
+        node: Any = model
         target = data
-        parts = [p for p in rest.split("__") if p]
         path_ok = bool(parts)
         for i, part in enumerate(parts):
-            tree = _field_tree(model)
+            tree = _field_tree(node)
             hit = tree.get(_norm(part))
             if hit is None:
+                owner = dormant(tuple(parts[:i + 1])) if dormant else None
+                if owner is not None and warnings is not None:
+                    warnings.append(_dormant_warning(f"environment variable {var}", ".".join(parts), owner))
+                    path_ok = False
+                    break
                 raise SettingsError(f"environment variable {var}: no settings key {part!r} "
                                     f"(known: {', '.join(sorted({a for a, _ in tree.values()}))})")
             alias, sub = hit
@@ -385,23 +361,23 @@ def _env_layer(environ: dict[str, str]) -> ConfigLayer:
                     path_ok = False
                     break
                 target = target.setdefault(alias, {})
-                model = sub
+                node = sub
         if path_ok:
             origins.append(var)
-            by_key[tuple(_field_tree_alias_path(parts))] = f"environment variable {var}"
+            by_key[tuple(_field_tree_alias_path(parts, model))] = f"environment variable {var}"
     layer = ConfigLayer("environment (" + ", ".join(origins) + ")" if origins else "environment", data, by_key)
     layer.plugin_origins = plugin_origins
     return layer
 
 
-def _field_tree_alias_path(parts: list[str]) -> list[str]:
+def _field_tree_alias_path(parts: list[str], model: type[BaseModel]) -> list[str]:
     """The camelCase key path an environment variable's ``__``-separated parts name."""
-    model: Any = Settings
+    node: Any = model
     out: list[str] = []
     for part in parts:
-        alias, model = _field_tree(model)[_norm(part)]
+        alias, node = _field_tree(node)[_norm(part)]
         out.append(alias)
-        if model is None:
+        if node is None:
             break
     return out
 
@@ -444,11 +420,21 @@ def repo_config_path(project_root: Path) -> Path:
     return project_root / REPO_CONFIG_NAME
 
 
-def load_settings(home: Path, project_root: Path | None, environ: dict[str, str] | None = None) -> LoadedSettings:
-    """Build the project's settings from every layer.
+class RawLayers:
+    """What the files and the environment hold, read once: the project's settings are resolved from it twice,
+    first for the plugin choices alone (which plugins load), then against the loaded plugins' models."""
 
-    Raise :class:`SettingsError` on a bad value in the user's own layers (config file, environment); drop what
-    the repository may not set, or set badly, with a warning."""
+    def __init__(self, user: ConfigLayer | None, repo: ConfigLayer | None, environ: dict[str, str],
+                 warnings: list[str]) -> None:
+        self.user = user
+        self.repo = repo
+        self.environ = environ
+        self.warnings = warnings  # a repository file that could not be read at all
+
+
+def read_layers(home: Path, project_root: Path | None, environ: dict[str, str] | None = None) -> RawLayers:
+    """Read ``$MEMTREE_HOME/config.json`` and the repository's ``.memtree.json``.  Raise :class:`SettingsError`
+    when the user's own file is unreadable; a repository's is ignored with a warning."""
     environ = dict(os.environ) if environ is None else environ
     user = _read_json(user_config_path(home))
     warnings: list[str] = []
@@ -458,7 +444,32 @@ def load_settings(home: Path, project_root: Path | None, environ: dict[str, str]
             repo = _read_json(repo_config_path(project_root))
         except SettingsError as exc:
             warnings.append(f"{exc}; the whole file is ignored")
-    env = _env_layer(environ)
+    return RawLayers(user, repo, environ, warnings)
+
+
+def _only(data: dict[str, Any], keys: tuple[str, ...] | None) -> dict[str, Any]:
+    if keys is None:
+        return dict(data)
+    wanted = {_norm(k) for k in keys}
+    return {k: v for k, v in data.items() if _norm(str(k)) in wanted}
+
+
+def resolve(raw: RawLayers, model: type[Settings] = Settings, *, dormant: Dormant | None = None,
+            only: tuple[str, ...] | None = None) -> LoadedSettings:
+    """The settings ``model`` (the host's, or the host's with the loaded plugins' keys) takes from every
+    layer.  Raise :class:`SettingsError` on a bad value in the user's own layers (config file, environment);
+    drop what the repository may not set, or set badly, with a warning; drop a not-loaded plugin's keys
+    (``dormant`` names it) with a warning.  ``only``: read these top-level keys alone, ignoring the others
+    (the plugin choices, before the plugins that know the other keys are loaded)."""
+    warnings = list(raw.warnings)
+    user = ConfigLayer(raw.user.origin, _only(raw.user.data, only)) if raw.user else None
+    repo = ConfigLayer(raw.repo.origin, _only(raw.repo.data, only)) if raw.repo else None
+    environ = raw.environ
+    if only is not None:
+        wanted = {_norm(k) for k in only}
+        environ = {k: v for k, v in environ.items()
+                   if _norm(k[len("MEMTREE_"):].split("__")[0]) in wanted or k[len("MEMTREE_"):].upper() in NON_SETTING_ENV}
+    env = _env_layer(environ, model, dormant, warnings)
     merged: dict[str, Any] = {}
     files: list[str] = []
     origins: dict[str, str] = {}
@@ -470,45 +481,95 @@ def load_settings(home: Path, project_root: Path | None, environ: dict[str, str]
         if config is not None:
             plugin_config.append(PluginConfigLayer(layer.origin, config, repo=layer is repo,
                                                    origins=layer.plugin_origins))
+        if dormant is not None and layer is not env:
+            layer.data = _drop_dormant(layer.data, model, dormant, layer.origin, warnings)
         if layer is repo:
-            data = _keep_user_plugin_choices(repo_layer(layer, warnings), user, layer.origin, warnings)
+            data = _keep_user_plugin_choices(repo_layer(layer, warnings, model), user, layer.origin, warnings, model)
         else:
-            _validate_layer(layer)
+            _validate_layer(layer, model)
             data = layer.data
         merged = _merge(merged, data)
-        for path, _names, _value in _leaves(data, Settings):
+        for path, _names, _value in _leaves(data, model):
             origins[".".join(path)] = layer.env_origins.get(path, layer.origin)
         if layer is not env:
             files.append(layer.origin)
     own = _merge(user.data if user else {}, env.data)
-    return LoadedSettings(Settings(**merged), files, warnings, origins, Settings(**own).plugins, plugin_config)
+    return LoadedSettings(model(**merged), files, warnings, origins, model(**own).plugins, plugin_config)
 
 
-# What a repository's .memtree.json may set, as paths of camelCase keys; a path covers everything under it.
-# Nothing here can weaken a protection, send data anywhere, or size memory, disk or CPU use.
-REPO_ALLOWED: tuple[tuple[str, ...], ...] = (
-    ("embeddingModel",),  # which registered embedder; the destinations themselves stay the user's
-    ("plugins", "load"), ("plugins", "disable"), ("plugins", "require"),
-    ("budgets",),
-    ("search", "ranker"), ("search", "defaultLimit"),
-    ("capture", "filterMinSize"),
-)
+def host_settings(raw: RawLayers) -> LoadedSettings:
+    """The host's keys alone, with the repository's limits, the plugins' keys left aside unchecked: what
+    :func:`memtree_core.plugins.build` needs (the plugin set) before any plugin can say which keys it owns."""
+    return resolve(raw, Settings, only=tuple(Settings.model_fields), dormant=lambda path: "a plugin")
+
+
+def _drop_dormant(data: dict[str, Any], model: type[BaseModel], dormant: Dormant, origin: str,
+                  warnings: list[str], prefix: tuple[str, ...] = ()) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        hit = _model_field(model, str(key))
+        path = (*prefix, str(key))
+        if hit is None:
+            owner = dormant(path)
+            if owner is not None:
+                warnings.append(_dormant_warning(origin, ".".join(path), owner))
+                continue
+        elif hit[2] is not None and isinstance(value, dict):
+            value = _drop_dormant(value, hit[2], dormant, origin, warnings, (*prefix, hit[1]))
+        out[key] = value
+    return out
+
+
 # Built-in plugins a repository may not disable: redaction protects secrets; walkers enforce retention (the
 # pruner) and the user's store size cap.
 REPO_UNDISABLEABLE = ("redaction", "walkers")
 
 
-def _why_user_only(path: tuple[str, ...]) -> str:
-    top = path[0]
-    if top in ("redaction",) or path[:2] == ("capture", "bash") or path[:2] == ("capture", "replace"):
-        return "it decides what is captured or redacted"
-    if top in ("ollamaUrl", "summarizerModel", "summarizer") or top.lower().endswith("url"):
+def _marks(model: type[BaseModel], path: tuple[str, ...]) -> list[Any]:
+    """The metadata of every field along ``path`` (camelCase keys), outermost first."""
+    out: list[Any] = []
+    node: Any = model
+    for key in path:
+        hit = _model_field(node, key) if node is not None else None
+        if hit is None:
+            break
+        out.extend(node.model_fields[hit[0]].metadata)
+        node = hit[2]
+    return out
+
+
+def _repo_may_set(model: type[BaseModel], path: tuple[str, ...]) -> bool:
+    return any(m is REPO_SAFE for m in _marks(model, path))
+
+
+def _repo_safe_inside(model: type[BaseModel], path: tuple[str, ...]) -> bool:
+    """Whether some key under the section at ``path`` is repo-safe (a repository gave it a scalar)."""
+    node: Any = model
+    for key in path:
+        hit = _model_field(node, key)
+        if hit is None or hit[2] is None:
+            return False
+        node = hit[2]
+
+    def walk(section: type[BaseModel]) -> bool:
+        for info in section.model_fields.values():
+            if any(m is REPO_SAFE for m in info.metadata):
+                return True
+            sub = info.annotation
+            if isinstance(sub, type) and issubclass(sub, BaseModel) and walk(sub):
+                return True
+        return False
+
+    return walk(node)
+
+
+def _why_user_only(model: type[BaseModel], path: tuple[str, ...]) -> str:
+    reasons = [m.reason for m in _marks(model, path) if isinstance(m, UserOnly)]
+    if reasons:
+        return reasons[-1]
+    if path[0].lower().endswith("url"):
         return "it can send data off this machine or spend on a paid API"
-    if top == "store":
-        return "it decides how durable your captures are"
-    if top == "index":
-        return "it makes the daemon read and store every file of the project"
-    return "it sizes memory, disk, CPU or retention"
+    return SIZES
 
 
 def _model_field(model: type[BaseModel], key: str) -> tuple[str, str, Any] | None:
@@ -547,22 +608,22 @@ def _nest(path: tuple[str, ...], value: Any) -> dict[str, Any]:
     return out
 
 
-def _parse_leaf(path: tuple[str, ...], names: tuple[str, ...], value: Any) -> Any:
+def _parse_leaf(path: tuple[str, ...], names: tuple[str, ...], value: Any, model: type[BaseModel]) -> Any:
     """The value as the settings model parses it (bounds and all); raises ValidationError."""
-    parsed: Any = Settings.model_validate(_nest(path, value))
+    parsed: Any = model.model_validate(_nest(path, value))
     for name in names:
         parsed = getattr(parsed, name)
     return parsed.model_dump(by_alias=True) if isinstance(parsed, BaseModel) else parsed
 
 
 def _keep_user_plugin_choices(repo: dict[str, Any], user: ConfigLayer | None, origin: str,
-                              warnings: list[str]) -> dict[str, Any]:
+                              warnings: list[str], model: type[Settings]) -> dict[str, Any]:
     """A repository narrows the user's plugin choices, never widens them: what the user's config disables
     stays disabled, and with a user ``plugins.load`` the repository may only pick among those plugins."""
     plugins = repo.get("plugins")
     if not plugins or user is None:
         return repo
-    mine = Settings.model_validate(user.data).plugins
+    mine = model.model_validate(user.data).plugins
     if "disable" in mine.model_fields_set and "disable" in plugins:
         plugins["disable"] = list(dict.fromkeys([*mine.disable, *plugins["disable"]]))
     if "load" in mine.model_fields_set and mine.load and "load" in plugins:
@@ -581,25 +642,25 @@ def _keep_user_plugin_choices(repo: dict[str, Any], user: ConfigLayer | None, or
 MAX_REPO_WARNINGS = 40  # per file; the rest are counted, so a hostile file cannot flood memtree info
 
 
-def repo_layer(layer: ConfigLayer, all_warnings: list[str]) -> dict[str, Any]:
+def repo_layer(layer: ConfigLayer, all_warnings: list[str], model: type[BaseModel] = Settings) -> dict[str, Any]:
     """The part of a repository's config it may set, parsed; a warning for each key dropped and why."""
     origin = layer.origin
     out: dict[str, Any] = {}
     warnings: list[str] = []
-    for path, names, raw in _leaves(layer.data, Settings):
+    for path, names, raw in _leaves(layer.data, model):
         key = ".".join(path)
         if names is None:  # only an unknown key can be long: the known ones are the model's own names
             warnings.append(f"{origin}: unknown key {_shown(key)} ignored")
             continue
-        if not any(path[:len(allowed)] == allowed for allowed in REPO_ALLOWED):
-            if any(allowed[:len(path)] == path for allowed in REPO_ALLOWED):  # a section, given as a scalar
+        if not _repo_may_set(model, path):
+            if _repo_safe_inside(model, path):  # a section, given as a scalar
                 warnings.append(f"{origin}: {key} ignored: expected an object (got {_shown(raw)})")
                 continue
             warnings.append(f"{origin}: {key} ignored: only your own config or MEMTREE_* environment may set "
-                            f"it ({_why_user_only(path)})")
+                            f"it ({_why_user_only(model, path)})")
             continue
         try:
-            value = _parse_leaf(path, names, raw)
+            value = _parse_leaf(path, names, raw, model)
         except ValidationError as exc:
             details = "; ".join(f"{_message(e)} (got {_shown(e.get('input'))})" for e in exc.errors())
             warnings.append(f"{origin}: {key} ignored: {details}")

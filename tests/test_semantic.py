@@ -253,7 +253,8 @@ def test_third_party_summarizer_ranker_and_embedder(home: Path, project: Path) -
             app.store.insert_node("note", f"c{i}", parent_id=parent.id, status_="live")
         SummarizerWalker().run(app)
         assert app.store.query("SELECT content FROM nodes WHERE kind = 'summary'") == [("2 NODES",)]
-        app.loaded.settings = app.settings.model_copy(update={"embedding_model": "broken"})
+        semantic = app.plugin_settings("semantic")
+        app.plugins.plugin_settings["semantic"] = semantic.model_copy(update={"embedding_model": "broken"})
         choice = vectors.choose_embedder(app)
         assert choice.embedder is None and choice.reason == "broken on purpose"
     finally:

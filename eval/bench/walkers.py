@@ -116,7 +116,7 @@ def bench_staleness(n: int) -> None:
             os.utime(p, ns=(ns, ns))
         elapsed2, _, total2 = staleness_pass(app)
         ok = total2.get("marked_stale", 0) == 3 * len(touched)
-        batch = app.settings.walkers.staleness_batch_files
+        batch = app.plugin_settings("walkers").walkers.staleness_batch_files
         print(f"staleness {n:>7,} files ({3 * n:,} chunks; setup {setup:.0f} s)")
         print(f"  stats per file      {total['stats'] / n:.3f}  (files checked {total['files_checked']:,}, "
               f"chunks covered {total['chunks_checked']:,})")
@@ -177,7 +177,7 @@ def bench_pruner(size: int) -> None:
                 c.execute("UPDATE nodes SET status = 'pruned', updated_at = ? WHERE rowid IN "
                           "(SELECT rowid FROM nodes WHERE status = 'live' ORDER BY rowid LIMIT 20000)",
                           (now - 40 * DAY_MS,))
-            ret = app.settings.retention
+            ret = app.plugin_settings("walkers").retention
             due = s.query_one("SELECT "
                               "sum(status = 'stale' AND updated_at < ?), sum(status = 'superseded' AND updated_at < ?),"
                               "sum(status = 'pruned' AND updated_at < ?) FROM nodes",
@@ -213,7 +213,7 @@ def bench_pruner(size: int) -> None:
             b95, d95 = pct(baseline, 0.95), pct(out, 0.95)
             print(f"pruner on {size:,} nodes, search from {mode} (setup {setup:.0f} s; due: {due[0]:,} stale, "
                   f"{due[1]:,} superseded, {due[2]:,} pruned past the horizon)")
-            print(f"  ticks               {len(ticks)} (batch {app.settings.walkers.prune_batch_rows} rows/phase); "
+            print(f"  ticks               {len(ticks)} (batch {app.plugin_settings('walkers').walkers.prune_batch_rows} rows/phase); "
                   f"per tick p50 {statistics.median(ticks) * 1000:.0f} ms, max {max(ticks) * 1000:.0f} ms")
             print("  did                 " + ", ".join(f"{k}={v:,}" for k, v in sorted(totals.items())))
             print(f"  search p50/p95      without {pct(baseline, .5) * 1000:.1f}/{b95 * 1000:.1f} ms; during "

@@ -13,6 +13,14 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
+def _keys(key: str, value: Any) -> str:
+    """``retention.{staleHours, ...}`` for a section, the key alone for a value."""
+    if not isinstance(value, dict):
+        return key
+    inner = list(value)
+    return f"{key}.{inner[0]}" if len(inner) == 1 else f"{key}.{{{', '.join(inner)}}}"
+
+
 def run(args: Any) -> int:
     app = open_app(args)
     report = [p.as_dict() for p in app.plugins.report]
@@ -28,6 +36,9 @@ def run(args: Any) -> int:
         if p.get("settings"):
             line += "\n" + " " * (width + 2) + "settings: " + ", ".join(
                 f"{k}={v}" for k, v in p["settings"].items())
+        if p.get("sections"):  # a built-in's top-level keys of config.json (values: --json)
+            line += "\n" + " " * (width + 2) + "owns settings: " + ", ".join(
+                _keys(k, v) for k, v in p["sections"].items())
         for refused in p.get("refused_settings", []):
             line += "\n" + " " * (width + 2) + "refused: " + refused
         if p.get("error"):

@@ -171,7 +171,7 @@ async def _raw(s: Any, structured: dict[str, Any] | None, estimate: Any) -> int:
 def _check_settings(project: Path, env: dict[str, str]) -> None:
     """Fail here, in one line, on a setting the server would refuse; it would otherwise die mid-handshake."""
     from memtree_core.project import identify, memtree_home
-    from memtree_core.settings import load_settings
+    from memtree_core.project_settings import load_settings
 
     load_settings(memtree_home(env), identify(project).root, env)  # raises SettingsError
 

@@ -1,7 +1,7 @@
 """Every network destination memtree may send stored content to, and who chose it.
 
 Only the user's own config file or ``MEMTREE_*`` environment can set a destination (a repository's
-``.memtree.json`` cannot: :data:`memtree_core.settings.REPO_ALLOWED`), and ``memtree info`` names each one in
+``.memtree.json`` cannot: fields marked :data:`memtree_core.settings.REPO_SAFE`), and ``memtree info`` names each one in
 effect.  Hosts are judged by their literal name only: nothing here resolves a name or opens a connection.
 """
 
@@ -64,7 +64,7 @@ def in_effect(app: Any) -> list[Destination]:
     for entry in app.plugins.embedders.entries():
         if entry.name == "ollama" and entry.plugin == "embedders":
             # The built-in Ollama embedder's endpoint is a setting: say which of the user's layers set it.
-            url = app.settings.ollama_url
+            url = app.plugin_settings("embedders").ollama_url
             out.append(Destination("embedder ollama", url, app.loaded.origin("ollamaUrl"), is_local(url), True,
                                    "probed; when it is the embedder in use, file text and tool outputs are sent to /api/embed"))
         elif (dest := _from_plugin("embedder", entry, app.environ)) is not None:

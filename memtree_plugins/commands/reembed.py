@@ -28,6 +28,7 @@ def add_arguments(parser: Any) -> None:
 def reembed(app: Any, batch: int = 0, progress: Any = None) -> dict[str, Any]:
     from memtree_core.errors import NotFound
     from memtree_plugins.semantic import codes, vectors
+    from memtree_plugins.semantic.settings import semantic_settings
 
     store = app.store
     if not store.vector.available:
@@ -37,7 +38,7 @@ def reembed(app: Any, batch: int = 0, progress: Any = None) -> dict[str, Any]:
     if choice.embedder is None:
         raise NotFound(f"no embedder to re-embed with: {choice.reason}")
     e = choice.embedder
-    batch = batch or app.settings.walkers.embedding_batch_size
+    batch = batch or semantic_settings(app).walkers.embedding_batch_size
     total = int(store.query_one("SELECT count(*) FROM nodes WHERE status = 'live'")[0])
     done = 0
     dim = e.dim

@@ -41,6 +41,13 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
 
+def _default_limit(app: Any) -> int:
+    """``search.defaultLimit``, the retrieval plugin's setting (its default when another plugin serves search)."""
+    from memtree_plugins.retrieval.settings import search_settings
+
+    return search_settings(app).default_limit
+
+
 def run(args: Any) -> int:
     from memtree_core.errors import NotFound, UsageError
 
@@ -51,7 +58,7 @@ def run(args: Any) -> int:
         if spec is None:
             raise UsageError("no plugin provides the search tool (is the 'retrieval' plugin disabled? "
                              "see memtree plugins)")
-        limit = args.limit if args.limit is not None else app.settings.search.default_limit
+        limit = args.limit if args.limit is not None else _default_limit(app)
         result = spec.build(app)(" ".join(args.query), mode=args.mode, limit=limit, kind=args.kind,
                                  status=args.status, path_prefix=args.path_prefix, since=args.since,
                                  until=args.until, parent_id=args.parent_id)

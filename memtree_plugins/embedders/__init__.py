@@ -5,7 +5,9 @@ The setting ``embeddingModel`` picks one by name (``ollama``, ``local``) or mode
 default) means: the model the store already holds, else Ollama when it answers, else the local model,
 else keyword-only search with the reason (see :func:`memtree_plugins.semantic.vectors.choose_embedder`).
 Nothing heavy is imported here: the local model and numpy load on first use.  Each embedder's
-``configure(settings)`` is called before it is used, since register hooks do not receive settings.
+``configure(app)`` is called before it is used, since register hooks do not receive settings: it reads
+``ollamaUrl`` from this plugin's settings and ``embeddingModel`` and the batch size from the semantic
+plugin's (``app.plugin_settings``).
 """
 
 from __future__ import annotations
@@ -13,9 +15,18 @@ from __future__ import annotations
 from typing import Any
 
 from memtree_core.hookspecs import hookimpl
+from memtree_core.plugin_settings import BuiltinSettings
 from memtree_plugins.embedders.local import LocalMiniLMEmbedder
 from memtree_plugins.embedders.mpnet_local import LocalMPNetEmbedder
 from memtree_plugins.embedders.ollama import OllamaEmbedder
+
+
+@hookimpl(trylast=True)
+def memtree_settings_model() -> type[BuiltinSettings]:
+    # ``ollamaUrl``: memtree_plugins.embedders.settings
+    from memtree_plugins.embedders.settings import EmbeddersSettings
+
+    return EmbeddersSettings
 
 
 @hookimpl(trylast=True)

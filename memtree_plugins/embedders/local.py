@@ -37,8 +37,10 @@ class LocalMiniLMEmbedder:
         self._model: Any = None
         self._lock = threading.Lock()
 
-    def configure(self, settings: Any) -> None:
-        self.batch_size = settings.walkers.embedding_batch_size
+    def configure(self, app: Any) -> None:
+        from memtree_plugins.semantic.settings import semantic_settings
+
+        self.batch_size = semantic_settings(app).walkers.embedding_batch_size
 
     def available(self) -> tuple[bool, str]:
         missing = [m for m in ("numpy", "tokenizers") if importlib.util.find_spec(m) is None]

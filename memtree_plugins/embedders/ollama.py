@@ -33,18 +33,21 @@ class OllamaEmbedder:
         self._probe: tuple[float, bool, str] | None = None
         self._lock = threading.Lock()
 
-    def configure(self, settings: Any) -> None:
-        """Take ``ollamaUrl``, the batch size and the model (unless ``embeddingModel`` names another
-        embedder or ``auto``, which mean nomic-embed-text here)."""
-        model = settings.embedding_model
+    def configure(self, app: Any) -> None:
+        """Take ``ollamaUrl`` (this plugin's), the batch size and the model (the semantic plugin's, unless
+        ``embeddingModel`` names another embedder or ``auto``, which mean nomic-embed-text here)."""
+        from memtree_plugins.semantic.settings import semantic_settings
+
+        semantic = semantic_settings(app)
+        model = semantic.embedding_model
         if model in ("", "auto", "local", "ollama", "all-MiniLM-L6-v2"):
             model = "nomic-embed-text"
-        url = settings.ollama_url.rstrip("/")
+        url = app.plugin_settings("embedders").ollama_url.rstrip("/")
         if (model, url) != (self.model, self.url):
             with self._lock:
                 self.model, self.url, self._probe = model, url, None
                 self.dim = KNOWN_DIMS.get(model.split(":")[0], 0)
-        self.batch_size = settings.walkers.embedding_batch_size
+        self.batch_size = semantic.walkers.embedding_batch_size
 
     def _post(self, path: str, body: dict[str, Any], timeout: float) -> Any:
         req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),

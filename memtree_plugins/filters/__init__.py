@@ -17,6 +17,7 @@ copy to the node it duplicates there).
 from __future__ import annotations
 
 from memtree_core.hookspecs import hookimpl
+from memtree_core.plugin_settings import BuiltinSettings
 from memtree_core.registry import Register
 from memtree_core.types import Filter
 from memtree_plugins.filters.duplicate import DuplicateFilter
@@ -24,6 +25,14 @@ from memtree_plugins.filters.min_size import MinSizeFilter
 from memtree_plugins.filters.noise import NoiseFilter
 
 __all__ = ["DuplicateFilter", "MinSizeFilter", "NoiseFilter"]
+
+
+@hookimpl(trylast=True)
+def memtree_settings_model() -> type[BuiltinSettings]:
+    # ``capture.filterMinSize``: memtree_plugins.filters.settings
+    from memtree_plugins.filters.settings import FiltersSettings
+
+    return FiltersSettings
 
 
 @hookimpl(trylast=True)

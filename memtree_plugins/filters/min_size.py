@@ -19,4 +19,4 @@ class MinSizeFilter:
         if node.kind not in CAPTURED_KINDS:
             return None
         size = node.original_bytes or len(node.content.encode("utf-8", "surrogatepass"))
-        return "too_small" if size < app.settings.capture.filter_min_size else None
+        return "too_small" if size < app.plugin_settings("filters").capture.filter_min_size else None

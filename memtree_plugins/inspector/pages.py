@@ -308,12 +308,19 @@ class _Parts:
         return esc(", ".join(f"{k}={v:g}" for k, v in sorted(got.items())) or "—")
 
 
+def _ranker(app: App) -> str:
+    """The ``search.ranker`` hybrid search fuses with (the retrieval plugin's setting)."""
+    from memtree_plugins.retrieval.settings import search_settings
+
+    return search_settings(app).ranker
+
+
 def _fusion_parts(app: App, q: str, mode: str, limit: int, filters: Any) -> _Parts | None:
     """Run the two lists hybrid search fuses (keyword and semantic, at twice the limit as it does) and the
     configured ranker over them, to show each hit's parts; None when one of them cannot run."""
     from memtree_plugins.retrieval.search import search as run
 
-    name = app.settings.search.ranker
+    name = _ranker(app)
     try:
         kw = run(app, q, mode="keyword", limit=limit * 2, filters=filters)
         sem = run(app, q, mode="semantic", limit=limit * 2, filters=filters)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from memtree_core.hookspecs import hookimpl
+from memtree_core.plugin_settings import BuiltinSettings
 from memtree_core.types import ToolSpec
 
 if TYPE_CHECKING:
@@ -159,6 +160,14 @@ TOOLS = (
     ToolSpec("recent", _recent_tool, title="Recent nodes", read_only=True),
     ToolSpec("compose", _compose_tool, title="Compose context within a budget", read_only=True),
 )
+
+
+@hookimpl(trylast=True)
+def memtree_settings_model() -> type[BuiltinSettings]:
+    # ``search``: memtree_plugins.retrieval.settings
+    from memtree_plugins.retrieval.settings import RetrievalSettings
+
+    return RetrievalSettings
 
 
 @hookimpl(trylast=True)

@@ -62,6 +62,7 @@ from memtree_core.store.symbols import SYMBOL_WEIGHT
 from memtree_plugins.retrieval.models import SearchHit, SearchResult
 from memtree_plugins.retrieval.nodes import line_range, node_tokens_estimate, parse_statuses, preview
 from memtree_plugins.retrieval.query import ParsedQuery, Term, parse
+from memtree_plugins.retrieval.settings import search_settings
 from memtree_plugins.retrieval.snippets import snippets
 from memtree_plugins.retrieval.when import parse_time
 
@@ -538,7 +539,7 @@ def _fused(app: App, pq: ParsedQuery, mode: str, limit: int,
         ((_, ranked),) = lists.items()
         order = [(nid, score) for nid, score in ranked[:limit]]
     else:
-        name = app.settings.search.ranker
+        name = search_settings(app).ranker
         ranker = app.plugins.rankers.get(name)
         if ranker is None:
             raise ValueError(f"search mode '{mode}' needs the ranker {name!r} (setting search.ranker), "

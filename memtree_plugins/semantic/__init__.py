@@ -7,10 +7,19 @@ from __future__ import annotations
 from typing import Any
 
 from memtree_core.hookspecs import hookimpl
+from memtree_core.plugin_settings import BuiltinSettings
 from memtree_plugins.semantic.dedupe import Dedupe
 from memtree_plugins.semantic.indexer import EmbeddingIndexer
 from memtree_plugins.semantic.retriever import SemanticRetriever
 from memtree_plugins.semantic.summarize import SummarizerWalker
+
+
+@hookimpl(trylast=True)
+def memtree_settings_model() -> type[BuiltinSettings]:
+    # ``embeddingModel`` and the embedding keys of ``walkers``: memtree_plugins.semantic.settings
+    from memtree_plugins.semantic.settings import SemanticSettings
+
+    return SemanticSettings
 
 
 @hookimpl(trylast=True)

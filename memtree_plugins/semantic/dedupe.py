@@ -18,6 +18,7 @@ from typing import Any
 
 from memtree_plugins.semantic import codes, vectors
 from memtree_plugins.semantic.sameness import same_code
+from memtree_plugins.semantic.settings import semantic_settings
 
 THRESHOLD = 0.97
 PER_RUN = 500
@@ -32,7 +33,7 @@ class Dedupe:
     trigger = "interval"
 
     def interval_s(self, app: Any) -> float:
-        return app.settings.walkers.dedupe_interval_ms / 1000
+        return semantic_settings(app).walkers.dedupe_interval_ms / 1000
 
     def has_work(self, app: Any) -> bool:
         return app.store.vector.available

@@ -12,6 +12,7 @@ from typing import Any
 
 from memtree_plugins.semantic import codes, vectors
 from memtree_plugins.semantic.embedding_text import TEXT_VERSION, TEXT_VERSION_KEY, embedding_text
+from memtree_plugins.semantic.settings import semantic_settings
 
 MAX_BATCHES = 8
 
@@ -31,7 +32,7 @@ class EmbeddingIndexer:
     trigger = "idle"
 
     def interval_s(self, app: Any) -> float:
-        return app.settings.walkers.embedding_idle_ms / 1000
+        return semantic_settings(app).walkers.embedding_idle_ms / 1000
 
     def has_work(self, app: Any) -> bool:
         store = app.store
@@ -53,7 +54,7 @@ class EmbeddingIndexer:
             set_gauge(store, f"walker:{self.name}:backlog", vectors.backlog(store))
             return counts
         e = choice.embedder
-        batch = max(1, app.settings.walkers.embedding_batch_size)
+        batch = max(1, semantic_settings(app).walkers.embedding_batch_size)
         try:
             if e.dim:
                 vectors.check_model(store, e.model, e.dim)

@@ -14,6 +14,7 @@ import logging
 from typing import Any
 
 from memtree_core.store import NODE_COLUMNS, row_to_node
+from memtree_plugins.semantic.settings import semantic_settings
 
 log = logging.getLogger("memtree.summarizer")
 PER_RUN = 5
@@ -31,7 +32,7 @@ ORDER BY g.newest DESC LIMIT ?"""
 
 
 def due_subtrees(app: Any, limit: int = PER_RUN) -> list[tuple[str, int]]:
-    rows = app.store.query(DUE_SQL, (app.settings.walkers.summarizer_subtree_threshold, limit))
+    rows = app.store.query(DUE_SQL, (semantic_settings(app).walkers.summarizer_subtree_threshold, limit))
     return [(p, int(n)) for p, n, _ in rows]
 
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from memtree_core.store.store import now_ms
 from memtree_plugins.semantic import codes
+from memtree_plugins.semantic.settings import semantic_settings
 
 if TYPE_CHECKING:
     from memtree_core.app import App
@@ -70,15 +71,16 @@ class EmbedderChoice:
 def configured_model(app: App) -> str:
     """``embeddingModel`` as the user set it; left unset it means ``auto`` (the spec's default,
     nomic-embed-text on Ollama, is still the first choice of ``auto``)."""
-    if "embedding_model" not in app.settings.model_fields_set:
+    own = semantic_settings(app)
+    if "embedding_model" not in own.model_fields_set:
         return AUTO
-    return (app.settings.embedding_model or AUTO).strip()
+    return (own.embedding_model or AUTO).strip()
 
 
 def _configure(app: App, embedder: Any) -> None:
     configure = getattr(embedder, "configure", None)
     if callable(configure):
-        configure(app.settings)
+        configure(app)
 
 
 def choose_embedder(app: App, store_models: list[tuple[str, int, int]] | None = None) -> EmbedderChoice:

@@ -8,8 +8,17 @@ from __future__ import annotations
 from typing import Any
 
 from memtree_core.hookspecs import hookimpl
+from memtree_core.plugin_settings import BuiltinSettings
 from memtree_plugins.summarizers.anthropic import AnthropicSummarizer
 from memtree_plugins.summarizers.extractive import ExtractiveSummarizer
+
+
+@hookimpl(trylast=True)
+def memtree_settings_model() -> type[BuiltinSettings]:
+    # ``summarizerModel`` and ``summarizer``: memtree_plugins.summarizers.settings
+    from memtree_plugins.summarizers.settings import SummarizersSettings
+
+    return SummarizersSettings
 
 
 @hookimpl(trylast=True)

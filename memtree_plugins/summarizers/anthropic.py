@@ -47,9 +47,10 @@ class AnthropicSummarizer:
     def configure(self, app: Any) -> None:
         self.app = app
         self.environ = app.environ
-        self.model = app.settings.summarizer_model
-        self.per_minute = app.settings.summarizer.requests_per_minute
-        self.daily_cap = app.settings.summarizer.daily_cap
+        own = app.plugin_settings("summarizers")
+        self.model = own.summarizer_model
+        self.per_minute = own.summarizer.requests_per_minute
+        self.daily_cap = own.summarizer.daily_cap
 
     def available(self) -> tuple[bool, str]:
         if not self.environ.get("ANTHROPIC_API_KEY"):

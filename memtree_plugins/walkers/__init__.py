@@ -17,6 +17,7 @@ Every status change goes through ``Store.transition``; every run does bounded wo
 from __future__ import annotations
 
 from memtree_core.hookspecs import hookimpl
+from memtree_core.plugin_settings import BuiltinSettings
 from memtree_core.registry import Register
 from memtree_core.types import Walker
 from memtree_plugins.walkers.backfill import BackfillWalker
@@ -26,6 +27,14 @@ from memtree_plugins.walkers.pruner import Pruner
 from memtree_plugins.walkers.staleness import StalenessMarker
 
 __all__ = ["BackfillWalker", "FilterWalker", "Pruner", "RepoIndexer", "StalenessMarker"]
+
+
+@hookimpl(trylast=True)
+def memtree_settings_model() -> type[BuiltinSettings]:
+    # ``retention``, ``index`` and the walkers' keys of ``walkers``: memtree_plugins.walkers.settings
+    from memtree_plugins.walkers.settings import WalkersSettings
+
+    return WalkersSettings
 
 
 @hookimpl(trylast=True)

@@ -39,7 +39,7 @@ class FilterWalker:
     trigger = "event"
 
     def interval_s(self, app: App) -> float:
-        return app.settings.walkers.filter_interval_ms / 1000
+        return app.plugin_settings("walkers").walkers.filter_interval_ms / 1000
 
     def has_work(self, app: App) -> bool:
         return app.store.query_one("SELECT 1 FROM nodes WHERE status = 'pending' LIMIT 1") is not None

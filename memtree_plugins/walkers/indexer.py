@@ -36,17 +36,17 @@ class RepoIndexer:
         return index_directory(app, root, max_bytes, **progress)
 
     def interval_s(self, app: App) -> float:
-        return app.settings.index.interval_ms / 1000
+        return app.plugin_settings("walkers").index.interval_ms / 1000
 
     def has_work(self, app: App) -> bool:
-        return app.settings.index.background
+        return app.plugin_settings("walkers").index.background
 
     def run(self, app: App) -> dict[str, int]:
         from memtree_plugins.walkers.repo_index import index_directory
 
-        if not app.settings.index.background:
+        if not app.plugin_settings("walkers").index.background:
             return {}
-        opts = app.settings.index
+        opts = app.plugin_settings("walkers").index
         summary = index_directory(app, app.project_root, opts.max_bytes, max_writes=opts.max_files_per_run)
         counters = {"files_indexed": summary.indexed, "files_unchanged": summary.unchanged,
                     "files_skipped": sum(summary.skipped.values()), "chunks_written": summary.chunks}

@@ -115,15 +115,16 @@ class Pruner:
     trigger = "interval"
 
     def interval_s(self, app: App) -> float:
-        return app.settings.walkers.pruner_interval_ms / 1000
+        return app.plugin_settings("walkers").walkers.pruner_interval_ms / 1000
 
     def has_work(self, app: App) -> bool:
         return True
 
     def run(self, app: App) -> dict[str, int]:
         store = app.store
-        ret = app.settings.retention
-        budget = app.settings.walkers.prune_batch_rows
+        own = app.plugin_settings("walkers")
+        ret = own.retention
+        budget = own.walkers.prune_batch_rows
         now = now_ms()
         counters: dict[str, int] = {}
 

@@ -58,14 +58,14 @@ class StalenessMarker:
     trigger = "interval"
 
     def interval_s(self, app: App) -> float:
-        return app.settings.walkers.staleness_interval_ms / 1000
+        return app.plugin_settings("walkers").walkers.staleness_interval_ms / 1000
 
     def has_work(self, app: App) -> bool:
         return app.store.query_one("SELECT 1 FROM file_sources LIMIT 1") is not None
 
     def run(self, app: App) -> dict[str, int]:
         store = app.store
-        batch = app.settings.walkers.staleness_batch_files
+        batch = app.plugin_settings("walkers").walkers.staleness_batch_files
         cursor = store.get_meta(CURSOR_KEY) or ""
         sources = store.query("SELECT key, size, mtime_ns FROM file_sources WHERE key > ? ORDER BY key LIMIT ?",
                               (cursor, batch))

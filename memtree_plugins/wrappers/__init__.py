@@ -11,29 +11,25 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from memtree_core.hookspecs import hookimpl
-from memtree_core.plugin_settings import PluginSettings
 from memtree_core.types import ToolSpec
 
 if TYPE_CHECKING:
     from memtree_core.app import App
     from memtree_core.registry import Register
+    from memtree_plugins.wrappers.settings import WrappersSettings
 
 log = logging.getLogger("memtree.daemon")
 
-class WrapperSettings(PluginSettings):
-    """``plugins.config.wrappers`` (user-only: nothing here is repo-safe)."""
-
-    # Which engine grep runs: ripgrep when it is installed ("auto"), always ripgrep ("rg"), or the Python
-    # fallback ("python").  MEMTREE_GREP_ENGINE, when set, still wins (scripts and benchmarks use it).
-    grep_engine: Literal["auto", "rg", "ripgrep", "python"] = "auto"
-
 
 @hookimpl(trylast=True)
-def memtree_settings_model() -> type[PluginSettings]:
-    return WrapperSettings
+def memtree_settings_model() -> type[WrappersSettings]:
+    # ``budgets`` (top-level) and ``plugins.config.wrappers``: memtree_plugins.wrappers.settings
+    from memtree_plugins.wrappers.settings import WrappersSettings
+
+    return WrappersSettings
 
 
 def _lazy(module: str) -> Callable[[App], Callable[..., Any]]:

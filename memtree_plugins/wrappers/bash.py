@@ -205,7 +205,7 @@ _NOT_ENDED_WORST_CASE = ("99999 process(es) the command started could not be end
 
 def bash(app: App, command: str, timeout: float | None = None, budget_tokens: int | None = None) -> BashResult:
     limit, notes = _check(command, timeout)
-    budget = budget_or_default(budget_tokens, app.settings.budgets.bash)
+    budget = budget_or_default(budget_tokens, app.plugin_settings("wrappers").budgets.bash)
     root = str(app.identity.root)
     store = app.store
     clean_command, _, unredacted = _redact(app, command)

@@ -77,7 +77,7 @@ _MARK_RE = re.compile(re.escape(MARK) + r"([\w.-]{1,64})\]")
 
 
 def get(app: App, node_id: str, offset: int = 0, budget_tokens: int | None = None) -> GetResult:
-    budget = budget_or_default(budget_tokens, app.settings.budgets.get)
+    budget = budget_or_default(budget_tokens, app.plugin_settings("wrappers").budgets.get)
     node_id = (node_id or "").strip()
     if not node_id:
         raise ValueError("node_id is empty; pass an id from a read, grep, bash or search result")

@@ -208,7 +208,7 @@ def grep(app: App, pattern: str, path: str | None = None, glob: str | None = Non
          timeout: float | None = None) -> GrepResult:
     _validate(pattern, context, max_hits)
     limit = _timeout(timeout)
-    budget = budget_or_default(budget_tokens, app.settings.budgets.grep)
+    budget = budget_or_default(budget_tokens, app.plugin_settings("wrappers").budgets.grep)
     root = app.identity.root
     target = resolve(root, path) if path else root
     shown_target = display(target, root) if path else "."

@@ -524,7 +524,7 @@ def _all_live(store: Store, ids: list[str]) -> bool:
 
 
 def read(app: App, path: str, lines: str | None = None, budget_tokens: int | None = None) -> ReadResult:
-    budget = budget_or_default(budget_tokens, app.settings.budgets.read)
+    budget = budget_or_default(budget_tokens, app.plugin_settings("wrappers").budgets.read)
     root = app.identity.root
     p = resolve(root, path)
     shown = display(p, root)

@@ -1,0 +1,25 @@
+"""The retrieval plugin's settings: ``search`` (its ranker and default limit, both a repository's to choose)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from memtree_core.plugin_settings import REPO_SAFE, BuiltinSettings, Section
+
+
+class Search(Section):
+    ranker: Annotated[str, REPO_SAFE] = "shaped"  # fusion by query shape (memtree_plugins/retrieval/fusion.py)
+    default_limit: Annotated[int, Field(ge=1, le=200), REPO_SAFE] = 10
+
+
+class RetrievalSettings(BuiltinSettings):
+    search: Search = Search()
+
+
+def search_settings(app: Any) -> Search:
+    """``search``, or its defaults where the retrieval plugin is not loaded (another plugin may serve search,
+    and the inspector runs its functions)."""
+    own = app.plugin_settings("retrieval")
+    return own.search if own is not None else Search()
