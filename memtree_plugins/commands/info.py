@@ -17,21 +17,15 @@ def add_arguments(parser: Any) -> None:
 
 def vector_support() -> dict[str, Any]:
     """Really load sqlite-vec into a scratch connection: the same route the store uses."""
-    from memtree_core.store.sqlite_route import choose_route, load_vec
+    from memtree_core.store.sqlite_route import probe
 
-    route = choose_route()
-    conn = route.module.connect(":memory:")
-    try:
-        ok, reason = load_vec(conn, route)
-        version = conn.execute("SELECT vec_version()").fetchone()[0] if ok else None
-        sqlite_version = conn.execute("SELECT sqlite_version()").fetchone()[0]
-    finally:
-        conn.close()
-    out: dict[str, Any] = {"available": ok, "route": route.name, "sqlite_version": sqlite_version}
-    if ok:
-        out["sqlite_vec"] = version
+    found = probe()
+    out: dict[str, Any] = {"available": found.vec_loaded, "route": found.route.name,
+                           "sqlite_version": found.sqlite_version}
+    if found.vec_loaded:
+        out["sqlite_vec"] = found.vec_version
     else:
-        out["reason"] = reason
+        out["reason"] = found.reason
     return out
 
 
@@ -79,10 +73,10 @@ def vector_index(app: Any) -> dict[str, Any]:
     search)."""
     if not app.paths.store.exists() or not app.store.vector.available:
         return {"vectors": 0, "codes": 0, "state": "no vectors"}
-    from memtree_plugins.semantic import codes
+    from memtree_plugins.semantic import codes, vectors
 
     if not codes.present(app.store):
-        n = int((app.store.query_one("SELECT count(*) FROM nodes_vec") or (0,))[0])
+        n = vectors.vector_count(app.store)
         return {"vectors": n, "codes": 0, "state": "exact vec0 KNN only; binary codes are built at the next "
                                                    "semantic search" if n else "no vectors"}
     n_codes, n_vecs = codes.counts(app.store)

@@ -48,9 +48,7 @@ class Dedupe:
         model, dim, _n = models[0]
         codes.warm(store)
         cursor = int(store.get_meta(CURSOR) or 0)
-        rows = store.query("SELECT v.rowid, v.id, v.embedding, n.kind, n.source_uri, n.created_at FROM nodes_vec v "
-                           "JOIN nodes n ON n.id = v.id WHERE v.rowid > ? AND n.status = 'live' "
-                           "ORDER BY v.rowid LIMIT ?", (cursor, PER_RUN))
+        rows = vectors.live_vectors_after(store, cursor, PER_RUN)
         last = cursor
         for vrow, node_id, blob, kind, uri, created in rows:
             last = vrow
@@ -78,9 +76,7 @@ class Dedupe:
         """Keep the neighbours whose text is a copy of the node's; link the others as ``similar``."""
         store = app.store
         ids = [node_id, *(i for i, _ in dups)]
-        marks = ",".join("?" * len(ids))
-        rows = {r[0]: r[1:] for r in store.query(
-            f"SELECT id, content, metadata, source_uri FROM nodes WHERE id IN ({marks})", ids)}
+        rows = {i: (n.content, n.metadata, n.source_uri) for i, n in store.get_nodes(ids).items()}
         if node_id not in rows:
             return []
         copies = []
@@ -89,8 +85,7 @@ class Dedupe:
                 copies.append((other, sim))
             elif other in rows:
                 a, b = sorted((node_id, other))
-                if store.query_one("SELECT 1 FROM edges WHERE src_id = ? AND dst_id = ? AND kind = 'similar'",
-                                   (a, b)) is None:
+                if not store.has_edge(a, b, "similar"):
                     store.add_edge(a, b, "similar")
                     counts["similar"] += 1
         return copies
@@ -120,12 +115,10 @@ def restore(app: Any, node_id: str) -> str:
     """Undo a merge: ``superseded`` -> ``live`` and drop the ``supersedes`` edges pointing at the node.
     Returns a one-line account.  Raises KeyError for an unknown node, IllegalTransition if not superseded."""
     store = app.store
-    with store.tx() as c:
+    with store.tx():
         if store.get_node(node_id) is None:
             raise KeyError(f"no node {node_id}")
         store.transition([node_id], "live", "restored: false merge undone")
-        newer = [s for (s,) in c.execute("SELECT src_id FROM edges WHERE dst_id = ? AND kind = 'supersedes'",
-                                         (node_id,))]
-        c.execute("DELETE FROM edges WHERE dst_id = ? AND kind = 'supersedes'", (node_id,))
+        newer = store.remove_edges_to(node_id, "supersedes")
     store.bump("walker:dedupe:restored")
     return f"{node_id} is live again" + (f" (was superseded by {', '.join(newer)})" if newer else "")

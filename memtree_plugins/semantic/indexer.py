@@ -17,8 +17,7 @@ MAX_BATCHES = 8
 
 
 def set_gauge(store: Any, name: str, value: int) -> None:
-    store.execute("INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET "
-                  "value = excluded.value", (name, int(value)))
+    store.set_counter(name, value)
 
 
 def note_reason(store: Any, walker: str, reason: str) -> None:
@@ -37,9 +36,7 @@ class EmbeddingIndexer:
         store = app.store
         if not store.vector.available:
             return False
-        row = store.query_one("SELECT 1 FROM nodes n WHERE n.status = 'live' AND NOT EXISTS "
-                              "(SELECT 1 FROM nodes_vec v WHERE v.id = n.id) LIMIT 1")
-        return row is not None and vectors.choose_embedder(app).ok
+        return vectors.has_backlog(store) and vectors.choose_embedder(app).ok
 
     def run(self, app: Any) -> dict[str, int]:
         store = app.store
@@ -57,12 +54,10 @@ class EmbeddingIndexer:
         try:
             if e.dim:
                 vectors.check_model(store, e.model, e.dim)
-            if store.get_meta(TEXT_VERSION_KEY) is None and store.query_one("SELECT 1 FROM nodes_vec LIMIT 1") is None:
+            if store.get_meta(TEXT_VERSION_KEY) is None and not vectors.has_vectors(store):
                 store.set_meta(TEXT_VERSION_KEY, TEXT_VERSION)  # a fresh store: every vector gets this text
             for _ in range(MAX_BATCHES):
-                rows = store.query("SELECT n.id, n.content, n.metadata FROM nodes n WHERE n.status = 'live' AND "
-                                   "NOT EXISTS (SELECT 1 FROM nodes_vec v WHERE v.id = n.id) ORDER BY n.rowid DESC "
-                                   "LIMIT ?", (batch,))
+                rows = vectors.newest_unembedded(store, batch)
                 if not rows:
                     break
                 # a contextual header (path, qualified name, signature, docstring) before the text

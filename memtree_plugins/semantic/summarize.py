@@ -13,8 +13,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from memtree_core.store import NODE_COLUMNS, row_to_node
-
 log = logging.getLogger("memtree.summarizer")
 PER_RUN = 5
 MAX_INPUT = 200
@@ -67,9 +65,7 @@ class SummarizerWalker:
 
     def summarize_subtree(self, app: Any, parent_id: str, counts: dict[str, int]) -> int:
         store = app.store
-        children = [row_to_node(r) for r in store.query(
-            f"SELECT {NODE_COLUMNS} FROM nodes WHERE parent_id = ? AND status = 'live' AND kind != 'summary' "
-            f"ORDER BY created_at DESC LIMIT ?", (parent_id, MAX_INPUT))]
+        children = store.newest_live_children(parent_id, MAX_INPUT, except_kind="summary")
         if not children:
             return 0
         newest = max(c.created_at for c in children)
@@ -84,15 +80,13 @@ class SummarizerWalker:
             break
         else:
             return 0
-        old = [i for (i,) in store.query("SELECT id FROM nodes WHERE parent_id = ? AND kind = 'summary' AND "
-                                         "status = 'live'", (parent_id,))]
+        old = store.live_children_ids(parent_id, "summary")
         with store.tx():
             node = store.insert_node("summary", text, parent_id=parent_id, status_="live", metadata={
                 "summarizer": summarizer.name, "summarized": len(children), "newest_child": newest})
             # The summary must count as fresh for children created in the same millisecond as it.
             if node.created_at < newest:
-                store.execute("UPDATE nodes SET created_at = ?, updated_at = ? WHERE id = ?",
-                              (newest, newest, node.id))
+                store.set_node_time(node.id, newest)
             for child in children:
                 store.add_edge(node.id, child.id, "summarizes")
             if old:

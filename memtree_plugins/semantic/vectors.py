@@ -332,6 +332,35 @@ def backlog(store: Store) -> int:
     return int(row[0]) if row else 0
 
 
+def has_backlog(store: Store) -> bool:
+    """Whether any live node has no vector yet."""
+    return store.query_one("SELECT 1 FROM nodes n WHERE n.status = 'live' AND NOT EXISTS "
+                           "(SELECT 1 FROM nodes_vec v WHERE v.id = n.id) LIMIT 1") is not None
+
+
+def has_vectors(store: Store) -> bool:
+    return store.query_one("SELECT 1 FROM nodes_vec LIMIT 1") is not None
+
+
+def vector_count(store: Store) -> int:
+    return int((store.query_one("SELECT count(*) FROM nodes_vec") or (0,))[0])
+
+
+def newest_unembedded(store: Store, limit: int) -> list[tuple[str, str, str]]:
+    """``(id, content, metadata)`` of up to ``limit`` live nodes without a vector, newest first."""
+    return store.query("SELECT n.id, n.content, n.metadata FROM nodes n WHERE n.status = 'live' AND "
+                       "NOT EXISTS (SELECT 1 FROM nodes_vec v WHERE v.id = n.id) ORDER BY n.rowid DESC "
+                       "LIMIT ?", (limit,))  # type: ignore[return-value]
+
+
+def live_vectors_after(store: Store, cursor: int, limit: int) -> list[tuple[int, str, bytes, str, str, int]]:
+    """``(vector rowid, node id, embedding, kind, source_uri, created_at)`` of up to ``limit`` live nodes'
+    vectors after ``cursor`` in ``nodes_vec`` order (the near-duplicate walker's pass)."""
+    return store.query("SELECT v.rowid, v.id, v.embedding, n.kind, n.source_uri, n.created_at FROM nodes_vec v "
+                       "JOIN nodes n ON n.id = v.id WHERE v.rowid > ? AND n.status = 'live' "
+                       "ORDER BY v.rowid LIMIT ?", (cursor, limit))  # type: ignore[return-value]
+
+
 # -- KNN ----------------------------------------------------------------------------------------------
 WIDEN_MAX = 400  # vec0's top-k costs O(rows x k): beyond a few hundred, ranking the filter's nodes is cheaper
 # A filter admitting at most this many nodes is ranked directly (a few ms through the ``nodes`` indexes)

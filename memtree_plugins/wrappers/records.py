@@ -42,14 +42,11 @@ def stored_hash(store: Store, text: str) -> str:
 
 def recent_duplicate(store: Store, kind: str, digest: str, window_ms: int = HOUR_MS) -> str | None:
     """Id of a live node of ``kind`` with this content hash created within ``window_ms``, if any."""
-    row = store.query_one(
-        "SELECT id FROM nodes WHERE content_hash = ? AND kind = ? AND status = 'live' AND created_at >= ? "
-        "ORDER BY created_at DESC LIMIT 1", (digest, kind, now_ms() - window_ms))
-    return row[0] if row else None
+    return store.newest_live_copy(digest, kind, created_since=now_ms() - window_ms)
 
 
 def record_original_size(store: Store, node_id: str, original_bytes: int) -> None:
     """Mark a node whose content the tool had already cut (head + tail) as truncated, with the real size.
 
     Content is untouched, so the FTS index is not rewritten (its trigger fires on content only)."""
-    store.execute("UPDATE nodes SET truncated = 1, original_bytes = ? WHERE id = ?", (original_bytes, node_id))
+    store.mark_truncated(node_id, original_bytes)
