@@ -29,8 +29,8 @@ import pluggy
 if TYPE_CHECKING:
     from typing import Any
 
-    from memtree_core.app import App
     from memtree_core.command import Command
+    from memtree_core.context import Context
     from memtree_core.plugin_settings import PluginSettings
     from memtree_core.registry import Register
     from memtree_core.settings import Settings
@@ -216,7 +216,7 @@ def memtree_register_capture_adapters(register: Register[CaptureAdapter]) -> Non
 
 
 @hookspec(firstresult=True)
-def memtree_prepare_capture(app: App, payload: dict[str, Any]) -> PreparedCapture | None:
+def memtree_prepare_capture(app: Context, payload: dict[str, Any]) -> PreparedCapture | None:
     """Turn one hook payload into the redacted captures the host stores as ``pending`` nodes.
 
     Stops at first non-None result.  The built-in pipeline (``capture`` plugin, ``trylast``) applies

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.store import NodeRow
 
 
@@ -50,7 +50,7 @@ class Filter(Protocol):
 
     name: str
 
-    def check(self, node: NodeRow, app: App) -> str | None: ...
+    def check(self, node: NodeRow, app: Context) -> str | None: ...
 
 
 @runtime_checkable
@@ -81,11 +81,11 @@ class Walker(Protocol):
     name: str
     trigger: WalkerTrigger
 
-    def interval_s(self, app: App) -> float: ...
+    def interval_s(self, app: Context) -> float: ...
 
-    def has_work(self, app: App) -> bool: ...
+    def has_work(self, app: Context) -> bool: ...
 
-    def run(self, app: App) -> dict[str, int]: ...
+    def run(self, app: Context) -> dict[str, int]: ...
 
 
 @dataclass
@@ -94,7 +94,7 @@ class ToolSpec:
     type hints become the tool's input schema; its return annotation, a pydantic model, the output)."""
 
     name: str
-    build: Callable[[App], Callable[..., Any]]
+    build: Callable[[Context], Callable[..., Any]]
     description: str = ""
     title: str | None = None
     read_only: bool = False
@@ -128,7 +128,7 @@ class Summarizer(Protocol):
 
     def available(self) -> tuple[bool, str]: ...
 
-    def summarize(self, nodes: Sequence[NodeRow], app: App) -> str: ...
+    def summarize(self, nodes: Sequence[NodeRow], app: Context) -> str: ...
 
 
 @dataclass
@@ -183,9 +183,9 @@ class Retriever(Protocol):
     name: str
     fuse: bool
 
-    def available(self, app: App) -> tuple[bool, str]: ...
+    def available(self, app: Context) -> tuple[bool, str]: ...
 
-    def retrieve(self, app: App, query: str, limit: int, filters: Any) -> list[tuple[str, float]]: ...
+    def retrieve(self, app: Context, query: str, limit: int, filters: Any) -> list[tuple[str, float]]: ...
 
 
 @dataclass
@@ -254,10 +254,10 @@ class OutputReplacer(Protocol):
 
     name: str
 
-    def replace(self, app: App, payload: dict[str, Any], node_id: str, *, truncated: bool = False) -> Replacement:
+    def replace(self, app: Context, payload: dict[str, Any], node_id: str, *, truncated: bool = False) -> Replacement:
         ...
 
-    def delivered(self, app: App, outcome: Replacement) -> None: ...
+    def delivered(self, app: Context, outcome: Replacement) -> None: ...
 
 
 @runtime_checkable
@@ -268,4 +268,4 @@ class CommandPolicy(Protocol):
 
     name: str
 
-    def check(self, command: str, app: App) -> str | None: ...
+    def check(self, command: str, app: Context) -> str | None: ...

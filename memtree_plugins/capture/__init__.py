@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from memtree_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.registry import Register
     from memtree_core.types import CaptureAdapter, PreparedCapture
 
@@ -27,7 +27,7 @@ def memtree_register_capture_adapters(register: Register[CaptureAdapter]) -> Non
 
 
 @hookimpl(trylast=True)
-def memtree_prepare_capture(app: App, payload: dict[str, Any]) -> PreparedCapture:
+def memtree_prepare_capture(app: Context, payload: dict[str, Any]) -> PreparedCapture:
     from memtree_plugins.capture.pipeline import prepare
 
     return prepare(app, payload)

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtree_core.commands._common import open_app, print_json
 from memtree_plugins.semantic.embedding_text import TEXT_VERSION, TEXT_VERSION_KEY, embedding_text
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 EXAMPLE = "memtree reembed --batch 64"
 
@@ -25,7 +28,7 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
-def reembed(app: Any, batch: int = 0, progress: Any = None) -> dict[str, Any]:
+def reembed(app: Context, batch: int = 0, progress: Any = None) -> dict[str, Any]:
     from memtree_core.errors import NotFound
     from memtree_plugins.semantic import codes, vectors
 

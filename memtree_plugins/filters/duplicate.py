@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from memtree_core.store import now_ms
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.store import NodeRow
 
 # Spec §4: tool outputs dedupe "against existing nodes in the same hour window".
@@ -27,16 +27,16 @@ MAX_ALSO_FROM = 20
 class DuplicateFilter:
     name = "duplicate"
 
-    def original(self, node: NodeRow, app: App) -> str | None:
+    def original(self, node: NodeRow, app: Context) -> str | None:
         """The id of the live node ``node`` duplicates, if any (oldest first: the one that stays)."""
         since = node.created_at - TOOL_OUTPUT_WINDOW_MS if node.kind == "tool_output" else None
         return app.store.first_live_copy(node.content_hash, node.kind, other_than=node.id, created_since=since,
                                          same_source=node.kind in PLACE_KINDS, source_uri=node.source_uri)
 
-    def check(self, node: NodeRow, app: App) -> str | None:
+    def check(self, node: NodeRow, app: Context) -> str | None:
         return "duplicate" if self.original(node, app) else None
 
-    def on_drop(self, node: NodeRow, app: App, reason: str) -> None:
+    def on_drop(self, node: NodeRow, app: Context, reason: str) -> None:
         if reason != "duplicate":
             return
         kept_id = self.original(node, app)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memtree_core.app import App
+from memtree_core.context import Context
 from memtree_core.store import Store, StoreError, VectorStatus
 from memtree_core.store.schema import SCHEMA_VERSION
 from memtree_core.store.sqlite_route import choose_route, load_vec
@@ -68,7 +69,7 @@ class ReadOnlyApp(App):
     retrieval functions the MCP tools use run unchanged against it."""
 
     @classmethod
-    def of(cls, app: App) -> ReadOnlyApp:
+    def of(cls, app: Context) -> ReadOnlyApp:
         return cls(app.identity, app.paths, app.loaded, app.plugins, app.environ)
 
     @property

@@ -36,7 +36,7 @@ from memtree_plugins.retrieval.nodes import node_tokens, node_tokens_estimate, o
 from memtree_plugins.source_label import source_label
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.store import NodeRow, Store
 
 FORMATS = ("raw", "outline", "mixed")
@@ -214,7 +214,7 @@ def _score(cands: dict[str, _Cand], search_scores: dict[str, float]) -> list[_Ca
     return sorted(cands.values(), key=lambda c: (-round(c.score, 9), c.rowid, c.id))
 
 
-def compose(app: App, node_ids: list[str], budget_tokens: int, format: str = "mixed", depth: int = 2,
+def compose(app: Context, node_ids: list[str], budget_tokens: int, format: str = "mixed", depth: int = 2,
             query: str | None = None) -> ComposeResult:
     """See the module docstring."""
     if isinstance(node_ids, str):
@@ -294,7 +294,7 @@ def compose(app: App, node_ids: list[str], budget_tokens: int, format: str = "mi
     return ComposeResult(text=text, manifest=manifest)
 
 
-def _pack(app: App, ranked: list[_Cand], rows: _Rows, drops: _Drops, budget_tokens: int, fmt: str,
+def _pack(app: Context, ranked: list[_Cand], rows: _Rows, drops: _Drops, budget_tokens: int, fmt: str,
           min_header: str) -> list[tuple[_Cand, str, ManifestEntry]]:
     """Greedy packing by score: the first option of each candidate that fits what is left."""
     count = app.count_tokens
@@ -386,7 +386,7 @@ def _options(node: NodeRow, fmt: str, raw_first: bool,
 class _Drops:
     """Dropped nodes: every seed and the first ``LISTED_DROPS`` others are listed; all are counted."""
 
-    def __init__(self, app: App, seeds: list[ManifestEntry]) -> None:
+    def __init__(self, app: Context, seeds: list[ManifestEntry]) -> None:
         self.app = app
         self.seeds = seeds  # starts with the unknown/pruned seed ids
         self.others: list[ManifestEntry] = []

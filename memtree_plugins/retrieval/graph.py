@@ -12,7 +12,7 @@ from memtree_plugins.retrieval.nodes import parse_statuses, ref, require_node
 from memtree_plugins.retrieval.when import parse_time
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.store import NodeRow, Store
 
 MAX_DEPTH = 5
@@ -70,7 +70,7 @@ def parse_edge_kinds(edge_kinds: list[str] | str | None) -> tuple[str, ...] | No
     return kinds or None
 
 
-def neighbors(app: App, node_id: str, depth: int = 1, edge_kinds: list[str] | str | None = None,
+def neighbors(app: Context, node_id: str, depth: int = 1, edge_kinds: list[str] | str | None = None,
               status: str | None = "live") -> NeighborsResult:
     if not isinstance(depth, int) or depth < 1:
         raise ValueError(f"depth must be 1..{MAX_DEPTH}, not {depth!r}")
@@ -113,7 +113,7 @@ def neighbors(app: App, node_id: str, depth: int = 1, edge_kinds: list[str] | st
     return result
 
 
-def path_to_root(app: App, node_id: str) -> PathResult:
+def path_to_root(app: Context, node_id: str) -> PathResult:
     store = app.store
     node: NodeRow | None = require_node(app, node_id)
     chain: list[NodeRow] = []
@@ -135,7 +135,7 @@ def path_to_root(app: App, node_id: str) -> PathResult:
     return PathResult(node_id=chain[-1].id, path=[ref(app, n) for n in chain], notes=notes)
 
 
-def recent(app: App, since: str | int | None = None, kind: str | None = None, limit: int = 20,
+def recent(app: Context, since: str | int | None = None, kind: str | None = None, limit: int = 20,
            status: str | None = "live") -> RecentResult:
     if not isinstance(limit, int) or not 1 <= limit <= MAX_RECENT:
         raise ValueError(f"limit must be 1..{MAX_RECENT}, not {limit!r}")

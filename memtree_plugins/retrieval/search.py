@@ -66,7 +66,7 @@ from memtree_plugins.retrieval.snippets import snippets
 from memtree_plugins.retrieval.when import parse_time
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.store import NodeRow, Store
     from memtree_core.types import Retriever
 
@@ -335,7 +335,7 @@ def _above(first: list[tuple[int, float]], rest: list[tuple[int, float]]) -> lis
     return [(r, s + shift) for r, s in first]
 
 
-def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters, marked: bool = True) -> SearchResult:
+def keyword_search(app: Context, pq: ParsedQuery, limit: int, filters: Filters, marked: bool = True) -> SearchResult:
     """Keyword hits, best first; ``marked``: with snippets (a caller that keeps only ids and scores, such as
     hybrid search's fusion, skips them)."""
     store = app.store
@@ -407,7 +407,7 @@ def _nodes_by_rowid(store: Store, rowids: list[int]) -> dict[int, NodeRow]:
         f"SELECT {NODE_COLUMNS} FROM nodes WHERE rowid IN ({marks})", rowids))}
 
 
-def _hit(app: App, node: NodeRow, score: float, snippet: str, matched: str) -> SearchHit:
+def _hit(app: Context, node: NodeRow, score: float, snippet: str, matched: str) -> SearchHit:
     lines = line_range(node)
     first = preview(node.content)
     return SearchHit(id=node.id, kind=node.kind, status=node.status, source_uri=node.source_uri,
@@ -423,22 +423,22 @@ class KeywordRetriever:
     name = "keyword"
     fuse = False  # hybrid search starts from it; it is not fused twice
 
-    def available(self, app: App) -> tuple[bool, str]:
+    def available(self, app: Context) -> tuple[bool, str]:
         return True, ""
 
-    def result(self, app: App, query: str, limit: int, filters: Filters) -> SearchResult:
+    def result(self, app: Context, query: str, limit: int, filters: Filters) -> SearchResult:
         return keyword_search(app, parse(query), limit, filters)
 
-    def retrieve(self, app: App, query: str, limit: int, filters: Filters) -> list[tuple[str, float]]:
+    def retrieve(self, app: Context, query: str, limit: int, filters: Filters) -> list[tuple[str, float]]:
         return [(h.id, h.score) for h in keyword_search(app, parse(query), limit, filters, marked=False).hits]
 
 
-def modes(app: App) -> list[str]:
+def modes(app: Context) -> list[str]:
     """Every mode ``search`` accepts here: the built-in names and each registered retriever's."""
     return list(dict.fromkeys((*MODES, *app.plugins.retrievers.names())))
 
 
-def _retriever(app: App, name: str) -> Retriever:
+def _retriever(app: Context, name: str) -> Retriever:
     found = app.plugins.retrievers.get(name)
     if found is not None:
         return found
@@ -447,12 +447,12 @@ def _retriever(app: App, name: str) -> Retriever:
     raise ValueError(f"search mode '{name}' is not available yet: {why}; use mode='keyword'")
 
 
-def _fusing(app: App) -> list[Retriever]:
+def _fusing(app: Context) -> list[Retriever]:
     """The retrievers ``hybrid`` fuses with keyword, in precedence order."""
     return [r for r in app.plugins.retrievers.ranked() if getattr(r, "fuse", False) and r.name != "keyword"]
 
 
-def auto_mode(app: App) -> tuple[str, str]:
+def auto_mode(app: Context) -> tuple[str, str]:
     """'hybrid' when semantic search can run on this store (spec §5's default), else 'keyword' and why."""
     import time
 
@@ -475,7 +475,7 @@ def auto_mode(app: App) -> tuple[str, str]:
     return decision
 
 
-def search(app: App, query: str, mode: str = "auto", limit: int = 10,
+def search(app: Context, query: str, mode: str = "auto", limit: int = 10,
            filters: Filters | None = None) -> SearchResult:
     """Search the store; see the module docstring for how ranking stays bounded.
 
@@ -524,7 +524,7 @@ def search(app: App, query: str, mode: str = "auto", limit: int = 10,
     return _fused(app, pq, mode, limit, lists)
 
 
-def _single(app: App, retriever: Retriever, pq: ParsedQuery, limit: int, filters: Filters) -> SearchResult:
+def _single(app: Context, retriever: Retriever, pq: ParsedQuery, limit: int, filters: Filters) -> SearchResult:
     """One retriever's hits; one that builds its own result (keyword: snippets, notes) gives that."""
     result = getattr(retriever, "result", None)
     if callable(result):
@@ -532,7 +532,7 @@ def _single(app: App, retriever: Retriever, pq: ParsedQuery, limit: int, filters
     return _fused(app, pq, retriever.name, limit, {retriever.name: retriever.retrieve(app, pq.raw, limit, filters)})
 
 
-def _fused(app: App, pq: ParsedQuery, mode: str, limit: int,
+def _fused(app: Context, pq: ParsedQuery, mode: str, limit: int,
            lists: dict[str, list[tuple[str, float]]]) -> SearchResult:
     if len(lists) == 1:
         ((_, ranked),) = lists.items()

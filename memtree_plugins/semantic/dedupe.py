@@ -14,10 +14,13 @@ Bounded per run: it checks at most ``PER_RUN`` embedded nodes, resuming where th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtree_plugins.semantic import codes, vectors
 from memtree_plugins.semantic.sameness import same_code
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 THRESHOLD = 0.97
 PER_RUN = 500
@@ -31,13 +34,13 @@ class Dedupe:
     name = "dedupe"
     trigger = "interval"
 
-    def interval_s(self, app: Any) -> float:
+    def interval_s(self, app: Context) -> float:
         return app.settings.walkers.dedupe_interval_ms / 1000
 
-    def has_work(self, app: Any) -> bool:
+    def has_work(self, app: Context) -> bool:
         return app.store.vector.available
 
-    def run(self, app: Any) -> dict[str, int]:
+    def run(self, app: Context) -> dict[str, int]:
         store = app.store
         counts = {"checked": 0, "superseded": 0, "similar": 0}
         if not store.vector.available:
@@ -71,7 +74,7 @@ class Dedupe:
         store.set_meta(CURSOR, str(last))
         return counts
 
-    def _copies(self, app: Any, node_id: str, dups: list[tuple[str, float]],
+    def _copies(self, app: Context, node_id: str, dups: list[tuple[str, float]],
                 counts: dict[str, int]) -> list[tuple[str, float]]:
         """Keep the neighbours whose text is a copy of the node's; link the others as ``similar``."""
         store = app.store
@@ -90,7 +93,7 @@ class Dedupe:
                     counts["similar"] += 1
         return copies
 
-    def _merge(self, app: Any, node_id: str, created: int, dups: list[tuple[str, float]]) -> int:
+    def _merge(self, app: Context, node_id: str, created: int, dups: list[tuple[str, float]]) -> int:
         store = app.store
         group = store.get_nodes([node_id, *(i for i, _ in dups)])
         live = [n for n in group.values() if n.status == "live"]
@@ -111,7 +114,7 @@ class Dedupe:
         return merged
 
 
-def restore(app: Any, node_id: str) -> str:
+def restore(app: Context, node_id: str) -> str:
     """Undo a merge: ``superseded`` -> ``live`` and drop the ``supersedes`` edges pointing at the node.
     Returns a one-line account.  Raises KeyError for an unknown node, IllegalTransition if not superseded."""
     store = app.store

@@ -8,10 +8,13 @@ models: when the store holds vectors of another model it does nothing and says `
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtree_plugins.semantic import codes, vectors
 from memtree_plugins.semantic.embedding_text import TEXT_VERSION, TEXT_VERSION_KEY, embedding_text
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 MAX_BATCHES = 8
 
@@ -29,16 +32,16 @@ class EmbeddingIndexer:
     name = "embedding_indexer"
     trigger = "idle"
 
-    def interval_s(self, app: Any) -> float:
+    def interval_s(self, app: Context) -> float:
         return app.settings.walkers.embedding_idle_ms / 1000
 
-    def has_work(self, app: Any) -> bool:
+    def has_work(self, app: Context) -> bool:
         store = app.store
         if not store.vector.available:
             return False
         return vectors.has_backlog(store) and vectors.choose_embedder(app).ok
 
-    def run(self, app: Any) -> dict[str, int]:
+    def run(self, app: Context) -> dict[str, int]:
         store = app.store
         counts = {"embedded": 0, "swept": vectors.sweep_orphans(store)}
         if not store.vector.available:

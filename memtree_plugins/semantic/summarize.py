@@ -11,7 +11,10 @@ at most ``MAX_INPUT`` children handed to a summarizer.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 log = logging.getLogger("memtree.summarizer")
 PER_RUN = 5
@@ -28,12 +31,12 @@ SELECT g.parent_id, g.n, g.newest FROM (
 ORDER BY g.newest DESC LIMIT ?"""
 
 
-def due_subtrees(app: Any, limit: int = PER_RUN) -> list[tuple[str, int]]:
+def due_subtrees(app: Context, limit: int = PER_RUN) -> list[tuple[str, int]]:
     rows = app.store.query(DUE_SQL, (app.settings.walkers.summarizer_subtree_threshold, limit))
     return [(p, int(n)) for p, n, _ in rows]
 
 
-def pick_summarizers(app: Any) -> list[Any]:
+def pick_summarizers(app: Context) -> list[Any]:
     """Available summarizers in precedence order (``Registry.ranked``): third-party ones before the built-ins
     (anthropic, then extractive, which always is)."""
     out = []
@@ -51,19 +54,19 @@ class SummarizerWalker:
     name = "summarizer"
     trigger = "event"
 
-    def interval_s(self, app: Any) -> float:
+    def interval_s(self, app: Context) -> float:
         return INTERVAL_S
 
-    def has_work(self, app: Any) -> bool:
+    def has_work(self, app: Context) -> bool:
         return bool(due_subtrees(app, 1))
 
-    def run(self, app: Any) -> dict[str, int]:
+    def run(self, app: Context) -> dict[str, int]:
         counts: dict[str, int] = {"summaries": 0, "failed": 0}
         for parent_id, _n in due_subtrees(app):
             counts["summaries"] += self.summarize_subtree(app, parent_id, counts)
         return counts
 
-    def summarize_subtree(self, app: Any, parent_id: str, counts: dict[str, int]) -> int:
+    def summarize_subtree(self, app: Context, parent_id: str, counts: dict[str, int]) -> int:
         store = app.store
         children = store.newest_live_children(parent_id, MAX_INPUT, except_kind="summary")
         if not children:

@@ -40,7 +40,7 @@ from memtree_core.store.store import now_ms
 from memtree_plugins.semantic import codes
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.store import Store
     from memtree_core.types import Embedder
 
@@ -67,7 +67,7 @@ class EmbedderChoice:
         return self.embedder is not None
 
 
-def configured_model(app: App) -> str:
+def configured_model(app: Context) -> str:
     """``embeddingModel`` as the user set it; left unset it means ``auto`` (the spec's default,
     nomic-embed-text on Ollama, is still the first choice of ``auto``)."""
     if "embedding_model" not in app.settings.model_fields_set:
@@ -75,13 +75,13 @@ def configured_model(app: App) -> str:
     return (app.settings.embedding_model or AUTO).strip()
 
 
-def _configure(app: App, embedder: Any) -> None:
+def _configure(app: Context, embedder: Any) -> None:
     configure = getattr(embedder, "configure", None)
     if callable(configure):
         configure(app.settings)
 
 
-def choose_embedder(app: App, store_models: list[tuple[str, int, int]] | None = None) -> EmbedderChoice:
+def choose_embedder(app: Context, store_models: list[tuple[str, int, int]] | None = None) -> EmbedderChoice:
     """The embedder ``embeddingModel`` names (by plugin name or model), or for ``"auto"``: the one whose
     model the store already holds, else the first available in precedence order (third-party ones, then
     Ollama, then the local model)."""
@@ -489,7 +489,7 @@ def _ranked_scan(store: Store, raw: bytes, cond: str, cond_params: list[Any], mo
     return [(i, float(d)) for i, d in rows]
 
 
-def embed_query(app: App, text: str) -> tuple[Embedder, list[float]]:
+def embed_query(app: Context, text: str) -> tuple[Embedder, list[float]]:
     """Embed a query with the chosen embedder, after checking the store's vectors match it."""
     require_vectors(app.store)
     models = stored_models(app.store)
@@ -504,7 +504,7 @@ def embed_query(app: App, text: str) -> tuple[Embedder, list[float]]:
     return e, vec
 
 
-def semantic_search(app: App, text: str, limit: int, *, kinds: Sequence[str] | None = None,
+def semantic_search(app: Context, text: str, limit: int, *, kinds: Sequence[str] | None = None,
                     statuses: Sequence[str] = ("live",), where: tuple[str, Sequence[Any]] | None = None,
                     ) -> list[tuple[str, float]]:
     """(node_id, similarity = 1 - cosine distance), best first.  Raises :class:`SemanticUnavailable`."""

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from memtree_plugins.walkers._common import add
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.store import NodeRow
 
 log = logging.getLogger("memtree.walkers.filter")
@@ -37,13 +37,13 @@ class FilterWalker:
     name = "filter"
     trigger = "event"
 
-    def interval_s(self, app: App) -> float:
+    def interval_s(self, app: Context) -> float:
         return app.settings.walkers.filter_interval_ms / 1000
 
-    def has_work(self, app: App) -> bool:
+    def has_work(self, app: Context) -> bool:
         return app.store.has_pending()
 
-    def run(self, app: App) -> dict[str, int]:
+    def run(self, app: Context) -> dict[str, int]:
         counters: dict[str, int] = {}
         for node in app.store.oldest_pending(BATCH):
             add(counters, "seen")
@@ -51,7 +51,7 @@ class FilterWalker:
             add(counters, self._apply(node, app, reason, by, counters))
         return counters
 
-    def _decide(self, node: NodeRow, app: App, counters: dict[str, int]) -> tuple[str | None, object]:
+    def _decide(self, node: NodeRow, app: Context, counters: dict[str, int]) -> tuple[str | None, object]:
         for entry in app.plugins.filters.entries():
             try:
                 reason = entry.item.check(node, app)
@@ -65,7 +65,7 @@ class FilterWalker:
                 return clean_reason(reason), entry.item
         return None, None
 
-    def _apply(self, node: NodeRow, app: App, reason: str | None, by: object, counters: dict[str, int]) -> str:
+    def _apply(self, node: NodeRow, app: Context, reason: str | None, by: object, counters: dict[str, int]) -> str:
         store = app.store
         if reason is not None:
             try:

@@ -29,7 +29,7 @@ from memtree_core.store import Store, now_ms
 from memtree_plugins.walkers._common import CHUNK, add, move_still
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
 
 log = logging.getLogger("memtree.walkers.pruner")
 
@@ -78,13 +78,13 @@ class Pruner:
     name = "pruner"
     trigger = "interval"
 
-    def interval_s(self, app: App) -> float:
+    def interval_s(self, app: Context) -> float:
         return app.settings.walkers.pruner_interval_ms / 1000
 
-    def has_work(self, app: App) -> bool:
+    def has_work(self, app: Context) -> bool:
         return True
 
-    def run(self, app: App) -> dict[str, int]:
+    def run(self, app: Context) -> dict[str, int]:
         store = app.store
         ret = app.settings.retention
         budget = app.settings.walkers.prune_batch_rows

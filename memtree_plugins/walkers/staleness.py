@@ -28,7 +28,7 @@ from memtree_core.store import now_ms, source_uri
 from memtree_plugins.walkers._common import add, move_still
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
 
 log = logging.getLogger("memtree.walkers.staleness")
 
@@ -57,13 +57,13 @@ class StalenessMarker:
     name = "staleness_marker"
     trigger = "interval"
 
-    def interval_s(self, app: App) -> float:
+    def interval_s(self, app: Context) -> float:
         return app.settings.walkers.staleness_interval_ms / 1000
 
-    def has_work(self, app: App) -> bool:
+    def has_work(self, app: Context) -> bool:
         return app.store.has_file_sources()
 
-    def run(self, app: App) -> dict[str, int]:
+    def run(self, app: Context) -> dict[str, int]:
         store = app.store
         batch = app.settings.walkers.staleness_batch_files
         cursor = store.get_meta(CURSOR_KEY) or ""

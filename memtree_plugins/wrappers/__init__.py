@@ -17,7 +17,7 @@ from memtree_core.plugin_settings import PluginSettings
 from memtree_core.types import ToolSpec
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.registry import Register
 
 
@@ -34,8 +34,8 @@ def memtree_settings_model() -> type[PluginSettings]:
     return WrapperSettings
 
 
-def _lazy(module: str) -> Callable[[App], Callable[..., Any]]:
-    def build(app: App) -> Callable[..., Any]:
+def _lazy(module: str) -> Callable[[Context], Callable[..., Any]]:
+    def build(app: Context) -> Callable[..., Any]:
         return importlib.import_module(f"memtree_plugins.wrappers.{module}").build(app)
 
     return build

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from memtree_core.store.store import Store, cap_text, content_hash, now_ms
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
 
 HOUR_MS = 3_600_000
 
@@ -26,7 +26,7 @@ def budget_or_default(budget_tokens: int | None, default: int) -> int:
     return budget_tokens
 
 
-def args_digest(app: App, args: dict[str, Any]) -> str:
+def args_digest(app: Context, args: dict[str, Any]) -> str:
     """The stable part of a ``tool:`` URI: HMAC-SHA256, under the store's own key, of the tool call's
     arguments in canonical JSON after redaction.  Never a plain hash of what was asked: a command or a
     pattern may hold a password, and a plain hash lets a dictionary find it (see Store.digest_key)."""
