@@ -202,10 +202,8 @@ class TokenCountsWalker:
         store = app.store
         tag = store.token_tag(app.plugins.token_counter)
         if tag is None:
-            return store.query_one("SELECT 1 FROM nodes LIMIT 1") is not None
-        row = store.query_one("SELECT value FROM meta WHERE key = ?", (f"{token_counts.CURSOR_PREFIX}{tag}",))
-        newest = store.query_one("SELECT max(rowid) FROM nodes")
-        return int(newest[0] or 0) > (int(row[0]) if row else 0) if newest else False
+            return store.has_nodes()
+        return store.newest_rowid() > int(store.get_meta(f"{token_counts.CURSOR_PREFIX}{tag}") or 0)
 
     def run(self, app: Context) -> dict[str, int]:
         counted, batches, done = 0, 0, False

@@ -41,17 +41,14 @@ def reembed(app: Context, batch: int = 0, progress: Any = None) -> dict[str, Any
         raise NotFound(f"no embedder to re-embed with: {choice.reason}")
     e = choice.embedder
     batch = batch or app.settings.walkers.embedding_batch_size
-    total = int(store.query_one("SELECT count(*) FROM nodes WHERE status = 'live'")[0])
+    total = store.count_in_status("live")
     done = 0
     dim = e.dim
     t0 = time.monotonic()
     every = store.get_meta(TEXT_VERSION_KEY) != TEXT_VERSION  # vectors of an older embedding text
     cursor = 0
     while True:
-        rows = store.query(
-            "SELECT n.id, n.content, n.metadata, n.rowid FROM nodes n LEFT JOIN nodes_vec v ON v.id = n.id "
-            "WHERE n.status = 'live' AND n.rowid > ? AND (? OR v.id IS NULL OR v.embedding_model != ? "
-            "OR v.embedding_dim != ?) ORDER BY n.rowid LIMIT ?", (cursor, int(every), e.model, dim or -1, batch))
+        rows = vectors.live_to_reembed(store, cursor, batch, model=e.model, dim=dim or -1, every=every)
         if not rows:
             break
         cursor = rows[-1][3]
@@ -65,8 +62,7 @@ def reembed(app: Context, batch: int = 0, progress: Any = None) -> dict[str, Any
         if progress:
             progress(done, total)
     # Vectors of nodes that are no longer live, from the old model, would keep the store "mixed".
-    stale = [i for (i,) in store.query("SELECT id FROM nodes_vec WHERE embedding_model != ? OR embedding_dim != ?",
-                                       (e.model, dim or -1))]
+    stale = vectors.ids_of_other_models(store, e.model, dim or -1)
     removed = vectors.delete_vectors(store, stale)
     vectors.sweep_orphans(store, limit=1_000_000)
     codes.rebuild(store)  # the two-stage search's codes, from the vectors as they now are

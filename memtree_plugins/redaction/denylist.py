@@ -259,7 +259,7 @@ class EnvDumpPolicy:
 
     name = "env-dump"
 
-    def check(self, command: str, app: object) -> str | None:
+    def check(self, command: str, app: Context) -> str | None:
         return builtin_reason(command)
 
 

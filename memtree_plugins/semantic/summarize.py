@@ -21,19 +21,10 @@ PER_RUN = 5
 MAX_INPUT = 200
 INTERVAL_S = 30.0
 
-DUE_SQL = """
-SELECT g.parent_id, g.n, g.newest FROM (
-    SELECT c.parent_id AS parent_id, count(*) AS n, max(c.created_at) AS newest FROM nodes c
-    WHERE c.status = 'live' AND c.kind != 'summary' AND c.parent_id IS NOT NULL GROUP BY c.parent_id
-) g WHERE g.n > ? AND NOT EXISTS (
-    SELECT 1 FROM nodes s WHERE s.parent_id = g.parent_id AND s.kind = 'summary' AND s.status = 'live'
-    AND s.created_at >= g.newest)
-ORDER BY g.newest DESC LIMIT ?"""
 
 
 def due_subtrees(app: Context, limit: int = PER_RUN) -> list[tuple[str, int]]:
-    rows = app.store.query(DUE_SQL, (app.settings.walkers.summarizer_subtree_threshold, limit))
-    return [(p, int(n)) for p, n, _ in rows]
+    return app.store.parents_due_a_summary(app.settings.walkers.summarizer_subtree_threshold, limit)
 
 
 def pick_summarizers(app: Context) -> list[Any]:

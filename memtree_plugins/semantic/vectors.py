@@ -353,6 +353,22 @@ def newest_unembedded(store: Store, limit: int) -> list[tuple[str, str, str]]:
                        "LIMIT ?", (limit,))  # type: ignore[return-value]
 
 
+def live_to_reembed(store: Store, cursor: int, limit: int, *, model: str, dim: int,
+                    every: bool) -> list[tuple[str, str, str, int]]:
+    """``(id, content, metadata, rowid)`` of up to ``limit`` live nodes after rowid ``cursor`` whose vector is
+    missing or of another (model, dim), or all of them when ``every``."""
+    return store.query(  # type: ignore[return-value]
+        "SELECT n.id, n.content, n.metadata, n.rowid FROM nodes n LEFT JOIN nodes_vec v ON v.id = n.id "
+        "WHERE n.status = 'live' AND n.rowid > ? AND (? OR v.id IS NULL OR v.embedding_model != ? "
+        "OR v.embedding_dim != ?) ORDER BY n.rowid LIMIT ?", (cursor, int(every), model, dim, limit))
+
+
+def ids_of_other_models(store: Store, model: str, dim: int) -> list[str]:
+    """Nodes whose vector is not of (model, dim)."""
+    return [i for (i,) in store.query("SELECT id FROM nodes_vec WHERE embedding_model != ? OR embedding_dim != ?",
+                                      (model, dim))]
+
+
 def live_vectors_after(store: Store, cursor: int, limit: int) -> list[tuple[int, str, bytes, str, str, int]]:
     """``(vector rowid, node id, embedding, kind, source_uri, created_at)`` of up to ``limit`` live nodes'
     vectors after ``cursor`` in ``nodes_vec`` order (the near-duplicate walker's pass)."""

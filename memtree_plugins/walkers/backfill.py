@@ -49,15 +49,7 @@ def missed_logs(home: Path, root: Path | str) -> list[Path]:
 
 def stored_ids(store: Any, ids: Iterable[str]) -> set[str]:
     """Which of ``ids`` some node (of any status) already carries as its ``tool_use_id``."""
-    wanted = list(dict.fromkeys(ids))
-    found: set[str] = set()
-    for i in range(0, len(wanted), 500):
-        batch = wanted[i:i + 500]
-        marks = ",".join("?" * len(batch))
-        rows = store.query(f"SELECT json_extract(metadata, '$.tool_use_id') FROM nodes "
-                           f"WHERE json_extract(metadata, '$.tool_use_id') IN ({marks})", batch)
-        found.update(r[0] for r in rows)
-    return found
+    return store.ids_with_tool_use(list(ids))
 
 
 def ingest_payloads(app: Context, server: Any, payloads: Iterable[dict[str, Any]],

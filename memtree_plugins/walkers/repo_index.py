@@ -55,9 +55,7 @@ MAX_ERRORS_KEPT = 20
 def known_versions(app: Context, root: Path) -> dict[str, set[tuple[int, int]]]:
     """``file://`` URI -> (mtime_ns, size) of each live ``file`` node under ``root``, in one query."""
     prefix = source_uri.prefix(f"{root}/")
-    rows = app.store.query(
-        "SELECT source_uri, mtime, json_extract(metadata, '$.size') FROM nodes WHERE kind = 'file' AND "
-        "status = 'live' AND source_uri >= ? AND source_uri < ?", (prefix, prefix[:-1] + "0"))
+    rows = app.store.live_file_versions(prefix, prefix[:-1] + "0")
     out: dict[str, set[tuple[int, int]]] = {}
     for uri, mtime, size in rows:
         if mtime is not None and size is not None:

@@ -139,8 +139,7 @@ def _version_from_meta(file_id: str, meta: dict[str, Any]) -> Version:
 
 
 def _live_files(store: Store, uri: str) -> list[tuple[str, int, str]]:
-    return store.query("SELECT id, mtime, metadata FROM nodes WHERE source_uri = ? AND kind = 'file' "
-                       "AND status = 'live' ORDER BY rowid DESC", (uri,))
+    return store.live_files_at(uri)
 
 
 def _current(rows: list[tuple[str, int, str]], mtime: int, size: int) -> Version | None:
@@ -156,11 +155,7 @@ def _texts(store: Store, ids: list[str]) -> dict[str, str] | None:
     """Content of the given chunk nodes, or None if any is gone or no longer live."""
     if not ids:
         return {}
-    marks = ",".join("?" * len(ids))
-    rows = store.query(f"SELECT id, content, status, truncated FROM nodes WHERE id IN ({marks})", ids)
-    if len(rows) != len(ids) or any(r[2] != "live" for r in rows):
-        return None
-    return {r[0]: r[1] for r in rows}
+    return store.live_contents(ids)
 
 
 # -- chunking and writing a new version ----------------------------------------------------------------
@@ -313,8 +308,7 @@ def _retire(store: Store, old_files: list[tuple[str, int, str]], new_file: str, 
     for file_id, _mtime, metadata in old_files:
         old = _version_from_meta(file_id, json.loads(metadata))
         ids = [file_id] + [c.id for c in old.chunks]
-        marks = ",".join("?" * len(ids))
-        live = [r[0] for r in store.query(f"SELECT id FROM nodes WHERE id IN ({marks}) AND status = 'live'", ids)]
+        live = store.ids_in_status(ids, ("live",))
         store.transition(live, "stale", "source file changed")
         store.add_edge(new_file, file_id, "supersedes")
         for newer, older in _pairs(entries, old.chunks):
@@ -516,11 +510,7 @@ def _memo(app: Context) -> _Memo:
 
 
 def _all_live(store: Store, ids: list[str]) -> bool:
-    if not ids:
-        return True
-    marks = ",".join("?" * len(ids))
-    row = store.query_one(f"SELECT count(*) FROM nodes WHERE id IN ({marks}) AND status = 'live'", ids)
-    return bool(row) and row[0] == len(ids)
+    return store.all_live(ids)
 
 
 def read(app: Context, path: str, lines: str | None = None, budget_tokens: int | None = None) -> ReadResult:
