@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from memtree_core.store import EDGE_KINDS, KINDS, NODE_COLUMNS, row_to_node
+from memtree_core.store import EDGE_KINDS, KINDS
 from memtree_plugins.retrieval.models import Neighbor, NeighborsResult, PathResult, RecentResult
 from memtree_plugins.retrieval.nodes import parse_statuses, ref, require_node
 from memtree_plugins.retrieval.when import parse_time
@@ -37,24 +37,14 @@ def step(store: Store, frontier: list[str], edge_kinds: tuple[str, ...] | None, 
     """
     out: list[tuple[str, str, str]] = []
     for part in _chunks(frontier):
-        marks = ",".join("?" * len(part))
         if spine:
             if parents is not None:  # the caller already holds the frontier's rows
                 out += [(a, parents[a], "parent") for a in part if parents.get(a)]  # type: ignore[misc]
             else:
-                out += [(a, b, "parent") for a, b in store.query(
-                    f"SELECT id, parent_id FROM nodes WHERE id IN ({marks}) AND parent_id IS NOT NULL", part)]
-            out += [(a, b, "child") for b, a in store.query(
-                f"SELECT id, parent_id FROM nodes WHERE parent_id IN ({marks}) ORDER BY id LIMIT ?",
-                [*part, child_limit])]
-        kind_sql, kind_params = "", []
-        if edge_kinds is not None:
-            kind_sql = f" AND kind IN ({','.join('?' * len(edge_kinds))})"
-            kind_params = list(edge_kinds)
-        out += [(s, d, f"{k} ->") for s, d, k in store.query(
-            f"SELECT src_id, dst_id, kind FROM edges WHERE src_id IN ({marks}){kind_sql}", [*part, *kind_params])]
-        out += [(d, s, f"<- {k}") for s, d, k in store.query(
-            f"SELECT src_id, dst_id, kind FROM edges WHERE dst_id IN ({marks}){kind_sql}", [*part, *kind_params])]
+                out += [(a, b, "parent") for a, b in store.parent_links(part)]
+            out += [(a, b, "child") for b, a in store.child_links(part, child_limit)]
+        out += [(s, d, f"{k} ->") for s, d, k in store.edges_from(part, edge_kinds)]
+        out += [(d, s, f"<- {k}") for s, d, k in store.edges_into(part, edge_kinds)]
     out.sort(key=lambda t: (t[0], t[2], t[1]))
     return out
 
@@ -145,16 +135,6 @@ def recent(app: Context, since: str | int | None = None, kind: str | None = None
         raise ValueError(f"unknown kind(s) {', '.join(map(repr, bad))}; use {', '.join(KINDS)}")
     since_ms = parse_time(since, "since")
     statuses = parse_statuses(status)
-    where, params = ["created_at >= ?"], [since_ms if since_ms is not None else 0]
-    if kinds:
-        where.append(f"+kind IN ({','.join('?' * len(kinds))})")
-        params += kinds
-    if statuses is not None:
-        where.append(f"+status IN ({','.join('?' * len(statuses))})")
-        params += statuses
-    # created_at leads the nodes_created_parent index: SQLite walks it backwards and stops at `limit`.
-    # The unary + keeps the planner off the status/kind indexes, which would sort every live node.
-    rows = app.store.query(f"SELECT {NODE_COLUMNS} FROM nodes "
-                           f"WHERE {' AND '.join(where)} ORDER BY created_at DESC, id DESC LIMIT ?",
-                           [*params, limit])
-    return RecentResult(items=[ref(app, row_to_node(r)) for r in rows], since=since_ms, kind=kind or None)
+    nodes = app.store.newest_nodes(limit, since=since_ms if since_ms is not None else 0, kinds=kinds,
+                                   statuses=statuses)
+    return RecentResult(items=[ref(app, n) for n in nodes], since=since_ms, kind=kind or None)
