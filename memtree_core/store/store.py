@@ -22,6 +22,7 @@ from typing import Any
 from memtree_core.store import schema, status, token_counts
 from memtree_core.store.fts_snippets import KeywordSnippets
 from memtree_core.store.graph_queries import GraphQueries
+from memtree_core.store.keyword_queries import KeywordQueries
 from memtree_core.store.node_queries import NodeQueries
 from memtree_core.store.rows import NODE_COLUMNS, NodeRow, row_to_node
 from memtree_core.store.sqlite_route import Route, choose_route, load_vec
@@ -170,7 +171,7 @@ def check_in_background(path: Path, on_damage: Any, seconds: float = QUICK_CHECK
     return thread
 
 
-class Store(Upkeep, NodeQueries, GraphQueries, KeywordSnippets):
+class Store(Upkeep, NodeQueries, GraphQueries, KeywordQueries, KeywordSnippets):
     def __init__(self, path: Path, conn: Any, route: Route, vector: VectorStatus, max_bytes: int) -> None:
         self.path = path
         self.conn = conn
