@@ -175,8 +175,9 @@ class Retriever(Protocol):
     the ``keyword`` retriever's list with those of every available retriever whose ``fuse`` is true (through
     the ranker named by ``search.ranker``), and ``auto`` is ``hybrid`` when one of those is available.
 
-    ``filters`` is what a hit must satisfy: ``filters.sql()`` gives a WHERE fragment over ``nodes n`` and
-    its parameters.  ``retrieve`` raises ``ValueError`` with the reason when it cannot run here (the tool
+    ``filters`` is what a hit must satisfy (a :class:`~memtree_core.store.node_filter.NodeFilter`): the
+    store's named methods take it, and ``filters.sql()`` gives its WHERE fragment over ``nodes n`` for a
+    plugin's own storage module.  ``retrieve`` raises ``ValueError`` with the reason when it cannot run here (the tool
     reports it; ``hybrid`` leaves that list out, falling back to keyword search when none is left, and says
     why).  ``auto`` and ``hybrid`` are not retriever names (those modes never reach a retriever by name)."""
 

@@ -252,3 +252,22 @@ def test_built_in_walkers_run_with_nothing_but_a_context(app: App) -> None:
     assert counters["pruned_stale"] == 1 and counters["deleted_rows"] == 1
     assert s.get_node(tiny.id) is None and s.get_node(old.id).status == "pruned"
     assert s.get_node(kept.id).status == "live"
+
+
+def test_the_example_retriever_runs_with_nothing_but_a_context(app: App) -> None:
+    """README's retriever example uses only named store methods, with the search filter it is given."""
+    import importlib.util
+
+    from memtree_plugins.retrieval.search import Filters
+
+    path = REPO / "examples" / "hooks" / "memtree_register_retrievers.py"
+    spec = importlib.util.spec_from_file_location("example_retriever", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    s = app.store
+    first = s.insert_node("note", "first note", status_="live")
+    second = s.insert_node("note", "second note", status_="live")
+    gone = s.insert_node("note", "pruned note", status_="live")
+    s.transition([gone.id], "pruned", "test")
+    got = module.Newest().retrieve(OnlyContext(app), "anything", 5, Filters.build(kind="note"))
+    assert [i for i, _ in got] == [second.id, first.id]

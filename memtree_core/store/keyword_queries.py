@@ -107,6 +107,12 @@ class KeywordQueries:
                           f"WHERE rowid IN ({marks(len(rowids))})", list(rowids))
         return {r: (text or "", bool(impl)) for r, text, impl in rows}
 
+    def newest_passing(self, where: NodeFilter, limit: int) -> list[str]:
+        """Ids of the ``limit`` newest nodes that satisfy ``where``."""
+        cond, params = where.sql()
+        return [i for (i,) in self.query(f"SELECT n.id FROM nodes n WHERE {cond} ORDER BY n.rowid DESC LIMIT ?",
+                                         [*params, limit])]
+
     def children_rowid_range(self, parent_id: str) -> tuple[int, int] | None:
         """The lowest and highest rowid of ``parent_id``'s children, or None when it has none."""
         row = self.query_one("SELECT min(rowid), max(rowid) FROM nodes WHERE parent_id = ?", (parent_id,))
