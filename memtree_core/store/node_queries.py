@@ -176,6 +176,24 @@ class NodeQueries:
             c.execute("DELETE FROM edges WHERE dst_id = ? AND kind = ?", (dst_id, kind))
         return sources
 
+    # -- rowids and meta -------------------------------------------------------------------------------
+    def rowid_of(self, node_id: str) -> int | None:
+        row = self.query_one("SELECT rowid FROM nodes WHERE id = ?", (node_id,))
+        return int(row[0]) if row else None
+
+    def rowids_of(self, ids: Sequence[str]) -> list[int]:
+        """The rowids of those of ``ids`` that exist (one statement: the caller keeps ``ids`` short)."""
+        return [r for (r,) in self.query(f"SELECT rowid FROM nodes WHERE id IN ({marks(len(ids))})", list(ids))]
+
+    def meta_keys(self, prefix: str) -> list[str]:
+        """Every meta key that starts with ``prefix``."""
+        return [k for (k,) in self.query("SELECT key FROM meta WHERE key >= ? AND key < ?",
+                                         (prefix, prefix + "\U0010ffff"))]
+
+    def delete_meta(self, key: str) -> None:
+        with self.tx() as c:
+            c.execute("DELETE FROM meta WHERE key = ?", (key,))
+
     # -- counters -------------------------------------------------------------------------------------
     def set_counter(self, name: str, value: int) -> None:
         """Set a gauge (a counter that is measured, not bumped), e.g. a walker's backlog."""

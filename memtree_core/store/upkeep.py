@@ -32,6 +32,11 @@ class Upkeep:
     def has_table(self, name: str) -> bool:
         return self.query_one("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)) is not None
 
+    def is_read_only(self) -> bool:
+        """Whether this connection cannot write (``memtree ui``'s, opened ``query_only``)."""
+        row = self.query_one("PRAGMA query_only")
+        return bool(row and row[0])
+
     # -- statuses -------------------------------------------------------------------------------------
     def ids_in_status(self, ids: Sequence[str], statuses: Sequence[str]) -> list[str]:
         """Those of ``ids`` whose status is one of ``statuses`` now (one statement: the caller keeps ``ids``

@@ -183,17 +183,15 @@ def ensure_index(store: Store, model: str, dim: int, *, create: bool = True) -> 
             for oftab, obtab in old:
                 c.execute(f"DROP TABLE IF EXISTS {oftab}")
                 c.execute(f"DROP TABLE IF EXISTS {obtab}")
-                c.execute("DELETE FROM meta WHERE key = ?", (f"vec_index:{oftab}",))
-        c.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
-                  "value = excluded.value", (f"vec_index:{ftab}", f"{model}\0{dim}"))
+                store.delete_meta(f"vec_index:{oftab}")
+        store.set_meta(f"vec_index:{ftab}", f"{model}\0{dim}")
         codes.ensure(store, c)
     return ftab, btab
 
 
 def _read_only(store: Store) -> bool:
     """A connection that cannot write (``memtree ui``'s): it searches without adding the codes."""
-    row = store.query_one("PRAGMA query_only")
-    return bool(row and row[0])
+    return store.is_read_only()
 
 
 def _insert_index_rows(c: Any, ftab: str, btab: str, rowid: int, unit_vec: Sequence[float]) -> None:
@@ -251,8 +249,8 @@ def put_vectors(store: Store, rows: Sequence[tuple[str, Sequence[float]]], model
         for node_id, vec in rows:
             if len(vec) != dim:
                 raise ValueError(f"embedder {model} returned {len(vec)} dims for node {node_id}, expected {dim}")
-            r = c.execute("SELECT rowid FROM nodes WHERE id = ?", (node_id,)).fetchone()
-            if r is None:
+            rowid = store.rowid_of(node_id)
+            if rowid is None:
                 continue
             blob = pack(vec)
             _drop_index_rows(store, c, [node_id])
@@ -260,7 +258,7 @@ def put_vectors(store: Store, rows: Sequence[tuple[str, Sequence[float]]], model
                       "VALUES (?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET embedding = excluded.embedding, "
                       "embedding_model = excluded.embedding_model, embedding_dim = excluded.embedding_dim, "
                       "embedded_at = excluded.embedded_at", (node_id, blob, model, dim, ts))
-            _insert_index_rows(c, ftab, btab, r[0], unit(vec))
+            _insert_index_rows(c, ftab, btab, rowid, unit(vec))
             written += 1
     return written
 
@@ -268,7 +266,7 @@ def put_vectors(store: Store, rows: Sequence[tuple[str, Sequence[float]]], model
 def _all_index_tables(store: Store) -> list[str]:
     """Every KNN table ever created (``ensure_index`` records each in ``meta``)."""
     out = []
-    for (key,) in store.query("SELECT key FROM meta WHERE key GLOB 'vec_index:*'"):
+    for key in store.meta_keys("vec_index:"):
         ftab = key.split(":", 1)[1]
         for fpre, bpre in LAYOUTS:
             if ftab.startswith(fpre):
@@ -279,8 +277,7 @@ def _all_index_tables(store: Store) -> list[str]:
 def _drop_index_rows(store: Store, c: Any, node_ids: Sequence[str]) -> None:
     for i in range(0, len(node_ids), 500):
         part = list(node_ids[i:i + 500])
-        marks = ",".join("?" * len(part))
-        rowids = [r for (r,) in c.execute(f"SELECT rowid FROM nodes WHERE id IN ({marks})", part)]
+        rowids = store.rowids_of(part)
         if not rowids:
             continue
         rm = ",".join("?" * len(rowids))
