@@ -182,6 +182,24 @@ def test_store_access_lists_every_named_store_method() -> None:
     assert not {"conn", "query", "query_one", "execute", "route"} & STORE
 
 
+# Plugin modules that use App itself, and why; every other one gets a Context.
+APP_USERS = {
+    "inspector/readonly.py": "ReadOnlyApp: the inspector's App with the store opened read-only",
+    "commands/demo.py": "memtree demo opens an App of its own scratch project",
+}
+
+
+def test_only_the_declared_plugin_modules_import_app() -> None:
+    found = set()
+    for rel, path in _plugin_modules():
+        for node in ast.walk(ast.parse(path.read_text(), rel)):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if any(n == "memtree_core.app" or n.startswith("memtree_core.app.") for n in names):
+                found.add(rel)
+    assert found == set(APP_USERS), "plugins get a Context (memtree_core/context.py), not App"
+
+
 def test_app_is_a_context_and_its_store_a_store_access(home: Path, project: Path) -> None:
     app = App.open(project)
     try:

@@ -43,7 +43,7 @@ class AnthropicSummarizer:
         self.model = "claude-haiku-4-5"
         self.per_minute = 20
         self.daily_cap = 200
-        self.app: Any = None
+        self.app: Context | None = None
         self._calls: deque[float] = deque()
         self._lock = threading.Lock()
 
