@@ -172,6 +172,10 @@ def check_in_background(path: Path, on_damage: Any, seconds: float = QUICK_CHECK
 
 
 class Store(Upkeep, NodeQueries, GraphQueries, KeywordQueries, KeywordSnippets):
+    """One project's store.  The basics are here; the named methods plugins call for everything else live in
+    one mixin per area (upkeep, node_queries, graph_queries, keyword_queries, fts_snippets), and
+    :class:`memtree_core.context.StoreAccess` lists them: plugins send no SQL of their own."""
+
     def __init__(self, path: Path, conn: Any, route: Route, vector: VectorStatus, max_bytes: int) -> None:
         self.path = path
         self.conn = conn
