@@ -29,8 +29,8 @@ import pluggy
 if TYPE_CHECKING:
     from typing import Any
 
-    from memtree_core.app import App
     from memtree_core.command import Command
+    from memtree_core.context import Context
     from memtree_core.plugin_settings import PluginSettings
     from memtree_core.registry import Register
     from memtree_core.settings import Settings
@@ -218,7 +218,7 @@ def memtree_register_capture_adapters(register: Register[CaptureAdapter]) -> Non
 
 
 @hookspec(firstresult=True)
-def memtree_prepare_capture(app: App, payload: dict[str, Any]) -> PreparedCapture | None:
+def memtree_prepare_capture(app: Context, payload: dict[str, Any]) -> PreparedCapture | None:
     """Turn one hook payload into the redacted captures that ``memtree_store_capture`` stores.
 
     Stops at first non-None result.  The built-in pipeline (``capture`` plugin, ``trylast``) applies
@@ -235,7 +235,7 @@ def memtree_prepare_capture(app: App, payload: dict[str, Any]) -> PreparedCaptur
 
 
 @hookspec(firstresult=True)
-def memtree_store_capture(app: App, payload: dict[str, Any], prepared: PreparedCapture,
+def memtree_store_capture(app: Context, payload: dict[str, Any], prepared: PreparedCapture,
                           replayed: bool) -> list[str] | None:
     """Store one payload's prepared captures as ``pending`` nodes and return the ids of the nodes holding it.
 
@@ -269,7 +269,7 @@ def memtree_register_output_replacers(register: Register[OutputReplacer]) -> Non
 
 # -- the daemon's life: what a plugin sets up when it starts and ends when it stops ---------------------------
 @hookspec
-def memtree_daemon_started(app: App) -> None:
+def memtree_daemon_started(app: Context) -> None:
     """The daemon has opened the project and is about to accept captures: set up what lives outside it.
 
     Called once per daemon start, on the ingest server's thread, after the project's root is registered for
@@ -283,7 +283,7 @@ def memtree_daemon_started(app: App) -> None:
 
 
 @hookspec
-def memtree_daemon_stopping(app: App) -> None:
+def memtree_daemon_stopping(app: Context) -> None:
     """The daemon is stopping: end what a plugin started that must not outlive it.
 
     Called when the daemon stops (an idle timeout, a signal, ``memtree stop``), once as its sessions close,

@@ -25,7 +25,7 @@ from memtree_core.root_links import root_link
 from memtree_core.types import Replacement
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.types import OutputReplacer
 
 log = logging.getLogger("memtree.replace")
@@ -45,7 +45,7 @@ def split_request(raw: bytes) -> tuple[bool, bytes]:
 
 
 # -- the flag the hook reads ----------------------------------------------------------------------------------
-def write_flag(app: App) -> None:
+def write_flag(app: Context) -> None:
     """Tell ``plugin/hooks/replace`` whether to ask (file present) and its timeout; remove it when off."""
     settings = app.settings.capture.replace
     root = app.identity.root
@@ -68,7 +68,7 @@ def flag_path(home: Path, root: Path | str) -> Path:
 
 
 # -- asking the replacers ------------------------------------------------------------------------------------
-def choose(app: App, payload: dict[str, Any], node_id: str, *,
+def choose(app: Context, payload: dict[str, Any], node_id: str, *,
            truncated: bool = False) -> tuple[OutputReplacer | None, Replacement]:
     """The first replacement a replacer offers, in precedence order, with that replacer; else (None, the
     first replacer's reason for leaving it alone).  Never raises: a failing replacer is skipped."""
@@ -92,7 +92,7 @@ def reply_bytes(outcome: Replacement) -> bytes:
 
 
 # -- accounting -----------------------------------------------------------------------------------------------
-def count_pass(app: App, outcome: Replacement) -> None:
+def count_pass(app: Context, outcome: Replacement) -> None:
     """An output the hook asked about and left untouched (never counted as savings)."""
     try:
         app.store.bump(f"replace:untouched:{outcome.reason}")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.store import NodeRow
 
 
@@ -50,7 +50,7 @@ class Filter(Protocol):
 
     name: str
 
-    def check(self, node: NodeRow, app: App) -> str | None: ...
+    def check(self, node: NodeRow, app: Context) -> str | None: ...
 
 
 @runtime_checkable
@@ -81,11 +81,11 @@ class Walker(Protocol):
     name: str
     trigger: WalkerTrigger
 
-    def interval_s(self, app: App) -> float: ...
+    def interval_s(self, app: Context) -> float: ...
 
-    def has_work(self, app: App) -> bool: ...
+    def has_work(self, app: Context) -> bool: ...
 
-    def run(self, app: App) -> dict[str, int]: ...
+    def run(self, app: Context) -> dict[str, int]: ...
 
 
 @dataclass
@@ -94,7 +94,7 @@ class ToolSpec:
     type hints become the tool's input schema; its return annotation, a pydantic model, the output)."""
 
     name: str
-    build: Callable[[App], Callable[..., Any]]
+    build: Callable[[Context], Callable[..., Any]]
     description: str = ""
     title: str | None = None
     read_only: bool = False
@@ -128,7 +128,7 @@ class Summarizer(Protocol):
 
     def available(self) -> tuple[bool, str]: ...
 
-    def summarize(self, nodes: Sequence[NodeRow], app: App) -> str: ...
+    def summarize(self, nodes: Sequence[NodeRow], app: Context) -> str: ...
 
 
 @dataclass
@@ -175,17 +175,18 @@ class Retriever(Protocol):
     the ``keyword`` retriever's list with those of every available retriever whose ``fuse`` is true (through
     the ranker named by ``search.ranker``), and ``auto`` is ``hybrid`` when one of those is available.
 
-    ``filters`` is what a hit must satisfy: ``filters.sql()`` gives a WHERE fragment over ``nodes n`` and
-    its parameters.  ``retrieve`` raises ``ValueError`` with the reason when it cannot run here (the tool
+    ``filters`` is what a hit must satisfy (a :class:`~memtree_core.store.node_filter.NodeFilter`): the
+    store's named methods take it, and ``filters.sql()`` gives its WHERE fragment over ``nodes n`` for a
+    plugin's own storage module.  ``retrieve`` raises ``ValueError`` with the reason when it cannot run here (the tool
     reports it; ``hybrid`` leaves that list out, falling back to keyword search when none is left, and says
     why).  ``auto`` and ``hybrid`` are not retriever names (those modes never reach a retriever by name)."""
 
     name: str
     fuse: bool
 
-    def available(self, app: App) -> tuple[bool, str]: ...
+    def available(self, app: Context) -> tuple[bool, str]: ...
 
-    def retrieve(self, app: App, query: str, limit: int, filters: Any) -> list[tuple[str, float]]: ...
+    def retrieve(self, app: Context, query: str, limit: int, filters: Any) -> list[tuple[str, float]]: ...
 
 
 @dataclass
@@ -254,10 +255,10 @@ class OutputReplacer(Protocol):
 
     name: str
 
-    def replace(self, app: App, payload: dict[str, Any], node_id: str, *, truncated: bool = False) -> Replacement:
+    def replace(self, app: Context, payload: dict[str, Any], node_id: str, *, truncated: bool = False) -> Replacement:
         ...
 
-    def delivered(self, app: App, outcome: Replacement) -> None: ...
+    def delivered(self, app: Context, outcome: Replacement) -> None: ...
 
 
 @runtime_checkable
@@ -268,4 +269,4 @@ class CommandPolicy(Protocol):
 
     name: str
 
-    def check(self, command: str, app: App) -> str | None: ...
+    def check(self, command: str, app: Context) -> str | None: ...

@@ -50,7 +50,7 @@ from memtree_core.store import token_counts
 from memtree_core.types import Walker
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
 
 SAFETY = 1.1
 VERSION = 1  # of the rules below; stored counts are keyed by it (see the module docstring)
@@ -195,19 +195,17 @@ class TokenCountsWalker:
     RUN_S = 0.2  # per run: the store's lock is shared with the tools, one short transaction at a time
     INTERVAL_S = 1.0
 
-    def interval_s(self, app: App) -> float:
+    def interval_s(self, app: Context) -> float:
         return self.INTERVAL_S
 
-    def has_work(self, app: App) -> bool:
+    def has_work(self, app: Context) -> bool:
         store = app.store
         tag = store.token_tag(app.plugins.token_counter)
         if tag is None:
-            return store.query_one("SELECT 1 FROM nodes LIMIT 1") is not None
-        row = store.query_one("SELECT value FROM meta WHERE key = ?", (f"{token_counts.CURSOR_PREFIX}{tag}",))
-        newest = store.query_one("SELECT max(rowid) FROM nodes")
-        return int(newest[0] or 0) > (int(row[0]) if row else 0) if newest else False
+            return store.has_nodes()
+        return store.newest_rowid() > int(store.get_meta(f"{token_counts.CURSOR_PREFIX}{tag}") or 0)
 
-    def run(self, app: App) -> dict[str, int]:
+    def run(self, app: Context) -> dict[str, int]:
         counted, batches, done = 0, 0, False
         deadline = time.monotonic() + self.RUN_S
         while not done and time.monotonic() < deadline:

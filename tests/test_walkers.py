@@ -14,7 +14,6 @@ from memtree_core.app import App
 from memtree_core.coordinator import Coordinator
 from memtree_core.hookspecs import hookimpl
 from memtree_core.store import Store, now_ms, source_uri
-from memtree_plugins.walkers.pruner import used_bytes
 
 TEXT = "pytest collected 12 items; test_store.py::test_open PASSED and more real words "  # > 50 bytes
 HOUR = 3_600_000
@@ -289,10 +288,10 @@ def test_size_cap_evicts_oldest_outputs_never_live_chunks_and_reclaims_space(hom
         outputs = [s.insert_node("tool_output", f"build {i} " + " ".join(RNG.choices(WORDS, k=800)), status_="live",
                                  created_at=now_ms() - (700 - i) * 1000).id for i in range(700)]
         stale = make(s, "stale", "an old stale capture " * 10)
-        assert used_bytes(s) > 1e6
+        assert s.used_bytes() > 1e6
         pages_before = s.query_one("PRAGMA page_count")[0]
         result = walk(app, "pruner")
-        assert used_bytes(s) <= 1e6
+        assert s.used_bytes() <= 1e6
         assert result["evicted_stale"] == 1 and result["evicted_live"] > 0
         assert s.get_node(stale) is None
         assert statuses(s, chunks) == {"live"}

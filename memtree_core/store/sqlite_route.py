@@ -77,3 +77,26 @@ def load_vec(conn: object, route: Route) -> tuple[bool, str]:
     except Exception as exc:  # the loader raises the driver's OperationalError
         return False, f"sqlite-vec failed to load via {route.name}: {exc}"
     return True, ""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What this route really gives, found by loading sqlite-vec into a scratch in-memory connection."""
+
+    route: Route
+    vec_loaded: bool
+    reason: str  # why sqlite-vec did not load, when it did not
+    sqlite_version: str
+    vec_version: str | None
+
+
+def probe() -> Probe:
+    route = choose_route()
+    conn = route.module.connect(":memory:")
+    try:
+        ok, reason = load_vec(conn, route)
+        vec_version = conn.execute("SELECT vec_version()").fetchone()[0] if ok else None
+        sqlite_version = conn.execute("SELECT sqlite_version()").fetchone()[0]
+    finally:
+        conn.close()
+    return Probe(route, ok, reason, sqlite_version, vec_version)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import secrets
 import threading
 import time
@@ -21,8 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from memtree_core.store import schema, status, token_counts
+from memtree_core.store.fts_snippets import KeywordSnippets
+from memtree_core.store.graph_queries import GraphQueries
+from memtree_core.store.keyword_queries import KeywordQueries
+from memtree_core.store.node_queries import NodeQueries
+from memtree_core.store.rows import NODE_COLUMNS, NodeRow, row_to_node
 from memtree_core.store.sqlite_route import Route, choose_route, load_vec
 from memtree_core.store.symbols import symbol_text
+from memtree_core.store.upkeep import Upkeep
 
 DIGEST_KEY = "digest-key"  # meta row holding the key of digest_key()
 KINDS = ("file_chunk", "tool_output", "summary", "note", "observation", "file")
@@ -51,57 +56,6 @@ def cap_text(text: str, max_bytes: int) -> tuple[str, bool, int]:
     return raw[:max_bytes].decode("utf-8", "ignore"), True, len(raw)
 
 
-@dataclass
-class NodeRow:
-    id: str
-    parent_id: str | None
-    kind: str
-    source_uri: str | None
-    content: str
-    content_hash: str
-    status: str
-    mtime: int
-    created_at: int
-    updated_at: int
-    truncated: int
-    original_bytes: int
-    metadata: str
-    rowid: int = 0
-    tokens: int | None = None  # the content's token count, made when it was written (token_counts.py)
-    tokens_by: int | None = None  # which counter made it: compare with Store.token_tag(counter)
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        try:
-            value = json.loads(self.metadata or "{}")
-        except json.JSONDecodeError:
-            return {}
-        return value if isinstance(value, dict) else {}
-
-    def line_range(self) -> tuple[int, int] | None:
-        """1-based inclusive line range from metadata (start_line/end_line or lines) or a ``#Lx-y`` URI."""
-        meta = self.meta
-        start, end = meta.get("start_line"), meta.get("end_line")
-        if isinstance(start, int) and isinstance(end, int):
-            return (start, end)
-        lines = meta.get("lines")
-        if isinstance(lines, list) and len(lines) == 2 and all(isinstance(x, int) for x in lines):
-            return (lines[0], lines[1])
-        m = _LINES_IN_URI.search(self.source_uri or "")
-        if m:
-            a = int(m.group(1))
-            return (a, int(m.group(2) or a))
-        return None
-
-
-_LINES_IN_URI = re.compile(r"#L(\d+)(?:-L?(\d+))?$")
-
-NODE_COLUMNS = ("id, parent_id, kind, source_uri, content, content_hash, status, mtime, created_at, "
-                "updated_at, truncated, original_bytes, metadata, rowid, tokens, tokens_by")
-
-
-def row_to_node(row: Sequence[Any]) -> NodeRow:
-    return NodeRow(*row)
 
 
 @dataclass(frozen=True)
@@ -217,7 +171,11 @@ def check_in_background(path: Path, on_damage: Any, seconds: float = QUICK_CHECK
     return thread
 
 
-class Store:
+class Store(Upkeep, NodeQueries, GraphQueries, KeywordQueries, KeywordSnippets):
+    """One project's store.  The basics are here; the named methods plugins call for everything else live in
+    one mixin per area (upkeep, node_queries, graph_queries, keyword_queries, fts_snippets), and
+    :class:`memtree_core.context.StoreAccess` lists them: plugins send no SQL of their own."""
+
     def __init__(self, path: Path, conn: Any, route: Route, vector: VectorStatus, max_bytes: int) -> None:
         self.path = path
         self.conn = conn
@@ -447,17 +405,6 @@ class Store:
                       (src_id, dst_id, kind, now_ms()))
 
     # -- captures (the capture plugin's storing) --------------------------------------------------------
-    def mark_truncated(self, node_id: str, original_bytes: int) -> None:
-        """Mark a node whose content was already cut before it came in, with the real size (content is
-        untouched, so the keyword index is not rewritten)."""
-        self.execute("UPDATE nodes SET truncated = 1, original_bytes = ? WHERE id = ?", (original_bytes, node_id))
-
-    def ids_of_call(self, tool_use_id: str, event: Any, since_ms: int) -> list[str]:
-        """Nodes created since ``since_ms`` that hold tool call ``tool_use_id`` as hook event ``event``."""
-        rows = self.query("SELECT id FROM nodes WHERE created_at >= ? AND json_extract(metadata, '$.tool_use_id') = ? "
-                          "AND json_extract(metadata, '$.hook_event') IS ?", (since_ms, tool_use_id, event))
-        return [r[0] for r in rows]
-
     def transition(self, node_ids: Iterable[str], to: str, reason: str = "") -> int:
         """Move nodes to status ``to``; every status change in memtree goes through here.
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from memtree_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.registry import Register
     from memtree_core.types import CaptureAdapter, PreparedCapture
 
@@ -28,14 +28,14 @@ def memtree_register_capture_adapters(register: Register[CaptureAdapter]) -> Non
 
 
 @hookimpl(trylast=True)
-def memtree_prepare_capture(app: App, payload: dict[str, Any]) -> PreparedCapture:
+def memtree_prepare_capture(app: Context, payload: dict[str, Any]) -> PreparedCapture:
     from memtree_plugins.capture.pipeline import prepare
 
     return prepare(app, payload)
 
 
 @hookimpl(trylast=True)
-def memtree_store_capture(app: App, payload: dict[str, Any], prepared: PreparedCapture,
+def memtree_store_capture(app: Context, payload: dict[str, Any], prepared: PreparedCapture,
                           replayed: bool) -> list[str]:
     from memtree_plugins.capture.storing import store_captures
 
@@ -43,7 +43,7 @@ def memtree_store_capture(app: App, payload: dict[str, Any], prepared: PreparedC
 
 
 @hookimpl(trylast=True)
-def memtree_daemon_started(app: App) -> None:
+def memtree_daemon_started(app: Context) -> None:
     from memtree_plugins.capture.hook_sender import write_sender_file
 
     write_sender_file(app.paths.home, app.environ)

@@ -30,6 +30,7 @@ from memtree_plugins.masking.in_context import redact_grep_lines, redact_slice
 from memtree_plugins.masking.printed_secrets import RULE, mask_printed
 
 if TYPE_CHECKING:
+    from memtree_core.context import Context
     from memtree_core.plugins import PluginSet
     from memtree_core.types import CaptureAdapter
 
@@ -39,7 +40,7 @@ EVENTS = ("PostToolUse", "PostToolUseFailure")
 PRECUT_MARGIN_CHARS = 64 * 1024  # kept past capture.maxBytes before redaction: a secret across the cut is seen
 
 
-def prepare(app: Any, payload: dict[str, Any]) -> PreparedCapture:
+def prepare(app: Context, payload: dict[str, Any]) -> PreparedCapture:
     """The captures of one payload, checked and redacted; raises :class:`Refused` for a drop."""
     settings = app.settings.capture
     if payload.get("tool_name") == "Bash" and not settings.bash:
@@ -148,7 +149,7 @@ def precut(cap: Any, max_bytes: int) -> None:
     cap.original_bytes = max(cap.original_bytes or 0, full)
 
 
-def redact_content(app: Any, cap: Any, hits: dict[str, int]) -> str:
+def redact_content(app: Context, cap: Any, hits: dict[str, int]) -> str:
     """A capture's content, redacted; a slice of a file is cut from the redacted whole file when the
     file still holds it (see :mod:`memtree_plugins.masking.in_context`), and redacted alone as well."""
     text = clean_text(cap.content)
@@ -182,7 +183,7 @@ def redact_content(app: Any, cap: Any, hits: dict[str, int]) -> str:
                 hits[rule] = hits.get(rule, 0) + n
     return _redact(app, text, hits)
 
-def _redact(app: Any, text: str, hits: dict[str, int]) -> str:
+def _redact(app: Context, text: str, hits: dict[str, int]) -> str:
     text, found = app.redact(text)
     for rule, n in found.items():
         hits[rule] = hits.get(rule, 0) + n

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.types import PreparedCapture
 
 REPLAYED_STATE = "backfill:replayed"  # app.state: (tool_use_id, event) -> node ids taken from transcripts
@@ -22,7 +22,7 @@ MAX_REPLAYED = 20_000
 TWIN_WINDOW_MS = 24 * 3600 * 1000  # how far back a replayed call looks for its stored twin, in the write tx
 
 
-def store_captures(app: App, payload: dict[str, Any], prepared: PreparedCapture, replayed: bool) -> list[str]:
+def store_captures(app: Context, payload: dict[str, Any], prepared: PreparedCapture, replayed: bool) -> list[str]:
     """Insert the captures as ``pending`` nodes and count them and their redactions, in one transaction; a
     call already stored (see the module doc) gets the ids of the nodes that hold it."""
     store = app.store
@@ -46,7 +46,7 @@ def store_captures(app: App, payload: dict[str, Any], prepared: PreparedCapture,
     return ids
 
 
-def stored_twin(app: App, payload: dict[str, Any], replayed: bool) -> list[str] | None:
+def stored_twin(app: Context, payload: dict[str, Any], replayed: bool) -> list[str] | None:
     """Ids of nodes that already hold this tool call, or None; called inside the capture's write transaction.
 
     A replayed call (from a transcript) looks for any recent node of the same ``tool_use_id`` and event.  A
@@ -65,7 +65,7 @@ def stored_twin(app: App, payload: dict[str, Any], replayed: bool) -> list[str] 
     return app.store.ids_of_call(tid, event, now_ms() - TWIN_WINDOW_MS) or None
 
 
-def note_replayed(app: App, payload: dict[str, Any], ids: list[str]) -> None:
+def note_replayed(app: Context, payload: dict[str, Any], ids: list[str]) -> None:
     seen = app.state.setdefault(REPLAYED_STATE, OrderedDict())
     seen[(payload.get("tool_use_id"), payload.get("hook_event_name"))] = list(ids)
     while len(seen) > MAX_REPLAYED:

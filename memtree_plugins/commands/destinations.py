@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 LOCAL_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"}
 
@@ -58,7 +61,7 @@ def _from_plugin(kind: str, entry: Any, environ: dict[str, str]) -> Destination 
     return Destination(f"{kind} {entry.name}", url, f"plugin {entry.plugin}", is_local(url), active, note)
 
 
-def in_effect(app: Any) -> list[Destination]:
+def in_effect(app: Context) -> list[Destination]:
     """The destinations the registered embedders and summarizers would send content to."""
     out: list[Destination] = []
     for entry in app.plugins.embedders.entries():

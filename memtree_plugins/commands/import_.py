@@ -13,9 +13,12 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtree_core.commands._common import open_app, print_json
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 EXAMPLE = "memtree import ~/.claude/projects/-home-me-shop/3f1c2a9e-6b7d-4e2f-9a51-0c8d7e6f5a4b.jsonl"
 
@@ -57,7 +60,7 @@ class _Progress:
             print(file=sys.stderr)
 
 
-def import_transcripts(app: Any, transcripts: list[Path], root: Path | None = None,
+def import_transcripts(app: Context, transcripts: list[Path], root: Path | None = None,
                        progress: _Progress | None = None) -> dict[str, Any]:
     from memtree_core.ingest import IngestServer
     from memtree_plugins.walkers.backfill import ingest_payloads

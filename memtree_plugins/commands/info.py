@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import platform
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtree_core.commands._common import open_app, print_json
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 EXAMPLE = "memtree info --json --project ~/src/myrepo"
 
@@ -17,21 +20,15 @@ def add_arguments(parser: Any) -> None:
 
 def vector_support() -> dict[str, Any]:
     """Really load sqlite-vec into a scratch connection: the same route the store uses."""
-    from memtree_core.store.sqlite_route import choose_route, load_vec
+    from memtree_core.store.sqlite_route import probe
 
-    route = choose_route()
-    conn = route.module.connect(":memory:")
-    try:
-        ok, reason = load_vec(conn, route)
-        version = conn.execute("SELECT vec_version()").fetchone()[0] if ok else None
-        sqlite_version = conn.execute("SELECT sqlite_version()").fetchone()[0]
-    finally:
-        conn.close()
-    out: dict[str, Any] = {"available": ok, "route": route.name, "sqlite_version": sqlite_version}
-    if ok:
-        out["sqlite_vec"] = version
+    found = probe()
+    out: dict[str, Any] = {"available": found.vec_loaded, "route": found.route.name,
+                           "sqlite_version": found.sqlite_version}
+    if found.vec_loaded:
+        out["sqlite_vec"] = found.vec_version
     else:
-        out["reason"] = reason
+        out["reason"] = found.reason
     return out
 
 
@@ -43,7 +40,7 @@ def grep_engine() -> dict[str, Any]:
             **({} if rg else {"reason": "rg not found (pip install ripgrep); grep uses the slower Python fallback"})}
 
 
-def bounds(app: Any) -> dict[str, Any]:
+def bounds(app: Context) -> dict[str, Any]:
     """The fixed resource bounds of tool calls and captures (issue 11): each registered tool's own, then
     the host's."""
     from memtree_core import ingest
@@ -58,7 +55,7 @@ def bounds(app: Any) -> dict[str, Any]:
             "capture_max_payload_bytes": ingest.MAX_PAYLOAD_BYTES, "capture_read_deadline_s": ingest.READ_DEADLINE_S}
 
 
-def embedder_status(app: Any) -> dict[str, Any]:
+def embedder_status(app: Context) -> dict[str, Any]:
     """Which embedder semantic search would use, or why none (never loads a model)."""
     if "embedder_status" not in app.state:
         from memtree_plugins.semantic.vectors import choose_embedder, configured_model
@@ -73,16 +70,16 @@ def embedder_status(app: Any) -> dict[str, Any]:
     return app.state["embedder_status"]
 
 
-def vector_index(app: Any) -> dict[str, Any]:
+def vector_index(app: Context) -> dict[str, Any]:
     """What KNN searches over: the vectors, and the binary codes of the two-stage search (which must cover
     every vector: triggers on ``nodes_vec`` keep them; a store from before them gets them at its first
     search)."""
     if not app.paths.store.exists() or not app.store.vector.available:
         return {"vectors": 0, "codes": 0, "state": "no vectors"}
-    from memtree_plugins.semantic import codes
+    from memtree_plugins.semantic import codes, vectors
 
     if not codes.present(app.store):
-        n = int((app.store.query_one("SELECT count(*) FROM nodes_vec") or (0,))[0])
+        n = vectors.vector_count(app.store)
         return {"vectors": n, "codes": 0, "state": "exact vec0 KNN only; binary codes are built at the next "
                                                    "semantic search" if n else "no vectors"}
     n_codes, n_vecs = codes.counts(app.store)
@@ -94,7 +91,7 @@ def vector_index(app: Any) -> dict[str, Any]:
     return {"vectors": n_vecs, "codes": n_codes, "state": state}
 
 
-def capture_status(app: Any) -> dict[str, Any]:
+def capture_status(app: Context) -> dict[str, Any]:
     """What the Claude Code hook uses to reach the daemon, what it could not deliver, and replacement."""
     from memtree_plugins.capture import hook_sender
 
@@ -112,7 +109,7 @@ def capture_status(app: Any) -> dict[str, Any]:
     return out
 
 
-def code_chunking(app: Any) -> dict[str, Any]:
+def code_chunking(app: Context) -> dict[str, Any]:
     """Which languages are chunked by definition, and which fall back to windows (and why)."""
     status: dict[str, str | None] = {}
     for chunker in app.plugins.chunkers:
@@ -123,7 +120,7 @@ def code_chunking(app: Any) -> dict[str, Any]:
             "windows": {k: v for k, v in sorted(status.items()) if v is not None}}
 
 
-def gather(app: Any) -> dict[str, Any]:
+def gather(app: Context) -> dict[str, Any]:
     from memtree_core import __version__
     from memtree_core.lockfile import daemon_status
     from memtree_plugins.commands import destinations, protections
@@ -159,7 +156,7 @@ def gather(app: Any) -> dict[str, Any]:
     }
 
 
-def _degraded(app: Any, vector_search: dict[str, Any]) -> list[str]:
+def _degraded(app: Context, vector_search: dict[str, Any]) -> list[str]:
     out = []
     if not vector_search["available"]:
         out.append(f"vector search off: {vector_search.get('reason')}")
@@ -182,7 +179,7 @@ def _degraded(app: Any, vector_search: dict[str, Any]) -> list[str]:
     return out
 
 
-def _socket_dir_problems(app: Any) -> list[str]:
+def _socket_dir_problems(app: Context) -> list[str]:
     """A fallback socket directory memtree would refuse (the project's own is made by memtree itself)."""
     import os
 

@@ -6,12 +6,15 @@ else that is degraded.  Each line says what and why, in words a user can act on.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from memtree_plugins.commands import destinations
 
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
-def warnings(app: Any, degraded: list[str]) -> list[str]:
+
+def warnings(app: Context, degraded: list[str]) -> list[str]:
     out: list[str] = []
     why = app.redaction_unavailable
     if why:

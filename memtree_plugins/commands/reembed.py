@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtree_core.commands._common import open_app, print_json
 from memtree_plugins.semantic.embedding_text import TEXT_VERSION, TEXT_VERSION_KEY, embedding_text
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 EXAMPLE = "memtree reembed --batch 64"
 
@@ -25,7 +28,7 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
-def reembed(app: Any, batch: int = 0, progress: Any = None) -> dict[str, Any]:
+def reembed(app: Context, batch: int = 0, progress: Any = None) -> dict[str, Any]:
     from memtree_core.errors import NotFound
     from memtree_plugins.semantic import codes, vectors
     from memtree_plugins.semantic.settings import semantic_settings
@@ -39,17 +42,14 @@ def reembed(app: Any, batch: int = 0, progress: Any = None) -> dict[str, Any]:
         raise NotFound(f"no embedder to re-embed with: {choice.reason}")
     e = choice.embedder
     batch = batch or semantic_settings(app).walkers.embedding_batch_size
-    total = int(store.query_one("SELECT count(*) FROM nodes WHERE status = 'live'")[0])
+    total = store.count_in_status("live")
     done = 0
     dim = e.dim
     t0 = time.monotonic()
     every = store.get_meta(TEXT_VERSION_KEY) != TEXT_VERSION  # vectors of an older embedding text
     cursor = 0
     while True:
-        rows = store.query(
-            "SELECT n.id, n.content, n.metadata, n.rowid FROM nodes n LEFT JOIN nodes_vec v ON v.id = n.id "
-            "WHERE n.status = 'live' AND n.rowid > ? AND (? OR v.id IS NULL OR v.embedding_model != ? "
-            "OR v.embedding_dim != ?) ORDER BY n.rowid LIMIT ?", (cursor, int(every), e.model, dim or -1, batch))
+        rows = vectors.live_to_reembed(store, cursor, batch, model=e.model, dim=dim or -1, every=every)
         if not rows:
             break
         cursor = rows[-1][3]
@@ -63,8 +63,7 @@ def reembed(app: Any, batch: int = 0, progress: Any = None) -> dict[str, Any]:
         if progress:
             progress(done, total)
     # Vectors of nodes that are no longer live, from the old model, would keep the store "mixed".
-    stale = [i for (i,) in store.query("SELECT id FROM nodes_vec WHERE embedding_model != ? OR embedding_dim != ?",
-                                       (e.model, dim or -1))]
+    stale = vectors.ids_of_other_models(store, e.model, dim or -1)
     removed = vectors.delete_vectors(store, stale)
     vectors.sweep_orphans(store, limit=1_000_000)
     codes.rebuild(store)  # the two-stage search's codes, from the vectors as they now are

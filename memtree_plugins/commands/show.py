@@ -33,8 +33,7 @@ def run(args: Any) -> int:
                            "or in the ids a read, grep or bash result names")
         tokens = app.count_tokens(node.content)
         parent = node.parent_id
-        edges = app.store.query("SELECT src_id, dst_id, kind FROM edges WHERE src_id = ? OR dst_id = ? "
-                                "ORDER BY kind, src_id, dst_id", (node.id, node.id))
+        edges = app.store.edges_of(node.id)
     finally:
         app.close()
     content = node.content[args.offset:]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from memtree_core.store import now_ms
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.store import NodeRow
 
 # Spec §4: tool outputs dedupe "against existing nodes in the same hour window".
@@ -27,42 +27,36 @@ MAX_ALSO_FROM = 20
 class DuplicateFilter:
     name = "duplicate"
 
-    def original(self, node: NodeRow, app: App) -> str | None:
+    def original(self, node: NodeRow, app: Context) -> str | None:
         """The id of the live node ``node`` duplicates, if any (oldest first: the one that stays)."""
-        sql = ("SELECT id FROM nodes WHERE content_hash = ? AND kind = ? AND status = 'live' AND id != ?")
-        params: list[object] = [node.content_hash, node.kind, node.id]
-        if node.kind in PLACE_KINDS:
-            sql += " AND source_uri IS ?"
-            params.append(node.source_uri)
-        elif node.kind == "tool_output":
-            sql += " AND created_at >= ?"
-            params.append(node.created_at - TOOL_OUTPUT_WINDOW_MS)
-        row = app.store.query_one(sql + " ORDER BY created_at LIMIT 1", params)
-        return row[0] if row else None
+        since = node.created_at - TOOL_OUTPUT_WINDOW_MS if node.kind == "tool_output" else None
+        return app.store.first_live_copy(node.content_hash, node.kind, other_than=node.id, created_since=since,
+                                         same_source=node.kind in PLACE_KINDS, source_uri=node.source_uri)
 
-    def check(self, node: NodeRow, app: App) -> str | None:
+    def check(self, node: NodeRow, app: Context) -> str | None:
         return "duplicate" if self.original(node, app) else None
 
-    def on_drop(self, node: NodeRow, app: App, reason: str) -> None:
+    def on_drop(self, node: NodeRow, app: Context, reason: str) -> None:
         if reason != "duplicate":
             return
         kept_id = self.original(node, app)
         if kept_id is None:
             return
         store = app.store
-        with store.tx() as c:
+        with store.tx():
             store.add_edge(node.id, kept_id, "derived_from")
             store.update_metadata(node.id, {"duplicate_of": kept_id})
-            row = c.execute("SELECT metadata, source_uri FROM nodes WHERE id = ?", (kept_id,)).fetchone()
-            meta = _load(row[0])
+            kept = store.get_node(kept_id)
+            if kept is None:  # deleted meanwhile: the drop is undone and the capture kept
+                raise LookupError(f"the kept node {kept_id} is gone")
+            meta = _load(kept.metadata)
             meta["seen"] = int(meta.get("seen", 1)) + 1
             meta["last_seen"] = node.created_at or now_ms()
-            if node.source_uri and node.source_uri != row[1]:
+            if node.source_uri and node.source_uri != kept.source_uri:
                 also = [u for u in meta.get("also_from", []) if u != node.source_uri]
                 meta["also_from"] = (also + [node.source_uri])[-MAX_ALSO_FROM:]
             # Not update_metadata: a repeat capture must not look like a change of the kept node.
-            c.execute("UPDATE nodes SET metadata = ? WHERE id = ?",
-                      (json.dumps(meta, separators=(",", ":"), ensure_ascii=False), kept_id))
+            store.replace_metadata_quietly(kept_id, meta)
 
 
 def _load(text: str | None) -> dict:

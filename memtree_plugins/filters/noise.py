@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.store import NodeRow
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, erase line
@@ -48,7 +48,7 @@ def is_noise(text: str) -> bool:
 class NoiseFilter:
     name = "noise"
 
-    def check(self, node: NodeRow, app: App) -> str | None:
+    def check(self, node: NodeRow, app: Context) -> str | None:
         if node.kind != "tool_output":
             return None
         return "noise" if is_noise(node.content) else None

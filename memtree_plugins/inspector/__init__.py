@@ -12,14 +12,17 @@ stack loads only when :func:`serve` runs.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from memtree_core.command import Command
 from memtree_core.hookspecs import hookimpl
 from memtree_core.registry import Register
 
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
-def serve(app: Any, port: int = 0, open_browser: bool = True) -> int:
+
+def serve(app: Context, port: int = 0, open_browser: bool = True) -> int:
     """Run the inspector for ``app``'s project until interrupted (what ``memtree ui`` calls)."""
     from memtree_plugins.inspector.server import run
 

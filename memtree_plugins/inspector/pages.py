@@ -25,7 +25,7 @@ from memtree_plugins.inspector.html import (
 from memtree_plugins.source_label import source_label
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.store import NodeRow
 
 SEARCH_LIMIT_MAX = 50
@@ -50,7 +50,7 @@ def _int(params: dict[str, str], name: str, default: int, lo: int, hi: int) -> i
     return max(lo, min(hi, value))
 
 
-def _label(app: App, node: NodeRow, meta: dict[str, Any] | None = None) -> str:
+def _label(app: Context, node: NodeRow, meta: dict[str, Any] | None = None) -> str:
     """What a node is about, in a few words: a tool call's command or pattern, else its source."""
     meta = meta if meta is not None else node.meta
     for key in ("command", "pattern", "file_path", "path", "query"):
@@ -63,18 +63,18 @@ def _label(app: App, node: NodeRow, meta: dict[str, Any] | None = None) -> str:
     return source_label(node.source_uri or "", app.project_root) or node.kind
 
 
-def _relative(path: str, app: App) -> str:
+def _relative(path: str, app: Context) -> str:
     root = str(app.project_root).rstrip("/") + "/"
     return path[len(root):] if path.startswith(root) and len(path) > len(root) else path
 
 
-def _node_line(app: App, node: NodeRow) -> str:
+def _node_line(app: Context, node: NodeRow) -> str:
     return (f'{status(node.status)} <span class="kind">{esc(node.kind)}</span> {node_link(node.id)} '
             f'{esc(_label(app, node))}')
 
 
 # -- tree ---------------------------------------------------------------------------------------------------
-def tree(app: App, params: dict[str, str]) -> Page:
+def tree(app: Context, params: dict[str, str]) -> Page:
     store = app.store
     session = params.get("session") or None
     before = queries.Cursor.parse(params.get("before"))
@@ -128,7 +128,7 @@ def tree(app: App, params: dict[str, str]) -> Page:
 
 
 # -- files ---------------------------------------------------------------------------------------------------
-def files(app: App, params: dict[str, str]) -> Page:
+def files(app: Context, params: dict[str, str]) -> Page:
     store = app.store
     prefix = params.get("prefix") or None
     after = params.get("after") or None
@@ -151,7 +151,7 @@ def files(app: App, params: dict[str, str]) -> Page:
     return Page("Files", "".join(body), "/files")
 
 
-def file(app: App, params: dict[str, str]) -> Page:
+def file(app: Context, params: dict[str, str]) -> Page:
     store = app.store
     key = params.get("key", "")
     info = queries.file_info(store, key)
@@ -178,7 +178,7 @@ def file(app: App, params: dict[str, str]) -> Page:
 
 
 # -- node -----------------------------------------------------------------------------------------------------
-def node(app: App, node_id: str, params: dict[str, str]) -> Page:
+def node(app: Context, node_id: str, params: dict[str, str]) -> Page:
     from memtree_plugins.retrieval.graph import neighbors, path_to_root
     from memtree_plugins.retrieval.nodes import node_tokens_estimate
 
@@ -241,7 +241,7 @@ def node(app: App, node_id: str, params: dict[str, str]) -> Page:
 MODES = ("auto", "keyword", "semantic", "hybrid")
 
 
-def search(app: App, params: dict[str, str]) -> Page:
+def search(app: Context, params: dict[str, str]) -> Page:
     from memtree_plugins.retrieval.search import Filters
     from memtree_plugins.retrieval.search import search as run
 
@@ -308,14 +308,14 @@ class _Parts:
         return esc(", ".join(f"{k}={v:g}" for k, v in sorted(got.items())) or "—")
 
 
-def _ranker(app: App) -> str:
+def _ranker(app: Context) -> str:
     """The ``search.ranker`` hybrid search fuses with (the retrieval plugin's setting)."""
     from memtree_plugins.retrieval.settings import search_settings
 
     return search_settings(app).ranker
 
 
-def _fusion_parts(app: App, q: str, mode: str, limit: int, filters: Any) -> _Parts | None:
+def _fusion_parts(app: Context, q: str, mode: str, limit: int, filters: Any) -> _Parts | None:
     """Run the two lists hybrid search fuses (keyword and semantic, at twice the limit as it does) and the
     configured ranker over them, to show each hit's parts; None when one of them cannot run."""
     from memtree_plugins.retrieval.search import search as run
@@ -337,7 +337,7 @@ def _fusion_parts(app: App, q: str, mode: str, limit: int, filters: Any) -> _Par
 FORMATS = ("mixed", "raw", "outline")
 
 
-def compose(app: App, params: dict[str, str]) -> Page:
+def compose(app: Context, params: dict[str, str]) -> Page:
     from memtree_plugins.retrieval.compose import compose as run
     from memtree_plugins.retrieval.search import search as find
 
@@ -400,7 +400,7 @@ HOURS_SHOWN = 48
 DAYS_SHOWN = 90
 
 
-def stats(app: App, params: dict[str, str]) -> Page:
+def stats(app: Context, params: dict[str, str]) -> Page:
     store = app.store
     body: list[str] = []
     newest, oldest = queries.newest_created(store), queries.oldest_created(store)
@@ -523,7 +523,7 @@ def _replace_view(counters: dict[str, int]) -> dict[str, dict[str, Any]]:
     return {"tools": tools, "sessions": sessions, "untouched": untouched}
 
 
-def _hook_drops(app: App) -> dict[str, int]:
+def _hook_drops(app: Context) -> dict[str, int]:
     """Captures the hook could not deliver to the daemon, by reason (kept beside the store, not in it)."""
     from memtree_core.project import memtree_home
     from memtree_plugins.capture import hook_sender

@@ -29,7 +29,7 @@ from memtree_plugins.inspector import pages
 from memtree_plugins.inspector.html import CSS, esc, page
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
 
 HOST = "127.0.0.1"
 TOKEN_PARAM = "token"
@@ -96,7 +96,7 @@ class Guard:
         await response(scope, receive, send)
 
 
-def _view(app: App, render: Callable[..., pages.Page], with_id: bool = False) -> Callable[[Request], Response]:
+def _view(app: Context, render: Callable[..., pages.Page], with_id: bool = False) -> Callable[[Request], Response]:
     project = str(app.project_root)
 
     def endpoint(request: Request) -> Response:
@@ -114,7 +114,7 @@ def _view(app: App, render: Callable[..., pages.Page], with_id: bool = False) ->
     return endpoint
 
 
-def build(app: App, token: str, port: int) -> ASGIApp:
+def build(app: Context, token: str, port: int) -> ASGIApp:
     """The ASGI app: every page behind :class:`Guard`."""
     routes = [
         Route("/", _view(app, pages.tree)),
@@ -144,7 +144,7 @@ def bind(port: int) -> socket.socket:
     return sock
 
 
-def run(app: App, port: int = 0, open_browser: bool = True) -> int:
+def run(app: Context, port: int = 0, open_browser: bool = True) -> int:
     """Serve until interrupted; the first line on stdout is the address with the token."""
     import uvicorn
 

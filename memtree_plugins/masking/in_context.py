@@ -14,9 +14,12 @@ from __future__ import annotations
 import os
 import re
 import stat
-from typing import Any
+from typing import TYPE_CHECKING
 
 from memtree_core.redacting import CONTINUED, Redacted
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 FILE_BYTES = 4 * 1024 * 1024  # a bigger file is not read again for a capture; the slice is redacted alone
 
@@ -49,7 +52,7 @@ def _read(path: str) -> str | None:
     return data.decode("utf-8", "replace")
 
 
-def redact_slice(app: Any, path: str, start: int, content: str) -> Redacted | None:
+def redact_slice(app: Context, path: str, start: int, content: str) -> Redacted | None:
     """``content`` (lines ``start..`` of ``path``) cut from the redacted whole file, or None when the file
     on disk does not hold those lines now."""
     if start <= 1 or not content:
@@ -86,7 +89,7 @@ _GREP_LINES = (re.compile(r"^(?P<path>[^\n]+?):(?P<n>\d{1,9}):(?P<text>[^\n]*)$"
 class _Files:
     """Files a grep capture names, each read and redacted whole once (bounded like :func:`redact_slice`)."""
 
-    def __init__(self, app: Any, cwd: str) -> None:
+    def __init__(self, app: Context, cwd: str) -> None:
         self.app = app
         self.cwd = cwd
         self.budget = 2 * FILE_BYTES  # the ack waits for this: bounded, then lines are redacted as they are
@@ -107,7 +110,7 @@ class _Files:
         return got
 
 
-def redact_grep_lines(app: Any, content: str, cwd: str) -> str:
+def redact_grep_lines(app: Context, content: str, cwd: str) -> str:
     """A Grep capture's ``path:N:text`` lines with each ``text`` taken from its redacted whole file when
     the file still holds it there (a key body line matched by the pattern has no BEGIN line beside it);
     other lines are left as they are (the whole capture is redacted afterwards either way)."""

@@ -31,7 +31,10 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 log = logging.getLogger(__name__)
 
@@ -256,7 +259,7 @@ class EnvDumpPolicy:
 
     name = "env-dump"
 
-    def check(self, command: str, app: object) -> str | None:
+    def check(self, command: str, app: Context) -> str | None:
         return builtin_reason(command)
 
 
@@ -265,7 +268,7 @@ class UserDenyPolicy:
 
     name = "bash.deny"
 
-    def check(self, command: str, app: Any) -> str | None:
+    def check(self, command: str, app: Context) -> str | None:
         for pattern in load_patterns(app.paths.bash_deny):
             if pattern.search(command):
                 return f"bash.deny:{pattern.pattern}"

@@ -16,7 +16,7 @@ from memtree_core.plugin_settings import BuiltinSettings
 from memtree_core.types import ToolSpec
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.registry import Register
     from memtree_core.types import Retriever
 
@@ -60,7 +60,7 @@ def merge_filters(flat: dict[str, object], filters: SearchFilters | None) -> dic
     return out
 
 
-def _search_tool(app: App):
+def _search_tool(app: Context):
     from memtree_plugins.retrieval.search import Filters
     from memtree_plugins.retrieval.search import search as run
 
@@ -94,7 +94,7 @@ def _search_tool(app: App):
     return search
 
 
-def _neighbors_tool(app: App):
+def _neighbors_tool(app: Context):
     from memtree_plugins.retrieval.graph import neighbors as run
 
     def neighbors(
@@ -110,7 +110,7 @@ def _neighbors_tool(app: App):
     return neighbors
 
 
-def _path_tool(app: App):
+def _path_tool(app: Context):
     from memtree_plugins.retrieval.graph import path_to_root as run
 
     def path_to_root(node_id: str) -> PathResult:
@@ -120,7 +120,7 @@ def _path_tool(app: App):
     return path_to_root
 
 
-def _recent_tool(app: App):
+def _recent_tool(app: Context):
     from memtree_plugins.retrieval.graph import recent as run
 
     def recent(
@@ -135,7 +135,7 @@ def _recent_tool(app: App):
     return recent
 
 
-def _compose_tool(app: App):
+def _compose_tool(app: Context):
     from memtree_plugins.retrieval.compose import compose as run
 
     def compose(

@@ -36,7 +36,7 @@ from memtree_plugins.retrieval.nodes import node_tokens, node_tokens_estimate, o
 from memtree_plugins.source_label import source_label
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.store import NodeRow, Store
 
 FORMATS = ("raw", "outline", "mixed")
@@ -70,8 +70,8 @@ class _Cand:
     score: float = 0.0
 
 
-# What ranking and headers need; content and metadata are fetched by _Rows.
-_LIGHT = "id, parent_id, kind, source_uri, created_at, rowid"
+# What ranking and headers need (the store's LIGHT_COLUMNS, in _Cand's field order); content and metadata
+# are fetched by _Rows.
 
 
 def _cand(row: tuple, distance: int) -> _Cand:
@@ -90,17 +90,8 @@ def _level(store: Store, frontier: list[_Cand]) -> list[tuple]:
     for i in range(0, len(frontier), 500):
         part = frontier[i:i + 500]
         ids = [c.id for c in part]
-        parents = [c.parent_id for c in part if c.parent_id]
-        marks = ",".join("?" * len(ids))
-        out += [row[:-1] for row in store.query(
-            f"SELECT {_LIGHT}, status FROM nodes WHERE parent_id IN ({marks}) ORDER BY id LIMIT ?",
-            [*ids, MAX_NEIGHBORS]) if row[-1] == "live"]
-        given = f" UNION ALL VALUES {','.join(['(?)'] * len(parents))}" if parents else ""
-        out += store.query(
-            f"SELECT {_LIGHT} FROM nodes WHERE status = 'live' AND id IN ("
-            f"SELECT dst_id FROM edges WHERE src_id IN ({marks}) AND kind != 'summarizes' "
-            f"UNION ALL SELECT src_id FROM edges WHERE dst_id IN ({marks}) AND kind != 'summarizes'{given})",
-            [*ids, *ids, *parents])
+        out += store.live_children_light(ids, MAX_NEIGHBORS)
+        out += store.live_linked_light(ids, [c.parent_id for c in part if c.parent_id])
     return out
 
 
@@ -178,19 +169,9 @@ class _Rows:
 
 def _summaries(store: Store, ids: list[str]) -> dict[str, NodeRow]:
     """The newest live summary node of each id (a ``summarizes`` edge from the summary to it)."""
-    from memtree_core.store import NODE_COLUMNS, row_to_node
-
-    cols = ", ".join(f"s.{c.strip()}" for c in NODE_COLUMNS.split(","))
     out: dict[str, NodeRow] = {}
     for i in range(0, len(ids), 500):
-        part = ids[i:i + 500]
-        marks = ",".join("?" * len(part))
-        rows = store.query(
-            f"SELECT e.dst_id, {cols} FROM edges e JOIN nodes s ON s.id = e.src_id "
-            f"WHERE e.dst_id IN ({marks}) AND e.kind = 'summarizes' AND s.status = 'live' "
-            f"ORDER BY e.dst_id, s.created_at DESC, s.id DESC", part)
-        for row in rows:
-            out.setdefault(row[0], row_to_node(row[1:]))
+        out.update(store.newest_live_summaries(ids[i:i + 500]))
     return out
 
 
@@ -214,7 +195,7 @@ def _score(cands: dict[str, _Cand], search_scores: dict[str, float]) -> list[_Ca
     return sorted(cands.values(), key=lambda c: (-round(c.score, 9), c.rowid, c.id))
 
 
-def compose(app: App, node_ids: list[str], budget_tokens: int, format: str = "mixed", depth: int = 2,
+def compose(app: Context, node_ids: list[str], budget_tokens: int, format: str = "mixed", depth: int = 2,
             query: str | None = None) -> ComposeResult:
     """See the module docstring."""
     if isinstance(node_ids, str):
@@ -294,7 +275,7 @@ def compose(app: App, node_ids: list[str], budget_tokens: int, format: str = "mi
     return ComposeResult(text=text, manifest=manifest)
 
 
-def _pack(app: App, ranked: list[_Cand], rows: _Rows, drops: _Drops, budget_tokens: int, fmt: str,
+def _pack(app: Context, ranked: list[_Cand], rows: _Rows, drops: _Drops, budget_tokens: int, fmt: str,
           min_header: str) -> list[tuple[_Cand, str, ManifestEntry]]:
     """Greedy packing by score: the first option of each candidate that fits what is left."""
     count = app.count_tokens
@@ -386,7 +367,7 @@ def _options(node: NodeRow, fmt: str, raw_first: bool,
 class _Drops:
     """Dropped nodes: every seed and the first ``LISTED_DROPS`` others are listed; all are counted."""
 
-    def __init__(self, app: App, seeds: list[ManifestEntry]) -> None:
+    def __init__(self, app: Context, seeds: list[ManifestEntry]) -> None:
         self.app = app
         self.seeds = seeds  # starts with the unknown/pruned seed ids
         self.others: list[ManifestEntry] = []

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from memtree_core.store import EDGE_KINDS, KINDS, NODE_COLUMNS, row_to_node
+from memtree_core.store import EDGE_KINDS, KINDS
 from memtree_plugins.retrieval.models import Neighbor, NeighborsResult, PathResult, RecentResult
 from memtree_plugins.retrieval.nodes import parse_statuses, ref, require_node
 from memtree_plugins.retrieval.when import parse_time
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.store import NodeRow, Store
 
 MAX_DEPTH = 5
@@ -37,24 +37,14 @@ def step(store: Store, frontier: list[str], edge_kinds: tuple[str, ...] | None, 
     """
     out: list[tuple[str, str, str]] = []
     for part in _chunks(frontier):
-        marks = ",".join("?" * len(part))
         if spine:
             if parents is not None:  # the caller already holds the frontier's rows
                 out += [(a, parents[a], "parent") for a in part if parents.get(a)]  # type: ignore[misc]
             else:
-                out += [(a, b, "parent") for a, b in store.query(
-                    f"SELECT id, parent_id FROM nodes WHERE id IN ({marks}) AND parent_id IS NOT NULL", part)]
-            out += [(a, b, "child") for b, a in store.query(
-                f"SELECT id, parent_id FROM nodes WHERE parent_id IN ({marks}) ORDER BY id LIMIT ?",
-                [*part, child_limit])]
-        kind_sql, kind_params = "", []
-        if edge_kinds is not None:
-            kind_sql = f" AND kind IN ({','.join('?' * len(edge_kinds))})"
-            kind_params = list(edge_kinds)
-        out += [(s, d, f"{k} ->") for s, d, k in store.query(
-            f"SELECT src_id, dst_id, kind FROM edges WHERE src_id IN ({marks}){kind_sql}", [*part, *kind_params])]
-        out += [(d, s, f"<- {k}") for s, d, k in store.query(
-            f"SELECT src_id, dst_id, kind FROM edges WHERE dst_id IN ({marks}){kind_sql}", [*part, *kind_params])]
+                out += [(a, b, "parent") for a, b in store.parent_links(part)]
+            out += [(a, b, "child") for b, a in store.child_links(part, child_limit)]
+        out += [(s, d, f"{k} ->") for s, d, k in store.edges_from(part, edge_kinds)]
+        out += [(d, s, f"<- {k}") for s, d, k in store.edges_into(part, edge_kinds)]
     out.sort(key=lambda t: (t[0], t[2], t[1]))
     return out
 
@@ -70,7 +60,7 @@ def parse_edge_kinds(edge_kinds: list[str] | str | None) -> tuple[str, ...] | No
     return kinds or None
 
 
-def neighbors(app: App, node_id: str, depth: int = 1, edge_kinds: list[str] | str | None = None,
+def neighbors(app: Context, node_id: str, depth: int = 1, edge_kinds: list[str] | str | None = None,
               status: str | None = "live") -> NeighborsResult:
     if not isinstance(depth, int) or depth < 1:
         raise ValueError(f"depth must be 1..{MAX_DEPTH}, not {depth!r}")
@@ -113,7 +103,7 @@ def neighbors(app: App, node_id: str, depth: int = 1, edge_kinds: list[str] | st
     return result
 
 
-def path_to_root(app: App, node_id: str) -> PathResult:
+def path_to_root(app: Context, node_id: str) -> PathResult:
     store = app.store
     node: NodeRow | None = require_node(app, node_id)
     chain: list[NodeRow] = []
@@ -135,7 +125,7 @@ def path_to_root(app: App, node_id: str) -> PathResult:
     return PathResult(node_id=chain[-1].id, path=[ref(app, n) for n in chain], notes=notes)
 
 
-def recent(app: App, since: str | int | None = None, kind: str | None = None, limit: int = 20,
+def recent(app: Context, since: str | int | None = None, kind: str | None = None, limit: int = 20,
            status: str | None = "live") -> RecentResult:
     if not isinstance(limit, int) or not 1 <= limit <= MAX_RECENT:
         raise ValueError(f"limit must be 1..{MAX_RECENT}, not {limit!r}")
@@ -145,16 +135,6 @@ def recent(app: App, since: str | int | None = None, kind: str | None = None, li
         raise ValueError(f"unknown kind(s) {', '.join(map(repr, bad))}; use {', '.join(KINDS)}")
     since_ms = parse_time(since, "since")
     statuses = parse_statuses(status)
-    where, params = ["created_at >= ?"], [since_ms if since_ms is not None else 0]
-    if kinds:
-        where.append(f"+kind IN ({','.join('?' * len(kinds))})")
-        params += kinds
-    if statuses is not None:
-        where.append(f"+status IN ({','.join('?' * len(statuses))})")
-        params += statuses
-    # created_at leads the nodes_created_parent index: SQLite walks it backwards and stops at `limit`.
-    # The unary + keeps the planner off the status/kind indexes, which would sort every live node.
-    rows = app.store.query(f"SELECT {NODE_COLUMNS} FROM nodes "
-                           f"WHERE {' AND '.join(where)} ORDER BY created_at DESC, id DESC LIMIT ?",
-                           [*params, limit])
-    return RecentResult(items=[ref(app, row_to_node(r)) for r in rows], since=since_ms, kind=kind or None)
+    nodes = app.store.newest_nodes(limit, since=since_ms if since_ms is not None else 0, kinds=kinds,
+                                   statuses=statuses)
+    return RecentResult(items=[ref(app, n) for n in nodes], since=since_ms, kind=kind or None)

@@ -19,7 +19,7 @@ from memtree_core.store.status import STATUSES
 from memtree_plugins.retrieval.models import NodeRef
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.store import NodeRow
 
 # Lines that usually open a definition or a section; the derived outline keeps them.
@@ -66,14 +66,14 @@ class _TokenCache:
 _TOKENS = _TokenCache()
 
 
-def stored_tokens(app: App, node: NodeRow) -> int | None:
+def stored_tokens(app: Context, node: NodeRow) -> int | None:
     """The count stored with the node when it was written, if the app's counter made it (else None)."""
     if node.tokens is None or node.tokens_by is None:
         return None
     return node.tokens if node.tokens_by == app.store.token_tag(app.plugins.token_counter) else None
 
 
-def node_tokens(app: App, node: NodeRow) -> int:
+def node_tokens(app: Context, node: NodeRow) -> int:
     """Tokens of the node's content under the app's counter: the count stored with the node, else counted
     (cached by content hash)."""
     stored = stored_tokens(app, node)
@@ -91,7 +91,7 @@ def node_tokens(app: App, node: NodeRow) -> int:
 SAMPLE_CHARS = 32_000
 
 
-def node_tokens_estimate(app: App, node: NodeRow) -> int:
+def node_tokens_estimate(app: Context, node: NodeRow) -> int:
     """Like :func:`node_tokens` but, for a big node not counted yet, scaled up from its first
     ``SAMPLE_CHARS`` characters: a search listing ten 100 KB tool outputs must not count 1 MB of text.
     For display only; budgets use :func:`node_tokens`.  A node stored with its count (every node written
@@ -135,7 +135,7 @@ def _preview_by_lines(text: str, chars: int) -> str:
     return first if len(first) <= chars else first[:chars - 1] + "…"
 
 
-def ref(app: App, node: NodeRow, **extra: Any) -> NodeRef:
+def ref(app: Context, node: NodeRow, **extra: Any) -> NodeRef:
     lines = line_range(node)
     return NodeRef(id=node.id, kind=node.kind, status=node.status, source_uri=node.source_uri,
                    created_at=node.created_at, tokens=node_tokens_estimate(app, node),
@@ -186,7 +186,7 @@ def outline_by_lines(text: str, limit: int = 8, crop: int = 160) -> str:
     return "\n".join(out)
 
 
-def require_node(app: App, node_id: str) -> NodeRow:
+def require_node(app: Context, node_id: str) -> NodeRow:
     node_id = (node_id or "").strip()
     if not node_id:
         raise ValueError("node_id is empty; pass an id from search, recent or a wrapped tool's result")

@@ -22,7 +22,7 @@ word found in 300k of 1M nodes costs 0.15-1.4 s.  memtree bounds the work instea
    one-word query can be bm25-ranked on a 100k store and recency-ranked on a 1M one; that is the price
    of a latency that does not grow with the store.  When only *some* terms are very common, the others
    rank (bm25 over them) and the very common ones must still match: each candidate is checked with one
-   seek into their match lists (``_matching``), since scoring them would read those lists whole (~13 ms
+   seek into their match lists (``Store.rowids_matching``), since scoring them would read those lists whole (~13 ms
    for a term in 200k of 1M nodes) for a weight that is small beside the rarer terms'.
 4. The window is ranked without joining ``nodes`` (a random page read per candidate on a big store); only
    the best few are checked against the filters.  When a filter (kind, path, time, a non-default status)
@@ -55,10 +55,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from memtree_core.store import KINDS, NODE_COLUMNS, row_to_node, source_uri
-from memtree_core.store.symbols import SYMBOL_WEIGHT
+from memtree_core.store import KINDS, source_uri
+from memtree_core.store.node_filter import NodeFilter
 from memtree_plugins.retrieval.models import SearchHit, SearchResult
 from memtree_plugins.retrieval.nodes import line_range, node_tokens_estimate, parse_statuses, preview
 from memtree_plugins.retrieval.query import ParsedQuery, Term, parse
@@ -67,7 +67,7 @@ from memtree_plugins.retrieval.snippets import snippets
 from memtree_plugins.retrieval.when import parse_time
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.store import NodeRow, Store
     from memtree_core.types import Retriever
 
@@ -82,20 +82,12 @@ DF_BM25_MAX = 100_000  # above this many matches a term's idf count costs more t
 DF_PROBE = 256
 MAX_WINDOW = 32_000
 MAX_LIMIT = 200
-# Column weights (id, content, symbols): a definition's name outweighs any number of uses in body text.
-BM25 = f"bm25(f.nodes_fts, 0.0, 1.0, {SYMBOL_WEIGHT})"
 DEF_CANDIDATES = 100  # chunks naming a one-word query in their symbols, sorted by how they define it
 
 @dataclass(frozen=True)
-class Filters:
-    """What a hit must satisfy besides matching the query.  ``status`` None means any status."""
-
-    kinds: tuple[str, ...] | None = None
-    statuses: tuple[str, ...] | None = ("live",)
-    path_prefix: str | None = None
-    since: int | None = None  # created_at >= since (epoch ms)
-    until: int | None = None  # created_at < until
-    parent_id: str | None = None
+class Filters(NodeFilter):
+    """What a hit must satisfy besides matching the query (the store's :class:`NodeFilter`, built from the
+    tool's arguments).  ``status`` None means any status."""
 
     @classmethod
     def build(cls, *, kind: str | None = None, status: str | None = "live", path_prefix: str | None = None,
@@ -111,34 +103,6 @@ class Filters:
             raise ValueError("'until' is not after 'since'; the time range is empty")
         return cls(kinds or None, parse_statuses(status), _uri_prefix(path_prefix, project_root),
                    since_ms, until_ms, (parent_id or "").strip() or None)
-
-    def sql(self) -> tuple[str, list[Any]]:
-        """A WHERE fragment over ``nodes n`` and its parameters."""
-        parts: list[str] = []
-        params: list[Any] = []
-        if self.statuses:
-            parts.append(f"n.status IN ({','.join('?' * len(self.statuses))})")
-            params += self.statuses
-        if self.kinds:
-            parts.append(f"n.kind IN ({','.join('?' * len(self.kinds))})")
-            params += self.kinds
-        if self.path_prefix:
-            parts.append("n.source_uri >= ? AND n.source_uri < ?")
-            params += [self.path_prefix, self.path_prefix + "\U0010ffff"]
-        if self.since is not None:
-            parts.append("n.created_at >= ?")
-            params.append(self.since)
-        if self.until is not None:
-            parts.append("n.created_at < ?")
-            params.append(self.until)
-        if self.parent_id:
-            parts.append("n.parent_id = ?")
-            params.append(self.parent_id)
-        return (" AND ".join(parts) or "1"), params
-
-    def restrictive(self) -> bool:
-        return bool(self.kinds or self.path_prefix or self.since or self.until or self.parent_id
-                    or (self.statuses and set(self.statuses) != {"live"}))
 
 
 def _uri_prefix(path: str | None, root: Path | None) -> str | None:
@@ -165,11 +129,10 @@ class _Ranked:
 def _heavy(store: Store, term: Term, top_rowid: int) -> bool:
     """Does ``term`` match more than ``DF_BM25_MAX`` nodes?  Estimated from how densely it occurs among
     the newest rows (an O(``DF_PROBE``) walk), because an exact count is O(matches)."""
-    row = store.query_one("SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY rowid DESC "
-                          "LIMIT 1 OFFSET ?", (term.fts, DF_PROBE - 1))
-    if row is None:
+    nth = store.nth_newest_match(term.fts, DF_PROBE)
+    if nth is None:
         return False
-    return DF_PROBE * top_rowid / max(1, top_rowid - int(row[0]) + 1) > DF_BM25_MAX
+    return DF_PROBE * top_rowid / max(1, top_rowid - nth + 1) > DF_BM25_MAX
 
 
 def _rank(store: Store, expr: str, filters: Filters, limit: int, exclude: set[int],
@@ -177,12 +140,6 @@ def _rank(store: Store, expr: str, filters: Filters, limit: int, exclude: set[in
     """Rank the matches of ``expr`` that pass ``filters`` (bm25, or newest first when ``by_recency``),
     over at most a window of the newest matches.  ``require``: an expression each hit must also match, that
     takes no part in the score (very common terms, see 3. above)."""
-    where, params = filters.sql()
-    rng_sql, rng_params = "", []
-    if rowid_range is not None:
-        rng_sql, rng_params = " AND rowid BETWEEN ? AND ?", list(rowid_range)
-    f_rng = rng_sql.replace("rowid", "f.rowid")
-    score_sql, order_sql = ("0.0", "f.rowid DESC") if by_recency else (BM25, "2, f.rowid DESC")
     window = max(WINDOW, limit * PER_HIT)
     if by_recency and filters.restrictive():
         # Newest first streams from FTS5 and stops at LIMIT: one pass over the widest window costs no
@@ -190,25 +147,18 @@ def _rank(store: Store, expr: str, filters: Filters, limit: int, exclude: set[in
         window = MAX_WINDOW
     want = limit + len(exclude)
     while True:
-        cutoff = store.query_one(
-            f"SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?{rng_sql} ORDER BY rowid DESC "
-            f"LIMIT 1 OFFSET ?", [expr, *rng_params, window - 1])
-        lo_sql, lo_params = "", []
-        if cutoff is not None:
-            lo_sql, lo_params = " AND f.rowid >= ?", [cutoff[0]]
-        head = f"SELECT f.rowid, {score_sql} FROM nodes_fts f"
-        match = f"f.nodes_fts MATCH ?{f_rng}{lo_sql}"
+        cutoff = store.nth_newest_match(expr, window, rowid_range)  # only the window's matches are ranked
         rows = None
         if not filters.restrictive():
             # Fast path: rank without joining nodes (a random page read per candidate on a big store),
             # then check the status (and the required terms) of the few best only, more when too few pass.
             extra = want * 2 + 10
             while True:
-                top = store.query(f"{head} WHERE {match} ORDER BY {order_sql} LIMIT ?",
-                                  [expr, *rng_params, *lo_params, extra])
-                ok = _passing(store, [r for r, _ in top], where, params)
+                top = store.rank_matches(expr, extra, by_recency=by_recency, rowid_range=rowid_range,
+                                         min_rowid=cutoff)
+                ok = store.rowids_passing([r for r, _ in top], filters)
                 if require is not None:
-                    ok &= _matching(store, require, [r for r, _ in top if r in ok])
+                    ok &= store.rowids_matching(require, [r for r, _ in top if r in ok])
                 rows = [(r, sc) for r, sc in top if r in ok]
                 if len(rows) >= want or len(top) < extra or require is None or extra >= window:
                     break
@@ -217,42 +167,14 @@ def _rank(store: Store, expr: str, filters: Filters, limit: int, exclude: set[in
                 rows = None  # too many filtered out: take the exact (joined) path
         if rows is None:
             full = expr if require is None else f"{expr} AND {require}"
-            rows = store.query(
-                f"{head} CROSS JOIN nodes n ON n.rowid = f.rowid WHERE {match} AND {where} "
-                f"ORDER BY {order_sql} LIMIT ?", [full, *rng_params, *lo_params, *params, want])
+            rows = store.rank_matches(full, want, by_recency=by_recency, rowid_range=rowid_range,
+                                      min_rowid=cutoff, where=filters)
         got = [(r, -sc) for r, sc in rows if r not in exclude][:limit]
         if cutoff is None:
             return _Ranked(got, False, 0)
         if len(got) >= limit or window >= MAX_WINDOW or not filters.restrictive():
             return _Ranked(got, True, window)
         window *= 4
-
-
-def _passing(store: Store, rowids: list[int], where: str, params: list[Any]) -> set[int]:
-    if not rowids:
-        return set()
-    marks = ",".join("?" * len(rowids))
-    return {r for (r,) in store.query(f"SELECT n.rowid FROM nodes n WHERE n.rowid IN ({marks}) AND {where}",
-                                      [*rowids, *params])}
-
-
-def _matching(store: Store, expr: str, rowids: list[int]) -> set[int]:
-    """Which of ``rowids`` match ``expr``: one seek into its match list per row, never a read of all of it."""
-    if not rowids:
-        return set()
-    found: set[int] = set()
-    for i in range(0, len(rowids), 500):
-        part = rowids[i:i + 500]
-        found.update(r for (r,) in store.query(
-            f"SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ? AND rowid IN ({','.join('?' * len(part))})",
-            [expr, *part]))
-    return found
-
-
-def _bounded_count(store: Store, term: Term, cap: int) -> int:
-    row = store.query_one("SELECT count(*) FROM (SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ? LIMIT ?)",
-                          (term.fts, cap))
-    return int(row[0]) if row else 0
 
 
 def _definitions(store: Store, pq: ParsedQuery, filters: Filters, limit: int,
@@ -267,33 +189,25 @@ def _definitions(store: Store, pq: ParsedQuery, filters: Filters, limit: int,
         return []
     term, word = pq.terms[0], pq.raw.strip()
     expr, want = f"symbols : {term.fts}", max(limit, DEF_CANDIDATES)
-    rng_sql, rng_params = ("", []) if rowid_range is None else (" AND rowid BETWEEN ? AND ?", list(rowid_range))
     # Usually few chunks name the word (a common word of prose names no definition): read them all in one
     # pass and score only those that define it.  Only when more name it does bm25 pick the candidates:
     # first the chunks whose symbols text starts with the word (their own name is the word: a type that
     # hundreds of methods and impl blocks also carry, ``Bytes``, is among these however long its body),
     # then the best of all that carry it (members of a class kept whole).
-    named = [r for (r,) in store.query(f"SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?{rng_sql} "
-                                       "ORDER BY rowid DESC LIMIT ?", [expr, *rng_params, want + 1])]
+    named = store.newest_matches(expr, want + 1, rowid_range)
     few = len(named) <= want
     if few:
-        where, params = filters.sql()
-        found = [(r, 0.0) for r in sorted(_passing(store, named, where, params))]
+        found = [(r, 0.0) for r in sorted(store.rowids_passing(named, filters))]
     else:
         found = _rank(store, f"symbols : ^{term.fts}", filters, want, set(), rowid_range).rowids
         seen = {r for r, _ in found}
         found += [(r, sc) for r, sc in _rank(store, expr, filters, want, seen, rowid_range).rowids]
     if not found:
         return []
-    marks = ",".join("?" * len(found))
-    rows = store.query(f"SELECT rowid, symbols, json_extract(metadata, '$.kind') = 'impl' FROM nodes "
-                       f"WHERE rowid IN ({marks})", [r for r, _ in found])
-    texts = {r: (text or "", bool(impl)) for r, text, impl in rows}
+    texts = store.symbols_of([r for r, _ in found])
     if few:  # bm25 for the chunks that define the word, to order those of a tier
         defining = [r for r, _ in found if r in texts and _defines(texts[r][0], word, term.text) is not None]
-        found = [(r, -sc) for r, sc in store.query(
-            f"SELECT f.rowid, {BM25} FROM nodes_fts f WHERE f.nodes_fts MATCH ? AND f.rowid IN "
-            f"({','.join('?' * len(defining))})", [expr, *defining])] if defining else []
+        found = [(r, -sc) for r, sc in store.bm25_of(expr, defining)] if defining else []
     # Within a tier, a type's own definition comes before its impl blocks (Rust: ``struct Bytes`` and the
     # many ``impl Trait for Bytes`` that carry the same name).
     tiered = sorted(((tier, texts[r][1], -sc, r) for r, sc in found if r in texts
@@ -336,7 +250,7 @@ def _above(first: list[tuple[int, float]], rest: list[tuple[int, float]]) -> lis
     return [(r, s + shift) for r, s in first]
 
 
-def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters, marked: bool = True) -> SearchResult:
+def keyword_search(app: Context, pq: ParsedQuery, limit: int, filters: Filters, marked: bool = True) -> SearchResult:
     """Keyword hits, best first; ``marked``: with snippets (a caller that keeps only ids and scores, such as
     hybrid search's fusion, skips them)."""
     store = app.store
@@ -345,16 +259,14 @@ def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters, mark
     notes = result.notes
     rowid_range: tuple[int, int] | None = None
     if filters.parent_id:
-        row = store.query_one("SELECT min(rowid), max(rowid) FROM nodes WHERE parent_id = ?",
-                              (filters.parent_id,))
-        if not row or row[0] is None:
+        rowid_range = store.children_rowid_range(filters.parent_id)
+        if rowid_range is None:
             notes.append(f"node {filters.parent_id} has no children")
             return result
-        rowid_range = (int(row[0]), int(row[1]))
 
     with store.lock:  # one consistent view for the probe, the ranking and the snippets
         and_expr = pq.all_of()
-        top = int((store.query_one("SELECT max(rowid) FROM nodes") or (0,))[0] or 0)
+        top = store.newest_rowid()
         heavy = tuple(t for t in pq.terms if _heavy(store, t, top))
         by_recency = len(heavy) == len(pq.terms)
         # Some terms very common, some not: the others rank, the very common ones only have to match
@@ -373,7 +285,7 @@ def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters, mark
                                                      [*_above(defined, ranked.rowids), *ranked.rowids]]
         approximate, candidates = ranked.approximate, ranked.candidates
         if len(picked) < limit and len(pq.terms) > 1:
-            counts = {t: _bounded_count(store, t, WINDOW) for t in pq.terms}
+            counts = {t: store.count_matches_upto(t.fts, WINDOW) for t in pq.terms}
             selective = tuple(t for t in pq.terms if counts[t] < WINDOW)
             or_terms = selective if selective else pq.terms
             dropped = [t.text for t in pq.terms if t not in or_terms]
@@ -387,7 +299,7 @@ def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters, mark
             picked += [(r, s, or_expr, "some") for r, s in more.rowids]
             approximate = approximate or more.approximate
             candidates = max(candidates, more.candidates)
-        nodes = _nodes_by_rowid(store, [r for r, *_ in picked])
+        nodes = store.nodes_by_rowid([r for r, *_ in picked])
         marks = snippets(store, [(r, expr, nodes[r].content) for r, _s, expr, _m in picked if r in nodes],
                          pq.terms) if marked else {}
 
@@ -400,15 +312,7 @@ def keyword_search(app: App, pq: ParsedQuery, limit: int, filters: Filters, mark
     return result
 
 
-def _nodes_by_rowid(store: Store, rowids: list[int]) -> dict[int, NodeRow]:
-    if not rowids:
-        return {}
-    marks = ",".join("?" * len(rowids))
-    return {n.rowid: n for n in map(row_to_node, store.query(
-        f"SELECT {NODE_COLUMNS} FROM nodes WHERE rowid IN ({marks})", rowids))}
-
-
-def _hit(app: App, node: NodeRow, score: float, snippet: str, matched: str) -> SearchHit:
+def _hit(app: Context, node: NodeRow, score: float, snippet: str, matched: str) -> SearchHit:
     lines = line_range(node)
     first = preview(node.content)
     return SearchHit(id=node.id, kind=node.kind, status=node.status, source_uri=node.source_uri,
@@ -424,22 +328,22 @@ class KeywordRetriever:
     name = "keyword"
     fuse = False  # hybrid search starts from it; it is not fused twice
 
-    def available(self, app: App) -> tuple[bool, str]:
+    def available(self, app: Context) -> tuple[bool, str]:
         return True, ""
 
-    def result(self, app: App, query: str, limit: int, filters: Filters) -> SearchResult:
+    def result(self, app: Context, query: str, limit: int, filters: Filters) -> SearchResult:
         return keyword_search(app, parse(query), limit, filters)
 
-    def retrieve(self, app: App, query: str, limit: int, filters: Filters) -> list[tuple[str, float]]:
+    def retrieve(self, app: Context, query: str, limit: int, filters: Filters) -> list[tuple[str, float]]:
         return [(h.id, h.score) for h in keyword_search(app, parse(query), limit, filters, marked=False).hits]
 
 
-def modes(app: App) -> list[str]:
+def modes(app: Context) -> list[str]:
     """Every mode ``search`` accepts here: the built-in names and each registered retriever's."""
     return list(dict.fromkeys((*MODES, *app.plugins.retrievers.names())))
 
 
-def _retriever(app: App, name: str) -> Retriever:
+def _retriever(app: Context, name: str) -> Retriever:
     found = app.plugins.retrievers.get(name)
     if found is not None:
         return found
@@ -448,12 +352,12 @@ def _retriever(app: App, name: str) -> Retriever:
     raise ValueError(f"search mode '{name}' is not available yet: {why}; use mode='keyword'")
 
 
-def _fusing(app: App) -> list[Retriever]:
+def _fusing(app: Context) -> list[Retriever]:
     """The retrievers ``hybrid`` fuses with keyword, in precedence order."""
     return [r for r in app.plugins.retrievers.ranked() if getattr(r, "fuse", False) and r.name != "keyword"]
 
 
-def auto_mode(app: App) -> tuple[str, str]:
+def auto_mode(app: Context) -> tuple[str, str]:
     """'hybrid' when semantic search can run on this store (spec §5's default), else 'keyword' and why."""
     import time
 
@@ -476,7 +380,7 @@ def auto_mode(app: App) -> tuple[str, str]:
     return decision
 
 
-def search(app: App, query: str, mode: str = "auto", limit: int = 10,
+def search(app: Context, query: str, mode: str = "auto", limit: int = 10,
            filters: Filters | None = None) -> SearchResult:
     """Search the store; see the module docstring for how ranking stays bounded.
 
@@ -525,7 +429,7 @@ def search(app: App, query: str, mode: str = "auto", limit: int = 10,
     return _fused(app, pq, mode, limit, lists)
 
 
-def _single(app: App, retriever: Retriever, pq: ParsedQuery, limit: int, filters: Filters) -> SearchResult:
+def _single(app: Context, retriever: Retriever, pq: ParsedQuery, limit: int, filters: Filters) -> SearchResult:
     """One retriever's hits; one that builds its own result (keyword: snippets, notes) gives that."""
     result = getattr(retriever, "result", None)
     if callable(result):
@@ -533,7 +437,7 @@ def _single(app: App, retriever: Retriever, pq: ParsedQuery, limit: int, filters
     return _fused(app, pq, retriever.name, limit, {retriever.name: retriever.retrieve(app, pq.raw, limit, filters)})
 
 
-def _fused(app: App, pq: ParsedQuery, mode: str, limit: int,
+def _fused(app: Context, pq: ParsedQuery, mode: str, limit: int,
            lists: dict[str, list[tuple[str, float]]]) -> SearchResult:
     if len(lists) == 1:
         ((_, ranked),) = lists.items()

@@ -4,8 +4,8 @@ FTS5's ``snippet()`` tokenizes a hit's whole body (porter stemming included) to 
 ~1 ms for a 100 KB tool output, so ten such hits cost more than the search.  A body up to ``WHOLE_CHARS``
 still gets ``snippet()`` over the indexed row.  A longer one gets it over a window of ``WINDOW_CHARS``
 around the first place a query word occurs, found by a plain case-insensitive scan (a few us for 100 KB),
-indexed in a one-row in-memory FTS5 table with the store's tokenizer, so the marks and the fragment are made
-by the same rules.  When the scan finds no word there (a match through stemming or diacritics the scan does
+indexed in a scratch FTS5 table with the store's tokenizer (``Store.text_snippets``), so the marks and the
+fragment are made by the same rules.  When the scan finds no word there (a match through stemming or diacritics the scan does
 not see), the whole body is used as before: correct first, fast in the usual case.
 """
 
@@ -25,9 +25,7 @@ WINDOW_CHARS = 2048  # the window around the first match of a longer body
 BEFORE_CHARS = 512  # of which this much comes before the match
 MIN_PREFIX = 4  # a word is also looked for without up to 3 final letters (retries -> retr, for "retry")
 SCAN_TERMS = 8  # query terms looked for in one big body
-# Must stay the tokenizer of nodes_fts (memtree_core/store/schema.py, migration 4).
-TOKENIZE = "porter unicode61 remove_diacritics 2"
-_TABLE = "temp.memtree_snippet"
+MARKS = (OPEN, CLOSE, ELLIPSIS, SNIPPET_TOKENS)
 _BLANK = re.compile(r"\s")
 
 
@@ -45,10 +43,7 @@ def snippets(store: Store, hits: list[tuple[int, str, str]], terms: tuple[Term, 
         if not out.get(rowid):
             rest.setdefault(expr, []).append(rowid)
     for expr, rowids in rest.items():
-        found = dict(store.query(
-            f"SELECT rowid, snippet(nodes_fts, 1, '{OPEN}', '{CLOSE}', '{ELLIPSIS}', {SNIPPET_TOKENS}) "
-            f"FROM nodes_fts WHERE nodes_fts MATCH ? AND rowid IN ({','.join('?' * len(rowids))})",
-            [expr, *rowids]))
+        found = store.indexed_snippets(expr, rowids, MARKS)
         out.update((r, (found.get(r) or "").strip()) for r in rowids)
     return out
 
@@ -96,18 +91,7 @@ def _first_match_re(content: str, terms: tuple[Term, ...]) -> int | None:
 
 def _window_snippets(store: Store, expr: str, windows: dict[int, tuple[int, int, str]]) -> dict[int, str]:
     """``snippet()`` over each window ``(start, end, body)``; a window with no match of ``expr`` is left out."""
-    conn = store.conn
-    with store.lock:
-        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {_TABLE} USING fts5(content, tokenize='{TOKENIZE}')")
-        conn.execute(f"DELETE FROM {_TABLE}")
-        conn.executemany(f"INSERT INTO {_TABLE}(rowid, content) VALUES (?, ?)",
-                         [(r, body[a:b]) for r, (a, b, body) in windows.items()])
-        try:
-            rows = conn.execute(
-                f"SELECT rowid, snippet(memtree_snippet, 0, '{OPEN}', '{CLOSE}', '{ELLIPSIS}', {SNIPPET_TOKENS}) "
-                f"FROM {_TABLE} WHERE memtree_snippet MATCH ?", (expr,)).fetchall()
-        finally:
-            conn.execute(f"DELETE FROM {_TABLE}")
+    rows = store.text_snippets(expr, {r: body[a:b] for r, (a, b, body) in windows.items()}, MARKS)
     out = {}
     for rowid, text in rows:
         found = (text or "").strip()

@@ -20,7 +20,7 @@ from memtree_core.registry import Register
 from memtree_core.types import OutputReplacer, Selector
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
 
 
 @hookimpl(trylast=True)
@@ -47,7 +47,7 @@ def memtree_register_output_replacers(register: Register[OutputReplacer]) -> Non
 
 
 @hookimpl(trylast=True)
-def memtree_daemon_started(app: App) -> None:
+def memtree_daemon_started(app: Context) -> None:
     # The first replacement must not pay for opening the store and compiling the redaction rules: the
     # synchronous hook waits for it at most capture.replace.timeoutMs.
     if app.settings.capture.replace.enabled:

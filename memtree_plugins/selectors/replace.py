@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from memtree_core.types import Replacement, Selector
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
 
 log = logging.getLogger("memtree.replace")
 
@@ -38,7 +38,7 @@ TOOLS = ("Bash", "Grep")
 
 
 # -- choosing a selector --------------------------------------------------------------------------------------
-def selectors_for(app: App, tool: str, command: str) -> list[Selector]:
+def selectors_for(app: Context, tool: str, command: str) -> list[Selector]:
     """The selectors matching this output in precedence order (Registry.ranked: priority, then pluggy's
     call order).  The first one cuts; the last one (the built-in ``generic``, which matches everything at
     priority 0) stands in for one that fails.  None: no selector plugin, so no replacement."""
@@ -52,7 +52,7 @@ def selectors_for(app: App, tool: str, command: str) -> list[Selector]:
     return matching
 
 
-def selector_for(app: App, tool: str, command: str) -> Selector | None:
+def selector_for(app: Context, tool: str, command: str) -> Selector | None:
     matching = selectors_for(app, tool, command)
     return matching[0] if matching else None
 
@@ -61,7 +61,7 @@ class NoCut(Exception):
     """Neither the chosen selector nor its stand-in kept the text within the budget."""
 
 
-def cut(app: App, selectors: list[Selector], text: str, budget: int) -> str:
+def cut(app: Context, selectors: list[Selector], text: str, budget: int) -> str:
     """The first selector's ``select`` held to the budget; one that overshoots or fails gives way to the
     last (lowest-precedence) matching one.  Raises :class:`NoCut` when that fails too."""
     count = app.count_tokens
@@ -106,7 +106,7 @@ def _shares(sizes: dict[str, int], room: int) -> dict[str, int]:
     return out
 
 
-def build(app: App, payload: dict[str, Any], node_id: str, *, truncated: bool = False) -> Outcome:
+def build(app: Context, payload: dict[str, Any], node_id: str, *, truncated: bool = False) -> Outcome:
     """The replacement for one captured payload whose whole output is node ``node_id``; never raises."""
     try:
         return _build(app, payload, node_id, truncated)
@@ -115,7 +115,7 @@ def build(app: App, payload: dict[str, Any], node_id: str, *, truncated: bool = 
         return Outcome(None, f"error:{type(exc).__name__}")
 
 
-def _build(app: App, payload: dict[str, Any], node_id: str, truncated: bool) -> Outcome:
+def _build(app: Context, payload: dict[str, Any], node_id: str, truncated: bool) -> Outcome:
     settings = app.settings.capture.replace
     tool = payload.get("tool_name") if isinstance(payload.get("tool_name"), str) else "?"
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
@@ -212,7 +212,7 @@ def _command(tool: str, payload: dict[str, Any]) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _cut_fields(app: App, selectors: list[Selector], fields: dict[str, str], sizes: dict[str, int],
+def _cut_fields(app: Context, selectors: list[Selector], fields: dict[str, str], sizes: dict[str, int],
                 room: int) -> dict[str, str]:
     shares = _shares(sizes, max(room, 0))
     out: dict[str, str] = {}
@@ -231,13 +231,13 @@ def _cut_fields(app: App, selectors: list[Selector], fields: dict[str, str], siz
     return out
 
 
-def _redacted(app: App, text: str) -> str:
+def _redacted(app: Context, text: str) -> str:
     # The slice shows what the node holds: secrets were redacted there, so they are here too.
     return app.redact(text)[0] if text else text
 
 
 # -- accounting -----------------------------------------------------------------------------------------------
-def account(app: App, outcome: Outcome) -> None:
+def account(app: Context, outcome: Outcome) -> None:
     """Count one replacement the model actually received (the reply reached a waiting hook)."""
     if outcome.output is None:
         return
@@ -258,15 +258,15 @@ class SliceReplacer:
 
     name = "slice"
 
-    def replace(self, app: App, payload: dict[str, Any], node_id: str, *, truncated: bool = False) -> Outcome:
+    def replace(self, app: Context, payload: dict[str, Any], node_id: str, *, truncated: bool = False) -> Outcome:
         return build(app, payload, node_id, truncated=truncated)
 
-    def delivered(self, app: App, outcome: Replacement) -> None:
+    def delivered(self, app: Context, outcome: Replacement) -> None:
         if isinstance(outcome, Outcome):
             account(app, outcome)
 
 
-def warm_up(app: App) -> None:
+def warm_up(app: Context) -> None:
     """Open the store and build one slice off the record, so the first real replacement is not the slow one
     (the synchronous hook waits at most ``capture.replace.timeoutMs``)."""
     try:

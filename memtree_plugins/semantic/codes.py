@@ -57,8 +57,7 @@ def ensure(store: Store, c: Any) -> None:
         c.execute(sql)
     c.execute(f"INSERT OR REPLACE INTO {TABLE} (node_rowid, seq, code) SELECT n.rowid, 1, "
               f"vec_quantize_binary(v.embedding) FROM nodes_vec v JOIN nodes n ON n.id = v.id")
-    c.execute("INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-              (META_KEY,))
+    store.set_meta(META_KEY, "1")
 
 
 def rebuild(store: Store) -> int:

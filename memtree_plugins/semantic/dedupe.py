@@ -14,11 +14,14 @@ Bounded per run: it checks at most ``PER_RUN`` embedded nodes, resuming where th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtree_plugins.semantic import codes, vectors
 from memtree_plugins.semantic.sameness import same_code
 from memtree_plugins.semantic.settings import semantic_settings
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 THRESHOLD = 0.97
 PER_RUN = 500
@@ -32,13 +35,13 @@ class Dedupe:
     name = "dedupe"
     trigger = "interval"
 
-    def interval_s(self, app: Any) -> float:
+    def interval_s(self, app: Context) -> float:
         return semantic_settings(app).walkers.dedupe_interval_ms / 1000
 
-    def has_work(self, app: Any) -> bool:
+    def has_work(self, app: Context) -> bool:
         return app.store.vector.available
 
-    def run(self, app: Any) -> dict[str, int]:
+    def run(self, app: Context) -> dict[str, int]:
         store = app.store
         counts = {"checked": 0, "superseded": 0, "similar": 0}
         if not store.vector.available:
@@ -49,9 +52,7 @@ class Dedupe:
         model, dim, _n = models[0]
         codes.warm(store)
         cursor = int(store.get_meta(CURSOR) or 0)
-        rows = store.query("SELECT v.rowid, v.id, v.embedding, n.kind, n.source_uri, n.created_at FROM nodes_vec v "
-                           "JOIN nodes n ON n.id = v.id WHERE v.rowid > ? AND n.status = 'live' "
-                           "ORDER BY v.rowid LIMIT ?", (cursor, PER_RUN))
+        rows = vectors.live_vectors_after(store, cursor, PER_RUN)
         last = cursor
         for vrow, node_id, blob, kind, uri, created in rows:
             last = vrow
@@ -74,14 +75,12 @@ class Dedupe:
         store.set_meta(CURSOR, str(last))
         return counts
 
-    def _copies(self, app: Any, node_id: str, dups: list[tuple[str, float]],
+    def _copies(self, app: Context, node_id: str, dups: list[tuple[str, float]],
                 counts: dict[str, int]) -> list[tuple[str, float]]:
         """Keep the neighbours whose text is a copy of the node's; link the others as ``similar``."""
         store = app.store
         ids = [node_id, *(i for i, _ in dups)]
-        marks = ",".join("?" * len(ids))
-        rows = {r[0]: r[1:] for r in store.query(
-            f"SELECT id, content, metadata, source_uri FROM nodes WHERE id IN ({marks})", ids)}
+        rows = {i: (n.content, n.metadata, n.source_uri) for i, n in store.get_nodes(ids).items()}
         if node_id not in rows:
             return []
         copies = []
@@ -90,13 +89,12 @@ class Dedupe:
                 copies.append((other, sim))
             elif other in rows:
                 a, b = sorted((node_id, other))
-                if store.query_one("SELECT 1 FROM edges WHERE src_id = ? AND dst_id = ? AND kind = 'similar'",
-                                   (a, b)) is None:
+                if not store.has_edge(a, b, "similar"):
                     store.add_edge(a, b, "similar")
                     counts["similar"] += 1
         return copies
 
-    def _merge(self, app: Any, node_id: str, created: int, dups: list[tuple[str, float]]) -> int:
+    def _merge(self, app: Context, node_id: str, created: int, dups: list[tuple[str, float]]) -> int:
         store = app.store
         group = store.get_nodes([node_id, *(i for i, _ in dups)])
         live = [n for n in group.values() if n.status == "live"]
@@ -117,16 +115,14 @@ class Dedupe:
         return merged
 
 
-def restore(app: Any, node_id: str) -> str:
+def restore(app: Context, node_id: str) -> str:
     """Undo a merge: ``superseded`` -> ``live`` and drop the ``supersedes`` edges pointing at the node.
     Returns a one-line account.  Raises KeyError for an unknown node, IllegalTransition if not superseded."""
     store = app.store
-    with store.tx() as c:
+    with store.tx():
         if store.get_node(node_id) is None:
             raise KeyError(f"no node {node_id}")
         store.transition([node_id], "live", "restored: false merge undone")
-        newer = [s for (s,) in c.execute("SELECT src_id FROM edges WHERE dst_id = ? AND kind = 'supersedes'",
-                                         (node_id,))]
-        c.execute("DELETE FROM edges WHERE dst_id = ? AND kind = 'supersedes'", (node_id,))
+        newer = store.remove_edges_to(node_id, "supersedes")
     store.bump("walker:dedupe:restored")
     return f"{node_id} is live again" + (f" (was superseded by {', '.join(newer)})" if newer else "")

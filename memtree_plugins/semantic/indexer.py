@@ -8,18 +8,20 @@ models: when the store holds vectors of another model it does nothing and says `
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtree_plugins.semantic import codes, vectors
 from memtree_plugins.semantic.embedding_text import TEXT_VERSION, TEXT_VERSION_KEY, embedding_text
 from memtree_plugins.semantic.settings import semantic_settings
 
+if TYPE_CHECKING:
+    from memtree_core.context import Context
+
 MAX_BATCHES = 8
 
 
 def set_gauge(store: Any, name: str, value: int) -> None:
-    store.execute("INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET "
-                  "value = excluded.value", (name, int(value)))
+    store.set_counter(name, value)
 
 
 def note_reason(store: Any, walker: str, reason: str) -> None:
@@ -31,18 +33,16 @@ class EmbeddingIndexer:
     name = "embedding_indexer"
     trigger = "idle"
 
-    def interval_s(self, app: Any) -> float:
+    def interval_s(self, app: Context) -> float:
         return semantic_settings(app).walkers.embedding_idle_ms / 1000
 
-    def has_work(self, app: Any) -> bool:
+    def has_work(self, app: Context) -> bool:
         store = app.store
         if not store.vector.available:
             return False
-        row = store.query_one("SELECT 1 FROM nodes n WHERE n.status = 'live' AND NOT EXISTS "
-                              "(SELECT 1 FROM nodes_vec v WHERE v.id = n.id) LIMIT 1")
-        return row is not None and vectors.choose_embedder(app).ok
+        return vectors.has_backlog(store) and vectors.choose_embedder(app).ok
 
-    def run(self, app: Any) -> dict[str, int]:
+    def run(self, app: Context) -> dict[str, int]:
         store = app.store
         counts = {"embedded": 0, "swept": vectors.sweep_orphans(store)}
         if not store.vector.available:
@@ -58,12 +58,10 @@ class EmbeddingIndexer:
         try:
             if e.dim:
                 vectors.check_model(store, e.model, e.dim)
-            if store.get_meta(TEXT_VERSION_KEY) is None and store.query_one("SELECT 1 FROM nodes_vec LIMIT 1") is None:
+            if store.get_meta(TEXT_VERSION_KEY) is None and not vectors.has_vectors(store):
                 store.set_meta(TEXT_VERSION_KEY, TEXT_VERSION)  # a fresh store: every vector gets this text
             for _ in range(MAX_BATCHES):
-                rows = store.query("SELECT n.id, n.content, n.metadata FROM nodes n WHERE n.status = 'live' AND "
-                                   "NOT EXISTS (SELECT 1 FROM nodes_vec v WHERE v.id = n.id) ORDER BY n.rowid DESC "
-                                   "LIMIT ?", (batch,))
+                rows = vectors.newest_unembedded(store, batch)
                 if not rows:
                     break
                 # a contextual header (path, qualified name, signature, docstring) before the text

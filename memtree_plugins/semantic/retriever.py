@@ -6,16 +6,19 @@ is available; if not, the reason (``auto`` search then stays keyword and says it
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtree_plugins.semantic import vectors
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 
 class SemanticRetriever:
     name = "semantic"
     fuse = True  # hybrid search fuses its list with keyword's
 
-    def retrieve(self, app: Any, query: str, limit: int, filters: Any) -> list[tuple[str, float]]:
+    def retrieve(self, app: Context, query: str, limit: int, filters: Any) -> list[tuple[str, float]]:
         """(node_id, 1 - cosine distance) best first; raises ValueError with the reason when it cannot run
         (the search tool turns that into a clear tool error)."""
         where = filters.sql() if filters is not None else None
@@ -24,7 +27,7 @@ class SemanticRetriever:
         except vectors.SemanticUnavailable as exc:
             raise ValueError(f"semantic search is unavailable: {exc}") from exc
 
-    def available(self, app: Any) -> tuple[bool, str]:
+    def available(self, app: Context) -> tuple[bool, str]:
         """(True, '') or (False, why semantic search is not used on this store)."""
         store = app.store
         if not store.vector.available:

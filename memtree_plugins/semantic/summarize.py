@@ -11,32 +11,24 @@ at most ``MAX_INPUT`` children handed to a summarizer.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memtree_core.store import NODE_COLUMNS, row_to_node
 from memtree_plugins.semantic.settings import semantic_settings
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 log = logging.getLogger("memtree.summarizer")
 PER_RUN = 5
 MAX_INPUT = 200
 INTERVAL_S = 30.0
 
-DUE_SQL = """
-SELECT g.parent_id, g.n, g.newest FROM (
-    SELECT c.parent_id AS parent_id, count(*) AS n, max(c.created_at) AS newest FROM nodes c
-    WHERE c.status = 'live' AND c.kind != 'summary' AND c.parent_id IS NOT NULL GROUP BY c.parent_id
-) g WHERE g.n > ? AND NOT EXISTS (
-    SELECT 1 FROM nodes s WHERE s.parent_id = g.parent_id AND s.kind = 'summary' AND s.status = 'live'
-    AND s.created_at >= g.newest)
-ORDER BY g.newest DESC LIMIT ?"""
+
+def due_subtrees(app: Context, limit: int = PER_RUN) -> list[tuple[str, int]]:
+    return app.store.parents_due_a_summary(semantic_settings(app).walkers.summarizer_subtree_threshold, limit)
 
 
-def due_subtrees(app: Any, limit: int = PER_RUN) -> list[tuple[str, int]]:
-    rows = app.store.query(DUE_SQL, (semantic_settings(app).walkers.summarizer_subtree_threshold, limit))
-    return [(p, int(n)) for p, n, _ in rows]
-
-
-def pick_summarizers(app: Any) -> list[Any]:
+def pick_summarizers(app: Context) -> list[Any]:
     """Available summarizers in precedence order (``Registry.ranked``): third-party ones before the built-ins
     (anthropic, then extractive, which always is)."""
     out = []
@@ -54,23 +46,21 @@ class SummarizerWalker:
     name = "summarizer"
     trigger = "event"
 
-    def interval_s(self, app: Any) -> float:
+    def interval_s(self, app: Context) -> float:
         return INTERVAL_S
 
-    def has_work(self, app: Any) -> bool:
+    def has_work(self, app: Context) -> bool:
         return bool(due_subtrees(app, 1))
 
-    def run(self, app: Any) -> dict[str, int]:
+    def run(self, app: Context) -> dict[str, int]:
         counts: dict[str, int] = {"summaries": 0, "failed": 0}
         for parent_id, _n in due_subtrees(app):
             counts["summaries"] += self.summarize_subtree(app, parent_id, counts)
         return counts
 
-    def summarize_subtree(self, app: Any, parent_id: str, counts: dict[str, int]) -> int:
+    def summarize_subtree(self, app: Context, parent_id: str, counts: dict[str, int]) -> int:
         store = app.store
-        children = [row_to_node(r) for r in store.query(
-            f"SELECT {NODE_COLUMNS} FROM nodes WHERE parent_id = ? AND status = 'live' AND kind != 'summary' "
-            f"ORDER BY created_at DESC LIMIT ?", (parent_id, MAX_INPUT))]
+        children = store.newest_live_children(parent_id, MAX_INPUT, except_kind="summary")
         if not children:
             return 0
         newest = max(c.created_at for c in children)
@@ -85,15 +75,13 @@ class SummarizerWalker:
             break
         else:
             return 0
-        old = [i for (i,) in store.query("SELECT id FROM nodes WHERE parent_id = ? AND kind = 'summary' AND "
-                                         "status = 'live'", (parent_id,))]
+        old = store.live_children_ids(parent_id, "summary")
         with store.tx():
             node = store.insert_node("summary", text, parent_id=parent_id, status_="live", metadata={
                 "summarizer": summarizer.name, "summarized": len(children), "newest_child": newest})
             # The summary must count as fresh for children created in the same millisecond as it.
             if node.created_at < newest:
-                store.execute("UPDATE nodes SET created_at = ?, updated_at = ? WHERE id = ?",
-                              (newest, newest, node.id))
+                store.set_node_time(node.id, newest)
             for child in children:
                 store.add_edge(node.id, child.id, "summarizes")
             if old:

@@ -41,7 +41,7 @@ from memtree_plugins.semantic import codes
 from memtree_plugins.semantic.settings import semantic_settings
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.store import Store
     from memtree_core.types import Embedder
 
@@ -68,7 +68,7 @@ class EmbedderChoice:
         return self.embedder is not None
 
 
-def configured_model(app: App) -> str:
+def configured_model(app: Context) -> str:
     """``embeddingModel`` as the user set it; left unset it means ``auto`` (the spec's default,
     nomic-embed-text on Ollama, is still the first choice of ``auto``)."""
     own = semantic_settings(app)
@@ -77,13 +77,13 @@ def configured_model(app: App) -> str:
     return (own.embedding_model or AUTO).strip()
 
 
-def _configure(app: App, embedder: Any) -> None:
+def _configure(app: Context, embedder: Any) -> None:
     configure = getattr(embedder, "configure", None)
     if callable(configure):
         configure(app)
 
 
-def choose_embedder(app: App, store_models: list[tuple[str, int, int]] | None = None) -> EmbedderChoice:
+def choose_embedder(app: Context, store_models: list[tuple[str, int, int]] | None = None) -> EmbedderChoice:
     """The embedder ``embeddingModel`` names (by plugin name or model), or for ``"auto"``: the one whose
     model the store already holds, else the first available in precedence order (third-party ones, then
     Ollama, then the local model)."""
@@ -185,17 +185,15 @@ def ensure_index(store: Store, model: str, dim: int, *, create: bool = True) -> 
             for oftab, obtab in old:
                 c.execute(f"DROP TABLE IF EXISTS {oftab}")
                 c.execute(f"DROP TABLE IF EXISTS {obtab}")
-                c.execute("DELETE FROM meta WHERE key = ?", (f"vec_index:{oftab}",))
-        c.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
-                  "value = excluded.value", (f"vec_index:{ftab}", f"{model}\0{dim}"))
+                store.delete_meta(f"vec_index:{oftab}")
+        store.set_meta(f"vec_index:{ftab}", f"{model}\0{dim}")
         codes.ensure(store, c)
     return ftab, btab
 
 
 def _read_only(store: Store) -> bool:
     """A connection that cannot write (``memtree ui``'s): it searches without adding the codes."""
-    row = store.query_one("PRAGMA query_only")
-    return bool(row and row[0])
+    return store.is_read_only()
 
 
 def _insert_index_rows(c: Any, ftab: str, btab: str, rowid: int, unit_vec: Sequence[float]) -> None:
@@ -253,8 +251,8 @@ def put_vectors(store: Store, rows: Sequence[tuple[str, Sequence[float]]], model
         for node_id, vec in rows:
             if len(vec) != dim:
                 raise ValueError(f"embedder {model} returned {len(vec)} dims for node {node_id}, expected {dim}")
-            r = c.execute("SELECT rowid FROM nodes WHERE id = ?", (node_id,)).fetchone()
-            if r is None:
+            rowid = store.rowid_of(node_id)
+            if rowid is None:
                 continue
             blob = pack(vec)
             _drop_index_rows(store, c, [node_id])
@@ -262,7 +260,7 @@ def put_vectors(store: Store, rows: Sequence[tuple[str, Sequence[float]]], model
                       "VALUES (?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET embedding = excluded.embedding, "
                       "embedding_model = excluded.embedding_model, embedding_dim = excluded.embedding_dim, "
                       "embedded_at = excluded.embedded_at", (node_id, blob, model, dim, ts))
-            _insert_index_rows(c, ftab, btab, r[0], unit(vec))
+            _insert_index_rows(c, ftab, btab, rowid, unit(vec))
             written += 1
     return written
 
@@ -270,7 +268,7 @@ def put_vectors(store: Store, rows: Sequence[tuple[str, Sequence[float]]], model
 def _all_index_tables(store: Store) -> list[str]:
     """Every KNN table ever created (``ensure_index`` records each in ``meta``)."""
     out = []
-    for (key,) in store.query("SELECT key FROM meta WHERE key GLOB 'vec_index:*'"):
+    for key in store.meta_keys("vec_index:"):
         ftab = key.split(":", 1)[1]
         for fpre, bpre in LAYOUTS:
             if ftab.startswith(fpre):
@@ -281,8 +279,7 @@ def _all_index_tables(store: Store) -> list[str]:
 def _drop_index_rows(store: Store, c: Any, node_ids: Sequence[str]) -> None:
     for i in range(0, len(node_ids), 500):
         part = list(node_ids[i:i + 500])
-        marks = ",".join("?" * len(part))
-        rowids = [r for (r,) in c.execute(f"SELECT rowid FROM nodes WHERE id IN ({marks})", part)]
+        rowids = store.rowids_of(part)
         if not rowids:
             continue
         rm = ",".join("?" * len(rowids))
@@ -332,6 +329,51 @@ def backlog(store: Store) -> int:
     row = store.query_one("SELECT count(*) FROM nodes n WHERE n.status = 'live' AND NOT EXISTS "
                           "(SELECT 1 FROM nodes_vec v WHERE v.id = n.id)")
     return int(row[0]) if row else 0
+
+
+def has_backlog(store: Store) -> bool:
+    """Whether any live node has no vector yet."""
+    return store.query_one("SELECT 1 FROM nodes n WHERE n.status = 'live' AND NOT EXISTS "
+                           "(SELECT 1 FROM nodes_vec v WHERE v.id = n.id) LIMIT 1") is not None
+
+
+def has_vectors(store: Store) -> bool:
+    return store.query_one("SELECT 1 FROM nodes_vec LIMIT 1") is not None
+
+
+def vector_count(store: Store) -> int:
+    return int((store.query_one("SELECT count(*) FROM nodes_vec") or (0,))[0])
+
+
+def newest_unembedded(store: Store, limit: int) -> list[tuple[str, str, str]]:
+    """``(id, content, metadata)`` of up to ``limit`` live nodes without a vector, newest first."""
+    return store.query("SELECT n.id, n.content, n.metadata FROM nodes n WHERE n.status = 'live' AND "
+                       "NOT EXISTS (SELECT 1 FROM nodes_vec v WHERE v.id = n.id) ORDER BY n.rowid DESC "
+                       "LIMIT ?", (limit,))  # type: ignore[return-value]
+
+
+def live_to_reembed(store: Store, cursor: int, limit: int, *, model: str, dim: int,
+                    every: bool) -> list[tuple[str, str, str, int]]:
+    """``(id, content, metadata, rowid)`` of up to ``limit`` live nodes after rowid ``cursor`` whose vector is
+    missing or of another (model, dim), or all of them when ``every``."""
+    return store.query(  # type: ignore[return-value]
+        "SELECT n.id, n.content, n.metadata, n.rowid FROM nodes n LEFT JOIN nodes_vec v ON v.id = n.id "
+        "WHERE n.status = 'live' AND n.rowid > ? AND (? OR v.id IS NULL OR v.embedding_model != ? "
+        "OR v.embedding_dim != ?) ORDER BY n.rowid LIMIT ?", (cursor, int(every), model, dim, limit))
+
+
+def ids_of_other_models(store: Store, model: str, dim: int) -> list[str]:
+    """Nodes whose vector is not of (model, dim)."""
+    return [i for (i,) in store.query("SELECT id FROM nodes_vec WHERE embedding_model != ? OR embedding_dim != ?",
+                                      (model, dim))]
+
+
+def live_vectors_after(store: Store, cursor: int, limit: int) -> list[tuple[int, str, bytes, str, str, int]]:
+    """``(vector rowid, node id, embedding, kind, source_uri, created_at)`` of up to ``limit`` live nodes'
+    vectors after ``cursor`` in ``nodes_vec`` order (the near-duplicate walker's pass)."""
+    return store.query("SELECT v.rowid, v.id, v.embedding, n.kind, n.source_uri, n.created_at FROM nodes_vec v "
+                       "JOIN nodes n ON n.id = v.id WHERE v.rowid > ? AND n.status = 'live' "
+                       "ORDER BY v.rowid LIMIT ?", (cursor, limit))  # type: ignore[return-value]
 
 
 # -- KNN ----------------------------------------------------------------------------------------------
@@ -462,7 +504,7 @@ def _ranked_scan(store: Store, raw: bytes, cond: str, cond_params: list[Any], mo
     return [(i, float(d)) for i, d in rows]
 
 
-def embed_query(app: App, text: str) -> tuple[Embedder, list[float]]:
+def embed_query(app: Context, text: str) -> tuple[Embedder, list[float]]:
     """Embed a query with the chosen embedder, after checking the store's vectors match it."""
     require_vectors(app.store)
     models = stored_models(app.store)
@@ -477,7 +519,7 @@ def embed_query(app: App, text: str) -> tuple[Embedder, list[float]]:
     return e, vec
 
 
-def semantic_search(app: App, text: str, limit: int, *, kinds: Sequence[str] | None = None,
+def semantic_search(app: Context, text: str, limit: int, *, kinds: Sequence[str] | None = None,
                     statuses: Sequence[str] = ("live",), where: tuple[str, Sequence[Any]] | None = None,
                     ) -> list[tuple[str, float]]:
     """(node_id, similarity = 1 - cosine distance), best first.  Raises :class:`SemanticUnavailable`."""

@@ -14,7 +14,10 @@ import urllib.error
 import urllib.request
 from collections import deque
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 API_URL = "https://api.anthropic.com/v1/messages"
 API_VERSION = "2023-06-01"
@@ -40,11 +43,11 @@ class AnthropicSummarizer:
         self.model = "claude-haiku-4-5"
         self.per_minute = 20
         self.daily_cap = 200
-        self.app: Any = None
+        self.app: Context | None = None
         self._calls: deque[float] = deque()
         self._lock = threading.Lock()
 
-    def configure(self, app: Any) -> None:
+    def configure(self, app: Context) -> None:
         self.app = app
         self.environ = app.environ
         own = app.plugin_settings("summarizers")
@@ -67,7 +70,7 @@ class AnthropicSummarizer:
                 return False, f"rate limit of {self.per_minute}/min reached (summarizer.requestsPerMinute)"
         return True, ""
 
-    def summarize(self, nodes: Sequence[Any], app: Any) -> str:
+    def summarize(self, nodes: Sequence[Any], app: Context) -> str:
         body = "\n\n".join(f"--- {n.kind} {n.source_uri or n.id}\n{n.content}" for n in nodes)[:MAX_INPUT_CHARS]
         req = urllib.request.Request(API_URL, method="POST", data=json.dumps({
             "model": self.model, "max_tokens": 400,

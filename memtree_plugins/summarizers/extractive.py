@@ -8,9 +8,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtree_plugins.source_label import source_label
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 ERROR_RE = re.compile(r"\b(error|exception|traceback|failed|failure|fatal|panic|denied|not found)\b", re.I)
 MAX_LINES = 60
@@ -41,7 +44,7 @@ class ExtractiveSummarizer:
     def available(self) -> tuple[bool, str]:
         return True, ""
 
-    def summarize(self, nodes: Sequence[Any], app: Any) -> str:
+    def summarize(self, nodes: Sequence[Any], app: Context) -> str:
         kinds = Counter(n.kind for n in nodes)
         total_bytes = sum(n.original_bytes or len(n.content.encode()) for n in nodes)
         head = (f"{len(nodes)} nodes (" + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))

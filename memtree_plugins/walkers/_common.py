@@ -19,11 +19,8 @@ def move_still(store: Store, ids: Iterable[str], from_statuses: tuple[str, ...],
     moved: list[str] = []
     for i in range(0, len(ids), CHUNK):
         part = ids[i:i + CHUNK]
-        marks = ",".join("?" * len(part))
-        st = ",".join("?" * len(from_statuses))
-        with store.tx() as c:
-            still = [r[0] for r in c.execute(
-                f"SELECT id FROM nodes WHERE id IN ({marks}) AND status IN ({st})", (*part, *from_statuses))]
+        with store.tx():
+            still = store.ids_in_status(part, from_statuses)
             if still:
                 store.transition(still, to, reason)
                 if to == "pruned":
@@ -32,18 +29,10 @@ def move_still(store: Store, ids: Iterable[str], from_statuses: tuple[str, ...],
     return moved
 
 
-def has_table(store: Store, name: str) -> bool:
-    return store.query_one("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)) is not None
-
-
 def drop_vectors(store: Store, ids: list[str]) -> None:
-    """Pruned nodes leave the vector index too (FTS rows go by trigger; nodes_vec may not exist)."""
-    if not ids or not has_table(store, "nodes_vec"):
-        return
+    """Pruned nodes leave the vector index too (FTS rows go by trigger; a store may have no vectors)."""
     for i in range(0, len(ids), CHUNK):
-        part = ids[i:i + CHUNK]
-        with store.tx() as c:
-            c.execute(f"DELETE FROM nodes_vec WHERE id IN ({','.join('?' * len(part))})", part)
+        store.delete_vectors(ids[i:i + CHUNK])
 
 
 def add(counters: dict[str, int], key: str, n: int = 1) -> None:

@@ -22,11 +22,14 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtree_core.ingest import Refused
 from memtree_core.root_links import root_link
 from memtree_plugins.walkers.transcripts import Scan, calls, captured_tools
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 log = logging.getLogger("memtree.backfill")
 
@@ -46,18 +49,10 @@ def missed_logs(home: Path, root: Path | str) -> list[Path]:
 
 def stored_ids(store: Any, ids: Iterable[str]) -> set[str]:
     """Which of ``ids`` some node (of any status) already carries as its ``tool_use_id``."""
-    wanted = list(dict.fromkeys(ids))
-    found: set[str] = set()
-    for i in range(0, len(wanted), 500):
-        batch = wanted[i:i + 500]
-        marks = ",".join("?" * len(batch))
-        rows = store.query(f"SELECT json_extract(metadata, '$.tool_use_id') FROM nodes "
-                           f"WHERE json_extract(metadata, '$.tool_use_id') IN ({marks})", batch)
-        found.update(r[0] for r in rows)
-    return found
+    return store.ids_with_tool_use(list(ids))
 
 
-def ingest_payloads(app: Any, server: Any, payloads: Iterable[dict[str, Any]],
+def ingest_payloads(app: Context, server: Any, payloads: Iterable[dict[str, Any]],
                     progress: Callable[[], None] | None = None, batch: int = 200) -> Counter[str]:
     """Ingest hook-shaped payloads once each: ``stored``, ``already-stored`` or ``refused:<reason>``."""
     counts: Counter[str] = Counter()
@@ -129,7 +124,7 @@ def _append(path: Path, lines: list[str]) -> None:
 class Backfill:
     """Drains the missed-captures logs of one project into its store."""
 
-    def __init__(self, app: Any, server: Any) -> None:
+    def __init__(self, app: Context, server: Any) -> None:
         self.app = app
         self.server = server  # a memtree_core.ingest.IngestServer: the same path as any hook capture
         self.lock = threading.Lock()
@@ -204,13 +199,13 @@ class BackfillWalker:
     name = "backfill"
     trigger = "event"
 
-    def interval_s(self, app: Any) -> float:
+    def interval_s(self, app: Context) -> float:
         return INTERVAL_S
 
-    def has_work(self, app: Any) -> bool:
+    def has_work(self, app: Context) -> bool:
         return Backfill(app, None).pending()
 
-    def run(self, app: Any) -> dict[str, int]:
+    def run(self, app: Context) -> dict[str, int]:
         from memtree_core.ingest import IngestServer
 
         return dict(Backfill(app, IngestServer(app)).run_once())

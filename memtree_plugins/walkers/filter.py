@@ -17,11 +17,10 @@ import logging
 import re
 from typing import TYPE_CHECKING
 
-from memtree_core.store import NODE_COLUMNS, row_to_node
 from memtree_plugins.walkers._common import add
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.store import NodeRow
 
 log = logging.getLogger("memtree.walkers.filter")
@@ -38,24 +37,21 @@ class FilterWalker:
     name = "filter"
     trigger = "event"
 
-    def interval_s(self, app: App) -> float:
+    def interval_s(self, app: Context) -> float:
         return app.plugin_settings("walkers").walkers.filter_interval_ms / 1000
 
-    def has_work(self, app: App) -> bool:
-        return app.store.query_one("SELECT 1 FROM nodes WHERE status = 'pending' LIMIT 1") is not None
+    def has_work(self, app: Context) -> bool:
+        return app.store.has_pending()
 
-    def run(self, app: App) -> dict[str, int]:
-        rows = app.store.query(f"SELECT {NODE_COLUMNS} FROM nodes WHERE status = 'pending' "
-                               "ORDER BY updated_at, id LIMIT ?", (BATCH,))
+    def run(self, app: Context) -> dict[str, int]:
         counters: dict[str, int] = {}
-        for row in rows:
-            node = row_to_node(row)
+        for node in app.store.oldest_pending(BATCH):
             add(counters, "seen")
             reason, by = self._decide(node, app, counters)
             add(counters, self._apply(node, app, reason, by, counters))
         return counters
 
-    def _decide(self, node: NodeRow, app: App, counters: dict[str, int]) -> tuple[str | None, object]:
+    def _decide(self, node: NodeRow, app: Context, counters: dict[str, int]) -> tuple[str | None, object]:
         for entry in app.plugins.filters.entries():
             try:
                 reason = entry.item.check(node, app)
@@ -69,12 +65,12 @@ class FilterWalker:
                 return clean_reason(reason), entry.item
         return None, None
 
-    def _apply(self, node: NodeRow, app: App, reason: str | None, by: object, counters: dict[str, int]) -> str:
+    def _apply(self, node: NodeRow, app: Context, reason: str | None, by: object, counters: dict[str, int]) -> str:
         store = app.store
         if reason is not None:
             try:
-                with store.tx() as c:
-                    if not _still_pending(c, node.id):
+                with store.tx():
+                    if store.status_of(node.id) != "pending":
                         return "raced"
                     store.transition([node.id], "pruned", f"filter:{reason}")
                     store.bump(f"filter:dropped:{reason}")
@@ -86,13 +82,9 @@ class FilterWalker:
                 log.exception("dropping node %s (%s) failed; keeping it", node.id, reason)
                 store.bump(f"filter:errors:on_drop:{reason}")
                 add(counters, "filter_errors")
-        with store.tx() as c:
-            if not _still_pending(c, node.id):
+        with store.tx():
+            if store.status_of(node.id) != "pending":
                 return "raced"
             store.transition([node.id], "live", "filter:kept")
         return "kept"
 
-
-def _still_pending(conn: object, node_id: str) -> bool:
-    row = conn.execute("SELECT status FROM nodes WHERE id = ?", (node_id,)).fetchone()  # type: ignore[attr-defined]
-    return bool(row) and row[0] == "pending"

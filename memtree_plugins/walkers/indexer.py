@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
 
 
 class RepoIndexer:
@@ -29,19 +29,19 @@ class RepoIndexer:
 
         return DEFAULT_MAX_BYTES
 
-    def index(self, app: App, root: Path, max_bytes: int, **progress: Any) -> Any:
+    def index(self, app: Context, root: Path, max_bytes: int, **progress: Any) -> Any:
         """One incremental pass over ``root`` (``on_file``/``on_total`` callbacks), the summary back."""
         from memtree_plugins.walkers.repo_index import index_directory
 
         return index_directory(app, root, max_bytes, **progress)
 
-    def interval_s(self, app: App) -> float:
+    def interval_s(self, app: Context) -> float:
         return app.plugin_settings("walkers").index.interval_ms / 1000
 
-    def has_work(self, app: App) -> bool:
+    def has_work(self, app: Context) -> bool:
         return app.plugin_settings("walkers").index.background
 
-    def run(self, app: App) -> dict[str, int]:
+    def run(self, app: Context) -> dict[str, int]:
         from memtree_plugins.walkers.repo_index import index_directory
 
         if not app.plugin_settings("walkers").index.background:

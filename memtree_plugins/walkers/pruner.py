@@ -26,10 +26,10 @@ import time
 from typing import TYPE_CHECKING
 
 from memtree_core.store import Store, now_ms
-from memtree_plugins.walkers._common import CHUNK, add, has_table, move_still
+from memtree_plugins.walkers._common import CHUNK, add, move_still
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
 
 log = logging.getLogger("memtree.walkers.pruner")
 
@@ -44,35 +44,12 @@ FTS_MERGE_ROUNDS = 10
 EVICTABLE_LIVE_KINDS = ("tool_output",)
 
 
-def used_bytes(store: Store) -> int:
-    """Bytes of pages in use: what the cap measures (free pages are reclaimable, not used)."""
-    page_size = store.query_one("PRAGMA page_size")[0]  # type: ignore[index]
-    pages = store.query_one("PRAGMA page_count")[0]  # type: ignore[index]
-    free = store.query_one("PRAGMA freelist_count")[0]  # type: ignore[index]
-    return (pages - free) * page_size
-
-
-def _oldest(store: Store, status_: str, before_ms: int | None, limit: int, kind: str | None = None) -> list[str]:
-    sql = "SELECT id FROM nodes WHERE status = ?"
-    params: list[object] = [status_]
-    if before_ms is not None:
-        sql += " AND updated_at < ?"
-        params.append(before_ms)
-    if kind is not None:
-        sql += " AND kind = ?"
-        params.append(kind)
-    return [r[0] for r in store.query(sql + " ORDER BY updated_at LIMIT ?", (*params, limit))]
-
-
 def fts_merge(store: Store, rounds: int) -> int:
     """Bounded FTS segment merging, one short transaction per round; returns rounds that did work."""
     worked = 0
     for _ in range(rounds):
-        with store.tx() as c:
-            before = store.conn.total_changes
-            c.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('merge', ?)", (-FTS_MERGE_PAGES,))
-            if store.conn.total_changes - before <= 1:  # the command row itself; nothing merged
-                break
+        if not store.merge_keyword_index(FTS_MERGE_PAGES):
+            break
         worked += 1
     return worked
 
@@ -80,20 +57,10 @@ def fts_merge(store: Store, rounds: int) -> int:
 def delete_pruned(store: Store, ids: list[str]) -> tuple[int, int]:
     """Delete rows that are (still) pruned, their edges both ways and their vectors; return (rows, edges)."""
     rows = edges = 0
-    vec = has_table(store, "nodes_vec")
     for i in range(0, len(ids), CHUNK):
-        part = ids[i:i + CHUNK]
-        marks = ",".join("?" * len(part))
-        with store.tx() as c:
-            still = [r[0] for r in c.execute(f"SELECT id FROM nodes WHERE id IN ({marks}) AND status = 'pruned'",
-                                             part)]
-            if still:
-                m = ",".join("?" * len(still))
-                edges += c.execute(f"DELETE FROM edges WHERE src_id IN ({m})", still).rowcount
-                edges += c.execute(f"DELETE FROM edges WHERE dst_id IN ({m})", still).rowcount
-                if vec:
-                    c.execute(f"DELETE FROM nodes_vec WHERE id IN ({m})", still)
-                rows += c.execute(f"DELETE FROM nodes WHERE id IN ({m})", still).rowcount
+        r, e = store.delete_still_pruned(ids[i:i + CHUNK])
+        rows += r
+        edges += e
         time.sleep(0.001)  # let a waiting search take the store's lock between chunks
     return rows, edges
 
@@ -104,23 +71,20 @@ SIZE_SAMPLE = "store_bytes"
 def record_size(store: Store, now: int, horizon: int) -> None:
     """This hour's sample of the store's size on disk (the file and its write-ahead log; the last run of the
     hour wins), and samples older than the retention horizon removed."""
-    with store.tx() as c:
-        c.execute("INSERT OR REPLACE INTO samples(name, at, value) VALUES (?, ?, ?)",
-                  (SIZE_SAMPLE, now // HOUR_MS * HOUR_MS, store.disk_bytes()))
-        c.execute("DELETE FROM samples WHERE name = ? AND at < ?", (SIZE_SAMPLE, horizon))
+    store.record_sample(SIZE_SAMPLE, now // HOUR_MS * HOUR_MS, store.disk_bytes(), keep_from=horizon)
 
 
 class Pruner:
     name = "pruner"
     trigger = "interval"
 
-    def interval_s(self, app: App) -> float:
+    def interval_s(self, app: Context) -> float:
         return app.plugin_settings("walkers").walkers.pruner_interval_ms / 1000
 
-    def has_work(self, app: App) -> bool:
+    def has_work(self, app: Context) -> bool:
         return True
 
-    def run(self, app: App) -> dict[str, int]:
+    def run(self, app: Context) -> dict[str, int]:
         store = app.store
         own = app.plugin_settings("walkers")
         ret = own.retention
@@ -130,19 +94,15 @@ class Pruner:
 
         for status_, age_ms, label in (("stale", ret.stale_hours * HOUR_MS, f"{ret.stale_hours:g}h"),
                                        ("superseded", ret.superseded_days * DAY_MS, f"{ret.superseded_days:g}d")):
-            ids = _oldest(store, status_, now - int(age_ms), budget)
+            ids = store.oldest_in_status(status_, budget, updated_before=now - int(age_ms))
             moved = move_still(store, ids, (status_,), "pruned", f"pruner:{status_} for {label}")
             add(counters, f"pruned_{status_}", len(moved))
 
         horizon = now - int(ret.pruned_days * DAY_MS)
-        rows, edges = delete_pruned(store, _oldest(store, "pruned", horizon, budget))
+        rows, edges = delete_pruned(store, store.oldest_in_status("pruned", budget, updated_before=horizon))
         add(counters, "deleted_rows", rows)
         add(counters, "deleted_edges", edges)
-        with store.tx() as c:
-            trimmed = c.execute("DELETE FROM transitions WHERE seq IN "
-                                "(SELECT seq FROM transitions ORDER BY seq LIMIT ?) AND at < ?",
-                                (budget, horizon)).rowcount
-        add(counters, "transitions_trimmed", trimmed)
+        add(counters, "transitions_trimmed", store.trim_transitions(horizon, budget))
 
         if ret.max_store_mb > 0:
             self._cap(store, int(ret.max_store_mb * 1_000_000), budget, counters)
@@ -158,11 +118,11 @@ class Pruner:
         steps += [("live", kind) for kind in EVICTABLE_LIVE_KINDS]
         left = budget
         for status_, kind in steps:
-            while left > 0 and (used := used_bytes(store)) > cap:
+            while left > 0 and (used := store.used_bytes()) > cap:
                 # Evict about what the excess is worth at the average row size, not a fixed chunk.
-                rows_total = store.query_one("SELECT count(*) FROM nodes")[0] or 1  # type: ignore[index]
+                rows_total = store.node_count() or 1
                 want = math.ceil((used - cap) / max(1, used // rows_total))
-                ids = _oldest(store, status_, None, max(1, min(CHUNK, left, want)), kind)
+                ids = store.oldest_in_status(status_, max(1, min(CHUNK, left, want)), kind=kind)
                 if not ids:
                     break
                 if status_ != "pruned":
@@ -174,24 +134,23 @@ class Pruner:
                 if status_ != "pruned":  # these just left the FTS index: let its space go too
                     add(counters, "fts_merges", fts_merge(store, 2))
                 left -= max(len(ids), 1)
-        if left > 0 and used_bytes(store) > cap:
+        if left > 0 and store.used_bytes() > cap:
             add(counters, "cap_unreachable")
             log.warning("store is above retention.maxStoreMb (%.1f MB used, cap %.1f MB) and only live files, "
                         "chunks, notes and summaries remain; raise the cap or remove the store",
-                        used_bytes(store) / 1e6, cap / 1e6)
+                        store.used_bytes() / 1e6, cap / 1e6)
 
     def _vacuum(self, store: Store) -> int:
-        if store.query_one("PRAGMA auto_vacuum")[0] != 2:  # type: ignore[index]
+        if not store.reclaims_incrementally():
             return 0  # a store created before memtree set INCREMENTAL: a full VACUUM is the user's call
         freed = 0
         while freed < VACUUM_PAGES_PER_RUN:
-            free = store.query_one("PRAGMA freelist_count")[0]  # type: ignore[index]
+            free = store.free_pages()
             if not free:
                 break
             step = min(free, VACUUM_STEP, VACUUM_PAGES_PER_RUN - freed)
-            with store.tx() as c:
-                c.execute(f"PRAGMA incremental_vacuum({int(step)})").fetchall()
-            after = store.query_one("PRAGMA freelist_count")[0]  # type: ignore[index]
+            store.release_free_pages(step)
+            after = store.free_pages()
             if after >= free:
                 break
             freed += free - after

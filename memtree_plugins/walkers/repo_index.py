@@ -25,7 +25,7 @@ from memtree_core.store import source_uri
 from memtree_plugins.walkers.repo_files import DEFAULT_MAX_BYTES, by_content, by_name, candidates
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
 
 
 @dataclass
@@ -52,12 +52,10 @@ class IndexSummary:
 MAX_ERRORS_KEPT = 20
 
 
-def known_versions(app: App, root: Path) -> dict[str, set[tuple[int, int]]]:
+def known_versions(app: Context, root: Path) -> dict[str, set[tuple[int, int]]]:
     """``file://`` URI -> (mtime_ns, size) of each live ``file`` node under ``root``, in one query."""
     prefix = source_uri.prefix(f"{root}/")
-    rows = app.store.query(
-        "SELECT source_uri, mtime, json_extract(metadata, '$.size') FROM nodes WHERE kind = 'file' AND "
-        "status = 'live' AND source_uri >= ? AND source_uri < ?", (prefix, prefix[:-1] + "0"))
+    rows = app.store.live_file_versions(prefix, prefix[:-1] + "0")
     out: dict[str, set[tuple[int, int]]] = {}
     for uri, mtime, size in rows:
         if mtime is not None and size is not None:
@@ -65,7 +63,7 @@ def known_versions(app: App, root: Path) -> dict[str, set[tuple[int, int]]]:
     return out
 
 
-def index_directory(app: App, root: Path, max_bytes: int = DEFAULT_MAX_BYTES,
+def index_directory(app: Context, root: Path, max_bytes: int = DEFAULT_MAX_BYTES,
                     on_file: Callable[[str, IndexSummary], None] | None = None,
                     on_total: Callable[[int], None] | None = None,
                     max_writes: int | None = None) -> IndexSummary:

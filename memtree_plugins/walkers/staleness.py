@@ -28,7 +28,7 @@ from memtree_core.store import now_ms, source_uri
 from memtree_plugins.walkers._common import add, move_still
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
 
 log = logging.getLogger("memtree.walkers.staleness")
 
@@ -57,18 +57,17 @@ class StalenessMarker:
     name = "staleness_marker"
     trigger = "interval"
 
-    def interval_s(self, app: App) -> float:
+    def interval_s(self, app: Context) -> float:
         return app.plugin_settings("walkers").walkers.staleness_interval_ms / 1000
 
-    def has_work(self, app: App) -> bool:
-        return app.store.query_one("SELECT 1 FROM file_sources LIMIT 1") is not None
+    def has_work(self, app: Context) -> bool:
+        return app.store.has_file_sources()
 
-    def run(self, app: App) -> dict[str, int]:
+    def run(self, app: Context) -> dict[str, int]:
         store = app.store
         batch = app.plugin_settings("walkers").walkers.staleness_batch_files
         cursor = store.get_meta(CURSOR_KEY) or ""
-        sources = store.query("SELECT key, size, mtime_ns FROM file_sources WHERE key > ? ORDER BY key LIMIT ?",
-                              (cursor, batch))
+        sources = store.file_sources_after(cursor, batch)
         counters: dict[str, int] = {}
         if len(sources) < batch:
             add(counters, "passes_completed")
@@ -78,8 +77,7 @@ class StalenessMarker:
         wanted = {key: (size, mtime_ns) for key, size, mtime_ns in sources}
         # One range scan of the source_uri index covers every chunk of every file in the batch ('$' sorts
         # right after '#'); rows of other statuses come too, to tell a forgotten source from a pruned one.
-        rows = store.query("SELECT id, source_uri, mtime, status, kind FROM nodes "
-                           "WHERE source_uri >= ? AND source_uri < ?", (sources[0][0], sources[-1][0] + "$"))
+        rows = store.nodes_with_source_in(sources[0][0], sources[-1][0])
         live: dict[str, list[tuple[str, int]]] = {}
         present: set[str] = set()
         for node_id, uri, mtime, st, kind in rows:
@@ -126,12 +124,9 @@ class StalenessMarker:
 
         for why, ids in stale.items():
             add(counters, "marked_stale", len(move_still(store, ids, ("live",), "stale", f"staleness:{why}")))
-        with store.tx() as c:
-            c.executemany("UPDATE file_sources SET size = ?, mtime_ns = ?, checked_at = ? WHERE key = ?", seen)
-            # Re-checked inside the transaction: a chunk captured meanwhile keeps its source.
-            c.executemany("DELETE FROM file_sources WHERE key = ? AND NOT EXISTS (SELECT 1 FROM nodes "
-                          "WHERE source_uri = ? OR (source_uri >= ? AND source_uri < ?))",
-                          [(k, k, k + "#", k + "$") for k in forgotten])
+        with store.tx():
+            store.note_file_checks(seen)
+            store.forget_file_sources(forgotten)  # re-checked there: a chunk captured meanwhile keeps its source
             store.set_meta(CURSOR_KEY, "" if len(sources) < batch else sources[-1][0])
         add(counters, "sources_forgotten", len(forgotten))
         return counters

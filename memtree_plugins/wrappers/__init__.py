@@ -17,7 +17,7 @@ from memtree_core.hookspecs import hookimpl
 from memtree_core.types import ToolSpec
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.registry import Register
     from memtree_plugins.wrappers.settings import WrappersSettings
 
@@ -32,8 +32,8 @@ def memtree_settings_model() -> type[WrappersSettings]:
     return WrappersSettings
 
 
-def _lazy(module: str) -> Callable[[App], Callable[..., Any]]:
-    def build(app: App) -> Callable[..., Any]:
+def _lazy(module: str) -> Callable[[Context], Callable[..., Any]]:
+    def build(app: Context) -> Callable[..., Any]:
         return importlib.import_module(f"memtree_plugins.wrappers.{module}").build(app)
 
     return build
@@ -64,7 +64,7 @@ def memtree_register_tools(register: Register[ToolSpec]) -> None:
 
 
 @hookimpl(trylast=True)
-def memtree_daemon_stopping(app: App) -> None:
+def memtree_daemon_stopping(app: Context) -> None:
     """End every process the bash and grep tools started (and refuse new ones): none may outlive the daemon."""
     from memtree_plugins.wrappers import children
 

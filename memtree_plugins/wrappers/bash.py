@@ -40,7 +40,7 @@ from memtree_plugins.wrappers.records import (
 from memtree_plugins.wrappers.run import HeadTail, Outcome, run
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
 
 DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 600.0
@@ -172,7 +172,7 @@ def _check(command: str, timeout: float | None) -> tuple[float, list[str]]:
     return float(timeout), notes
 
 
-def _why_not_stored(app: App, command: str) -> str | None:
+def _why_not_stored(app: Context, command: str) -> str | None:
     denied = app.command_denied(command)
     if denied:
         return f"command is on the deny list ({denied})"
@@ -184,7 +184,7 @@ def _why_not_stored(app: App, command: str) -> str | None:
     return None
 
 
-def _redact(app: App, text: str) -> tuple[str, dict[str, int], str | None]:
+def _redact(app: Context, text: str) -> tuple[str, dict[str, int], str | None]:
     """(text, hits, None), or the text as it was with the reason it must not be stored."""
     try:
         clean, hits = app.redact(text)
@@ -203,7 +203,7 @@ _NOT_ENDED_WORST_CASE = ("99999 process(es) the command started could not be end
                          "4194304, …); kill them yourself")
 
 
-def bash(app: App, command: str, timeout: float | None = None, budget_tokens: int | None = None) -> BashResult:
+def bash(app: Context, command: str, timeout: float | None = None, budget_tokens: int | None = None) -> BashResult:
     limit, notes = _check(command, timeout)
     budget = budget_or_default(budget_tokens, app.plugin_settings("wrappers").budgets.bash)
     root = str(app.identity.root)
@@ -254,7 +254,7 @@ def bash(app: App, command: str, timeout: float | None = None, budget_tokens: in
     return result
 
 
-def _store(app: App, text: str, command: str, clean_command: str, outcome: Outcome,
+def _store(app: Context, text: str, command: str, clean_command: str, outcome: Outcome,
            cut_output: bool) -> tuple[str, bool]:
     store = app.store
     digest = stored_hash(store, text)
@@ -275,7 +275,7 @@ def _store(app: App, text: str, command: str, clean_command: str, outcome: Outco
     return node.id, False
 
 
-def build(app: App) -> Callable[..., BashResult]:
+def build(app: Context) -> Callable[..., BashResult]:
     def bash_tool(command: str, timeout: float | None = None, budget_tokens: int | None = None) -> BashResult:
         """Run a shell command in the project root and store its output, returning only a bounded preview.
 

@@ -19,7 +19,7 @@ from memtree_plugins.chunkers.lines import split_lines
 from memtree_plugins.masking.environ_files import is_environ_file, mask_values
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
 
 FILE_BYTES = 4 * 1024 * 1024  # a single file larger than this is not redacted whole for a grep
 SEARCH_BYTES = 64 * 1024 * 1024  # all files redacted whole for one search, together
@@ -28,7 +28,7 @@ SEARCH_BYTES = 64 * 1024 * 1024  # all files redacted whole for one search, toge
 class CleanLines:
     """Per-search cache: path -> the file's redacted lines (without line endings), or None."""
 
-    def __init__(self, app: App, root: str) -> None:
+    def __init__(self, app: Context, root: str) -> None:
         self.app = app
         self.root = root
         self.budget = SEARCH_BYTES

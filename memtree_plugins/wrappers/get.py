@@ -19,7 +19,7 @@ from memtree_plugins.wrappers.budget import fit_prefix
 from memtree_plugins.wrappers.records import budget_or_default
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
 
 
 class GetResult(BaseModel):
@@ -76,7 +76,7 @@ def _redaction_note(whole: str, meta: dict[str, Any], offset: int, page: str) ->
 _MARK_RE = re.compile(re.escape(MARK) + r"([\w.-]{1,64})\]")
 
 
-def get(app: App, node_id: str, offset: int = 0, budget_tokens: int | None = None) -> GetResult:
+def get(app: Context, node_id: str, offset: int = 0, budget_tokens: int | None = None) -> GetResult:
     budget = budget_or_default(budget_tokens, app.plugin_settings("wrappers").budgets.get)
     node_id = (node_id or "").strip()
     if not node_id:
@@ -117,7 +117,7 @@ def get(app: App, node_id: str, offset: int = 0, budget_tokens: int | None = Non
     return result
 
 
-def build(app: App) -> Callable[..., GetResult]:
+def build(app: Context) -> Callable[..., GetResult]:
     def get_tool(node_id: str, offset: int = 0, budget_tokens: int | None = None) -> GetResult:
         """Page through the full stored content of any memtree node (a chunk, a grep or bash output, a note).
 

@@ -47,7 +47,7 @@ from memtree_plugins.wrappers.records import (
 from memtree_plugins.wrappers.ripgrep import find_rg
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
 
 BLOCK_LINES = 50
 MAX_HITS_CAP = 1000
@@ -141,7 +141,7 @@ def _preview_text(b: _Block) -> str:
     return "\n".join(out)
 
 
-def _engine(app: App) -> str:
+def _engine(app: Context) -> str:
     wanted = (app.environ.get(ENGINE_ENV) or os.environ.get(ENGINE_ENV) or "").strip().lower()
     if not wanted:  # the plugin's own setting, plugins.config.wrappers.grepEngine
         own = app.plugin_settings("wrappers")
@@ -203,7 +203,7 @@ def _validate(pattern: str, context: int, max_hits: int) -> None:
         raise ValueError(f"max_hits must be 1..{MAX_HITS_CAP}, got {max_hits!r}")
 
 
-def grep(app: App, pattern: str, path: str | None = None, glob: str | None = None, ignore_case: bool = False,
+def grep(app: Context, pattern: str, path: str | None = None, glob: str | None = None, ignore_case: bool = False,
          context: int = 0, max_hits: int = 50, budget_tokens: int | None = None,
          timeout: float | None = None) -> GrepResult:
     _validate(pattern, context, max_hits)
@@ -295,7 +295,7 @@ def grep(app: App, pattern: str, path: str | None = None, glob: str | None = Non
     return _fit(app, result, hits, budget)
 
 
-def _redact_by_file(app: App, blocks: list[_Block]) -> list[str]:
+def _redact_by_file(app: Context, blocks: list[_Block]) -> list[str]:
     """Each block's text, redacted together with the other hit blocks of its file (lines a search shows
     of a dump or a key are only recognisable next to each other).  Redaction keeps line counts, so the
     redacted text splits back into the same blocks."""
@@ -314,7 +314,7 @@ def _redact_by_file(app: App, blocks: list[_Block]) -> list[str]:
     return out
 
 
-def _fit(app: App, result: GrepResult, hits: list[GrepHit], budget: int) -> GrepResult:
+def _fit(app: Context, result: GrepResult, hits: list[GrepHit], budget: int) -> GrepResult:
     count = app.count_tokens
     shown: list[GrepHit] = []
     for h in hits:
@@ -340,7 +340,7 @@ def _fit(app: App, result: GrepResult, hits: list[GrepHit], budget: int) -> Grep
     return result
 
 
-def _store(app: App, args: dict, result: GrepResult, blocks: list[_Block], clean_blocks: list[str],
+def _store(app: Context, args: dict, result: GrepResult, blocks: list[_Block], clean_blocks: list[str],
            listing: str, full_bytes: int, shown_paths: dict[str, str]) -> tuple[list[str | None], str, bool]:
     store = app.store
     content, _ = app.redact(_header(result) + "\n" + listing)
@@ -352,7 +352,7 @@ def _store(app: App, args: dict, result: GrepResult, blocks: list[_Block], clean
     with store.tx():
         old = recent_duplicate(store, "tool_output", digest)
         if old is not None:
-            kids = store.query("SELECT id, status FROM nodes WHERE parent_id = ? ORDER BY rowid", (old,))
+            kids = store.children_statuses(old)
             if len(kids) == len(blocks) and all(s == "live" for _, s in kids):
                 return [k for k, _ in kids], old, True
         meta = {"tool": "grep", **args, "engine": result.engine, "matches": result.matches,
@@ -379,7 +379,7 @@ def _store(app: App, args: dict, result: GrepResult, blocks: list[_Block], clean
     return ids, node.id, False
 
 
-def build(app: App) -> Callable[..., GrepResult]:
+def build(app: Context) -> Callable[..., GrepResult]:
     def grep_tool(pattern: str, path: str | None = None, glob: str | None = None, ignore_case: bool = False,
                   context: int = 0, max_hits: int = 50, budget_tokens: int | None = None,
                   timeout: float | None = None) -> GrepResult:

@@ -38,7 +38,7 @@ from memtree_plugins.wrappers.files import display, load_text, resolve, stat_fil
 from memtree_plugins.wrappers.records import budget_or_default
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
     from memtree_core.store import Store
 
 
@@ -139,8 +139,7 @@ def _version_from_meta(file_id: str, meta: dict[str, Any]) -> Version:
 
 
 def _live_files(store: Store, uri: str) -> list[tuple[str, int, str]]:
-    return store.query("SELECT id, mtime, metadata FROM nodes WHERE source_uri = ? AND kind = 'file' "
-                       "AND status = 'live' ORDER BY rowid DESC", (uri,))
+    return store.live_files_at(uri)
 
 
 def _current(rows: list[tuple[str, int, str]], mtime: int, size: int) -> Version | None:
@@ -156,11 +155,7 @@ def _texts(store: Store, ids: list[str]) -> dict[str, str] | None:
     """Content of the given chunk nodes, or None if any is gone or no longer live."""
     if not ids:
         return {}
-    marks = ",".join("?" * len(ids))
-    rows = store.query(f"SELECT id, content, status, truncated FROM nodes WHERE id IN ({marks})", ids)
-    if len(rows) != len(ids) or any(r[2] != "live" for r in rows):
-        return None
-    return {r[0]: r[1] for r in rows}
+    return store.live_contents(ids)
 
 
 # -- chunking and writing a new version ----------------------------------------------------------------
@@ -208,7 +203,7 @@ def _definition(c: Chunk) -> dict[str, Any]:
     return out
 
 
-def chunk_text(app: App, path: str, text: str, notes: list[str]) -> tuple[list[Chunk], str]:
+def chunk_text(app: Context, path: str, text: str, notes: list[str]) -> tuple[list[Chunk], str]:
     """Chunk with the chosen chunker; a chunker that fails or leaves gaps falls back to windows."""
     from memtree_plugins.chunkers.window import WindowChunker
 
@@ -224,7 +219,7 @@ def chunk_text(app: App, path: str, text: str, notes: list[str]) -> tuple[list[C
     return WindowChunker().chunk(path, text), "window"
 
 
-def _redacted_chunks(app: App, path: str, text: str, notes: list[str]) -> tuple[list[Chunk], str, Redacted]:
+def _redacted_chunks(app: Context, path: str, text: str, notes: list[str]) -> tuple[list[Chunk], str, Redacted]:
     """Redact the whole file, then chunk the redacted text: every chunk (and outline) is cut from it, so
     a secret split across chunks is still caught whole.  Redaction keeps line numbers (see
     :mod:`memtree_core.redacting`), so the chunks' lines are the file's."""
@@ -264,7 +259,7 @@ def _file_outline(shown: str, total: int, chunker: str, entries: list[ChunkEntry
     return "\n".join(out)
 
 
-def write_version(app: App, p: Path, shown: str, uri: str) -> tuple[Version, dict[str, str], bool]:
+def write_version(app: Context, p: Path, shown: str, uri: str) -> tuple[Version, dict[str, str], bool]:
     """Load, chunk and store the file's current version (unless a concurrent call just did)."""
     store = app.store
     loaded = load_text(p, shown)
@@ -313,8 +308,7 @@ def _retire(store: Store, old_files: list[tuple[str, int, str]], new_file: str, 
     for file_id, _mtime, metadata in old_files:
         old = _version_from_meta(file_id, json.loads(metadata))
         ids = [file_id] + [c.id for c in old.chunks]
-        marks = ",".join("?" * len(ids))
-        live = [r[0] for r in store.query(f"SELECT id FROM nodes WHERE id IN ({marks}) AND status = 'live'", ids)]
+        live = store.ids_in_status(ids, ("live",))
         store.transition(live, "stale", "source file changed")
         store.add_edge(new_file, file_id, "supersedes")
         for newer, older in _pairs(entries, old.chunks):
@@ -378,7 +372,7 @@ def _partial_note(line: int) -> str:
     return f"line {line} was cut at the budget; get its chunk to page through it"
 
 
-def assemble(app: App, version: Version, texts: dict[str, str], want: tuple[int, int | None] | None,
+def assemble(app: Context, version: Version, texts: dict[str, str], want: tuple[int, int | None] | None,
              budget: int, shown: str, cached: bool) -> ReadResult:
     """Cut the requested lines to the budget; everything rendered (header, content, map) fits in it."""
     count = app.count_tokens
@@ -508,7 +502,7 @@ class _Memo:
                 self.items.popitem(last=False)
 
 
-def _memo(app: App) -> _Memo:
+def _memo(app: Context) -> _Memo:
     memo = app.state.get("wrappers.read.memo")
     if memo is None:
         memo = app.state.setdefault("wrappers.read.memo", _Memo())
@@ -516,14 +510,10 @@ def _memo(app: App) -> _Memo:
 
 
 def _all_live(store: Store, ids: list[str]) -> bool:
-    if not ids:
-        return True
-    marks = ",".join("?" * len(ids))
-    row = store.query_one(f"SELECT count(*) FROM nodes WHERE id IN ({marks}) AND status = 'live'", ids)
-    return bool(row) and row[0] == len(ids)
+    return store.all_live(ids)
 
 
-def read(app: App, path: str, lines: str | None = None, budget_tokens: int | None = None) -> ReadResult:
+def read(app: Context, path: str, lines: str | None = None, budget_tokens: int | None = None) -> ReadResult:
     budget = budget_or_default(budget_tokens, app.plugin_settings("wrappers").budgets.read)
     root = app.identity.root
     p = resolve(root, path)
@@ -562,7 +552,7 @@ def _needed(version: Version, want: tuple[int, int | None] | None) -> list[Chunk
     return [c for c in version.chunks if c.end >= first and (last is None or c.start <= last)]
 
 
-def build(app: App) -> Callable[..., ReadResult]:
+def build(app: Context) -> Callable[..., ReadResult]:
     def read_tool(path: str, lines: str | None = None, budget_tokens: int | None = None) -> ReadResult:
         """Read a text file, or some of its lines, through memtree's store.
 

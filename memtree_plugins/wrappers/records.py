@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from memtree_core.store.store import Store, cap_text, content_hash, now_ms
 
 if TYPE_CHECKING:
-    from memtree_core.app import App
+    from memtree_core.context import Context
 
 HOUR_MS = 3_600_000
 
@@ -26,7 +26,7 @@ def budget_or_default(budget_tokens: int | None, default: int) -> int:
     return budget_tokens
 
 
-def args_digest(app: App, args: dict[str, Any]) -> str:
+def args_digest(app: Context, args: dict[str, Any]) -> str:
     """The stable part of a ``tool:`` URI: HMAC-SHA256, under the store's own key, of the tool call's
     arguments in canonical JSON after redaction.  Never a plain hash of what was asked: a command or a
     pattern may hold a password, and a plain hash lets a dictionary find it (see Store.digest_key)."""
@@ -42,14 +42,11 @@ def stored_hash(store: Store, text: str) -> str:
 
 def recent_duplicate(store: Store, kind: str, digest: str, window_ms: int = HOUR_MS) -> str | None:
     """Id of a live node of ``kind`` with this content hash created within ``window_ms``, if any."""
-    row = store.query_one(
-        "SELECT id FROM nodes WHERE content_hash = ? AND kind = ? AND status = 'live' AND created_at >= ? "
-        "ORDER BY created_at DESC LIMIT 1", (digest, kind, now_ms() - window_ms))
-    return row[0] if row else None
+    return store.newest_live_copy(digest, kind, created_since=now_ms() - window_ms)
 
 
 def record_original_size(store: Store, node_id: str, original_bytes: int) -> None:
     """Mark a node whose content the tool had already cut (head + tail) as truncated, with the real size.
 
     Content is untouched, so the FTS index is not rewritten (its trigger fires on content only)."""
-    store.execute("UPDATE nodes SET truncated = 1, original_bytes = ? WHERE id = ?", (original_bytes, node_id))
+    store.mark_truncated(node_id, original_bytes)

@@ -1,0 +1,52 @@
+"""What a search hit must satisfy besides matching the query, as the store turns it into SQL.
+
+Retrievers receive one (``Retriever.retrieve(..., filters)``) and hand it back to the store's named
+methods; ``sql()`` is the WHERE fragment over ``nodes n`` those methods (and a plugin's own storage module,
+such as the semantic plugin's KNN) put into their statements, so the filter's SQL has one home.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class NodeFilter:
+    """``statuses`` None means any status; ``since``/``until`` are epoch ms (``since <= created_at < until``)."""
+
+    kinds: tuple[str, ...] | None = None
+    statuses: tuple[str, ...] | None = ("live",)
+    path_prefix: str | None = None  # a source URI prefix
+    since: int | None = None
+    until: int | None = None
+    parent_id: str | None = None
+
+    def sql(self) -> tuple[str, list[Any]]:
+        """A WHERE fragment over ``nodes n`` and its parameters."""
+        parts: list[str] = []
+        params: list[Any] = []
+        if self.statuses:
+            parts.append(f"n.status IN ({','.join('?' * len(self.statuses))})")
+            params += self.statuses
+        if self.kinds:
+            parts.append(f"n.kind IN ({','.join('?' * len(self.kinds))})")
+            params += self.kinds
+        if self.path_prefix:
+            parts.append("n.source_uri >= ? AND n.source_uri < ?")
+            params += [self.path_prefix, self.path_prefix + "\U0010ffff"]
+        if self.since is not None:
+            parts.append("n.created_at >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            parts.append("n.created_at < ?")
+            params.append(self.until)
+        if self.parent_id:
+            parts.append("n.parent_id = ?")
+            params.append(self.parent_id)
+        return (" AND ".join(parts) or "1"), params
+
+    def restrictive(self) -> bool:
+        """Whether it rejects more than the default (live nodes of any kind) does."""
+        return bool(self.kinds or self.path_prefix or self.since or self.until or self.parent_id
+                    or (self.statuses and set(self.statuses) != {"live"}))

@@ -1,0 +1,291 @@
+"""Meta-tests of the plugin context: plugins get a narrow :class:`Context`, not the whole ``App``, and talk to
+the store through its named methods, never SQL, except in the storage modules declared here."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memtree_core.app import App
+from memtree_core.context import Context, StoreAccess
+from memtree_core.store import now_ms
+
+REPO = Path(__file__).resolve().parent.parent
+PLUGINS = REPO / "memtree_plugins"
+
+# A plugin that creates and owns tables of its own keeps their SQL in its storage module, declared here with
+# the reason; everything else goes through the store's named methods (memtree_core/store/).
+SQL_OWNERS = {
+    "semantic/vectors.py": "the semantic plugin's storage: nodes_vec rows and its vec0 KNN tables, one pair per "
+                           "embedding model, created and rebuilt by the plugin (sqlite-vec SQL)",
+    "semantic/codes.py": "the semantic plugin's binary codes table and its triggers on nodes_vec, read in bulk "
+                         "into RAM for the two-stage KNN",
+    "inspector/queries.py": "read-only: the inspector's page queries (filters, keyset paging, histograms) run "
+                            "on its own read-only connection (mode=ro, query_only), never the daemon's store; "
+                            "no other plugin uses them",
+}
+# Modules that still send SQL through ``Store.query``/``query_one`` and are to move to named methods, with how
+# many SQL strings each holds.  The count must match exactly: it can only go down, and moving a query means
+# lowering it here (removing the module at 0).
+NOT_YET_MOVED: dict[str, int] = {}
+
+_SQL = re.compile(r"\b(?:SELECT\s+[\w*({]|INSERT\s+(?:OR\s+\w+\s+)?INTO\b|UPDATE\s+\w+\s+SET\b|DELETE\s+FROM\b"
+                  r"|CREATE\s+(?:VIRTUAL\s+|TEMP\s+|UNIQUE\s+)?(?:TABLE|INDEX|TRIGGER|VIEW)\b|DROP\s+(?:TABLE|INDEX"
+                  r"|TRIGGER|VIEW)\b|PRAGMA\s+\w|WITH\s+RECURSIVE\b)")
+_RAW = ("execute", "executemany", "executescript", "conn", "cursor")
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def sql_uses(source: str, name: str = "<module>") -> list[tuple[int, str]]:
+    """Every SQL string (an f-string read whole, its fields as ``{}``; docstrings not) and every raw connection
+    use (``.execute(``, ``.conn``, ...) in ``source``: ``(line, what)``."""
+    tree = ast.parse(source, name)
+    skip = _docstrings(tree)
+    texts: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            skip.update(id(v) for v in node.values)
+            texts.append((node.lineno, "".join(v.value if isinstance(v, ast.Constant) else "{}"
+                                               for v in node.values)))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+            texts.append((node.lineno, node.value))
+        elif isinstance(node, ast.Attribute) and node.attr in _RAW:
+            found.append((node.lineno, f".{node.attr}"))
+    found += [(line, f"SQL {m.group(0)!r}") for line, text in texts if (m := _SQL.search(text))]
+    return sorted(set(found))
+
+
+def _plugin_modules() -> list[tuple[str, Path]]:
+    return [(str(p.relative_to(PLUGINS)), p) for p in sorted(PLUGINS.rglob("*.py"))]
+
+
+def test_plugins_send_no_sql_outside_their_declared_storage_modules() -> None:
+    found = {rel: sql_uses(p.read_text(), rel) for rel, p in _plugin_modules()}
+    extra = [f"memtree_plugins/{rel}:{line}: {what}" for rel, uses in found.items()
+             if rel not in SQL_OWNERS and rel not in NOT_YET_MOVED for line, what in uses]
+    assert not extra, ("plugins talk to the store through its named methods (memtree_core/store/); add one "
+                       "there, or declare the module in SQL_OWNERS with the reason:\n" + "\n".join(extra))
+    counts = {rel: sum(1 for _, what in found[rel] if what.startswith("SQL")) for rel in NOT_YET_MOVED}
+    assert counts == NOT_YET_MOVED, "update NOT_YET_MOVED to what is left (it only goes down)"
+    for rel in SQL_OWNERS:
+        assert found[rel], f"{rel} sends no SQL any more: take it out of SQL_OWNERS"
+
+
+def test_the_sql_check_sees_sql_strings_f_strings_and_raw_connections() -> None:
+    source = ('"""Docstring: SELECT id FROM nodes is only prose here."""\n'
+              'def f(store, ids, t):\n'
+              '    """Deletes: DELETE FROM nodes."""\n'
+              '    store.query(f"SELECT {t} FROM nodes WHERE id IN ({ids})")\n'
+              '    store.conn.total_changes\n'
+              '    with store.tx() as c:\n'
+              '        c.execute("PRAGMA incremental_vacuum(5)")\n'
+              '    print("Select a file, update the list, delete it: prose")\n'
+              '    return "INSERT OR REPLACE INTO samples(name) VALUES (?)"\n')
+    assert sql_uses(source) == [(4, "SQL 'SELECT {'"), (5, ".conn"), (7, ".execute"), (7, "SQL 'PRAGMA i'"),
+                                (9, "SQL 'INSERT OR REPLACE INTO'")]
+
+
+def test_the_sql_check_fails_on_a_plugin_that_sends_sql(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The structure test itself fails when a plugin module sends SQL outside the declared owners."""
+    fake = tmp_path / "memtree_plugins"
+    (fake / "walkers").mkdir(parents=True)
+    (fake / "walkers" / "sneaky.py").write_text(
+        "def run(app):\n    return app.store.query_one(\"SELECT count(*) FROM nodes WHERE status = 'live'\")\n")
+    for rel in SQL_OWNERS:
+        (fake / rel).parent.mkdir(parents=True, exist_ok=True)
+        (fake / rel).write_text('X = "DELETE FROM t"\n')
+    monkeypatch.setattr(sys.modules[__name__], "PLUGINS", fake)
+    with pytest.raises(AssertionError, match=r"walkers/sneaky.py:2: SQL 'SELECT c'"):
+        test_plugins_send_no_sql_outside_their_declared_storage_modules()
+
+
+# -- the Context protocol --------------------------------------------------------------------------------------
+def _members(protocol: type) -> set[str]:
+    return {n for n in vars(protocol) if not n.startswith("_")} | set(protocol.__annotations__)
+
+
+CONTEXT = _members(Context)
+STORE = _members(StoreAccess)
+
+
+def _context_functions(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [fn for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and any(a.arg == "app" for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs))]
+
+
+def test_plugins_annotate_app_as_context_and_use_only_what_it_offers() -> None:
+    problems = []
+    for rel, path in _plugin_modules():
+        for fn in _context_functions(ast.parse(path.read_text(), rel)):
+            arg = next(a for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs) if a.arg == "app")
+            if arg.annotation is None or ast.unparse(arg.annotation) in ("Any", "App", "object"):
+                note = ast.unparse(arg.annotation) if arg.annotation else "no annotation"
+                problems.append(f"{rel}:{fn.lineno} {fn.name}(app: {note})")
+                continue
+            if ast.unparse(arg.annotation) != "Context":
+                continue  # another kind of app (the inspector's ASGI app)
+            for node in ast.walk(fn):
+                if not isinstance(node, ast.Attribute):
+                    continue
+                if isinstance(node.value, ast.Name) and node.value.id == "app" and node.attr not in CONTEXT:
+                    problems.append(f"{rel}:{node.lineno} app.{node.attr} is not in Context")
+                on_store = (isinstance(node.value, ast.Attribute) and node.value.attr == "store"
+                            and isinstance(node.value.value, ast.Name) and node.value.value.id == "app")
+                if on_store and node.attr not in STORE and rel not in SQL_OWNERS | NOT_YET_MOVED.keys():
+                    problems.append(f"{rel}:{node.lineno} app.store.{node.attr} is not in StoreAccess")
+    assert not problems, "plugins get a Context (memtree_core/context.py):\n" + "\n".join(problems)
+
+
+def test_plugins_call_only_the_named_store_methods() -> None:
+    """Whatever a plugin calls on a store (``app.store.x`` or a local ``store.x``) is in StoreAccess."""
+    problems = []
+    for rel, path in _plugin_modules():
+        if rel in SQL_OWNERS or rel in NOT_YET_MOVED:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), rel)):
+            if not isinstance(node, ast.Attribute) or node.attr in STORE:
+                continue
+            v = node.value
+            if (isinstance(v, ast.Name) and v.id == "store") or (
+                    isinstance(v, ast.Attribute) and v.attr == "store" and isinstance(v.value, ast.Name)
+                    and v.value.id in ("app", "ctx", "self")):
+                problems.append(f"{rel}:{node.lineno} store.{node.attr}")
+    assert not problems, "not a named store method (memtree_core/context.py StoreAccess):\n" + "\n".join(problems)
+
+
+def test_store_access_lists_every_named_store_method() -> None:
+    """A named method added to the store is part of what plugins may call (and nothing else is)."""
+    from memtree_core.store.fts_snippets import KeywordSnippets
+    from memtree_core.store.graph_queries import GraphQueries
+    from memtree_core.store.keyword_queries import KeywordQueries
+    from memtree_core.store.node_queries import NodeQueries
+    from memtree_core.store.upkeep import Upkeep
+
+    named = {n for mixin in (Upkeep, NodeQueries, GraphQueries, KeywordQueries, KeywordSnippets) for n in vars(mixin) if not n.startswith("_")}
+    assert named - STORE == set()
+    assert not {"conn", "query", "query_one", "execute", "route"} & STORE
+
+
+# Plugin modules that use App itself, and why; every other one gets a Context.
+APP_USERS = {
+    "inspector/readonly.py": "ReadOnlyApp: the inspector's App with the store opened read-only",
+    "commands/demo.py": "memtree demo opens an App of its own scratch project",
+}
+
+
+def test_only_the_declared_plugin_modules_import_app() -> None:
+    found = set()
+    for rel, path in _plugin_modules():
+        for node in ast.walk(ast.parse(path.read_text(), rel)):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if any(n == "memtree_core.app" or n.startswith("memtree_core.app.") for n in names):
+                found.add(rel)
+    assert found == set(APP_USERS), "plugins get a Context (memtree_core/context.py), not App"
+
+
+def test_app_is_a_context_and_its_store_a_store_access(home: Path, project: Path) -> None:
+    app = App.open(project)
+    try:
+        assert isinstance(app, Context)
+        assert isinstance(app.store, StoreAccess)
+        missing = sorted(n for n in STORE if not hasattr(app.store, n))
+        assert not missing
+    finally:
+        app.close()
+
+
+class OnlyContext:
+    """Exactly what :class:`Context` lists of a real App, and nothing else (no close, no damaged, no conn)."""
+
+    def __init__(self, app: App) -> None:
+        object.__setattr__(self, "_app", app)
+        object.__setattr__(self, "_store", OnlyStore(app.store))
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in CONTEXT:
+            raise AttributeError(f"{name} is not part of Context")
+        return self._store if name == "store" else getattr(self._app, name)
+
+
+class OnlyStore:
+    def __init__(self, store: Any) -> None:
+        object.__setattr__(self, "_store", store)
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in STORE:
+            raise AttributeError(f"store.{name} is not part of StoreAccess")
+        return getattr(self._store, name)
+
+
+def test_the_context_stand_in_refuses_what_context_does_not_offer(app: App) -> None:
+    ctx = OnlyContext(app)
+    assert isinstance(ctx, Context) and isinstance(ctx.store, StoreAccess)
+    for name in ("close", "damaged", "mark_damaged"):
+        with pytest.raises(AttributeError):
+            getattr(ctx, name)
+    for name in ("conn", "query", "execute"):
+        with pytest.raises(AttributeError):
+            getattr(ctx.store, name)
+
+
+TEXT = "pytest collected 12 items; test_store.py::test_open PASSED and more real words "  # > 50 bytes
+DAY = 24 * 3_600_000
+
+
+def test_built_in_walkers_run_with_nothing_but_a_context(app: App) -> None:
+    s = app.store
+    kept = s.insert_node("tool_output", TEXT)
+    tiny = s.insert_node("tool_output", "ok\n")
+    ctx = OnlyContext(app)
+    walkers = app.plugins.walkers
+    assert walkers.get("filter").has_work(ctx)
+    assert walkers.get("filter").run(ctx) == {"seen": 2, "kept": 1, "dropped": 1}
+    assert (s.get_node(kept.id).status, s.get_node(tiny.id).status) == ("live", "pruned")
+    assert not walkers.get("filter").has_work(ctx)
+
+    # the pruner: a stale node past its horizon is pruned, a pruned one past the audit horizon deleted
+    old = s.insert_node("tool_output", TEXT + "old", status_="live")
+    s.transition([old.id], "stale", "test")
+    with s.tx():
+        s.conn.execute("UPDATE nodes SET updated_at = ? WHERE id = ?", (now_ms() - 400 * DAY, old.id))
+        s.conn.execute("UPDATE nodes SET updated_at = ? WHERE id = ?", (now_ms() - 400 * DAY, tiny.id))
+    counters = walkers.get("pruner").run(ctx)
+    assert counters["pruned_stale"] == 1 and counters["deleted_rows"] == 1
+    assert s.get_node(tiny.id) is None and s.get_node(old.id).status == "pruned"
+    assert s.get_node(kept.id).status == "live"
+
+
+def test_the_example_retriever_runs_with_nothing_but_a_context(app: App) -> None:
+    """README's retriever example uses only named store methods, with the search filter it is given."""
+    import importlib.util
+
+    from memtree_plugins.retrieval.search import Filters
+
+    path = REPO / "examples" / "hooks" / "memtree_register_retrievers.py"
+    spec = importlib.util.spec_from_file_location("example_retriever", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    s = app.store
+    first = s.insert_node("note", "first note", status_="live")
+    second = s.insert_node("note", "second note", status_="live")
+    gone = s.insert_node("note", "pruned note", status_="live")
+    s.transition([gone.id], "pruned", "test")
+    got = module.Newest().retrieve(OnlyContext(app), "anything", 5, Filters.build(kind="note"))
+    assert [i for i, _ in got] == [second.id, first.id]
