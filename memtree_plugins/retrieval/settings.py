@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
 from memtree_core.plugin_settings import REPO_SAFE, BuiltinSettings, Section
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 
 class Search(Section):
@@ -18,7 +21,7 @@ class RetrievalSettings(BuiltinSettings):
     search: Search = Search()
 
 
-def search_settings(app: Any) -> Search:
+def search_settings(app: Context) -> Search:
     """``search``, or its defaults where the retrieval plugin is not loaded (another plugin may serve search,
     and the inspector runs its functions)."""
     own = app.plugin_settings("retrieval")

@@ -3,12 +3,15 @@ owns that section's other keys)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
 from memtree_core.plugin_settings import REPO_SAFE, BuiltinSettings, Section
 from memtree_core.settings import MIN_INTERVAL_MS
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 
 class EmbeddingWalkers(Section):
@@ -24,7 +27,7 @@ class SemanticSettings(BuiltinSettings):
     walkers: EmbeddingWalkers = EmbeddingWalkers()
 
 
-def semantic_settings(app: Any) -> SemanticSettings:
+def semantic_settings(app: Context) -> SemanticSettings:
     """The semantic plugin's settings, or their defaults where it is not loaded (its modules still serve
     ``memtree reembed`` and the embedders)."""
     own = app.plugin_settings("semantic")
