@@ -105,6 +105,13 @@ def test_each_plugin_reads_its_own_settings(home: Path, project: Path) -> None:
         app.close()
 
 
+def plugin_module(folder: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: str) -> None:
+    """Make ``source`` importable as module ``name`` for this test only."""
+    (folder / f"{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delitem(sys.modules, name, raising=False)
+
+
 RIVAL = '''
 from memtree_core.hookspecs import hookimpl
 from memtree_core.plugin_settings import BuiltinSettings, Section
@@ -131,9 +138,7 @@ def test_two_owners_of_one_key_fail_the_second_plainly(tmp_path: Path, monkeypat
                                                        section: str, section_class: str, key: str,
                                                        owner: str) -> None:
     module = f"rival_{section}_{key}"
-    (tmp_path / f"{module}.py").write_text(RIVAL.format(section=section, section_class=section_class, key=key))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, module, raising=False)
+    plugin_module(tmp_path, monkeypatch, module, RIVAL.format(section=section, section_class=section_class, key=key))
     builtins = {"retrieval": "memtree_plugins.retrieval", "semantic": "memtree_plugins.semantic",
                 "rival": module}
     plugins = build(Settings(), NO_THIRD_PARTY, builtins=builtins)
@@ -161,9 +166,7 @@ def memtree_settings_model():
 
 def test_a_key_that_is_another_owners_section_fails_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     module = "rival_scalar_walkers"
-    (tmp_path / f"{module}.py").write_text(SCALAR_RIVAL)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, module, raising=False)
+    plugin_module(tmp_path, monkeypatch, module, SCALAR_RIVAL)
     plugins = build(Settings(), NO_THIRD_PARTY, builtins={"semantic": "memtree_plugins.semantic", "rival": module})
     info = plugins.info("rival")
     assert info is not None and info.status == "failed"
@@ -187,9 +190,7 @@ def memtree_settings_model():
 
 def test_only_a_built_in_owns_top_level_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     module = "third_party_section"
-    (tmp_path / f"{module}.py").write_text(THIRD_PARTY_SECTION)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, module, raising=False)
+    plugin_module(tmp_path, monkeypatch, module, THIRD_PARTY_SECTION)
     import importlib
 
     plugins = build(Settings(), NO_THIRD_PARTY, extra=[("mine", importlib.import_module(module))])
