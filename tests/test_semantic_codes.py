@@ -230,6 +230,27 @@ def test_the_dedupe_walker_loads_the_codes_off_the_query_path(home: Path, projec
         app.close()
 
 
+def test_a_starting_daemon_loads_the_codes_before_the_first_search(home: Path, project: Path) -> None:
+    import threading
+
+    from memtree_core.app import App
+
+    app = App.open(project)
+    try:
+        if not app.store.vector.available:
+            pytest.skip(f"sqlite-vec unavailable: {app.store.vector.reason}")
+        _fill(app.store, _clustered(20, 9))
+        assert codes.loaded(app.store) is None
+        app.plugins.notify("memtree_daemon_started", app=app)
+        warmups = [t for t in threading.enumerate() if t.name == "memtree-codes-warmup"]
+        assert warmups  # a thread, so the daemon's start does not wait for the load
+        for thread in warmups:
+            thread.join(30)
+        assert codes.loaded(app.store) == 20
+    finally:
+        app.close()
+
+
 def test_without_numpy_knn_takes_the_exact_path(vstore, project: Path) -> None:
     """numpy comes with the embed extra; a store embedded through Ollama may lack it: same answers, exactly."""
     import json

@@ -4,7 +4,9 @@ retriever the ``search`` tool uses for ``mode='semantic'`` and ``hybrid`` (see :
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+import threading
+from typing import TYPE_CHECKING, Any
 
 from memtree_core.hookspecs import hookimpl
 from memtree_core.plugin_settings import BuiltinSettings
@@ -12,6 +14,11 @@ from memtree_plugins.semantic.dedupe import Dedupe
 from memtree_plugins.semantic.indexer import EmbeddingIndexer
 from memtree_plugins.semantic.retriever import SemanticRetriever
 from memtree_plugins.semantic.summarize import SummarizerWalker
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
+
+log = logging.getLogger("memtree.semantic")
 
 
 @hookimpl(trylast=True)
@@ -32,3 +39,24 @@ def memtree_register_walkers(register: Any) -> None:
 @hookimpl(trylast=True)
 def memtree_register_retrievers(register: Any) -> None:
     register(SemanticRetriever())
+
+
+@hookimpl(trylast=True)
+def memtree_daemon_started(app: Context) -> None:
+    # The two-stage KNN holds the store's binary codes in RAM (0.2-0.8 s to load at 100k vectors).  The
+    # walkers load them after their work; a daemon that starts with nothing for them to do would otherwise
+    # make the first semantic or hybrid search pay it.
+    threading.Thread(target=warm_codes, args=(app,), name="memtree-codes-warmup", daemon=True).start()
+
+
+def warm_codes(app: Context) -> None:
+    from memtree_core.store import StoreDamaged
+    from memtree_plugins.semantic import codes
+
+    try:
+        if app.store.vector.available:
+            codes.warm(app.store)
+    except StoreDamaged:
+        pass  # the daemon says so itself, and refuses searches
+    except Exception:
+        log.exception("loading the binary codes at start failed; the first search loads them")
