@@ -324,6 +324,28 @@ def test_knn_is_exact_and_filters_never_starve_it(vstore, knn_path) -> None:
         vectors.knn(vstore, query, "m", dim, 4, where=cond)
 
 
+def test_the_retired_binary_table_is_dropped_by_the_next_write_and_nothing_is_lost(vstore) -> None:
+    """Stores from before the binary codes kept a vec0 ``bit`` twin of every float table, written and never
+    read since the codes replaced it: the next write drops it; deletes and sweeps work with and without it."""
+    dim = 8
+    vecs = _vectors(30, dim, 5)
+    ids = [vstore.insert_node("note", f"n{i}", status_="live").id for i in range(30)]
+    vectors.put_vectors(vstore, list(zip(ids[:20], vecs[:20], strict=True)), "m", dim)
+    ftab, retired = vectors.index_tables("m", dim)
+    assert not vstore.has_table(retired)  # never created any more
+    with vstore.tx() as c:  # what the earlier layout left beside the float table
+        c.execute(f"CREATE VIRTUAL TABLE {retired} USING vec0(embedding bit[{dim}])")
+        c.execute(f"INSERT INTO {retired} (rowid, embedding) SELECT rowid, vec_quantize_binary(embedding) "
+                  f"FROM {ftab}")
+    assert vectors.delete_vectors(vstore, ids[:1]) == 1  # the twin is still there: its rows go too
+    assert vstore.query_one(f"SELECT count(*) FROM {retired}")[0] == 19
+    vectors.put_vectors(vstore, list(zip(ids[20:], vecs[20:], strict=True)), "m", dim)
+    assert not vstore.has_table(retired)
+    got = vectors.knn(vstore, vecs[25], "m", dim, 3)
+    assert got[0][0] == ids[25] and ids[0] not in {i for i, _ in vectors.knn(vstore, vecs[0], "m", dim, 5)}
+    assert vectors.delete_vectors(vstore, ids[1:3]) == 2 and vectors.sweep_orphans(vstore) == 0
+
+
 def test_an_index_of_the_older_layout_is_rebuilt_once(vstore, knn_path) -> None:
     dim = 8
     vecs = _vectors(40, dim, 3)
@@ -335,7 +357,6 @@ def test_an_index_of_the_older_layout_is_rebuilt_once(vstore, knn_path) -> None:
     old_f, old_b = (pre + ftab.rsplit("_", 1)[1] for pre in vectors.LAYOUTS[1])
     with vstore.tx() as c:
         c.execute(f"DROP TABLE {ftab}")
-        c.execute(f"DROP TABLE {btab}")
         c.execute("DELETE FROM meta WHERE key = ?", (f"vec_index:{ftab}",))
         c.execute(f"CREATE VIRTUAL TABLE {old_f} USING vec0(embedding float[{dim}] distance_metric=cosine)")
         c.execute(f"CREATE VIRTUAL TABLE {old_b} USING vec0(embedding bit[{dim}])")
@@ -343,7 +364,7 @@ def test_an_index_of_the_older_layout_is_rebuilt_once(vstore, knn_path) -> None:
     got = vectors.knn(vstore, vecs[5], "m", dim, 5)
     assert [i for i, _ in got] == [i for i, _ in want] and got[0][1] == pytest.approx(0, abs=1e-6)
     names = {r[0] for r in vstore.query("SELECT name FROM sqlite_master")}
-    assert ftab in names and btab in names and old_f not in names and old_b not in names
+    assert ftab in names and btab not in names and old_f not in names and old_b not in names
     assert vstore.get_meta(f"vec_index:{old_f}") is None
     assert vectors.delete_vectors(vstore, ids[:1]) == 1
     assert ids[0] not in {i for i, _ in vectors.knn(vstore, vecs[0], "m", dim, 5)}

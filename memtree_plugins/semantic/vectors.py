@@ -6,10 +6,10 @@ Layout (all created only when sqlite-vec loads; see ``Store.vector``):
   embedding_dim, embedded_at`` — the record of what was embedded with which model.  The mixed-model check
   reads the two ends of the ``nodes_vec_model`` index (two seeks), so it never scans.
 * one KNN index per (model, dim): ``nodes_vec_l2_<tag>`` (vec0, ``float[dim]``, unit-normalised vectors
-  under L2, which ranks as cosine) and ``nodes_vec_bit_<tag>`` (vec0, ``bit[dim]``, for the binary
-  pre-filter), keyed by ``nodes.rowid``.  vec0 needs a fixed dimension per table, hence one pair per
-  model (the bit table served an earlier pre-filter; the codes below replaced it).  Tables of the older
-  layout (``nodes_vec_f_/_b_``, cosine metric) are rebuilt from ``nodes_vec`` on first use.  Rows whose
+  under L2, which ranks as cosine), keyed by ``nodes.rowid``; vec0 needs a fixed dimension per table,
+  hence one per model.  Tables of the older layout (``nodes_vec_f_/_b_``, cosine metric) are rebuilt from
+  ``nodes_vec`` on first use; a ``nodes_vec_bit_<tag>`` (vec0, ``bit[dim]``) beside the float table served
+  an earlier binary pre-filter, which the codes below replaced, and is dropped by the next write.  Rows whose
   ``nodes_vec`` entry is gone (the pruner deletes those) are filtered at query time and swept by
   :func:`sweep_orphans`.
 * ``nodes_vec_codes`` (:mod:`.codes`): one sign-bit code per vector, kept by triggers on ``nodes_vec``;
@@ -143,6 +143,7 @@ LAYOUTS = (("nodes_vec_l2_", "nodes_vec_bit_"), ("nodes_vec_f_", "nodes_vec_b_")
 
 
 def index_tables(model: str, dim: int) -> tuple[str, str]:
+    """The float KNN table of (model, dim), and the name of its retired binary twin (dropped when found)."""
     tag = _tag(model, dim)
     fpre, bpre = LAYOUTS[0]
     return f"{fpre}{tag}", f"{bpre}{tag}"
@@ -159,16 +160,16 @@ def unit(vector: Sequence[float]) -> list[float]:
     return [x / norm for x in vector] if norm > 0 else list(vector)
 
 
-def ensure_index(store: Store, model: str, dim: int, *, create: bool = True) -> tuple[str, str] | None:
-    """The KNN tables for (model, dim): created if missing (``create``), rebuilt from ``nodes_vec`` when
-    the store has them in an older layout.  None when there are none and ``create`` is False."""
+def ensure_index(store: Store, model: str, dim: int, *, create: bool = True) -> str | None:
+    """The KNN table for (model, dim): created if missing (``create``), rebuilt from ``nodes_vec`` when
+    the store has it in an older layout.  None when there is none and ``create`` is False."""
     require_vectors(store)
-    ftab, btab = index_tables(model, dim)
+    ftab, _retired = index_tables(model, dim)
     if store.get_meta(f"vec_index:{ftab}") is not None:
         if not codes.present(store) and not _read_only(store):  # a store from before the codes: add them once
             with store.tx() as c:
                 codes.ensure(store, c)
-        return ftab, btab
+        return ftab
     tag = _tag(model, dim)
     old = [(f"{f}{tag}", f"{b}{tag}") for f, b in LAYOUTS[1:] if store.get_meta(f"vec_index:{f}{tag}") is not None]
     if not old and not create:
@@ -176,19 +177,18 @@ def ensure_index(store: Store, model: str, dim: int, *, create: bool = True) -> 
     with store.tx() as c:
         c.execute("CREATE INDEX IF NOT EXISTS nodes_vec_model ON nodes_vec(embedding_model, embedding_dim)")
         c.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {ftab} USING vec0(embedding float[{int(dim)}])")
-        c.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {btab} USING vec0(embedding bit[{int(dim)}])")
         if old:  # an older layout: copy this model's vectors over once, then drop its tables
             rows = c.execute("SELECT n.rowid, v.embedding FROM nodes_vec v JOIN nodes n ON n.id = v.id "
                              "WHERE v.embedding_model = ? AND v.embedding_dim = ?", (model, dim)).fetchall()
             for rowid, blob in rows:
-                _insert_index_rows(c, ftab, btab, rowid, unit(unpack(blob)))
+                _insert_index_row(c, ftab, rowid, unit(unpack(blob)))
             for oftab, obtab in old:
                 c.execute(f"DROP TABLE IF EXISTS {oftab}")
                 c.execute(f"DROP TABLE IF EXISTS {obtab}")
                 store.delete_meta(f"vec_index:{oftab}")
         store.set_meta(f"vec_index:{ftab}", f"{model}\0{dim}")
         codes.ensure(store, c)
-    return ftab, btab
+    return ftab
 
 
 def _read_only(store: Store) -> bool:
@@ -196,10 +196,15 @@ def _read_only(store: Store) -> bool:
     return store.is_read_only()
 
 
-def _insert_index_rows(c: Any, ftab: str, btab: str, rowid: int, unit_vec: Sequence[float]) -> None:
-    blob = pack(unit_vec)
-    c.execute(f"INSERT INTO {ftab} (rowid, embedding) VALUES (?, ?)", (rowid, blob))
-    c.execute(f"INSERT INTO {btab} (rowid, embedding) VALUES (?, vec_quantize_binary(?))", (rowid, blob))
+def _insert_index_row(c: Any, ftab: str, rowid: int, unit_vec: Sequence[float]) -> None:
+    c.execute(f"INSERT INTO {ftab} (rowid, embedding) VALUES (?, ?)", (rowid, pack(unit_vec)))
+
+
+def _drop_retired_bit_table(store: Store, c: Any, model: str, dim: int) -> None:
+    """Drop the binary vec0 twin an earlier layout kept beside the float table (written, never read)."""
+    _ftab, retired = index_tables(model, dim)
+    if store.has_table(retired):
+        c.execute(f"DROP TABLE {retired}")
 
 
 def _model_span(store: Store) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
@@ -244,10 +249,12 @@ def put_vectors(store: Store, rows: Sequence[tuple[str, Sequence[float]]], model
     """Write (node_id, vector) pairs for ``model``; replaces a node's earlier vector.  Returns rows written."""
     if not rows:
         return 0
-    ftab, btab = ensure_index(store, model, dim)  # type: ignore[misc]
+    ftab = ensure_index(store, model, dim)
+    assert ftab is not None  # created when missing
     ts = now_ms()
     written = 0
     with store.tx() as c:
+        _drop_retired_bit_table(store, c, model, dim)
         for node_id, vec in rows:
             if len(vec) != dim:
                 raise ValueError(f"embedder {model} returned {len(vec)} dims for node {node_id}, expected {dim}")
@@ -260,20 +267,21 @@ def put_vectors(store: Store, rows: Sequence[tuple[str, Sequence[float]]], model
                       "VALUES (?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET embedding = excluded.embedding, "
                       "embedding_model = excluded.embedding_model, embedding_dim = excluded.embedding_dim, "
                       "embedded_at = excluded.embedded_at", (node_id, blob, model, dim, ts))
-            _insert_index_rows(c, ftab, btab, rowid, unit(vec))
+            _insert_index_row(c, ftab, rowid, unit(vec))
             written += 1
     return written
 
 
 def _all_index_tables(store: Store) -> list[str]:
-    """Every KNN table ever created (``ensure_index`` records each in ``meta``)."""
+    """Every KNN table the store has (``ensure_index`` records each float table in ``meta``; a binary twin
+    of an older layout may still stand beside it)."""
     out = []
     for key in store.meta_keys("vec_index:"):
         ftab = key.split(":", 1)[1]
         for fpre, bpre in LAYOUTS:
             if ftab.startswith(fpre):
                 out += [ftab, bpre + ftab[len(fpre):]]
-    return out
+    return [table for table in out if store.has_table(table)]
 
 
 def _drop_index_rows(store: Store, c: Any, node_ids: Sequence[str]) -> None:
@@ -415,10 +423,9 @@ def knn(store: Store, vector: Sequence[float], model: str, dim: int, k: int, *,
     check_model(store, model, dim)
     if len(vector) != dim:
         raise ValueError(f"query vector has {len(vector)} dims, the index {dim}")
-    tables = ensure_index(store, model, dim, create=False)
-    if tables is None:
+    ftab = ensure_index(store, model, dim, create=False)
+    if ftab is None:
         return []
-    ftab, _btab = tables
     raw, blob = pack(vector), pack(unit(vector))
     want = max(1, k)
     if where is None:
