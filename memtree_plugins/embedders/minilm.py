@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +128,26 @@ def encoder_stack(w: dict[str, Any], x: Any, mask: Any, bias: Any, *, layers: in
     return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
 
+def padded_batches(encs: list[Any], batch_size: int, pad: int = 0) -> Iterator[tuple[list[int], Any, Any, Any]]:
+    """The tokenized texts in batches of similar length (they waste little work on padding): each batch's
+    positions in ``encs``, and its token ids (``pad`` after the end), token type ids and attention mask."""
+    import numpy as np
+
+    order = sorted(range(len(encs)), key=lambda i: len(encs[i].ids))
+    for start in range(0, len(order), batch_size):
+        idx = order[start:start + batch_size]
+        length = max(len(encs[i].ids) for i in idx)
+        ids = np.full((len(idx), length), pad, dtype=np.int64)
+        types = np.zeros((len(idx), length), dtype=np.int64)
+        mask = np.zeros((len(idx), length), dtype=np.float32)
+        for row, i in enumerate(idx):
+            n = len(encs[i].ids)
+            ids[row, :n] = encs[i].ids
+            types[row, :n] = encs[i].type_ids
+            mask[row, :n] = 1.0
+        yield idx, ids, types, mask
+
+
 class MiniLM:
     """A loaded model: ``encode(texts)`` -> (n, 384) float32, unit length."""
 
@@ -153,19 +174,7 @@ class MiniLM:
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         encs = self.tokenizer.encode_batch([t[:MAX_CHARS] for t in texts])
-        # Batches of similar length waste little work on padding.
-        order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
-        for s in range(0, len(order), batch_size):
-            idx = order[s:s + batch_size]
-            length = max(len(encs[i].ids) for i in idx)
-            ids = np.zeros((len(idx), length), dtype=np.int64)
-            types = np.zeros_like(ids)
-            mask = np.zeros((len(idx), length), dtype=np.float32)
-            for row, i in enumerate(idx):
-                e = encs[i]
-                ids[row, :len(e.ids)] = e.ids
-                types[row, :len(e.ids)] = e.type_ids
-                mask[row, :len(e.ids)] = 1.0
+        for idx, ids, types, mask in padded_batches(encs, batch_size):
             out[idx] = self._forward(ids, types, mask)
         return out
 

@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from memtree_plugins.embedders.minilm import _layer_norm, encoder_stack, read_safetensors
+from memtree_plugins.embedders.minilm import _layer_norm, encoder_stack, padded_batches, read_safetensors
 
 MPNET_NAMES = {"q": "attention.attn.q", "k": "attention.attn.k", "v": "attention.attn.v",
                "o": "attention.attn.o", "attn_norm": "attention.LayerNorm"}
@@ -69,15 +69,7 @@ class MPNet:
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         encs = self.tokenizer.encode_batch([t[:MAX_CHARS] for t in texts])
-        order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
-        for s in range(0, len(order), batch_size):
-            idx = order[s:s + batch_size]
-            length = max(len(encs[i].ids) for i in idx)
-            ids = np.full((len(idx), length), self.pad, dtype=np.int64)
-            mask = np.zeros((len(idx), length), dtype=np.float32)
-            for row, i in enumerate(idx):
-                ids[row, :len(encs[i].ids)] = encs[i].ids
-                mask[row, :len(encs[i].ids)] = 1.0
+        for idx, ids, _types, mask in padded_batches(encs, batch_size, pad=self.pad):
             out[idx] = self._forward(ids, mask)
         return out
 
