@@ -47,6 +47,7 @@ from memtree_core.daemon.control import (
     start_daemon,
     stop,
 )
+from memtree_core.daemon.version import installed_at
 from memtree_core.early_answer import Early, project_dir  # noqa: F401  (project_dir: re-exported)
 from memtree_core.lockfile import is_locked, read_state
 from memtree_core.project import ProjectPaths, identify_remembered, memtree_home
@@ -135,8 +136,14 @@ def connect(paths: ProjectPaths, root: Path, version: str, timeout: float = STAR
             if sock is not None:
                 if not check_version or _version_ok(paths, version, sock):
                     return sock
-                sock.close()
                 state = running_daemon(paths) or {}
+                if _newer_install(state):
+                    # Two installs serve this project (say the plugin's and a pip install): the newer one's
+                    # daemon stays, or each would restart the other's at every session start.
+                    _note(f"daemon pid {state.get('pid')} runs {state.get('version')}, from a newer install "
+                          f"than this one ({version}): using it")
+                    return sock
+                sock.close()
                 _note(f"daemon pid {state.get('pid')} runs {state.get('version')}, installed is {version}: "
                       f"restarting it")
                 stop(paths, timeout=10.0, force=True)
@@ -177,6 +184,13 @@ def _pause(proc: ForkedDaemon | None, timeout: float) -> None:
 def _close(proc: Any) -> None:
     if isinstance(proc, ForkedDaemon):
         proc.close()
+
+
+def _newer_install(state: dict[str, Any]) -> bool:
+    """Did the daemon of ``state`` come from an install made after this one?  (An older daemon, and one
+    whose state does not say, is replaced: that is an upgrade.)"""
+    theirs = state.get("installed_at")
+    return isinstance(theirs, int) and not isinstance(theirs, bool) and theirs > installed_at()
 
 
 def _version_ok(paths: ProjectPaths, version: str, sock: socket.socket | None = None) -> bool:

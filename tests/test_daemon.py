@@ -299,6 +299,36 @@ def test_an_older_daemon_is_replaced_by_the_installed_version(home: Path, projec
         old.close()
 
 
+def test_a_daemon_of_a_newer_install_is_kept_by_an_older_installs_session(
+        home: Path, project: Path, env: dict[str, str], daemon_guard: list[int]) -> None:
+    """Two installs serving one project (the plugin's and a pip install, say): the older one's sessions use
+    the newer one's daemon, or each would restart the other's at every session start."""
+    paths = project_paths(project)
+    first = RawClient(project, env)
+    try:
+        first.send(INIT)
+        first.receive()
+        pid = state_pid(project)
+        assert pid is not None
+        daemon_guard.append(pid)
+        state = json.loads(paths.state.read_text())
+        assert isinstance(state["installed_at"], int)
+        # Pretend the running daemon came from another install, made after this one.
+        paths.state.write_text(json.dumps({**state, "version": "0.1.0+other", "installed_at": 2**62}))
+        second = RawClient(project, env)
+        try:
+            second.send(INIT)
+            assert second.receive()["result"]["serverInfo"]["version"]
+            second.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+            assert any(t["name"] == "t_echo" for t in second.receive()["result"]["tools"])
+            assert state_pid(project) == pid and pid_alive(pid)
+        finally:
+            second.close()
+        assert "from a newer install than this one" in second.proc.stderr.read().decode()  # type: ignore[union-attr]
+    finally:
+        first.close()
+
+
 def test_a_daemon_that_cannot_start_is_reported_to_the_client(home: Path, project: Path, env: dict[str, str],
                                                               daemon_guard: list[int]) -> None:
     paths = project_paths(project)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memtree_core import ingest
-from memtree_core.daemon.version import code_version
+from memtree_core.daemon.version import code_version, installed_at
 from memtree_core.lockfile import try_lock, write_state
 from memtree_core.project import Identity, ProjectPaths, identify, memtree_home
 
@@ -153,7 +153,8 @@ class Daemon:
             self.ingest_sock = ingest.bind(self.paths, self.identity.root)  # root: the hook finds us at boot
             self.mcp_sock = bind_unix(self.paths.mcp_socket)
             write_state(self.paths, {
-                "pid": os.getpid(), "version": self.version, "project_root": str(self.identity.root),
+                "pid": os.getpid(), "version": self.version, "installed_at": installed_at(),
+                "project_root": str(self.identity.root),
                 "ingest_socket": str(self.paths.ingest_socket), "mcp_socket": str(self.paths.mcp_socket),
                 "started_at": time.time(),
             })

@@ -20,7 +20,26 @@ def code_version() -> str:
     Ordinary edits in an editable checkout do not count on purpose: several sessions would otherwise restart
     the shared daemon at every saved file.  After editing memtree itself, run ``memtree stop``.
     """
-    from memtree_core import DISTRIBUTION, __version__
+    from memtree_core import __version__
+
+    lines = [f"{mark}:{st.st_mtime_ns}:{st.st_size}\n" for mark, st in _install_marks()]
+    # A checksum, not a cryptographic hash: it only tells one install from the next (nobody forges an mtime
+    # to fool it).  In Python: hashlib's OpenSSL, or binascii and the zlib it links, would be loaded for it,
+    # a real part of the forwarder's start-up; this is a few hundred bytes.
+    data = "".join(lines).encode("utf-8", "surrogateescape")
+    return f"{__version__}+{fnv1a_32(data):08x}"
+
+
+def installed_at() -> int:
+    """When this install was made (the newest of the files :func:`code_version` reads, in ns; 0 if none).
+    Of two installs serving one project, the newer one's daemon stays: see ``memtree_core.forwarder.connect``."""
+    return max((st.st_mtime_ns for _mark, st in _install_marks()), default=0)
+
+
+def _install_marks() -> list[tuple[str, os.stat_result]]:
+    """The files every install rewrites, with their stat: the packages' ``__init__`` files and memtree's
+    ``RECORD``."""
+    from memtree_core import DISTRIBUTION
 
     # pip names the metadata folder after the normalised distribution name: memtree_mcp-0.1.0.dist-info
     dist_info = DISTRIBUTION.replace("-", "_") + "-"
@@ -39,18 +58,13 @@ def code_version() -> str:
         marks += found
         if found and entry == base:
             break
-    lines = []
+    out = []
     for mark in marks:
         try:
-            st = os.stat(mark)
+            out.append((mark, os.stat(mark)))
         except OSError:
             continue
-        lines.append(f"{mark}:{st.st_mtime_ns}:{st.st_size}\n")
-    # A checksum, not a cryptographic hash: it only tells one install from the next (nobody forges an mtime
-    # to fool it).  In Python: hashlib's OpenSSL, or binascii and the zlib it links, would be loaded for it,
-    # a real part of the forwarder's start-up; this is a few hundred bytes.
-    data = "".join(lines).encode("utf-8", "surrogateescape")
-    return f"{__version__}+{fnv1a_32(data):08x}"
+    return out
 
 
 def fnv1a_32(data: bytes) -> int:
