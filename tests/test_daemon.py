@@ -266,17 +266,27 @@ def test_sigkill_mid_session_restarts_the_daemon_and_the_session_goes_on(
     run_async(main)
 
 
+def _session_and_its_daemon(project: Path, env: dict[str, str], daemon_guard: list[int],
+                            ) -> tuple[RawClient, int, dict[str, Any]]:
+    """A first session, initialized, with the pid and the state file of the daemon it started."""
+    client = RawClient(project, env)
+    try:
+        client.send(INIT)
+        client.receive()
+        pid = state_pid(project)
+        assert pid is not None
+        daemon_guard.append(pid)
+        return client, pid, json.loads(project_paths(project).state.read_text())
+    except BaseException:
+        client.close()
+        raise
+
+
 def test_an_older_daemon_is_replaced_by_the_installed_version(home: Path, project: Path, env: dict[str, str],
                                                               daemon_guard: list[int]) -> None:
     paths = project_paths(project)
-    old = RawClient(project, env)
+    old, first, state = _session_and_its_daemon(project, env, daemon_guard)
     try:
-        old.send(INIT)
-        old.receive()
-        first = state_pid(project)
-        assert first is not None
-        daemon_guard.append(first)
-        state = json.loads(paths.state.read_text())
         assert state["version"] == code_version()
         # Pretend the running daemon came from an older install.
         paths.state.write_text(json.dumps({**state, "version": "0.0.1+old"}))
@@ -304,14 +314,8 @@ def test_a_daemon_of_a_newer_install_is_kept_by_an_older_installs_session(
     """Two installs serving one project (the plugin's and a pip install, say): the older one's sessions use
     the newer one's daemon, or each would restart the other's at every session start."""
     paths = project_paths(project)
-    first = RawClient(project, env)
+    first, pid, state = _session_and_its_daemon(project, env, daemon_guard)
     try:
-        first.send(INIT)
-        first.receive()
-        pid = state_pid(project)
-        assert pid is not None
-        daemon_guard.append(pid)
-        state = json.loads(paths.state.read_text())
         assert isinstance(state["installed_at"], int)
         # Pretend the running daemon came from another install, made after this one.
         paths.state.write_text(json.dumps({**state, "version": "0.1.0+other", "installed_at": 2**62}))

@@ -5,7 +5,9 @@ on clustered vectors, through filters that reject most candidates."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -214,40 +216,37 @@ def test_info_says_what_knn_searches_over(home: Path, project: Path) -> None:
         store.close()
 
 
-def test_the_dedupe_walker_loads_the_codes_off_the_query_path(home: Path, project: Path) -> None:
+@pytest.fixture
+def unloaded(home: Path, project: Path) -> Iterator[Any]:
+    """A project's App whose store holds 20 vectors with their codes, none of them loaded in RAM yet."""
     from memtree_core.app import App
+
+    app = App.open(project)
+    try:
+        if not app.store.vector.available:
+            pytest.skip(f"sqlite-vec unavailable: {app.store.vector.reason}")
+        _fill(app.store, _clustered(20, 9))
+        assert codes.loaded(app.store) is None
+        yield app
+    finally:
+        app.close()
+
+
+def test_the_dedupe_walker_loads_the_codes_off_the_query_path(unloaded) -> None:
     from memtree_plugins.semantic.dedupe import Dedupe
 
-    app = App.open(project)
-    try:
-        if not app.store.vector.available:
-            pytest.skip(f"sqlite-vec unavailable: {app.store.vector.reason}")
-        _fill(app.store, _clustered(20, 9))
-        assert codes.loaded(app.store) is None
-        Dedupe().run(app)
-        assert codes.loaded(app.store) == 20
-    finally:
-        app.close()
+    Dedupe().run(unloaded)
+    assert codes.loaded(unloaded.store) == 20
 
 
-def test_a_starting_daemon_loads_the_codes_before_the_first_search(home: Path, project: Path) -> None:
+def test_a_starting_daemon_loads_the_codes_before_the_first_search(unloaded) -> None:
     import threading
 
-    from memtree_core.app import App
-
-    app = App.open(project)
-    try:
-        if not app.store.vector.available:
-            pytest.skip(f"sqlite-vec unavailable: {app.store.vector.reason}")
-        _fill(app.store, _clustered(20, 9))
-        assert codes.loaded(app.store) is None
-        app.plugins.notify("memtree_daemon_started", app=app)
-        for thread in threading.enumerate():  # the load runs on a thread, so the start does not wait for it
-            if thread.name == "memtree-codes-warmup":
-                thread.join(30)
-        assert codes.loaded(app.store) == 20
-    finally:
-        app.close()
+    unloaded.plugins.notify("memtree_daemon_started", app=unloaded)
+    for thread in threading.enumerate():  # the load runs on a thread, so the start does not wait for it
+        if thread.name == "memtree-codes-warmup":
+            thread.join(30)
+    assert codes.loaded(unloaded.store) == 20
 
 
 def test_without_numpy_knn_takes_the_exact_path(vstore, project: Path) -> None:
