@@ -1,9 +1,13 @@
-"""What a plugin gets of the host: :class:`Context`, and of the store: :class:`StoreAccess`.
+"""What a plugin gets of the host: :class:`Context`; of the store: :class:`StoreAccess`; of the plugin set:
+:class:`PluginsView`.
 
 Every hook and every registered item (walker, filter, tool, retriever, replacer, ...) receives the host as an
 argument named ``app``.  These protocols are the whole of what a plugin may use of it, so the host can change
-behind them.  :class:`~memtree_core.app.App` satisfies both (``tests/test_plugin_context.py`` checks it, and
-runs a built-in walker against an object that has nothing but what :class:`Context` lists).
+behind them.  :class:`~memtree_core.app.App` satisfies them (``tests/test_plugin_context.py`` checks it, and
+runs built-in walkers against an object that has nothing but what :class:`Context` lists).
+
+``app.plugins`` is a :class:`PluginsView`: the registries plugins look items up in, the token counter and the
+load report, never the pluggy manager behind them (calling hooks, ``notify``, is the host's job).
 
 The store is reached through named methods, one per intent, never through its SQLite connection or a SQL
 string: a plugin that owns tables of its own keeps their SQL in one storage module of its own, declared in
@@ -12,18 +16,32 @@ string: a plugin that owns tables of its own keeps their SQL in one storage modu
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from memtree_core.plugins import PluginSet
+    from memtree_core.plugins import PluginInfo
     from memtree_core.project import Identity, ProjectPaths
     from memtree_core.redacting import Redacted
+    from memtree_core.registry import Registry
     from memtree_core.settings import LoadedSettings, Settings
     from memtree_core.store import NodeRow, VectorStatus
-    from memtree_core.types import Chunker
+    from memtree_core.types import (
+        CaptureAdapter,
+        Chunker,
+        Embedder,
+        Filter,
+        OutputReplacer,
+        Ranker,
+        Retriever,
+        Selector,
+        Summarizer,
+        TokenCounter,
+        ToolSpec,
+        Walker,
+    )
 
 
 @runtime_checkable
@@ -148,6 +166,55 @@ class StoreAccess(Protocol):
 
 
 @runtime_checkable
+class PluginsView(Protocol):
+    """The plugin set as plugins read it (:class:`~memtree_core.plugins.PluginSet`, read-only): the registries
+    by kind, each item with the plugin that registered it, in precedence order (``ranked()``); the token
+    counter every budget uses; and what loaded, for the commands that report it."""
+
+    @property
+    def chunkers(self) -> Registry[Chunker]: ...
+    @property
+    def filters(self) -> Registry[Filter]: ...
+    @property
+    def walkers(self) -> Registry[Walker]: ...
+    @property
+    def tools(self) -> Registry[ToolSpec]: ...
+    @property
+    def embedders(self) -> Registry[Embedder]: ...
+    @property
+    def summarizers(self) -> Registry[Summarizer]: ...
+    @property
+    def rankers(self) -> Registry[Ranker]: ...
+    @property
+    def selectors(self) -> Registry[Selector]: ...
+    @property
+    def retrievers(self) -> Registry[Retriever]: ...
+    @property
+    def capture_adapters(self) -> Registry[CaptureAdapter]: ...
+    @property
+    def output_replacers(self) -> Registry[OutputReplacer]: ...
+
+    @property
+    def token_counter(self) -> TokenCounter: ...
+
+    # -- what loaded (`memtree info` reports it) --------------------------------------------------------
+    @property
+    def report(self) -> Sequence[PluginInfo]:
+        """Every plugin considered, with its status (loaded, disabled, failed, ...) and what it provides."""
+        ...
+
+    @property
+    def failures(self) -> Sequence[PluginInfo]:
+        """The plugins that failed to load or are missing."""
+        ...
+
+    @property
+    def registries(self) -> Mapping[str, Registry[Any]]:
+        """Every registry by kind (redaction rules, command policies and commands too), to count them."""
+        ...
+
+
+@runtime_checkable
 class Context(Protocol):
     """The host as a plugin sees it: this project's identity, paths, settings and plugin set, its store, and
     the host services plugins share (token counting, chunker choice, redaction, command policy)."""
@@ -155,7 +222,6 @@ class Context(Protocol):
     identity: Identity  # the project: its root and hash
     paths: ProjectPaths  # the files memtree keeps for it (store, sockets, ...)
     environ: dict[str, str]  # the environment the host was started with (not os.environ: tests pass their own)
-    plugins: PluginSet  # every registry (walkers, filters, embedders, ...), read-only
     loaded: LoadedSettings  # the settings with where each value came from, for commands that explain them
     # Scratch space shared by plugins for per-process state that must outlive one call but not the process:
     # a memo of recent reads, the search mode last chosen, an embedder probe.  Keys are namespaced by the
@@ -164,6 +230,11 @@ class Context(Protocol):
 
     @property
     def settings(self) -> Settings: ...
+
+    @property
+    def plugins(self) -> PluginsView:
+        """Every registry (walkers, filters, embedders, ...), read-only."""
+        ...
 
     @property
     def store(self) -> StoreAccess: ...

@@ -228,7 +228,7 @@ def memtree_prepare_capture(app: Context, payload: dict[str, Any]) -> PreparedCa
     result to ``memtree_store_capture``; with no answer the payload is dropped as ``unknown-tool``.  Raise :class:`~memtree_core.ingest.Refused` with a short reason to drop it (counted
     ``capture:dropped:<reason>``); any other exception drops it too.
 
-    :param app: the project (settings, plugin set, ``redact``, ``command_denied``).
+    :param app: the project (settings, the registries in ``app.plugins``, ``redact``, ``command_denied``).
     :param payload: the Claude Code hook payload, a JSON object (``tool_name``, ``tool_input``...).
     :return: a :class:`~memtree_core.types.PreparedCapture`, or None to defer to the next plugin.
     """
@@ -279,7 +279,7 @@ def memtree_daemon_started(app: Context) -> None:
     replacement hooks run to reach the socket); ``selectors`` warms its output replacer up on a thread, and
     ``semantic`` loads the store's binary codes for nearest-neighbour search on another.
 
-    :param app: the project the daemon serves (settings, paths, plugin set, store).
+    :param app: the project the daemon serves (settings, paths, the registries in ``app.plugins``, store).
     """
 
 

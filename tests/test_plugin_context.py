@@ -1,5 +1,6 @@
-"""Meta-tests of the plugin context: plugins get a narrow :class:`Context`, not the whole ``App``, and talk to
-the store through its named methods, never SQL, except in the storage modules declared here."""
+"""Meta-tests of the plugin context: plugins get a narrow :class:`Context`, not the whole ``App``, read the plugin
+set through its :class:`PluginsView`, and talk to the store through its named methods, never SQL, except in the
+storage modules declared here."""
 
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ from typing import Any
 import pytest
 
 from memtree_core.app import App
-from memtree_core.context import Context, StoreAccess
+from memtree_core.context import Context, PluginsView, StoreAccess
 from memtree_core.store import now_ms
 
 REPO = Path(__file__).resolve().parent.parent
 PLUGINS = REPO / "memtree_plugins"
+EXAMPLES = REPO / "examples"  # the example plugins README and its hook reference show
 
 # A plugin that creates and owns tables of its own keeps their SQL in its storage module, declared here with
 # the reason; everything else goes through the store's named methods (memtree_core/store/).
@@ -152,6 +154,89 @@ def test_plugins_annotate_app_as_context_and_use_only_what_it_offers() -> None:
     assert not problems, "plugins get a Context (memtree_core/context.py):\n" + "\n".join(problems)
 
 
+# -- the plugin set, through its view ---------------------------------------------------------------------------
+PLUGINS_VIEW = _members(PluginsView)
+# Where a plugin holds the plugin set: ``app.plugins`` (``ctx.``, ``self.``, ``self.app.`` too), or a parameter
+# named ``plugins`` or typed PluginsView that it was passed on to.
+_HOLDERS = ("app", "ctx", "context", "self")
+
+
+def _plugin_sources() -> list[tuple[str, Path]]:
+    return [(f"{root.name}/{p.relative_to(root)}", p) for root in (PLUGINS, EXAMPLES)
+            for p in sorted(root.rglob("*.py"))]
+
+
+def plugin_set_uses(source: str, name: str = "<module>") -> list[tuple[int, str]]:
+    """What ``source`` reads off the plugin set that :class:`PluginsView` does not offer, and every use of the
+    whole ``PluginSet`` type (a plugin takes the view): ``(line, what)``."""
+    tree = ast.parse(source, name)
+    held = {"plugins"} | {a.arg for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+                          for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)
+                          if a.annotation is not None and ast.unparse(a.annotation).strip("'\"") == "PluginsView"}
+
+    def plugin_set(node: ast.expr) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in held
+        if not (isinstance(node, ast.Attribute) and node.attr == "plugins"):
+            return False
+        on = node.value  # app.plugins, or self.app.plugins (not settings.plugins, the settings section)
+        return (isinstance(on, ast.Name) and on.id in _HOLDERS) or (
+            isinstance(on, ast.Attribute) and on.attr in ("app", "ctx") and isinstance(on.value, ast.Name))
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and plugin_set(node.value) and node.attr not in PLUGINS_VIEW:
+            found.append((node.lineno, f"{ast.unparse(node.value)}.{node.attr}"))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+              and node.args and plugin_set(node.args[0])):
+            attr = node.args[1] if len(node.args) > 1 else None
+            if not (isinstance(attr, ast.Constant) and attr.value in PLUGINS_VIEW):
+                found.append((node.lineno, ast.unparse(node)))
+        elif isinstance(node, ast.ImportFrom) and node.module == "memtree_core.plugins" and any(
+                a.name == "PluginSet" for a in node.names):
+            found.append((node.lineno, "PluginSet imported"))
+    return sorted(set(found))
+
+
+def test_plugins_read_only_what_the_plugins_view_offers() -> None:
+    problems = [f"{rel}:{line}: {what}" for rel, path in _plugin_sources()
+                for line, what in plugin_set_uses(path.read_text(), rel)]
+    assert not problems, ("plugins read the plugin set through PluginsView (memtree_core/context.py): the "
+                          "registries, token_counter, report, failures; the hooks are the host's to call:\n"
+                          + "\n".join(problems))
+
+
+def test_the_plugins_view_check_sees_the_manager_notify_and_the_whole_plugin_set() -> None:
+    source = ('from memtree_core.plugins import PluginSet\n'
+              'def f(app, plugins, settings):\n'
+              '    app.plugins.walkers.get("filter")\n'
+              '    app.plugins.pm.hook.memtree_daemon_started(app=app)\n'
+              '    self.app.plugins.notify("memtree_daemon_stopping", app=app)\n'
+              '    plugins.hook\n'
+              '    settings.plugins.disable\n'
+              '    getattr(app.plugins, "settings_models")\n'
+              'def g(registries: PluginsView):\n'
+              '    return registries.info("x"), registries.tools\n')
+    assert plugin_set_uses(source) == [
+        (1, "PluginSet imported"), (4, "app.plugins.pm"), (5, "self.app.plugins.notify"), (6, "plugins.hook"),
+        (8, "getattr(app.plugins, 'settings_models')"), (10, "registries.info")]
+
+
+def test_the_plugins_view_check_fails_on_a_plugin_that_calls_hooks(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The structure test itself fails when a plugin reaches past the view, naming the file and line."""
+    fake = tmp_path / "memtree_plugins"
+    (fake / "walkers").mkdir(parents=True)
+    (fake / "walkers" / "sneaky.py").write_text(
+        "def run(app):\n    for walker in app.plugins.walkers:\n"
+        "        app.plugins.pm.hook.memtree_daemon_started(app=app)\n")
+    monkeypatch.setattr(sys.modules[__name__], "PLUGINS", fake)
+    monkeypatch.setattr(sys.modules[__name__], "EXAMPLES", tmp_path / "examples")
+    with pytest.raises(AssertionError, match=r"memtree_plugins/walkers/sneaky.py:3: app.plugins.pm") as failed:
+        test_plugins_read_only_what_the_plugins_view_offers()
+    assert "sneaky.py:2" not in str(failed.value)  # the registries are the view's
+
+
 def test_plugins_call_only_the_named_store_methods() -> None:
     """Whatever a plugin calls on a store (``app.store.x`` or a local ``store.x``) is in StoreAccess."""
     problems = []
@@ -211,17 +296,37 @@ def test_app_is_a_context_and_its_store_a_store_access(home: Path, project: Path
         app.close()
 
 
+def test_the_plugin_set_is_a_plugins_view_without_its_manager(app: App) -> None:
+    """App's PluginSet satisfies the view as it is; the view leaves out pluggy's manager and the build's parts."""
+    assert isinstance(app.plugins, PluginsView)
+    missing = sorted(n for n in PLUGINS_VIEW if not hasattr(app.plugins, n))
+    assert not missing
+    assert not {"pm", "hook", "notify", "info", "settings_models", "settings_sections", "plugin_settings",
+                "redaction_rules", "command_policies", "commands"} & PLUGINS_VIEW
+
+
 class OnlyContext:
-    """Exactly what :class:`Context` lists of a real App, and nothing else (no close, no damaged, no conn)."""
+    """Exactly what :class:`Context` lists of a real App, and nothing else (no close, no damaged, no conn, no
+    plugin manager)."""
 
     def __init__(self, app: App) -> None:
         object.__setattr__(self, "_app", app)
-        object.__setattr__(self, "_store", OnlyStore(app.store))
+        object.__setattr__(self, "_narrowed", {"store": OnlyStore(app.store), "plugins": OnlyPlugins(app.plugins)})
 
     def __getattr__(self, name: str) -> Any:
         if name not in CONTEXT:
             raise AttributeError(f"{name} is not part of Context")
-        return self._store if name == "store" else getattr(self._app, name)
+        return self._narrowed[name] if name in self._narrowed else getattr(self._app, name)
+
+
+class OnlyPlugins:
+    def __init__(self, plugins: Any) -> None:
+        object.__setattr__(self, "_plugins", plugins)
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in PLUGINS_VIEW:
+            raise AttributeError(f"plugins.{name} is not part of PluginsView")
+        return getattr(self._plugins, name)
 
 
 class OnlyStore:
@@ -243,6 +348,19 @@ def test_the_context_stand_in_refuses_what_context_does_not_offer(app: App) -> N
     for name in ("conn", "query", "execute"):
         with pytest.raises(AttributeError):
             getattr(ctx.store, name)
+    assert isinstance(ctx.plugins, PluginsView)
+    for name in ("pm", "notify", "info", "plugin_settings", "command_policies"):
+        with pytest.raises(AttributeError):
+            getattr(ctx.plugins, name)
+
+
+def test_the_inspector_reopens_the_hosts_app_not_a_context(app: App) -> None:
+    """The inspector's read-only App takes the host's whole plugin set, which a Context offers only a view of."""
+    from memtree_plugins.inspector.readonly import ReadOnlyApp
+
+    with pytest.raises(TypeError, match=r"\(OnlyContext given\)"):
+        ReadOnlyApp.of(OnlyContext(app))
+    assert ReadOnlyApp.of(app).plugins is app.plugins
 
 
 TEXT = "pytest collected 12 items; test_store.py::test_open PASSED and more real words "  # > 50 bytes

@@ -30,8 +30,7 @@ from memtree_plugins.masking.in_context import redact_grep_lines, redact_slice
 from memtree_plugins.masking.printed_secrets import RULE, mask_printed
 
 if TYPE_CHECKING:
-    from memtree_core.context import Context
-    from memtree_core.plugins import PluginSet
+    from memtree_core.context import Context, PluginsView
     from memtree_core.types import CaptureAdapter
 
 log = logging.getLogger("memtree.ingest")
@@ -74,14 +73,14 @@ def prepare(app: Context, payload: dict[str, Any]) -> PreparedCapture:
 
 
 # -- payload -> captures, through the registered capture adapters ---------------------------------------------
-def adapter_for(plugins: PluginSet, tool: object) -> CaptureAdapter | None:
+def adapter_for(plugins: PluginsView, tool: object) -> CaptureAdapter | None:
     """The capture adapter for a tool name: the first in precedence order that lists it."""
     if not isinstance(tool, str):
         return None
     return next((a for a in plugins.capture_adapters.ranked() if tool in getattr(a, "tools", ())), None)
 
 
-def to_captures(plugins: PluginSet, payload: Any, *, max_bytes: int) -> list[Capture] | Dropped:
+def to_captures(plugins: PluginsView, payload: Any, *, max_bytes: int) -> list[Capture] | Dropped:
     """Translate one hook payload; never raises."""
     if not isinstance(payload, dict):
         return Dropped("not-an-object")

@@ -18,6 +18,10 @@ class ReadOnlyApp(App):
 
     @classmethod
     def of(cls, app: Context) -> ReadOnlyApp:
+        """``app``'s project with its store read-only.  ``app`` is the host's :class:`App` (``memtree ui``
+        opens one): an App needs the whole plugin set, which a plugin's Context offers only a view of."""
+        if not isinstance(app, App):
+            raise TypeError(f"the inspector reopens the host's App ({type(app).__name__} given)")
         return cls(app.identity, app.paths, app.loaded, app.plugins, app.environ)
 
     @property

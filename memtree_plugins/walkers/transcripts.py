@@ -25,7 +25,10 @@ from collections import Counter
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memtree_core.context import PluginsView
 
 TOOLS = ("Read", "Grep", "Bash")
 MAX_LINE_BYTES = 64 << 20  # a longer line is skipped (counted), not parsed
@@ -82,7 +85,7 @@ def _text_of(content: Any) -> str | None:
     return None
 
 
-def captured_tools(plugins: Any) -> frozenset[str]:
+def captured_tools(plugins: PluginsView) -> frozenset[str]:
     """Every tool some registered capture adapter takes (a plugin may add WebFetch, Glob...)."""
     return frozenset(t for adapter in plugins.capture_adapters for t in getattr(adapter, "tools", ())
                      if isinstance(t, str))
