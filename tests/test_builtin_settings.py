@@ -221,6 +221,9 @@ def test_plugins_json_shows_each_built_ins_keys(home: Path, project: Path) -> No
     report = {p["name"]: p for p in json.loads(out.stdout)}
     assert report["walkers"]["sections"]["retention"]["staleHours"] == 2
     assert report["retrieval"]["sections"] == {"search": {"ranker": "shaped", "defaultLimit": 10}}
+    # capture is shared: the selectors plugin lists only its own key of it (the host keeps maxBytes and bash)
+    assert list(report["selectors"]["sections"]["capture"]) == ["replace"]
+    assert report["selectors"]["sections"]["capture"]["replace"]["timeoutMs"] == 150
     assert report["wrappers"]["settings"] == {"grepEngine": "auto"}  # its plugins.config values, as before
     assert "sections" not in report["tokens"]
 

@@ -441,7 +441,6 @@ def test_with_the_selectors_plugin_disabled_replacing_is_off_and_its_keys_are_ig
             if (app.paths.home / hook_sender.SENDER_FILE).exists():
                 break
             time.sleep(0.05)
-        time.sleep(0.1)
         assert not flag.exists()
         r = run("replace", bash("pytest", pytest_output), project)
         assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
