@@ -276,7 +276,8 @@ def memtree_daemon_started(app: Context) -> None:
     the hooks and before the first capture is read (slow work here delays captures, never the MCP tools).
     Every implementation runs, each in its own guard: one that raises is logged and the others still run.
     The built-in ``capture`` plugin writes ``$MEMTREE_HOME/hook-sender`` (which program the capture and
-    replacement hooks run to reach the socket); ``selectors`` warms its output replacer up on a thread, and
+    replacement hooks run to reach the socket); ``selectors`` turns output replacement on (its setting
+    ``capture.replace``: the flag the replacement hook reads) and warms its replacer up on a thread, and
     ``semantic`` loads the store's binary codes for nearest-neighbour search on another.
 
     :param app: the project the daemon serves (settings, paths, the registries in ``app.plugins``, store).

@@ -617,12 +617,15 @@ def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
         bound_path, bound_ino = None, None
     try:
         register_root(app.paths, app.identity.root)
-        from memtree_core.replacing import write_flag
+        from memtree_core.replacing import turn_off
 
-        write_flag(app)
+        # Replacement is off until a plugin turns it on below: a flag an earlier daemon left must not make
+        # the hook wait on a daemon whose plugin set or settings no longer replace anything.
+        turn_off(app)
     except Exception:
         log.exception("cannot register the project for the capture hook")
-    # The capture plugin writes the hooks' sender; the selectors plugin warms its replacer up.
+    # The capture plugin writes the hooks' sender; the selectors plugin turns replacement on (capture.replace)
+    # and warms its replacer up.
     app.plugins.notify("memtree_daemon_started", app=app)
     server = IngestServer(app)
     slots = threading.BoundedSemaphore(MAX_CONNECTIONS)

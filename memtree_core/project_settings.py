@@ -84,5 +84,8 @@ class _Dormant:
                     key = tuple(_norm(k) for k in claim)
                     self._owners.setdefault(key, name)
                     self._owners.setdefault(key[:1], name)  # a whole section of it
+        # Asked for a path whose last key alone is unknown: one key long, a whole section (or top-level key) no
+        # loaded model has; longer, a key inside a section the host or a loaded plugin shares with it, which is
+        # the dormant plugin's only if it declares that very key (``capture.replace``), else a plain mistake.
         key = tuple(_norm(k) for k in path)
-        return self._owners.get(key[:2]) or self._owners.get(key[:1])
+        return self._owners.get(key[:2])

@@ -7,8 +7,11 @@ asks the registered output replacers (``memtree_register_output_replacers``, in 
 replacement and answers the ack line followed by the hook's stdout (nothing when the output passes
 untouched).  The built-in replacer (the ``selectors`` plugin) cuts Bash and Grep output to a budgeted slice.
 
-``capture.replace`` (off by default) switches the whole of it: the flag file next to the hook's root link
-(:func:`write_flag`) is what makes the hook ask at all.  An output every replacer leaves alone is counted
+The flag file next to the hook's root link is what makes the hook ask at all, and the host answers with a
+replacement only while it is there.  The daemon's start removes the one an earlier daemon left
+(:func:`turn_off`); the ``selectors`` plugin, whose setting ``capture.replace`` (off by default) switches
+replacement, writes it from its ``memtree_daemon_started`` hook (:func:`turn_on`), so with that plugin
+disabled the hook never waits.  An output every replacer leaves alone is counted
 ``replace:untouched:<reason>``; the replacer that produced a replacement counts it (``delivered``) only
 after the reply reached a hook still waiting.
 """
@@ -45,22 +48,36 @@ def split_request(raw: bytes) -> tuple[bool, bytes]:
 
 
 # -- the flag the hook reads ----------------------------------------------------------------------------------
-def write_flag(app: Context) -> None:
-    """Tell ``plugin/hooks/replace`` whether to ask (file present) and its timeout; remove it when off."""
-    settings = app.settings.capture.replace
+def _flag_forms(app: Context) -> list[Path]:
+    # the hook looks the project up by the path it is given: the root as opened and as resolved.
     root = app.identity.root
-    for form in dict.fromkeys((os.path.abspath(root), os.path.realpath(root))):
-        flag = flag_path(app.paths.home, form)
+    forms = dict.fromkeys((os.path.abspath(root), os.path.realpath(root)))
+    return [flag_path(app.paths.home, form) for form in forms]
+
+
+def turn_on(app: Context, timeout_ms: int) -> None:
+    """Make ``plugin/hooks/replace`` ask this project's daemon, waiting at most ``timeout_ms`` for the answer."""
+    for flag in _flag_forms(app):
         try:
-            if not settings.enabled:
-                flag.unlink(missing_ok=True)
-                continue
             flag.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             tmp = flag.with_name(f"{FLAG_NAME}.{os.getpid()}.tmp")
-            tmp.write_text(f"{settings.timeout_ms}\n")
-            os.replace(tmp, flag)
+            tmp.write_text(f"{int(timeout_ms)}\n")
+            os.replace(tmp, flag)  # atomic: a hook never reads half a timeout
         except OSError as exc:
             log.warning("cannot write %s (%s); tool output will not be shrunk there", flag, exc)
+
+
+def turn_off(app: Context) -> None:
+    """Make the hook stop asking (the flag gone): at each daemon start, before any plugin may turn it on."""
+    for flag in _flag_forms(app):
+        try:
+            flag.unlink(missing_ok=True)
+        except OSError as exc:
+            log.warning("cannot remove %s (%s); the replacement hook may wait for nothing there", flag, exc)
+
+
+def is_on(app: Context) -> bool:
+    return any(flag.exists() for flag in _flag_forms(app))
 
 
 def flag_path(home: Path, root: Path | str) -> Path:
@@ -72,7 +89,7 @@ def choose(app: Context, payload: dict[str, Any], node_id: str, *,
            truncated: bool = False) -> tuple[OutputReplacer | None, Replacement]:
     """The first replacement a replacer offers, in precedence order, with that replacer; else (None, the
     first replacer's reason for leaving it alone).  Never raises: a failing replacer is skipped."""
-    if not app.settings.capture.replace.enabled:
+    if not is_on(app):  # a hook that read a flag this daemon removed: the switch is off
         return None, Replacement(None, "disabled")
     first: Replacement | None = None
     for replacer in app.plugins.output_replacers.ranked():

@@ -6,7 +6,7 @@ Keys are camelCase in files (as in the spec); environment variables use ``__`` b
 case and underscores inside a key, so ``MEMTREE_CAPTURE__MAX_BYTES`` sets ``capture.maxBytes``.
 Each layer is validated on its own, so an error names the file (or variable), the key and the type.
 
-This module holds the host's own keys (:class:`Settings`: capture's size cap and switches, redaction's gate,
+This module holds the host's own keys (:class:`Settings`: capture's size cap and Bash switch, redaction's gate,
 the daemon, the store, the plugin set) and the layering.  Every other key belongs to the built-in plugin
 that uses it, which declares it (:class:`memtree_core.plugin_settings.BuiltinSettings`); the project's model
 is the host's composed with the loaded plugins' (:mod:`memtree_core.project_settings`).
@@ -95,20 +95,8 @@ class Section(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", allow_inf_nan=False)
 
 
-class ReplaceThresholds(Section):
-    bash: int = Field(2000, ge=0, alias="Bash")
-    grep: int = Field(2000, ge=0, alias="Grep")
-    # accepted but never applied: Read output is not replaced (README: an Edit needs what the model read).
-    read: int = Field(0, ge=0, alias="Read")
-
-
-class Replace(Section):
-    enabled: Flag = False
-    thresholds: ReplaceThresholds = ReplaceThresholds()
-    budget_tokens: int = Field(800, ge=50)
-    timeout_ms: int = Field(150, ge=10)
-
-
+# The reason a repository may not set a capture switch (``capture.bash``, ``redaction.*``, and the selectors
+# plugin's ``capture.replace``).
 WHAT_IS_CAPTURED = "it decides what is captured or redacted"
 
 
@@ -118,8 +106,8 @@ class Capture(Section):
     # a protection, read wherever a command's output could be stored (hook captures and the bash tool):
     # the host's, so that no plugin being disabled can switch it back on.
     bash: Annotated[Flag, UserOnly(WHAT_IS_CAPTURED)] = True
-    # the replacement transport: the ingest socket answers the hook sender within timeoutMs.
-    replace: Annotated[Replace, UserOnly(WHAT_IS_CAPTURED)] = Replace()
+    # ``capture.replace`` is the selectors plugin's (its output replacer's), ``capture.filterMinSize`` the
+    # filters plugin's: each declares its keys of this section.
 
 
 class Redaction(Section):

@@ -249,7 +249,8 @@ class OutputReplacer(Protocol):
     """Replaces what the model sees of a tool call's output, once the whole output is stored as ``node_id``.
 
     ``replace`` must never return more than the tool's own output shape holds (same fields, same types), and
-    is asked only while ``capture.replace.enabled``; ``truncated``: the store had to cut the node, so it does
+    is asked only while replacement is on (the ``selectors`` plugin's ``capture.replace.enabled`` turns it on:
+    :mod:`memtree_core.replacing`); ``truncated``: the store had to cut the node, so it does
     not hold all of the output.  ``delivered`` is called once the reply reached a hook still waiting (count
     savings there, not in ``replace``)."""
 

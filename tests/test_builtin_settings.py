@@ -221,6 +221,9 @@ def test_plugins_json_shows_each_built_ins_keys(home: Path, project: Path) -> No
     report = {p["name"]: p for p in json.loads(out.stdout)}
     assert report["walkers"]["sections"]["retention"]["staleHours"] == 2
     assert report["retrieval"]["sections"] == {"search": {"ranker": "shaped", "defaultLimit": 10}}
+    # capture is shared: the selectors plugin lists only its own key of it (the host keeps maxBytes and bash)
+    assert list(report["selectors"]["sections"]["capture"]) == ["replace"]
+    assert report["selectors"]["sections"]["capture"]["replace"]["timeoutMs"] == 150
     assert report["wrappers"]["settings"] == {"grepEngine": "auto"}  # its plugins.config values, as before
     assert "sections" not in report["tokens"]
 
@@ -269,3 +272,20 @@ def test_a_plugins_modules_serve_with_its_defaults_when_it_is_disabled(home: Pat
         assert any("EMBEDDING_MODEL ignored: it is plugin 'semantic'" in w for w in app.loaded.warnings)
     finally:
         app.close()
+
+
+@pytest.mark.parametrize(("disabled", "section", "typo"), [("selectors", "capture", "maxByts"),
+                                                           ("filters", "capture", "maxByts"),
+                                                           ("semantic", "walkers", "prunerIntervlMs")])
+def test_a_typo_in_a_shared_section_stays_an_error_when_a_co_owner_is_disabled(
+        tmp_path: Path, disabled: str, section: str, typo: str) -> None:
+    """The disabled plugin owns only the keys it declares in a section it shares: any other unknown key there
+    is still the user's mistake, not that plugin's dormant setting."""
+    home = tmp_path / "home"
+    env = {**NO_THIRD_PARTY, "MEMTREE_DISABLE_PLUGINS": disabled}
+    write(home / "config.json", {section: {typo: 5}})
+    with pytest.raises(SettingsError, match=f"unknown key '{section}.{typo}'"):
+        load_settings(home, None, env)
+    (home / "config.json").unlink()
+    with pytest.raises(SettingsError, match="no settings key"):
+        load_settings(home, None, {**env, f"MEMTREE_{section.upper()}__{typo.upper()}": "5"})

@@ -18,7 +18,7 @@ import pytest
 from helpers.common import run_memtree
 from helpers.replace import bash, fixture, run, serve
 
-from memtree_core import replacing
+from memtree_core import ingest, replacing
 from memtree_core.app import App
 from memtree_core.hookspecs import hookimpl
 from memtree_core.types import Replacement
@@ -415,6 +415,40 @@ def test_with_the_selectors_plugin_disabled_nothing_is_replaced(home: Path, proj
         assert (outcome.output is not None) is replaced, (disabled, outcome.reason)
         if not replaced:
             assert outcome.reason == "no-selector"
+
+
+def test_with_the_selectors_plugin_disabled_replacing_is_off_and_its_keys_are_ignored(
+        home: Path, project: Path, monkeypatch: pytest.MonkeyPatch, pytest_output: str) -> None:
+    """``capture.replace`` is the selectors plugin's setting: with that plugin disabled the user's keys are
+    ignored with a warning (not an error), the hook finds no flag (a stale one is cleared) and never asks."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"capture": {"replace": {"enabled": True}}}))
+    monkeypatch.setenv("MEMTREE_CAPTURE__REPLACE__TIMEOUT_MS", "10000")
+    monkeypatch.setenv("MEMTREE_DISABLE_PLUGINS", "selectors")
+    app = App.open(project)
+    flag = replacing.flag_path(app.paths.home, app.identity.root)
+    flag.parent.mkdir(parents=True, exist_ok=True)
+    flag.write_text("10000\n")  # left by an earlier daemon that had replacement on
+    said = "\n".join(app.loaded.warnings)
+    assert "capture.replace ignored: it is plugin 'selectors''s setting" in said, said
+    assert "CAPTURE.REPLACE.TIMEOUT_MS ignored: it is plugin 'selectors''s setting" in said, said
+    sock = ingest.bind(app.paths, app.identity.root)
+    stop = threading.Event()
+    thread = threading.Thread(target=ingest.serve, args=(sock, app, stop), daemon=True)
+    thread.start()
+    try:
+        for _ in range(200):  # the capture plugin writes the sender once the host has set the flag up
+            if (app.paths.home / hook_sender.SENDER_FILE).exists():
+                break
+            time.sleep(0.05)
+        assert not flag.exists()
+        r = run("replace", bash("pytest", pytest_output), project)
+        assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+        assert app.store.query("SELECT count(*) FROM nodes") == [(0,)]  # the sync hook never connected
+    finally:
+        stop.set()
+        thread.join(10)
+        app.close()
 
 
 def test_a_long_stdout_cannot_starve_the_stderr_holding_the_error(home: Path, project: Path, tmp_path: Path,

@@ -132,6 +132,7 @@ def main() -> None:
     from memtree_core import ingest
     from memtree_core.app import App
     from memtree_plugins.capture import hook_sender
+    from memtree_plugins.selectors.settings import replace_settings
 
     hooks = json.loads((REPO / "plugin/hooks/hooks.json").read_text())["hooks"]["PostToolUse"]
     command = next(h["command"] for g in hooks for h in g["hooks"] if h["command"].endswith("/replace"))
@@ -157,9 +158,8 @@ def main() -> None:
     app_on, env_on = serve("perl", True, "perl")
     _, env_py = serve("python", True, "python")
     _, env_off = serve("off", False, "")
-    budget = app_on.settings.capture.replace.budget_tokens
-    threshold = app_on.settings.capture.replace.thresholds.bash
-    cap = app_on.settings.capture.replace.timeout_ms
+    own = replace_settings(app_on)
+    budget, threshold, cap = own.budget_tokens, own.thresholds.bash, own.timeout_ms
 
     calls = iter(range(10**9))
 

@@ -94,6 +94,7 @@ def vector_index(app: Context) -> dict[str, Any]:
 def capture_status(app: Context) -> dict[str, Any]:
     """What the Claude Code hook uses to reach the daemon, what it could not deliver, and replacement."""
     from memtree_plugins.capture import hook_sender
+    from memtree_plugins.selectors.settings import replace_settings
 
     home = app.paths.home
     try:
@@ -104,7 +105,7 @@ def capture_status(app: Context) -> dict[str, Any]:
         "hook_sender": " ".join(sender) if sender else "not chosen yet (the daemon picks it when it starts)",
         "hook_drops": hook_sender.drop_counts(home),
         "bash": app.settings.capture.bash,
-        "replace": app.settings.capture.replace.enabled,
+        "replace": replace_settings(app).enabled,  # the selectors plugin's (off while it is disabled)
     }
     return out
 

@@ -8,6 +8,10 @@ lines, tail; matches everything, priority 0) and, at
 priority 10, ``pytest``, ``cargo``, ``node`` (npm/jest/vitest/tsc), ``git-log`` and ``grep``.
 A plugin adds its own through ``memtree_register_selectors``; ``memtree_plugins.selectors.lines`` has the
 budgeted line assembler they share.
+
+``capture.replace`` (off by default) is this plugin's setting (:mod:`.settings`): when on, the daemon's start
+writes the flag that makes the synchronous hook ask (:func:`memtree_core.replacing.turn_on`) and warms the
+replacer up.
 """
 
 from __future__ import annotations
@@ -16,11 +20,20 @@ import threading
 from typing import TYPE_CHECKING
 
 from memtree_core.hookspecs import hookimpl
+from memtree_core.plugin_settings import BuiltinSettings
 from memtree_core.registry import Register
 from memtree_core.types import OutputReplacer, Selector
 
 if TYPE_CHECKING:
     from memtree_core.context import Context
+
+
+@hookimpl(trylast=True)
+def memtree_settings_model() -> type[BuiltinSettings]:
+    # ``capture.replace``: memtree_plugins.selectors.settings
+    from memtree_plugins.selectors.settings import SelectorsSettings
+
+    return SelectorsSettings
 
 
 @hookimpl(trylast=True)
@@ -48,9 +61,17 @@ def memtree_register_output_replacers(register: Register[OutputReplacer]) -> Non
 
 @hookimpl(trylast=True)
 def memtree_daemon_started(app: Context) -> None:
+    # capture.replace is this plugin's switch: the host removed any flag an earlier daemon left, and the hook
+    # asks for a replacement only once the flag is written here (none while this plugin is disabled).
+    from memtree_plugins.selectors.settings import replace_settings
+
+    settings = replace_settings(app)
+    if not settings.enabled:
+        return
+    from memtree_core.replacing import turn_on
+    from memtree_plugins.selectors.replace import warm_up
+
     # The first replacement must not pay for opening the store and compiling the redaction rules: the
     # synchronous hook waits for it at most capture.replace.timeoutMs.
-    if app.settings.capture.replace.enabled:
-        from memtree_plugins.selectors.replace import warm_up
-
-        threading.Thread(target=warm_up, args=(app,), name="memtree-replace-warmup", daemon=True).start()
+    threading.Thread(target=warm_up, args=(app,), name="memtree-replace-warmup", daemon=True).start()
+    turn_on(app, settings.timeout_ms)

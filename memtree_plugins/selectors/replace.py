@@ -5,7 +5,7 @@ the async capture of the same call is deduplicated by ``tool_use_id``), then ask
 replacers for the hook's stdout; this one answers ``hookSpecificOutput.updatedToolOutput`` in the tool's own
 output shape (same fields, same types; otherwise Claude Code logs an error and keeps the original).
 
-What is replaced (``capture.replace``, off by default):
+What is replaced (``capture.replace``, off by default, this plugin's setting: :mod:`.settings`):
     Bash ``stdout``/``stderr`` and Grep ``content`` (content and count modes) or ``filenames`` when their
     tokens exceed the tool's threshold; each cut by the best matching selector to fit ``budgetTokens``
     together with a footer naming the node that holds the whole output.  Every other field is copied.
@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memtree_core.types import Replacement, Selector
+from memtree_plugins.selectors.settings import replace_settings
 
 if TYPE_CHECKING:
     from memtree_core.context import Context
@@ -116,11 +117,9 @@ def build(app: Context, payload: dict[str, Any], node_id: str, *, truncated: boo
 
 
 def _build(app: Context, payload: dict[str, Any], node_id: str, truncated: bool) -> Outcome:
-    settings = app.settings.capture.replace
+    settings = replace_settings(app)
     tool = payload.get("tool_name") if isinstance(payload.get("tool_name"), str) else "?"
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
-    if not settings.enabled:
-        return Outcome(None, "disabled", tool, session)
     if payload.get("hook_event_name") != "PostToolUse":
         return Outcome(None, "not-post-tool-use", tool, session)
     if tool not in TOOLS:
@@ -259,6 +258,10 @@ class SliceReplacer:
     name = "slice"
 
     def replace(self, app: Context, payload: dict[str, Any], node_id: str, *, truncated: bool = False) -> Outcome:
+        # The host asks only while the flag this plugin wrote is there; its own switch is checked too, so
+        # the replacer never answers against the settings it was loaded with.
+        if not replace_settings(app).enabled:
+            return Outcome(None, "disabled")
         return build(app, payload, node_id, truncated=truncated)
 
     def delivered(self, app: Context, outcome: Replacement) -> None:
