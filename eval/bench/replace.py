@@ -213,12 +213,13 @@ def main() -> None:
             over_before += before
             over_after += after
         status = "replaced" if stdout else ("untouched" if before <= threshold else "UNTOUCHED (cap hit?)")
-        print(f"{label[:42]:42s} {before:8d} {after:8d} {100 * (before - after) / before:6.1f}%  "
+        # an empty output (`git status --short` in a clean checkout) has nothing to save: 0.0%
+        print(f"{label[:42]:42s} {before:8d} {after:8d} {100 * (before - after) / max(before, 1):6.1f}%  "
               f"{'all' if kept else 'MISSING'} ({len(must)})  {status}")
     print(f"outputs over the threshold: {over_before} -> {over_after} tokens, "
           f"{100 * (over_before - over_after) / max(over_before, 1):.1f}% fewer (goal >= 90%); "
           f"failing lines kept: {'yes' if all_kept else 'NO'}")
-    print(f"whole session: {all_before} -> {all_after} tokens, {100 * (all_before - all_after) / all_before:.1f}% fewer")
+    print(f"whole session: {all_before} -> {all_after} tokens, {100 * (all_before - all_after) / max(all_before, 1):.1f}% fewer")
     print("memtree stats (perl home):", {k: v for k, v in app_on.store.counters("replace:").items()
                                           if ":session:" not in k})
     for _app, stop in servers:
