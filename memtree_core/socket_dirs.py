@@ -27,9 +27,9 @@ def _mode(st: os.stat_result) -> str:
     return f"{stat.S_IMODE(st.st_mode):04o}"
 
 
-def dir_problem(path: Path | str, uid: int | None = None, what: str = "socket directory") -> str | None:
-    """Why ``path`` is not a safe socket directory, or None when it is (owned by ``uid``, 0700, no symlink)."""
-    uid = os.geteuid() if uid is None else uid
+def dir_problem(path: Path | str, what: str = "socket directory") -> str | None:
+    """Why ``path`` is not a safe socket directory, or None when it is (owned by the user, 0700, no symlink)."""
+    uid = os.geteuid()
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -45,25 +45,6 @@ def dir_problem(path: Path | str, uid: int | None = None, what: str = "socket di
                 f"(its owner or root: rm -r {path}), or set XDG_RUNTIME_DIR to a private directory")
     if stat.S_IMODE(st.st_mode) & 0o077:
         return f"{what} {path} is mode {_mode(st)}, not 0700; run: chmod 700 {path}"
-    return None
-
-
-def socket_problem(path: Path | str, uid: int | None = None) -> str | None:
-    """Why the socket at ``path`` is not one to talk to (not a socket, a symlink, someone else's), or None.
-
-    A missing socket is not a problem here: nobody listens, which the caller finds out by connecting.
-    """
-    uid = os.geteuid() if uid is None else uid
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return f"cannot check socket {path} ({exc.strerror})"
-    if not stat.S_ISSOCK(st.st_mode):
-        return f"{path} is not a socket; remove it (rm {path}) and start memtree again"
-    if st.st_uid != uid:
-        return f"socket {path} is owned by uid {st.st_uid}, not by you (uid {uid}); remove it (rm {path})"
     return None
 
 
