@@ -80,11 +80,10 @@ from pathlib import Path
 from typing import Any
 
 from memtree_core.project import ProjectPaths
-from memtree_core.root_links import (  # noqa: F401  (registered_root: re-exported with the rest)
+from memtree_core.root_links import (
     ELSEWHERE_MARK,
     RESTING_MARK,
     ROOT_LINK_NAME,
-    registered_root,
     root_link,
     roots_dir,
 )
