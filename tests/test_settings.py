@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from memtree_core.project_settings import builtin_settings_model, load_settings
+from memtree_core.project_settings import load_settings
 from memtree_core.settings import SettingsError
 
-# config.json's whole model: the host's keys and every built-in plugin's
-Settings = builtin_settings_model()
+# config.json's whole model: the host's keys and every built-in plugin's, as a project with no config loads it
+Settings = type(load_settings(Path("/nonexistent"), None, {"MEMTREE_LOAD_PLUGINS": ""}).settings)
 
 
 def write(path: Path, data: object) -> None:
