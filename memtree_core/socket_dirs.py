@@ -9,7 +9,8 @@ Unix socket, the fallback is ``$XDG_RUNTIME_DIR/memtree``, else ``$TMPDIR/memtre
 ``TMPDIR`` is unset or too long).  A missing directory is created with ``mkdir(mode=0o700)`` and then
 verified with ``lstat``: a directory that appeared in between, or a symlink put in its place, is refused.
 
-Stdlib only: ``memtree serve`` imports this on every session start.
+Stdlib only: ``memtree serve`` imports this on every session start (and not :mod:`socket`: only the daemon
+binds).
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
+if TYPE_CHECKING:
+    import socket
 
 
 class UnsafeSocketDir(Exception):
@@ -101,3 +106,24 @@ def fallback_dir(fits: int, tail_len: int, environ: dict[str, str] | None = None
         if len(os.fsencode(candidate)) + 1 + tail_len <= fits:
             return candidate
     return Path("/tmp") / name
+
+
+def bind_private(path: Path) -> socket.socket:
+    """A Unix socket listening at ``path``, 0600 from its first instant.  Only the daemon lock's holder binds,
+    so a file already there is a stale one left by a killed daemon."""
+    import socket
+
+    path.unlink(missing_ok=True)
+    old = os.umask(0o177)
+    try:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.bind(str(path))
+        except OSError:
+            sock.close()
+            raise
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(128)
+    return sock
