@@ -1,9 +1,10 @@
-"""JSON files in memtree's own directories that only this user may read or replace: the daemon's recorded
-handshake and state, its tool hints, the remembered project identities.
+"""JSON files in memtree's own directories that only this user may read or replace.
 
-A file is read without following a symlink and trusted only as a regular file of this user's, with no access
-for others and under a size bound; it is written atomically (a temporary file renamed over the old one), 0600
-from its first byte.
+:func:`write` replaces one atomically (a temporary file renamed over the old one), 0600 from its first byte:
+the daemon's recorded handshake, its state and tool hints, the remembered project identities.  :func:`read`
+reads one without following a symlink and trusts it only as a regular file of this user's, with no access for
+others and under a size bound: what ``memtree serve`` acts on before any daemon answers (the recorded
+handshake, the remembered identities).
 
 Stdlib only, and the json package only to write: ``memtree serve`` reads these files (with
 :mod:`memtree_core.quick_json`) before it answers ``initialize``.
