@@ -605,21 +605,16 @@ class Forwarder:
         """The daemon cannot start: say why on stderr and answer the agent's first request with it."""
         _note(why)
         buf = self.from_client  # what was read already (memtree_core.early_answer)
-        for line in self._lines(buf):
-            msg = _parse(line)
-            if isinstance(msg, dict) and "id" in msg and "method" in msg:
-                self._to_client(_error_line(msg["id"], why))
-                return 1
         while True:
-            data = os.read(self.stdin, READ_CHUNK)
-            if not data:
-                return 1
-            buf += data
             for line in self._lines(buf):
                 msg = _parse(line)
                 if isinstance(msg, dict) and "id" in msg and "method" in msg:
                     self._to_client(_error_line(msg["id"], why))
                     return 1
+            data = os.read(self.stdin, READ_CHUNK)
+            if not data:
+                return 1
+            buf += data
 
 
 def _error_line(rid: Any, why: str) -> bytes:

@@ -17,9 +17,8 @@ answers ``initialize`` from it before importing the rest (:mod:`memtree_core.ear
 from __future__ import annotations
 
 import os
-import stat
 
-from memtree_core import quick_json
+from memtree_core import private_json, quick_json
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
 if TYPE_CHECKING:
@@ -139,32 +138,9 @@ def environment_mark(environ: dict[str, str] | os._Environ[str] | None = None) -
 def load(directory: str | Path, version: str) -> tuple[Handshake | None, str]:
     """The cache for ``version``, or None and why it was not used (for the log)."""
     path = os.path.join(directory, CACHE_FILE)
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        return None, "no recorded handshake"
-    except OSError as exc:
-        return None, f"cannot open {path}: {exc.strerror or exc}"
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None, f"{path} is not a regular file"
-        if st.st_uid != os.geteuid():
-            return None, f"{path} belongs to another user"
-        if st.st_mode & 0o077:
-            return None, f"{path} is open to other users (mode {stat.S_IMODE(st.st_mode):o})"
-        if st.st_size > MAX_BYTES:
-            return None, f"{path} is too large to be a recorded handshake"
-        raw = b""
-        while len(raw) <= MAX_BYTES:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                break
-            raw += chunk
-    except OSError as exc:
-        return None, f"cannot read {path}: {exc.strerror or exc}"
-    finally:
-        os.close(fd)
+    raw, why = private_json.read(path, MAX_BYTES)
+    if raw is None:
+        return None, "no recorded handshake" if why == private_json.MISSING else why
     try:
         data = quick_json.loads(raw)  # read before memtree serve answers initialize: no json package yet
     except ValueError:
@@ -181,19 +157,7 @@ def write(directory: str | Path, version: str, answers: dict[str, dict[str, Any]
     """Record ``answers`` (protocol version -> method -> result) for ``version``: 0600, atomic."""
     import json  # the daemon writes; memtree serve only reads, before it has imported json
 
-    tmp = os.path.join(directory, f"{CACHE_FILE}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            os.fchmod(f.fileno(), 0o600)  # O_CREAT's mode does not tighten a file left by a killed writer
-            texts = {protocol: {method: json.dumps(result, separators=(",", ":"))
-                                for method, result in methods.items()}
-                     for protocol, methods in answers.items()}
-            json.dump({"format": FORMAT, "version": version, "env": env, "answers": texts}, f)
-        os.replace(tmp, os.path.join(directory, CACHE_FILE))
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    texts = {protocol: {method: json.dumps(result, separators=(",", ":")) for method, result in methods.items()}
+             for protocol, methods in answers.items()}
+    private_json.write(os.path.join(directory, CACHE_FILE),
+                       {"format": FORMAT, "version": version, "env": env, "answers": texts})

@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import stat
 
-from memtree_core import quick_json
+from memtree_core import private_json, quick_json
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
 if TYPE_CHECKING:
@@ -125,22 +125,9 @@ def _path(home: str | Path) -> str:
 
 def _read(home: str | Path) -> dict[str, Any]:
     """The entries, or {} when the file is missing, damaged, or not safely ours."""
+    raw, _why = private_json.read(_path(home), MAX_BYTES)
     try:
-        fd = os.open(_path(home), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return {}
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077 \
-                or st.st_size > MAX_BYTES:
-            return {}
-        raw = os.read(fd, MAX_BYTES + 1)
-    except OSError:
-        return {}
-    finally:
-        os.close(fd)
-    try:
-        data = quick_json.loads(raw)  # read before memtree serve answers initialize: no json package yet
+        data = quick_json.loads(raw) if raw is not None else None  # before initialize: no json package yet
     except ValueError:
         return {}
     entries = data.get("entries") if isinstance(data, dict) and data.get("format") == FORMAT else None
@@ -189,19 +176,8 @@ def forget(home: str | Path, project_hash: str) -> None:
 
 def _write(home: str | Path, entries: dict[str, Any]) -> None:
     """Atomically (a racing forwarder's entry may be lost: it is recomputed next time), 0600; never raises."""
-    import json  # here: memtree serve reads the file before it answers initialize, and writes it only after
-
-    path = _path(home)
-    tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(home, mode=0o700, exist_ok=True)  # a first session runs before the home exists
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            os.fchmod(f.fileno(), 0o600)
-            json.dump({"format": FORMAT, "entries": entries}, f)
-        os.replace(tmp, path)
+        private_json.write(_path(home), {"format": FORMAT, "entries": entries})
     except (OSError, ValueError):
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        pass

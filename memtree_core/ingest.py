@@ -80,14 +80,14 @@ from pathlib import Path
 from typing import Any
 
 from memtree_core.project import ProjectPaths
-from memtree_core.root_links import (  # noqa: F401  (registered_root: re-exported with the rest)
+from memtree_core.root_links import (
     ELSEWHERE_MARK,
     RESTING_MARK,
     ROOT_LINK_NAME,
-    registered_root,
     root_link,
     roots_dir,
 )
+from memtree_core.socket_dirs import bind_private, ensure_dir
 
 log = logging.getLogger("memtree.ingest")
 __all__ = ["ELSEWHERE_MARK", "RESTING_MARK", "ROOT_LINK_NAME", "IngestServer", "Refused", "bind", "root_link",
@@ -130,8 +130,6 @@ def _touch() -> None:
 # -- where things are (memtree_core.root_links) ---------------------------------------------------------------
 def _roots_dir(home: Path) -> Path:
     """``roots/``, 0700 and ours (not a symlink): whoever can write here decides where captures go."""
-    from memtree_core.socket_dirs import ensure_dir
-
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
     return ensure_dir(roots_dir(home), tighten=True, what="hook registry")
 
@@ -219,20 +217,7 @@ def bind(paths: ProjectPaths, root: Path | str | None = None) -> socket.socket:
     ``app.identity.root`` too, so passing it here only matters for captures sent during boot.
     """
     paths.ensure()
-    path = paths.ingest_socket
-    path.unlink(missing_ok=True)  # only the lock holder gets here, so whatever is there is stale
-    old = os.umask(0o177)
-    try:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.bind(str(path))
-        except OSError:
-            sock.close()
-            raise
-    finally:
-        os.umask(old)
-    os.chmod(path, 0o600)
-    sock.listen(128)
+    sock = bind_private(paths.ingest_socket)
     if root is not None:
         register_root(paths, root)
     return sock

@@ -11,6 +11,7 @@ import json
 import os
 from pathlib import Path
 
+from memtree_core import private_json
 from memtree_core.project import ProjectPaths
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
@@ -52,10 +53,7 @@ def read_state(paths: ProjectPaths) -> dict[str, Any]:
 
 
 def write_state(paths: ProjectPaths, state: dict[str, Any]) -> None:
-    tmp = paths.state.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state))
-    tmp.chmod(0o600)
-    tmp.replace(paths.state)
+    private_json.write(str(paths.state), state)
 
 
 def daemon_status(paths: ProjectPaths) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from memtree_core.settings import (
     Settings,
     SettingsError,
     UserOnly,
+    _message,
     _plain,
     _shown,
     _strict_flag,
@@ -203,8 +204,7 @@ def _keys(model: type[PluginSettings]) -> str:
 
 
 def _messages(exc: ValidationError) -> str:
-    return "; ".join(f"{e['msg'].removeprefix('Value error, ').lower()} (got {_shown(e.get('input'))})"
-                     for e in exc.errors())
+    return "; ".join(f"{_message(e)} (got {_shown(e.get('input'))})" for e in exc.errors())
 
 
 def resolve(models: dict[str, type[PluginSettings]], layers: list[PluginConfigLayer],

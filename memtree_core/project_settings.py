@@ -22,7 +22,7 @@ from typing import Any
 
 from memtree_core.plugin_settings import BuiltinSettings, apply, claims, compose
 from memtree_core.plugins import PluginSet, build, builtin_modules
-from memtree_core.settings import LoadedSettings, Settings, _norm, host_settings, read_layers, resolve
+from memtree_core.settings import LoadedSettings, _norm, host_settings, read_layers, resolve
 
 
 def load(home: Path, project_root: Path | None, environ: dict[str, str], **build_kwargs: Any,
@@ -43,12 +43,6 @@ def load_settings(home: Path, project_root: Path | None, environ: dict[str, str]
 
     env = dict(os.environ) if environ is None else environ
     return load(home, project_root, env, kinds=())[0]
-
-
-def builtin_settings_model() -> type[Settings]:
-    """The settings model with every built-in plugin's keys: the whole config.json the README documents."""
-    owners = {name: model for name in builtin_modules() if (model := _builtin_model(name)) is not None}
-    return compose(owners)
 
 
 def _builtin_model(name: str) -> type[BuiltinSettings] | None:

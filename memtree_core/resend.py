@@ -17,8 +17,9 @@ Stdlib only: the forwarder imports this.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
+
+from memtree_core import private_json
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
 if TYPE_CHECKING:
@@ -123,8 +124,4 @@ class Request:
 def write_tool_hints(directory: Path, tools: list[dict[str, Any]]) -> None:
     """Record the daemon's tool annotations (``tools/list`` shape) for forwarders whose client never listed
     them; written atomically, 0600 like everything in the project's directory."""
-    tmp = directory / f"{TOOL_HINTS_FILE}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump({"tools": tools}, f)
-    os.replace(tmp, directory / TOOL_HINTS_FILE)
+    private_json.write(str(directory / TOOL_HINTS_FILE), {"tools": tools})

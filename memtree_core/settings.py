@@ -292,6 +292,13 @@ def _dormant_warning(where: str, key: str, plugin: str) -> str:
             f"(disabled or failed: see memtree plugins)")
 
 
+def _env_json(var: str, raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        raise SettingsError(f"environment variable {var}: expected JSON") from None
+
+
 def _env_layer(environ: dict[str, str], model: type[BaseModel], dormant: Dormant | None = None,
                warnings: list[str] | None = None) -> ConfigLayer:
     data: dict[str, Any] = {}
@@ -311,12 +318,7 @@ def _env_layer(environ: dict[str, str], model: type[BaseModel], dormant: Dormant
         if len(parts) >= 4 and [_norm(p) for p in parts[:2]] == ["plugins", "config"]:
             # a plugin's own setting: MEMTREE_PLUGINS__CONFIG__<PLUGIN>__<KEY>; its model checks the key
             plugin, key = parts[2].lower(), "__".join(parts[3:])
-            value: Any = raw
-            if raw[:1] != "" and raw[:1] in "[{":
-                try:
-                    value = json.loads(raw)
-                except json.JSONDecodeError:
-                    raise SettingsError(f"environment variable {var}: expected JSON") from None
+            value = _env_json(var, raw) if raw[:1] != "" and raw[:1] in "[{" else raw
             data.setdefault("plugins", {}).setdefault("config", {}).setdefault(plugin, {})[key] = value
             plugin_origins[(plugin, key)] = f"environment variable {var}"
             origins.append(var)
@@ -337,13 +339,8 @@ def _env_layer(environ: dict[str, str], model: type[BaseModel], dormant: Dormant
                                     f"(known: {', '.join(sorted({a for a, _ in tree.values()}))})")
             alias, sub = hit
             if i == len(parts) - 1:
-                value = raw
-                if sub is not None or (raw[:1] != "" and raw[:1] in "[{"):
-                    try:
-                        value = json.loads(raw)
-                    except json.JSONDecodeError:
-                        raise SettingsError(f"environment variable {var}: expected JSON") from None
-                target[alias] = value
+                json_expected = sub is not None or (raw[:1] != "" and raw[:1] in "[{")
+                target[alias] = _env_json(var, raw) if json_expected else raw
             else:
                 if sub is None:
                     path_ok = False

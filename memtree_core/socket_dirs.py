@@ -9,7 +9,8 @@ Unix socket, the fallback is ``$XDG_RUNTIME_DIR/memtree``, else ``$TMPDIR/memtre
 ``TMPDIR`` is unset or too long).  A missing directory is created with ``mkdir(mode=0o700)`` and then
 verified with ``lstat``: a directory that appeared in between, or a symlink put in its place, is refused.
 
-Stdlib only: ``memtree serve`` imports this on every session start.
+Stdlib only: ``memtree serve`` imports this on every session start (and not :mod:`socket`: only the daemon
+binds).
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
+if TYPE_CHECKING:
+    import socket
 
 
 class UnsafeSocketDir(Exception):
@@ -27,9 +32,9 @@ def _mode(st: os.stat_result) -> str:
     return f"{stat.S_IMODE(st.st_mode):04o}"
 
 
-def dir_problem(path: Path | str, uid: int | None = None, what: str = "socket directory") -> str | None:
-    """Why ``path`` is not a safe socket directory, or None when it is (owned by ``uid``, 0700, no symlink)."""
-    uid = os.geteuid() if uid is None else uid
+def dir_problem(path: Path | str, what: str = "socket directory") -> str | None:
+    """Why ``path`` is not a safe socket directory, or None when it is (owned by the user, 0700, no symlink)."""
+    uid = os.geteuid()
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -45,25 +50,6 @@ def dir_problem(path: Path | str, uid: int | None = None, what: str = "socket di
                 f"(its owner or root: rm -r {path}), or set XDG_RUNTIME_DIR to a private directory")
     if stat.S_IMODE(st.st_mode) & 0o077:
         return f"{what} {path} is mode {_mode(st)}, not 0700; run: chmod 700 {path}"
-    return None
-
-
-def socket_problem(path: Path | str, uid: int | None = None) -> str | None:
-    """Why the socket at ``path`` is not one to talk to (not a socket, a symlink, someone else's), or None.
-
-    A missing socket is not a problem here: nobody listens, which the caller finds out by connecting.
-    """
-    uid = os.geteuid() if uid is None else uid
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return f"cannot check socket {path} ({exc.strerror})"
-    if not stat.S_ISSOCK(st.st_mode):
-        return f"{path} is not a socket; remove it (rm {path}) and start memtree again"
-    if st.st_uid != uid:
-        return f"socket {path} is owned by uid {st.st_uid}, not by you (uid {uid}); remove it (rm {path})"
     return None
 
 
@@ -120,3 +106,24 @@ def fallback_dir(fits: int, tail_len: int, environ: dict[str, str] | None = None
         if len(os.fsencode(candidate)) + 1 + tail_len <= fits:
             return candidate
     return Path("/tmp") / name
+
+
+def bind_private(path: Path) -> socket.socket:
+    """A Unix socket listening at ``path``, 0600 from its first instant.  Only the daemon lock's holder binds,
+    so a file already there is a stale one left by a killed daemon."""
+    import socket
+
+    path.unlink(missing_ok=True)
+    old = os.umask(0o177)
+    try:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.bind(str(path))
+        except OSError:
+            sock.close()
+            raise
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(128)
+    return sock

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from memtree_core.app import App
 from memtree_core.plugin_settings import BuiltinSettings, check_model, claims
 from memtree_core.plugins import build
-from memtree_core.project_settings import builtin_settings_model, load, load_settings
+from memtree_core.project_settings import load, load_settings
 from memtree_core.settings import Settings, SettingsError, _repo_may_set
 
 NO_THIRD_PARTY = {"MEMTREE_LOAD_PLUGINS": ""}
@@ -43,9 +43,14 @@ def leaf_paths(model: type, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...
     return out
 
 
-def test_the_host_keeps_only_its_own_keys_and_the_built_ins_the_rest() -> None:
+def whole_model(home: Path) -> type:
+    """config.json's whole model: the host's and every built-in's keys, as a project with no config loads it."""
+    return type(load_settings(home, None, NO_THIRD_PARTY).settings)
+
+
+def test_the_host_keeps_only_its_own_keys_and_the_built_ins_the_rest(tmp_path: Path) -> None:
     assert set(Settings.model_fields) == {"capture", "redaction", "daemon", "store", "plugins"}
-    whole = builtin_settings_model()
+    whole = whole_model(tmp_path)
     assert set(whole.model_fields) == {"capture", "redaction", "daemon", "store", "plugins", "embedding_model",
                                        "summarizer_model", "ollama_url", "retention", "walkers", "index",
                                        "summarizer", "search", "budgets"}
@@ -56,8 +61,8 @@ def test_the_host_keeps_only_its_own_keys_and_the_built_ins_the_rest() -> None:
         "prune_batch_rows"}
 
 
-def test_a_repository_may_set_exactly_what_it_could_before() -> None:
-    whole = builtin_settings_model()
+def test_a_repository_may_set_exactly_what_it_could_before(tmp_path: Path) -> None:
+    whole = whole_model(tmp_path)
     allowed = {p for p in leaf_paths(whole) if _repo_may_set(whole, p)}
     expected = {p for p in leaf_paths(whole) if any(p[:len(a)] == a for a in REPO_MAY_SET)}
     assert allowed == expected

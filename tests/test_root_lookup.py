@@ -1,6 +1,6 @@
 """One root-lookup rule: the daemon registers a project under ``$MEMTREE_HOME/roots/`` (``ingest.register_root``)
-and every way a capture finds it — the sh hook with the perl or the python sender, send.py from the payload's
-``cwd``, and the rule's Python form ``ingest.registered_root`` — gives the same answer for one table of cases.
+and every way a capture finds it — the sh hook with the perl or the python sender, and send.py from the payload's
+``cwd`` — gives the same answer for one table of cases.
 Real hook subprocesses against a real ingest server; a capture is found when it is stored, lost to an unknown
 project when the drop log says ``no-project``."""
 
@@ -32,7 +32,7 @@ CASES: list[tuple[str, Callable[[Path], str], bool]] = [
     ("the parent of the root", lambda t: str(t), False),
     ("a directory elsewhere", lambda t: _mkdir(t / "elsewhere" / "proj"), False),
 ]
-IMPLEMENTATIONS = ["rule", "sh+python", "sh+perl", "send.py from cwd"]
+IMPLEMENTATIONS = ["sh+python", "sh+perl", "send.py from cwd"]
 
 
 def _mkdir(p: Path) -> str:
@@ -54,10 +54,6 @@ def _capture(start: str) -> tuple[dict, str]:
 
 def _run(implementation: str, start: str, app: App) -> str:
     """'found' or 'no-project', as this implementation decides for a capture made in ``start``."""
-    if implementation == "rule":
-        found = ingest.registered_root(app.paths.home, start)
-        assert found in (None, ingest.root_link(app.paths.home, app.identity.root).parent)
-        return "no-project" if found is None else "found"
     if implementation == "sh+perl":
         sender_file = app.paths.home / hook_sender.SENDER_FILE
         wait_for(sender_file.exists, 20, "the daemon to record its hook sender")  # written on its own thread
@@ -87,7 +83,7 @@ def test_every_implementation_finds_the_same_root(served: App, tmp_path: Path, i
     assert _run(implementation, start, served) == ("found" if expected else "no-project"), case
 
 
-@pytest.mark.parametrize("implementation", ["rule", "sh+python", "send.py from cwd"])
+@pytest.mark.parametrize("implementation", ["sh+python", "send.py from cwd"])
 def test_a_stopped_daemons_project_is_still_found(served: App, tmp_path: Path, implementation: str) -> None:
     """A daemon that exits leaves a resting mark where its link was: the capture is noted for the next
     daemon (a missed capture, drop 'no-daemon'), not lost as from an unknown project."""
@@ -95,10 +91,6 @@ def test_a_stopped_daemons_project_is_still_found(served: App, tmp_path: Path, i
     wait_for((served.paths.home / hook_sender.SENDER_FILE).exists, 20, "the server to register the root")
     ingest.unregister_root(served.paths, served.identity.root)
     start = _mkdir(tmp_path / "proj" / "src")
-    if implementation == "rule":
-        assert ingest.registered_root(served.paths.home, start) == \
-            ingest.root_link(served.paths.home, served.identity.root).parent
-        return
     p, _ = _capture(start)
     env = {"MEMTREE_HOOK_SENDER": "python"}
     run_hook(json.dumps(p).encode(), None if implementation == "send.py from cwd" else start, env=env)  # type: ignore[arg-type]
@@ -129,7 +121,6 @@ def test_the_replacement_hook_finds_the_same_roots(home: Path, project: Path, tm
         r = replace_hook.run("replace", big, start)  # type: ignore[arg-type]
         assert r.returncode == 0 and r.stderr == b"", r
         assert (b"updatedToolOutput" in r.stdout) == expected, (case, r.stdout[:200])
-        assert ingest.registered_root(app.paths.home, start) is not None if expected else True
     finally:
         stop.set()
         thread.join(10)

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from memtree_core.project_settings import builtin_settings_model, load_settings
+from memtree_core.project_settings import load_settings
 from memtree_core.settings import SettingsError
 
-# config.json's whole model: the host's keys and every built-in plugin's
-Settings = builtin_settings_model()
+# config.json's whole model: the host's keys and every built-in plugin's, as a project with no config loads it
+Settings = type(load_settings(Path("/nonexistent"), None, {"MEMTREE_LOAD_PLUGINS": ""}).settings)
 
 
 def write(path: Path, data: object) -> None:
@@ -74,6 +74,11 @@ def test_unknown_key_and_bad_json_and_bad_env(tmp_path: Path) -> None:
         load_settings(tmp_path, None, {"MEMTREE_CAPTURE__MAX_BYTES": "x"})
     with pytest.raises(SettingsError, match="MEMTREE_NOPE: no settings key 'NOPE'"):
         load_settings(tmp_path, None, {"MEMTREE_NOPE": "1"})
+    # a whole section, or a value that looks like JSON, must be JSON: for the host's keys and a plugin's
+    for var, raw in [("MEMTREE_BUDGETS", "read=800"), ("MEMTREE_SEARCH__RANKER", "[rrf"),
+                     ("MEMTREE_PLUGINS__CONFIG__ACME__LIST", "{x")]:
+        with pytest.raises(SettingsError, match=f"environment variable {var}: expected JSON"):
+            load_settings(tmp_path, None, {var: raw})
 
 
 def test_non_setting_variables_are_not_settings(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ from memtree_core import ingest
 from memtree_core.daemon.version import code_version, installed_at
 from memtree_core.lockfile import try_lock, write_state
 from memtree_core.project import Identity, ProjectPaths, identify, memtree_home
+from memtree_core.socket_dirs import bind_private
 
 log = logging.getLogger("memtree.daemon")
 
@@ -63,20 +64,6 @@ def setup_logging(paths: ProjectPaths) -> None:
         h.setFormatter(fmt)
         root.addHandler(h)
     root.setLevel(logging.INFO)
-
-
-def bind_unix(path: Path) -> socket.socket:
-    """Bind a listening socket at ``path``, 0600 from its first instant.  Only the lock holder calls this,
-    so a file already there is a stale one left by a killed daemon."""
-    path.unlink(missing_ok=True)
-    old = os.umask(0o177)
-    try:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.bind(str(path))
-    finally:
-        os.umask(old)
-    sock.listen(128)
-    return sock
 
 
 def _remove_socket(sock: socket.socket | None, path: Path) -> None:
@@ -151,7 +138,7 @@ class Daemon:
         try:
             self.paths.state.unlink(missing_ok=True)  # a killed daemon's state must not be mistaken for ours
             self.ingest_sock = ingest.bind(self.paths, self.identity.root)  # root: the hook finds us at boot
-            self.mcp_sock = bind_unix(self.paths.mcp_socket)
+            self.mcp_sock = bind_private(self.paths.mcp_socket)
             write_state(self.paths, {
                 "pid": os.getpid(), "version": self.version, "installed_at": installed_at(),
                 "project_root": str(self.identity.root),

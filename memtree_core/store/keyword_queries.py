@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from memtree_core.store.node_filter import NodeFilter
 from memtree_core.store.rows import NODE_COLUMNS, NodeRow, row_to_node
 from memtree_core.store.symbols import SYMBOL_WEIGHT
-from memtree_core.store.upkeep import marks
+from memtree_core.store.upkeep import batches, marks
 
 # Column weights (id, content, symbols): a definition's name outweighs any number of uses in body text.
 BM25 = f"bm25(f.nodes_fts, 0.0, 1.0, {SYMBOL_WEIGHT})"
@@ -80,8 +80,7 @@ class KeywordQueries:
     def rowids_matching(self, expr: str, rowids: Sequence[int]) -> set[int]:
         """Which of ``rowids`` match ``expr``: one seek into its match list per row, never a read of all of it."""
         found: set[int] = set()
-        for i in range(0, len(rowids), 500):
-            part = list(rowids[i:i + 500])
+        for part in batches(rowids):
             found.update(r for (r,) in self.query(
                 f"SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ? AND rowid IN ({marks(len(part))})",
                 [expr, *part]))

@@ -12,7 +12,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from memtree_core.store.rows import NODE_COLUMNS, NodeRow, row_to_node
-from memtree_core.store.upkeep import marks
+from memtree_core.store.upkeep import batches, marks
 
 _DUE_SUMMARY = """
 SELECT g.parent_id, g.n, g.newest FROM (
@@ -99,8 +99,7 @@ class NodeQueries:
         """Which of these tool-use ids some node (of any status) already carries in its metadata."""
         wanted = list(dict.fromkeys(tool_use_ids))
         found: set[str] = set()
-        for i in range(0, len(wanted), 500):
-            part = wanted[i:i + 500]
+        for part in batches(wanted):
             found.update(r[0] for r in self.query(
                 f"SELECT json_extract(metadata, '$.tool_use_id') FROM nodes "
                 f"WHERE json_extract(metadata, '$.tool_use_id') IN ({marks(len(part))})", part))

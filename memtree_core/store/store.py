@@ -27,7 +27,7 @@ from memtree_core.store.node_queries import NodeQueries
 from memtree_core.store.rows import NODE_COLUMNS, NodeRow, row_to_node
 from memtree_core.store.sqlite_route import Route, choose_route, load_vec
 from memtree_core.store.symbols import symbol_text
-from memtree_core.store.upkeep import Upkeep
+from memtree_core.store.upkeep import Upkeep, batches, marks
 
 DIGEST_KEY = "digest-key"  # meta row holding the key of digest_key()
 KINDS = ("file_chunk", "tool_output", "summary", "note", "observation", "file")
@@ -382,10 +382,8 @@ class Store(Upkeep, NodeQueries, GraphQueries, KeywordQueries, KeywordSnippets):
     def get_nodes(self, node_ids: Iterable[str]) -> dict[str, NodeRow]:
         ids = list(dict.fromkeys(node_ids))
         out: dict[str, NodeRow] = {}
-        for i in range(0, len(ids), 500):
-            part = ids[i:i + 500]
-            marks = ",".join("?" * len(part))
-            for row in self.query(f"SELECT {NODE_COLUMNS} FROM nodes WHERE id IN ({marks})", part):
+        for part in batches(ids):
+            for row in self.query(f"SELECT {NODE_COLUMNS} FROM nodes WHERE id IN ({marks(len(part))})", part):
                 out[row[0]] = row_to_node(row)
         return out
 
@@ -418,18 +416,15 @@ class Store(Upkeep, NodeQueries, GraphQueries, KeywordQueries, KeywordSnippets):
         changed = 0
         with self.tx() as c:
             current: dict[str, str] = {}
-            for i in range(0, len(ids), 500):
-                part = ids[i:i + 500]
-                marks = ",".join("?" * len(part))
-                current.update(c.execute(f"SELECT id, status FROM nodes WHERE id IN ({marks})", part).fetchall())
+            for part in batches(ids):
+                current.update(c.execute(f"SELECT id, status FROM nodes WHERE id IN ({marks(len(part))})",
+                                         part).fetchall())
             for node_id in ids:
                 if node_id not in current:
                     raise KeyError(f"no node {node_id}")
                 status.check(current[node_id], to, node_id)
-            for i in range(0, len(ids), 500):
-                part = ids[i:i + 500]
-                marks = ",".join("?" * len(part))
-                changed += c.execute(f"UPDATE nodes SET status = ?, updated_at = ? WHERE id IN ({marks})",
+            for part in batches(ids):
+                changed += c.execute(f"UPDATE nodes SET status = ?, updated_at = ? WHERE id IN ({marks(len(part))})",
                                      (to, ts, *part)).rowcount
             c.executemany("INSERT INTO transitions (node_id, from_status, to_status, reason, at) "
                           "VALUES (?,?,?,?,?)", [(n, current[n], to, reason, ts) for n in ids])

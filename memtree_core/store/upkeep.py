@@ -7,7 +7,7 @@ the caller decides how many rows a step takes, so the walkers keep their own bud
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +16,12 @@ VEC_TABLE = "nodes_vec"  # created by the schema when sqlite-vec loads; absent o
 
 def marks(n: int) -> str:
     return ",".join("?" * n)
+
+
+def batches(items: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
+    """``items`` in slices of ``size``: an ``IN (...)`` list stays far below SQLite's limit on parameters."""
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
 
 
 class Upkeep:
