@@ -91,12 +91,17 @@ def session(tmp: Path) -> list[tuple[str, dict[str, Any], list[str]]]:
     log = subprocess.run(["git", "log", "-p", "-n", "15"], cwd=REPO, capture_output=True, text=True).stdout[:90_000]
     out.append(("git log -p -n 15", bash_payload("git log -p -n 15", log), []))
 
-    lines, files = [], set()
+    # Cut under capture.maxBytes, as the git log above is: an output the store had to truncate is never
+    # replaced (the full text would not be one `get` away), so an uncut grep of this growing tree would
+    # measure the tree's size, not the replacement.
+    lines, files, size = [], set(), 0
     for path in sorted((REPO / "memtree_core").rglob("*.py")) + sorted((REPO / "memtree_plugins").rglob("*.py")):
         for n, text in enumerate(path.read_text(errors="replace").splitlines(), 1):
-            if "def " in text:
-                lines.append(f"{path}:{n}:{text}")
+            hit = f"{path}:{n}:{text}"
+            if "def " in text and size + len(hit) < 90_000:
+                lines.append(hit)
                 files.add(str(path))
+                size += len(hit) + 1
     g = json.loads((FIXTURES / "post-grep-content.json").read_text())
     g["tool_input"]["pattern"] = "def "
     g["tool_response"].update(content="\n".join(lines), numFiles=len(files), numLines=len(lines))
