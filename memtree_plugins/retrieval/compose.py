@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from memtree_core.store.upkeep import batches
 from memtree_plugins.retrieval.graph import MAX_NEIGHBORS
 from memtree_plugins.retrieval.models import ComposeResult, Manifest, ManifestEntry
 from memtree_plugins.retrieval.nodes import node_tokens, node_tokens_estimate, outline
@@ -170,8 +171,8 @@ class _Rows:
 def _summaries(store: Store, ids: list[str]) -> dict[str, NodeRow]:
     """The newest live summary node of each id (a ``summarizes`` edge from the summary to it)."""
     out: dict[str, NodeRow] = {}
-    for i in range(0, len(ids), 500):
-        out.update(store.newest_live_summaries(ids[i:i + 500]))
+    for part in batches(ids):
+        out.update(store.newest_live_summaries(part))
     return out
 
 

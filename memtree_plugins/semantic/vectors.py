@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memtree_core.store.store import now_ms
+from memtree_core.store.upkeep import batches
 from memtree_plugins.semantic import codes
 from memtree_plugins.semantic.settings import semantic_settings
 
@@ -285,9 +286,8 @@ def _all_index_tables(store: Store) -> list[str]:
 
 
 def _drop_index_rows(store: Store, c: Any, node_ids: Sequence[str]) -> None:
-    for i in range(0, len(node_ids), 500):
-        part = list(node_ids[i:i + 500])
-        rowids = store.rowids_of(part)
+    for part in batches(node_ids):
+        rowids = store.rowids_of(list(part))
         if not rowids:
             continue
         rm = ",".join("?" * len(rowids))
@@ -302,8 +302,7 @@ def delete_vectors(store: Store, node_ids: Sequence[str]) -> int:
     n = 0
     with store.tx() as c:
         _drop_index_rows(store, c, node_ids)
-        for i in range(0, len(node_ids), 500):
-            part = list(node_ids[i:i + 500])
+        for part in batches(node_ids):
             n += c.execute(f"DELETE FROM nodes_vec WHERE id IN ({','.join('?' * len(part))})", part).rowcount
     return n
 
@@ -323,8 +322,7 @@ def sweep_orphans(store: Store, limit: int = 2000) -> int:
             gone = [r for (r,) in c.execute(
                 f"SELECT t.rowid FROM {table} t LEFT JOIN nodes n ON n.rowid = t.rowid "
                 f"LEFT JOIN nodes_vec v ON v.id = n.id WHERE v.id IS NULL LIMIT ?", (limit,))]
-            for i in range(0, len(gone), 500):
-                part = gone[i:i + 500]
+            for part in batches(gone):
                 removed += c.execute(f"DELETE FROM {table} WHERE rowid IN ({','.join('?' * len(part))})",
                                      part).rowcount
     return removed
