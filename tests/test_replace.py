@@ -254,14 +254,19 @@ def test_a_secret_never_reaches_the_slice_or_the_store(served: Served, project: 
 
 
 # -- never worse than no memtree --------------------------------------------------------------------------
+def hook_passes_without_asking(app: App, project: Path, output: str) -> None:
+    """The real hook exits at once, printing and storing nothing: it never connected to ask."""
+    r = run("replace", bash("pytest", output), project)
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+    assert app.store.query("SELECT count(*) FROM nodes") == [(0,)]
+
+
 def test_disabled_exits_at_once_printing_nothing_and_sending_nothing(home: Path, project: Path,
                                                                      monkeypatch, pytest_output: str) -> None:
     app, stop, thread = serve(monkeypatch, project, enabled=False)
     try:
         assert not replacing.flag_path(app.paths.home, app.identity.root).exists()
-        r = run("replace", bash("pytest", pytest_output), project)
-        assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
-        assert app.store.query("SELECT count(*) FROM nodes") == [(0,)]  # the sync hook never connected
+        hook_passes_without_asking(app, project, pytest_output)
     finally:
         stop.set()
         thread.join(10)
@@ -442,9 +447,7 @@ def test_with_the_selectors_plugin_disabled_replacing_is_off_and_its_keys_are_ig
                 break
             time.sleep(0.05)
         assert not flag.exists()
-        r = run("replace", bash("pytest", pytest_output), project)
-        assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
-        assert app.store.query("SELECT count(*) FROM nodes") == [(0,)]  # the sync hook never connected
+        hook_passes_without_asking(app, project, pytest_output)
     finally:
         stop.set()
         thread.join(10)
