@@ -203,6 +203,28 @@ def test_the_read_only_store_refuses_writes(home: Path, project: Path) -> None:
         reopened.close()
 
 
+def test_keyword_search_snippets_a_long_body_on_the_read_only_store(home: Path, project: Path) -> None:
+    """A hit longer than the snippet window is cut in a scratch FTS5 table; on the inspector's read-only
+    connection that table must not be a write (``PRAGMA query_only`` refuses even a temp table)."""
+    from memtree_core.app import App
+    from memtree_plugins.inspector import pages
+    from memtree_plugins.inspector.readonly import ReadOnlyApp
+    from memtree_plugins.retrieval.snippets import WHOLE_CHARS
+
+    app = App.open(project)
+    filler = "".join(f"line {i} of an ordinary build log\n" for i in range(WHOLE_CHARS // 20))
+    app.store.insert_node("tool_output", filler + "error: the zebrafish fixture is missing\n" + filler,
+                          status_="live")
+    app.close()
+    ro = ReadOnlyApp.of(App.open(project))
+    try:
+        page = pages.search(ro, {"q": "zebrafish", "mode": "keyword"})
+        assert page.status == 200, page.body
+        assert "1 hit(s)" in page.body and "<mark>zebrafish</mark> fixture is missing" in page.body, page.body
+    finally:
+        ro.close()
+
+
 def test_a_port_in_use_is_one_clear_line(home: Path, project: Path) -> None:
     from memtree_core.app import App
 

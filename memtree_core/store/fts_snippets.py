@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 # Must stay the tokenizer of nodes_fts (schema.py, migration 4).
 TOKENIZE = "porter unicode61 remove_diacritics 2"
-_SCRATCH = "temp.memtree_snippet"  # a connection-private table, emptied after each use
+_SCRATCH = "memtree_snippet"  # in the store's own in-memory scratch database, emptied after each use
 
 
 class KeywordSnippets:
@@ -19,6 +19,8 @@ class KeywordSnippets:
 
     conn: Any
     lock: Any
+    route: Any
+    _scratch_conn: Any = None
 
     if TYPE_CHECKING:
         def query(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]: ...
@@ -36,16 +38,30 @@ class KeywordSnippets:
 
     def text_snippets(self, expr: str, texts: dict[int, str], marks: tuple[str, str, str, int]) -> list[tuple[int, str]]:
         """``snippet()`` of each of ``texts`` (key -> text) matching ``expr``, made by ``nodes_fts``'s own
-        tokenizer in a scratch table private to this connection: ``(key, snippet)`` pairs."""
+        tokenizer in a scratch table: ``(key, snippet)`` pairs."""
         open_, close, ellipsis, tokens = marks
-        conn = self.conn
         with self.lock:
-            conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {_SCRATCH} USING fts5(content, tokenize='{TOKENIZE}')")
+            conn = self._scratch()
             conn.execute(f"DELETE FROM {_SCRATCH}")
             conn.executemany(f"INSERT INTO {_SCRATCH}(rowid, content) VALUES (?, ?)", list(texts.items()))
             try:
                 return conn.execute(
-                    f"SELECT rowid, snippet(memtree_snippet, 0, '{open_}', '{close}', '{ellipsis}', {int(tokens)}) "
-                    f"FROM {_SCRATCH} WHERE memtree_snippet MATCH ?", (expr,)).fetchall()
+                    f"SELECT rowid, snippet({_SCRATCH}, 0, '{open_}', '{close}', '{ellipsis}', {int(tokens)}) "
+                    f"FROM {_SCRATCH} WHERE {_SCRATCH} MATCH ?", (expr,)).fetchall()
             finally:
                 conn.execute(f"DELETE FROM {_SCRATCH}")
+
+    def _scratch(self) -> Any:
+        """An in-memory database of the store's own SQLite, for the scratch table: never the store's connection,
+        which is read-only (``PRAGMA query_only``, where even a temp table is a write) under ``memtree ui``."""
+        if self._scratch_conn is None:
+            conn = self.route.module.connect(":memory:", isolation_level=None, check_same_thread=False)
+            conn.execute(f"CREATE VIRTUAL TABLE {_SCRATCH} USING fts5(content, tokenize='{TOKENIZE}')")
+            self._scratch_conn = conn
+        return self._scratch_conn
+
+    def _close_scratch(self) -> None:
+        with self.lock:
+            if self._scratch_conn is not None:
+                self._scratch_conn.close()
+                self._scratch_conn = None

@@ -281,6 +281,7 @@ class Store(Upkeep, NodeQueries, GraphQueries, KeywordQueries, KeywordSnippets):
 
     def close(self) -> None:
         with self.lock:
+            self._close_scratch()
             try:
                 self.conn.close()
             except Exception:
