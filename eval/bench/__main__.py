@@ -37,6 +37,7 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
     "ui": (["--runs", "20"], ["--runs", "50"]),
     "embedders": ([], ["--all-nodes"]),
     "symbols": ([], ["--per-language", "0", "--embed"]),
+    "core_size": ([], []),
 }
 
 
