@@ -435,6 +435,22 @@ def test_env_dump_rule_needs_this_environment() -> None:
     assert rule.redact(f"region {FAKE_ENV['MT_REGION']}\n")[1] == 0
 
 
+def test_env_dump_rule_sees_the_live_environment_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rule reads os.environ at each call: a secret set, changed or unset after its first pass counts."""
+    from memtree_plugins.redaction.envdump import EnvDumpRule
+
+    rule = EnvDumpRule()  # the live environment
+    first, second = "Vq4-" + rng.randbytes(10).hex(), "Kp7-" + rng.randbytes(10).hex()
+    monkeypatch.setenv("MT_LIVE_API_TOKEN", first)
+    assert rule.redact(f"token {first}\n")[1] == 1
+    monkeypatch.setenv("MT_LIVE_API_TOKEN", second)
+    out, hits = rule.redact(f"token {second}, was {first}\n")
+    assert (hits, second in out, first in out) == (1, False, True)
+    assert rule.redact(f"{base64.b64encode(second.encode()).decode()}\n")[1] == 1  # its base64 form too
+    monkeypatch.delenv("MT_LIVE_API_TOKEN")
+    assert rule.redact(f"token {second}\n") == (f"token {second}\n", 0)
+
+
 def test_get_page_of_a_tool_output_names_the_lines_with_marks(app) -> None:
     token = "ghp_" + "".join(rng.choices("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", k=36))
     r = tool(app, "bash")(f"echo first; echo 'token {token}'; echo last")

@@ -160,6 +160,11 @@ class EnvDumpRule:
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         self._environ = environ  # None: the live os.environ, read at each call (it can change)
+        # What the environment's contents give (its names' finder, its secret values and their base64 forms),
+        # kept for the contents they were made from: a capture redacts each of its fields against the same
+        # environment, and working them out again cost more than the rule's whole pass over a short field.
+        self._made_from: frozenset[tuple[str, str]] | None = None
+        self._made: tuple[_Names, list[str]] | None = None
 
     @property
     def environ(self) -> Mapping[str, str]:
@@ -169,13 +174,22 @@ class EnvDumpRule:
         if not text:
             return text, 0
         env = dict(self.environ)  # os.environ decodes on every lookup; a dump looks up every name
-        text, dumped = self._redact_dumps(text, env)
-        text, masked = self._redact_values(text, env)
+        names, secrets = self._from_environ(env)
+        text, dumped = self._redact_dumps(text, env, names)
+        text, masked = self._redact_values(text, secrets)
         return text, dumped + masked
 
+    def _from_environ(self, env: dict[str, str]) -> tuple[_Names, list[str]]:
+        contents = frozenset(env.items())
+        made = self._made
+        if made is None or contents != self._made_from:
+            values = sorted({v.strip() for n, v in env.items() if looks_secret(n, v)}, key=len, reverse=True)
+            made = (_names(env), [form for v in values for form in (v, base64.b64encode(v.encode()).decode())])
+            self._made, self._made_from = made, contents
+        return made
+
     # -- dumps -------------------------------------------------------------------------------------------
-    def _redact_dumps(self, text: str, env: Mapping[str, str]) -> tuple[str, int]:
-        names = _names(env)
+    def _redact_dumps(self, text: str, env: Mapping[str, str], names: _Names) -> tuple[str, int]:
         enough = min(MIN_MATCHING, MIN_KNOWN)
         if len({n for n, _ in names.find(text, enough)}) < enough:
             return text, 0
@@ -198,16 +212,15 @@ class EnvDumpRule:
         return "".join(out), len(edits)
 
     # -- secret values anywhere ----------------------------------------------------------------------------
-    def _redact_values(self, text: str, env: Mapping[str, str]) -> tuple[str, int]:
+    def _redact_values(self, text: str, secrets: list[str]) -> tuple[str, int]:
+        """Every occurrence of a secret value (longest first) or of its base64 form."""
         hits = 0
         mark = placeholder(TAG_VALUE)
-        values = sorted({v.strip() for n, v in env.items() if looks_secret(n, v)}, key=len, reverse=True)
-        for value in values:
-            for form in (value, base64.b64encode(value.encode()).decode()):
-                n = text.count(form)
-                if n:
-                    text = text.replace(form, mark)
-                    hits += n
+        for form in secrets:
+            n = text.count(form)
+            if n:
+                text = text.replace(form, mark)
+                hits += n
         return text, hits
 
 
