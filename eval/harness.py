@@ -520,7 +520,7 @@ def settle(project: Project, run: Run, max_rounds: int = 60) -> None:
     process so the plugins' imports and the embedding model load once, not once per round.
     """
     from memtree_core.app import App
-    from memtree_core.coordinator import Coordinator
+    from memtree_core.daemon.coordinator import Coordinator
 
     t0 = time.perf_counter()
     totals: dict[str, int] = {}

@@ -76,7 +76,7 @@ def unpack(data: bytes, dest: Path) -> Path:
 def open_indexed(root: Path, home: Path, model: str | None) -> Any:
     """An App over ``root`` with every file indexed and every node embedded (when an embedder is there)."""
     from memtree_core.app import App
-    from memtree_core.coordinator import Coordinator
+    from memtree_core.daemon.coordinator import Coordinator
     from memtree_plugins.walkers.repo_index import index_directory
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMTREE_")}

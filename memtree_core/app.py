@@ -12,11 +12,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from memtree_core import redaction_gate
+from memtree_core.daemon import redaction_gate
+from memtree_core.daemon.redacting import Redacted
 from memtree_core.plugins import MissingTokenCounter, PluginSet
 from memtree_core.project import Identity, ProjectPaths, identify, memtree_home
 from memtree_core.project_settings import load as load_project_settings
-from memtree_core.redacting import Redacted
 from memtree_core.settings import LoadedSettings, Settings
 from memtree_core.store import Store, StoreDamaged
 from memtree_core.types import Chunker
@@ -112,7 +112,7 @@ class App:
     def redact(self, text: str) -> tuple[str, dict[str, int]]:
         """Apply every redaction rule in order; return the clean text and hits per rule (never values).
 
-        Raises :class:`~memtree_core.redaction_gate.RedactionUnavailable` when no rules are in effect or one
+        Raises :class:`~memtree_core.daemon.redaction_gate.RedactionUnavailable` when no rules are in effect or one
         fails: the caller must then store nothing (redaction fails closed)."""
         done = self.redact_lines(text)
         return done.text, done.hits

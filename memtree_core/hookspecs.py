@@ -225,7 +225,7 @@ def memtree_prepare_capture(app: Context, payload: dict[str, Any]) -> PreparedCa
     ``capture.bash`` and the command policies, asks the capture adapters, cuts content far over
     ``capture.maxBytes``, and redacts each capture (in its file's context where it can) through
     ``app.redact``.  The host asks only while redaction can run (it fails closed before), then hands the
-    result to ``memtree_store_capture``; with no answer the payload is dropped as ``unknown-tool``.  Raise :class:`~memtree_core.ingest.Refused` with a short reason to drop it (counted
+    result to ``memtree_store_capture``; with no answer the payload is dropped as ``unknown-tool``.  Raise :class:`~memtree_core.daemon.ingest.Refused` with a short reason to drop it (counted
     ``capture:dropped:<reason>``); any other exception drops it too.
 
     :param app: the project (settings, the registries in ``app.plugins``, ``redact``, ``command_denied``).
@@ -245,7 +245,7 @@ def memtree_store_capture(app: Context, payload: dict[str, Any], prepared: Prepa
     ``capture:accepted:<tool>`` in one write transaction, and there answers a call already stored by the
     other route (live from a hook, replayed from a transcript) with the ids that hold it.  An implementation
     may return None to defer (after recording the capture somewhere else, say); raise
-    :class:`~memtree_core.ingest.Refused` to drop it.  With no answer the payload is dropped as ``not-stored``.
+    :class:`~memtree_core.daemon.ingest.Refused` to drop it.  With no answer the payload is dropped as ``not-stored``.
 
     :param app: the project (settings, store, ``record_redactions``).
     :param payload: the Claude Code hook payload as received (``tool_name``, ``tool_use_id``...).

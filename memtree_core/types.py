@@ -59,7 +59,7 @@ class RedactionRule(Protocol):
 
     Rules see whole texts (a file, an output, a capture), never a chunk of one.  A rule may fold a
     multi-line secret into one mark; the host puts the line breaks back after the mark, so line numbers
-    still match the source (:mod:`memtree_core.redacting`)."""
+    still match the source (:mod:`memtree_core.daemon.redacting`)."""
 
     name: str
 
@@ -250,7 +250,7 @@ class OutputReplacer(Protocol):
 
     ``replace`` must never return more than the tool's own output shape holds (same fields, same types), and
     is asked only while replacement is on (the ``selectors`` plugin's ``capture.replace.enabled`` turns it on:
-    :mod:`memtree_core.replacing`); ``truncated``: the store had to cut the node, so it does
+    :mod:`memtree_core.daemon.replacing`); ``truncated``: the store had to cut the node, so it does
     not hold all of the output.  ``delivered`` is called once the reply reached a hook still waiting (count
     savings there, not in ``replace``)."""
 

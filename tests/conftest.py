@@ -16,8 +16,8 @@ import pytest
 from helpers.common import MEMTREE, git, wait_for
 from helpers.daemon import daemon_processes, install_tool_plugin
 
-from memtree_core import ingest
 from memtree_core.app import App
+from memtree_core.daemon import ingest
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from helpers.daemon import INIT, RawClient, project_paths, state_pid
 from helpers.hook import run_hook
 from helpers.transcripts import stored, transcript
 
-from memtree_core.ingest import IngestServer
+from memtree_core.daemon.ingest import IngestServer
 from memtree_plugins.walkers.backfill import MAX_ATTEMPTS, MISSED_FILE, Backfill, missed_logs
 
 
@@ -208,7 +208,7 @@ def test_an_id_not_yet_in_its_transcript_is_tried_again_then_given_up(
 def test_a_replayed_call_finds_its_stored_twin_inside_the_write_transaction(
         served: Any, project: Path, tmp_path: Path) -> None:
     """Past the batch pre-check (another writer may commit in between): the transaction itself finds it."""
-    from memtree_core.ingest import IngestServer
+    from memtree_core.daemon.ingest import IngestServer
     from memtree_plugins.walkers.transcripts import Scan, calls
 
     path = transcript(tmp_path / "claude" / "session.jsonl", cwd=str(project))
@@ -228,7 +228,7 @@ def test_a_replayed_call_finds_its_stored_twin_inside_the_write_transaction(
 def test_send_pl_notes_the_ids_of_a_payload_nc_could_not_send(home: Path, project: Path, tmp_path: Path) -> None:
     """./capture's nc path: when nc cannot connect the payload is still on stdin, and `send.pl --missed`
     notes its ids (never its content) for the backfill."""
-    from memtree_core.ingest import register_root
+    from memtree_core.daemon.ingest import register_root
     from memtree_core.project import ProjectPaths
 
     register_root(ProjectPaths.for_hash(home, "0" * 16), project)

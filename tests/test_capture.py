@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from helpers.common import ingest_ack
 
-from memtree_core import ingest
 from memtree_core.app import App
+from memtree_core.daemon import ingest
 from memtree_core.hookspecs import hookimpl
 from memtree_core.store.source_uri import file_uri
 from memtree_plugins.capture import hook_sender

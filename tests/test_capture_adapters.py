@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from memtree_core.app import App
+from memtree_core.daemon.ingest import IngestServer, Refused
 from memtree_core.hookspecs import hookimpl
-from memtree_core.ingest import IngestServer, Refused
 from memtree_core.types import Capture, Dropped
 
 FIXTURES = Path(__file__).resolve().parent / "data" / "claude-code-payloads"

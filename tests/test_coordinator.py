@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memtree_core.app import App
-from memtree_core.coordinator import Coordinator, note_activity
+from memtree_core.daemon.coordinator import Coordinator, note_activity
 from memtree_core.hookspecs import hookimpl
 
 

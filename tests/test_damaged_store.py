@@ -22,8 +22,8 @@ from helpers.common import MEMTREE, wait_for
 from helpers.daemon import mcp_session, run_async, text_of
 from helpers.hook import FIXTURES, drops, payload, run_hook
 
-from memtree_core import ingest
 from memtree_core.app import App
+from memtree_core.daemon import ingest
 from memtree_core.store import Store, StoreDamaged
 from memtree_core.store import recover as recovery
 

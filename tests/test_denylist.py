@@ -100,7 +100,7 @@ def _bash(command: str) -> dict:
 
 def test_a_plugin_policy_runs_after_the_builtins_and_drops_the_capture(home: Path, project: Path) -> None:
     from memtree_core.app import App
-    from memtree_core.ingest import IngestServer, Refused
+    from memtree_core.daemon.ingest import IngestServer, Refused
 
     app = App.open(project, extra=[("acme", _PolicyPlugin(_NoTerraformOutput()))])
     try:

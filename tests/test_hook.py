@@ -11,8 +11,8 @@ from pathlib import Path
 from helpers.common import REPO
 from helpers.hook import FIXTURES, HOOKS, contents, drops, hook_command, payload, run_hook
 
-from memtree_core import ingest
 from memtree_core.app import App
+from memtree_core.daemon import ingest
 from memtree_plugins.capture import hook_sender
 
 

@@ -79,8 +79,8 @@ def test_every_hook_has_an_example_that_loads_as_a_plugin(name: str, monkeypatch
     import sys
     import types
 
+    from memtree_core.daemon.ingest import Refused
     from memtree_core.hookdoc import example
-    from memtree_core.ingest import Refused
     from memtree_core.plugins import REGISTRY_HOOKS, build
     from memtree_core.settings import Settings
 

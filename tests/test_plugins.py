@@ -304,7 +304,7 @@ def test_trace_plugins_shows_a_call_of_every_hook(home: Path, project: Path, cap
 
     from memtree_core import hookspecs
     from memtree_core.app import App
-    from memtree_core.ingest import IngestServer
+    from memtree_core.daemon.ingest import IngestServer
 
     hooks = sorted(n for n in vars(hookspecs) if n.startswith("memtree_"))
     out = memtree("plugins", "--project", str(project),

@@ -18,8 +18,8 @@ import pytest
 from helpers.common import run_memtree
 from helpers.replace import bash, fixture, run, serve
 
-from memtree_core import ingest, replacing
 from memtree_core.app import App
+from memtree_core.daemon import ingest, replacing
 from memtree_core.hookspecs import hookimpl
 from memtree_core.types import Replacement
 from memtree_plugins.capture import hook_sender

@@ -16,8 +16,8 @@ import pytest
 from helpers.common import wait_for
 from helpers.hook import drops, payload, run_hook
 
-from memtree_core import ingest
 from memtree_core.app import App
+from memtree_core.daemon import ingest
 from memtree_plugins.capture import hook_sender
 
 # (case, the directory the agent works in, made under tmp_path next to the project "proj"; found?)

@@ -22,8 +22,8 @@ from helpers.common import MEMTREE, wait_for
 from helpers.daemon import daemon_processes, project_paths
 from helpers.hook import FIXTURES, contents, drops, run_hook
 
-from memtree_core import ingest
 from memtree_core.app import App
+from memtree_core.daemon import ingest
 from memtree_core.project import ProjectPaths
 from memtree_core.socket_dirs import UnsafeSocketDir, dir_problem, ensure_dir
 from memtree_plugins.capture import hook_sender

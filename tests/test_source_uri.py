@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memtree_core.app import App
-from memtree_core.coordinator import Coordinator
+from memtree_core.daemon.coordinator import Coordinator
 from memtree_core.store import schema, source_uri
 from memtree_core.store.schema import SCHEMA_VERSION
 from memtree_core.store.sqlite_route import choose_route

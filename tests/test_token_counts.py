@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from memtree_core.coordinator import Coordinator
+from memtree_core.daemon.coordinator import Coordinator
 from memtree_core.store import Store, token_counts
 from memtree_core.store.schema import SCHEMA_VERSION
 from memtree_plugins.retrieval.nodes import SAMPLE_CHARS, node_tokens, node_tokens_estimate

@@ -11,7 +11,7 @@ import pytest
 from helpers.common import run_memtree
 
 from memtree_core.app import App
-from memtree_core.coordinator import Coordinator
+from memtree_core.daemon.coordinator import Coordinator
 from memtree_core.hookspecs import hookimpl
 from memtree_core.store import Store, now_ms, source_uri
 

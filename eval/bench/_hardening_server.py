@@ -16,8 +16,8 @@ from pathlib import Path
 def main() -> None:
     project = Path(sys.argv[1])
     import memtree_core
-    from memtree_core import ingest
     from memtree_core.app import App
+    from memtree_core.daemon import ingest
     from memtree_plugins.capture import hook_sender
 
     app = App.open(project)

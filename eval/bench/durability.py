@@ -32,8 +32,8 @@ def main() -> None:
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="memtree-bench-durability-"))
     os.environ.update({"MEMTREE_HOME": str(tmp / "home"), "MEMTREE_LOAD_PLUGINS": ""})
-    from memtree_core import ingest
     from memtree_core.app import App
+    from memtree_core.daemon import ingest
 
     stop = threading.Event()
     paths: dict[str, str] = {}

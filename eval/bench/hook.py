@@ -56,8 +56,8 @@ def main() -> None:
         d.mkdir(parents=True)
     os.environ.update({"MEMTREE_HOME": str(home), "MEMTREE_LOAD_PLUGINS": ""})
     sys.path.insert(0, str(REPO))
-    from memtree_core import ingest
     from memtree_core.app import App
+    from memtree_core.daemon import ingest
     from memtree_plugins.capture import hook_sender
 
     command = json.loads((REPO / "plugin/hooks/hooks.json").read_text())["hooks"]["PostToolUse"][0]["hooks"][0]["command"]

@@ -91,8 +91,8 @@ def main() -> None:
     os.environ.update({"MEMTREE_HOME": str(tmp / "home"), "MEMTREE_LOAD_PLUGINS": ""})
     (tmp / "proj").mkdir()
     sys.path.insert(0, str(REPO))
-    from memtree_core import ingest
     from memtree_core.app import App
+    from memtree_core.daemon import ingest
 
     app = App.open(tmp / "proj")
     sock = ingest.bind(app.paths, app.identity.root)

@@ -1,5 +1,5 @@
 """What the redaction *flow* adds to the rules: the environment-dump rule (memtree_plugins/redaction/
-envdump.py) and the line-keeping pass (memtree_core/redacting.py), as a ratio against the rules alone
+envdump.py) and the line-keeping pass (memtree_core/daemon/redacting.py), as a ratio against the rules alone
 (eval/bench/redaction.py's figure) measured in the same run.
 
     python eval/bench/redaction_flow.py [--repeat N]
@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from eval.bench.redaction import LEAKY, SIZE, best_ms, fill, redact_all  # noqa: E402
-from memtree_core.redacting import redact  # noqa: E402
+from memtree_core.daemon.redacting import redact  # noqa: E402
 from memtree_plugins.redaction.envdump import EnvDumpRule  # noqa: E402
 from memtree_plugins.redaction.rules import RULES  # noqa: E402
 

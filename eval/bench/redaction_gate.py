@@ -2,7 +2,7 @@
 
     python eval/bench/redaction_gate.py [--repeat N]
 
-``App.redact`` now goes through :mod:`memtree_core.redaction_gate` (is redaction available? each rule
+``App.redact`` now goes through :mod:`memtree_core.daemon.redaction_gate` (is redaction available? each rule
 guarded), and every capture asks the gate first.  Floor: the bare loop over the same registered rules that
 ``App.redact`` was before.  Context: one whole capture through ``IngestServer.ingest`` (validate, redact,
 insert, commit) of the same text, so the gate's absolute cost can be read as a share of a capture.
@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from memtree_core.app import App  # noqa: E402
-from memtree_core.ingest import IngestServer  # noqa: E402
+from memtree_core.daemon.ingest import IngestServer  # noqa: E402
 
 LEAKY = Path(__file__).resolve().parent.parent / "leaky"
 

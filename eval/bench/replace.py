@@ -134,8 +134,8 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="memtree-bench-replace-"))
     os.environ.update({"MEMTREE_LOAD_PLUGINS": ""})
     sys.path.insert(0, str(REPO))
-    from memtree_core import ingest
     from memtree_core.app import App
+    from memtree_core.daemon import ingest
     from memtree_plugins.capture import hook_sender
     from memtree_plugins.selectors.settings import replace_settings
 

@@ -1,7 +1,7 @@
 """An example plugin for ``memtree_prepare_capture`` (README.md's hook reference shows it; a test loads it)."""
 
+from memtree_core.daemon.ingest import Refused
 from memtree_core.hookspecs import hookimpl
-from memtree_core.ingest import Refused
 
 
 @hookimpl(tryfirst=True)

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memtree_core import ingest
+from memtree_core.daemon import ingest
 from memtree_core.daemon.version import code_version, installed_at
 from memtree_core.lockfile import try_lock, write_state
 from memtree_core.project import Identity, ProjectPaths, identify, memtree_home
@@ -183,7 +183,7 @@ class Daemon:
     def _boot(self, server: Any) -> None:
         """On a worker thread while the first handshake is answered: the app, the threads, the tools."""
         from memtree_core.app import App
-        from memtree_core.coordinator import Coordinator
+        from memtree_core.daemon.coordinator import Coordinator
         from memtree_core.daemon.tools import register_tools
 
         try:

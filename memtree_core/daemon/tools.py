@@ -92,7 +92,7 @@ def wrap_tool(spec: ToolSpec, fn: Callable[..., Any], app: Any) -> Callable[...,
     A sync ``fn`` runs on a worker thread from :func:`tool_threads`; an async one on the event loop.  Every
     call counts as activity for the walkers that wait for a quiet period.
     """
-    from memtree_core.coordinator import note_activity
+    from memtree_core.daemon.coordinator import note_activity
 
     log_path = str(app.paths.log)
     hints = typing.get_type_hints(fn, include_extras=True)

@@ -14,7 +14,7 @@ sees the payload) and asks ``memtree_prepare_capture``; this is the built-in ans
   keeps names only, and a print-only command's output is masked when it prints a secret-named variable
   (:mod:`memtree_plugins.masking`).
 
-Every drop raises :class:`~memtree_core.ingest.Refused`; the host counts it and stores nothing.
+Every drop raises :class:`~memtree_core.daemon.ingest.Refused`; the host counts it and stores nothing.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from memtree_core.ingest import Refused
-from memtree_core.redaction_gate import RedactionUnavailable
+from memtree_core.daemon.ingest import Refused
+from memtree_core.daemon.redaction_gate import RedactionUnavailable
 from memtree_core.types import Capture, Dropped, PreparedCapture
 from memtree_plugins.masking.environ_files import is_environ_file, mask_values
 from memtree_plugins.masking.in_context import redact_grep_lines, redact_slice

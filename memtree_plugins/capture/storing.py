@@ -5,7 +5,7 @@ A call can reach the store twice by two routes: a hook sends it live, and the ``
 ``memtree import``) replays it from the session's transcript, because the hook gave up waiting on a daemon
 that was booting or no daemon ran.  The check runs inside the write transaction (BEGIN IMMEDIATE), so two
 writers cannot both miss each other.  (The two live hooks of one call, capture and replacement, are one
-store by the host's own per-connection dedupe in :mod:`memtree_core.ingest`.)
+store by the host's own per-connection dedupe in :mod:`memtree_core.daemon.ingest`.)
 """
 
 from __future__ import annotations

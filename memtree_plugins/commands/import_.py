@@ -62,7 +62,7 @@ class _Progress:
 
 def import_transcripts(app: Context, transcripts: list[Path], root: Path | None = None,
                        progress: _Progress | None = None) -> dict[str, Any]:
-    from memtree_core.ingest import IngestServer
+    from memtree_core.daemon.ingest import IngestServer
     from memtree_plugins.walkers.backfill import ingest_payloads
     from memtree_plugins.walkers.transcripts import Scan, calls, captured_tools
 

@@ -32,7 +32,7 @@ def _line(name: str, counters: dict[str, int], error: str = "") -> str:
 
 
 def run(args: Any) -> int:
-    from memtree_core.coordinator import Coordinator
+    from memtree_core.daemon.coordinator import Coordinator
     from memtree_core.lockfile import daemon_status
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s: %(levelname)s %(message)s")

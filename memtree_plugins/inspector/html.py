@@ -14,7 +14,7 @@ from html import escape
 from typing import Any
 from urllib.parse import urlencode
 
-# The mark the redaction rules leave in place of a secret (memtree_core/redacting.py): the value itself was
+# The mark the redaction rules leave in place of a secret (memtree_core/daemon/redacting.py): the value itself was
 # never stored, so the page can only show which rule took it.
 REDACTION_MARK = re.compile(r"\[REDACTED:([^\]\s]{1,80})\]")
 SNIPPET_MARK = re.compile("«(.*?)»", re.S)

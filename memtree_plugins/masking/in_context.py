@@ -4,7 +4,7 @@ A Read capture holds lines ``startLine..`` of a file.  Redacted on its own, a sl
 a private key (lines 200-300 of a file whose key is at 187-237) holds key lines with no ``BEGIN`` line
 to show what they are.  So when the file on disk still holds exactly those lines, the whole file is
 redacted and the slice is cut from that (redaction keeps line numbers, see
-:mod:`memtree_core.redacting`).  Otherwise (file gone, changed, too big, binary) the caller redacts
+:mod:`memtree_core.daemon.redacting`).  Otherwise (file gone, changed, too big, binary) the caller redacts
 the slice alone, as before.  Grep captures get the same treatment line by line
 (:func:`redact_grep_lines`).
 """
@@ -16,7 +16,7 @@ import re
 import stat
 from typing import TYPE_CHECKING
 
-from memtree_core.redacting import CONTINUED, Redacted
+from memtree_core.daemon.redacting import CONTINUED, Redacted
 
 if TYPE_CHECKING:
     from memtree_core.context import Context

@@ -1,6 +1,6 @@
 """How a result tells the agent what memtree redacted: which lines lost which values to which rules.
 
-The records come from the host's line-keeping pass (:class:`memtree_core.redacting.Redacted`); the tools
+The records come from the host's line-keeping pass (:class:`memtree_core.daemon.redacting.Redacted`); the tools
 (``read``, ``get``, ``grep``) turn them into one sentence, so an agent never takes ``[REDACTED:…]`` for what
 the file holds.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from memtree_core.redacting import CONTINUED, MARK
+from memtree_core.daemon.redacting import CONTINUED, MARK
 
 __all__ = ["MARK", "count_marks", "describe", "within"]
 

@@ -10,7 +10,7 @@ A plugin adds its own through ``memtree_register_selectors``; ``memtree_plugins.
 budgeted line assembler they share.
 
 ``capture.replace`` (off by default) is this plugin's setting (:mod:`.settings`): when on, the daemon's start
-writes the flag that makes the synchronous hook ask (:func:`memtree_core.replacing.turn_on`) and warms the
+writes the flag that makes the synchronous hook ask (:func:`memtree_core.daemon.replacing.turn_on`) and warms the
 replacer up.
 """
 
@@ -68,7 +68,7 @@ def memtree_daemon_started(app: Context) -> None:
     settings = replace_settings(app)
     if not settings.enabled:
         return
-    from memtree_core.replacing import turn_on
+    from memtree_core.daemon.replacing import turn_on
     from memtree_plugins.selectors.replace import warm_up
 
     # The first replacement must not pay for opening the store and compiling the redaction rules: the

@@ -1,6 +1,6 @@
 """The built-in output replacer: long Bash and Grep output cut to a budgeted slice by the selectors (issue 8).
 
-The host (:mod:`memtree_core.replacing`) stores the full output exactly as passive capture does (one node:
+The host (:mod:`memtree_core.daemon.replacing`) stores the full output exactly as passive capture does (one node:
 the async capture of the same call is deduplicated by ``tool_use_id``), then asks the registered output
 replacers for the hook's stdout; this one answers ``hookSpecificOutput.updatedToolOutput`` in the tool's own
 output shape (same fields, same types; otherwise Claude Code logs an error and keeps the original).

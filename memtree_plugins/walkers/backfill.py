@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memtree_core.ingest import Refused
-from memtree_core.root_links import root_link
+from memtree_core.daemon.ingest import Refused
+from memtree_core.daemon.root_links import root_link
 from memtree_plugins.walkers.transcripts import Scan, calls, captured_tools
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ class Backfill:
 
     def __init__(self, app: Context, server: Any) -> None:
         self.app = app
-        self.server = server  # a memtree_core.ingest.IngestServer: the same path as any hook capture
+        self.server = server  # a memtree_core.daemon.ingest.IngestServer: the same path as any hook capture
         self.lock = threading.Lock()
 
     def pending(self) -> bool:
@@ -206,6 +206,6 @@ class BackfillWalker:
         return Backfill(app, None).pending()
 
     def run(self, app: Context) -> dict[str, int]:
-        from memtree_core.ingest import IngestServer
+        from memtree_core.daemon.ingest import IngestServer
 
         return dict(Backfill(app, IngestServer(app)).run_once())

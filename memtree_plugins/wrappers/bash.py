@@ -12,7 +12,7 @@ cut to ``capture.maxBytes`` with the head/tail kept (``truncated``/``original_by
 real size), after ``app.redact()``; the preview returned is cut from the same redacted text, so a secret
 never comes back either.  The same content within the hour reuses the existing node.  A command matched
 by the deny list (``env``, ``printenv``, ``bash.deny``) or ``capture.bash = false`` stores nothing, and so
-does a project whose redaction is unavailable (:mod:`memtree_core.redaction_gate`): the command still runs
+does a project whose redaction is unavailable (:mod:`memtree_core.daemon.redaction_gate`): the command still runs
 and the result says why nothing was stored.
 """
 
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from memtree_core.redaction_gate import RedactionUnavailable
+from memtree_core.daemon.redaction_gate import RedactionUnavailable
 from memtree_plugins.masking.printed_secrets import RULE, mask_printed
 from memtree_plugins.wrappers.budget import head_tail
 from memtree_plugins.wrappers.records import (

@@ -3,7 +3,7 @@
 A grep hit is a line or a few; redacted on its own, a line of a key's body (or a value on the line
 after its YAML key) has nothing that marks it as secret.  So each file with hits is read and redacted
 whole, once per search, and a hit line is taken from that redacted text (redaction keeps line numbers,
-see :mod:`memtree_core.redacting`).  When the file cannot be used — too big for the per-search byte
+see :mod:`memtree_core.daemon.redacting`).  When the file cannot be used — too big for the per-search byte
 budget, unreadable, binary, or changed since the search read it (its line no longer matches) — the
 caller falls back to redacting the file's hit blocks together.
 """

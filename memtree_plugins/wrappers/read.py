@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, PrivateAttr
 
-from memtree_core.redacting import Redacted
+from memtree_core.daemon.redacting import Redacted
 from memtree_core.store.source_uri import file_uri
 from memtree_core.store.source_uri import mtime as mtime_of
 from memtree_core.store.store import new_id
@@ -222,7 +222,7 @@ def chunk_text(app: Context, path: str, text: str, notes: list[str]) -> tuple[li
 def _redacted_chunks(app: Context, path: str, text: str, notes: list[str]) -> tuple[list[Chunk], str, Redacted]:
     """Redact the whole file, then chunk the redacted text: every chunk (and outline) is cut from it, so
     a secret split across chunks is still caught whole.  Redaction keeps line numbers (see
-    :mod:`memtree_core.redacting`), so the chunks' lines are the file's."""
+    :mod:`memtree_core.daemon.redacting`), so the chunks' lines are the file's."""
     clean = app.redact_lines(text)
     chunks, name = chunk_text(app, path, clean.text, notes)
     return chunks, name, clean

@@ -14,8 +14,8 @@ import pytest
 
 from helpers.common import REPO
 from helpers.hook import FIXTURES, HOOKS
-from memtree_core import ingest, replacing
 from memtree_core.app import App
+from memtree_core.daemon import ingest, replacing
 from memtree_plugins.capture import hook_sender
 
 

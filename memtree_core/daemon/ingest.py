@@ -33,7 +33,7 @@ Protocol
     node(s) (``memtree_store_capture``: one committed transaction), and only then answers one line: ``{"ok":true,"ids":[...]}`` or ``{"ok":false,"reason":"..."}``.  An ack therefore means
     "committed" (WAL; survives SIGKILL of the daemon).
 
-    Replacement (issue 8, ``memtree_core.replacing``): a payload preceded by the line ``MEMTREE-REPLACE 1``
+    Replacement (issue 8, ``memtree_core.daemon.replacing``): a payload preceded by the line ``MEMTREE-REPLACE 1``
     is captured the same way; after the ack line the server writes the synchronous hook's stdout (one JSON
     line with ``updatedToolOutput``) or nothing, then closes.  Old clients never send that line, and a
     payload cannot start with it, so the extension is compatible both ways.
@@ -79,14 +79,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memtree_core.project import ProjectPaths
-from memtree_core.root_links import (
+from memtree_core.daemon.root_links import (
     ELSEWHERE_MARK,
     RESTING_MARK,
     ROOT_LINK_NAME,
     root_link,
     roots_dir,
 )
+from memtree_core.project import ProjectPaths
 from memtree_core.socket_dirs import bind_private, ensure_dir
 
 log = logging.getLogger("memtree.ingest")
@@ -127,7 +127,7 @@ def _touch() -> None:
     _last_activity = time.monotonic()
 
 
-# -- where things are (memtree_core.root_links) ---------------------------------------------------------------
+# -- where things are (memtree_core.daemon.root_links) ---------------------------------------------------------------
 def _roots_dir(home: Path) -> Path:
     """``roots/``, 0700 and ours (not a symlink): whoever can write here decides where captures go."""
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -190,7 +190,7 @@ def unregister_root(paths: ProjectPaths, root: Path | str) -> None:
     under roots/ stays, holding a plain :data:`RESTING_MARK` file that points nowhere: a capture made while
     no daemon runs is then noted in its missed-captures log (ids only, see ``backfill``) and stored by the
     next daemon, instead of being dropped as from an unknown project."""
-    from memtree_core.replacing import FLAG_NAME
+    from memtree_core.daemon.replacing import FLAG_NAME
 
     target = str(paths.ingest_socket)
     top = roots_dir(paths.home)
@@ -446,7 +446,7 @@ class IngestServer:
             if state is not None:
                 state.sending = False
             size = len(raw)
-            from memtree_core.replacing import split_request
+            from memtree_core.daemon.replacing import split_request
 
             wants_reply, raw = split_request(raw)
             payload = decode_payload(raw)
@@ -487,7 +487,7 @@ class IngestServer:
     def _reply(self, conn: socket.socket, ack: bytes, payload: dict[str, Any], node_id: str,
                truncated: bool) -> None:
         """Ack, then the replacement (or nothing); count savings only once a waiting hook got them."""
-        from memtree_core import replacing
+        from memtree_core.daemon import replacing
 
         replacer, outcome = replacing.choose(self.app, payload, node_id, truncated=truncated)
         try:
@@ -563,7 +563,7 @@ class IngestServer:
     def ingest(self, payload: dict[str, Any], replayed: bool = False) -> list[str]:
         """Store one payload as ``pending`` nodes: the plugins' capture pipeline (``memtree_prepare_capture``)
         turns it into redacted captures, then ``memtree_store_capture`` stores them and their counters."""
-        from memtree_core.redaction_gate import RedactionUnavailable
+        from memtree_core.daemon.redaction_gate import RedactionUnavailable
         from memtree_core.types import PreparedCapture
 
         app = self.app
@@ -602,7 +602,7 @@ def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
         bound_path, bound_ino = None, None
     try:
         register_root(app.paths, app.identity.root)
-        from memtree_core.replacing import turn_off
+        from memtree_core.daemon.replacing import turn_off
 
         # Replacement is off until a plugin turns it on below: a flag an earlier daemon left must not make
         # the hook wait on a daemon whose plugin set or settings no longer replace anything.

@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memtree_core.root_links import root_link
+from memtree_core.daemon.root_links import root_link
 from memtree_core.types import Replacement
 
 if TYPE_CHECKING:

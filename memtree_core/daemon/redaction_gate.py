@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from memtree_core.redacting import Redacted
-from memtree_core.redacting import redact as redact_all
+from memtree_core.daemon.redacting import Redacted
+from memtree_core.daemon.redacting import redact as redact_all
 
 REASON = "redaction-unavailable"
 BUILTIN = "redaction"  # the built-in plugin's short name (memtree_plugins.BUILTINS)
@@ -53,7 +53,7 @@ def unavailable_reason(settings: Any, plugins: Any) -> str | None:
 
 
 def redact(settings: Any, plugins: Any, text: str) -> Redacted:
-    """Apply every rule in order to the whole text, keeping its line count (:mod:`memtree_core.redacting`);
+    """Apply every rule in order to the whole text, keeping its line count (:mod:`memtree_core.daemon.redacting`);
     the result names hits per rule (never values).
 
     Raise :class:`RedactionUnavailable` when the gate is closed or a rule fails on this text."""
