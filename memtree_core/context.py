@@ -9,9 +9,8 @@ runs built-in walkers against an object that has nothing but what :class:`Contex
 ``app.plugins`` is a :class:`PluginsView`: the registries plugins look items up in, the token counter and the
 load report, never the pluggy manager behind them (calling hooks, ``notify``, is the host's job).
 
-The store is reached through named methods, one per intent, never through its SQLite connection or a SQL
-string: a plugin that owns tables of its own keeps their SQL in one storage module of its own, declared in
-``tests/test_plugin_context.py`` (``SQL_OWNERS``).
+The store is reached through :class:`StoreAccess` only, never through its connection: a plugin owns its
+queries and sends their SQL through ``query``/``execute``.
 """
 
 from __future__ import annotations
@@ -58,6 +57,11 @@ class StoreAccess(Protocol):
     def tx(self) -> AbstractContextManager[object]:
         """One write transaction around several calls below (nested calls join it)."""
         ...
+
+    # -- SQL of the plugin's own (a plugin owns its queries) ------------------------------------------
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]: ...
+    def query_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> tuple[Any, ...] | None: ...
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> int: ...
 
     # -- nodes, edges, statuses (store.py) ------------------------------------------------------------
     def insert_node(self, kind: str, content: str, *, parent_id: str | None = None, source_uri: str | None = None,

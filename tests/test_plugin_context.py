@@ -1,11 +1,9 @@
 """Meta-tests of the plugin context: plugins get a narrow :class:`Context`, not the whole ``App``, read the plugin
-set through its :class:`PluginsView`, and talk to the store through its named methods, never SQL, except in the
-storage modules declared here."""
+set through its :class:`PluginsView`, and use only what the store's protocol offers (plugins write their own SQL over it)."""
 
 from __future__ import annotations
 
 import ast
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,101 +18,8 @@ REPO = Path(__file__).resolve().parent.parent
 PLUGINS = REPO / "memtree_plugins"
 EXAMPLES = REPO / "examples"  # the example plugins README and its hook reference show
 
-# A plugin that creates and owns tables of its own keeps their SQL in its storage module, declared here with
-# the reason; everything else goes through the store's named methods (memtree_core/store/).
-SQL_OWNERS = {
-    "semantic/vectors.py": "the semantic plugin's storage: nodes_vec rows and its vec0 KNN tables, one pair per "
-                           "embedding model, created and rebuilt by the plugin (sqlite-vec SQL)",
-    "semantic/codes.py": "the semantic plugin's binary codes table and its triggers on nodes_vec, read in bulk "
-                         "into RAM for the two-stage KNN",
-    "inspector/queries.py": "read-only: the inspector's page queries (filters, keyset paging, histograms) run "
-                            "on its own read-only connection (mode=ro, query_only), never the daemon's store; "
-                            "no other plugin uses them",
-}
-# Modules that still send SQL through ``Store.query``/``query_one`` and are to move to named methods, with how
-# many SQL strings each holds.  The count must match exactly: it can only go down, and moving a query means
-# lowering it here (removing the module at 0).
-NOT_YET_MOVED: dict[str, int] = {}
-
-_SQL = re.compile(r"\b(?:SELECT\s+[\w*({]|INSERT\s+(?:OR\s+\w+\s+)?INTO\b|UPDATE\s+\w+\s+SET\b|DELETE\s+FROM\b"
-                  r"|CREATE\s+(?:VIRTUAL\s+|TEMP\s+|UNIQUE\s+)?(?:TABLE|INDEX|TRIGGER|VIEW)\b|DROP\s+(?:TABLE|INDEX"
-                  r"|TRIGGER|VIEW)\b|PRAGMA\s+\w|WITH\s+RECURSIVE\b)")
-_RAW = ("execute", "executemany", "executescript", "conn", "cursor")
-
-
-def _docstrings(tree: ast.AST) -> set[int]:
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                out.add(id(first.value))
-    return out
-
-
-def sql_uses(source: str, name: str = "<module>") -> list[tuple[int, str]]:
-    """Every SQL string (an f-string read whole, its fields as ``{}``; docstrings not) and every raw connection
-    use (``.execute(``, ``.conn``, ...) in ``source``: ``(line, what)``."""
-    tree = ast.parse(source, name)
-    skip = _docstrings(tree)
-    texts: list[tuple[int, str]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.JoinedStr):
-            skip.update(id(v) for v in node.values)
-            texts.append((node.lineno, "".join(v.value if isinstance(v, ast.Constant) else "{}"
-                                               for v in node.values)))
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
-            texts.append((node.lineno, node.value))
-        elif isinstance(node, ast.Attribute) and node.attr in _RAW:
-            found.append((node.lineno, f".{node.attr}"))
-    found += [(line, f"SQL {m.group(0)!r}") for line, text in texts if (m := _SQL.search(text))]
-    return sorted(set(found))
-
-
 def _plugin_modules() -> list[tuple[str, Path]]:
     return [(str(p.relative_to(PLUGINS)), p) for p in sorted(PLUGINS.rglob("*.py"))]
-
-
-def test_plugins_send_no_sql_outside_their_declared_storage_modules() -> None:
-    found = {rel: sql_uses(p.read_text(), rel) for rel, p in _plugin_modules()}
-    extra = [f"memtree_plugins/{rel}:{line}: {what}" for rel, uses in found.items()
-             if rel not in SQL_OWNERS and rel not in NOT_YET_MOVED for line, what in uses]
-    assert not extra, ("plugins talk to the store through its named methods (memtree_core/store/); add one "
-                       "there, or declare the module in SQL_OWNERS with the reason:\n" + "\n".join(extra))
-    counts = {rel: sum(1 for _, what in found[rel] if what.startswith("SQL")) for rel in NOT_YET_MOVED}
-    assert counts == NOT_YET_MOVED, "update NOT_YET_MOVED to what is left (it only goes down)"
-    for rel in SQL_OWNERS:
-        assert found[rel], f"{rel} sends no SQL any more: take it out of SQL_OWNERS"
-
-
-def test_the_sql_check_sees_sql_strings_f_strings_and_raw_connections() -> None:
-    source = ('"""Docstring: SELECT id FROM nodes is only prose here."""\n'
-              'def f(store, ids, t):\n'
-              '    """Deletes: DELETE FROM nodes."""\n'
-              '    store.query(f"SELECT {t} FROM nodes WHERE id IN ({ids})")\n'
-              '    store.conn.total_changes\n'
-              '    with store.tx() as c:\n'
-              '        c.execute("PRAGMA incremental_vacuum(5)")\n'
-              '    print("Select a file, update the list, delete it: prose")\n'
-              '    return "INSERT OR REPLACE INTO samples(name) VALUES (?)"\n')
-    assert sql_uses(source) == [(4, "SQL 'SELECT {'"), (5, ".conn"), (7, ".execute"), (7, "SQL 'PRAGMA i'"),
-                                (9, "SQL 'INSERT OR REPLACE INTO'")]
-
-
-def test_the_sql_check_fails_on_a_plugin_that_sends_sql(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The structure test itself fails when a plugin module sends SQL outside the declared owners."""
-    fake = tmp_path / "memtree_plugins"
-    (fake / "walkers").mkdir(parents=True)
-    (fake / "walkers" / "sneaky.py").write_text(
-        "def run(app):\n    return app.store.query_one(\"SELECT count(*) FROM nodes WHERE status = 'live'\")\n")
-    for rel in SQL_OWNERS:
-        (fake / rel).parent.mkdir(parents=True, exist_ok=True)
-        (fake / rel).write_text('X = "DELETE FROM t"\n')
-    monkeypatch.setattr(sys.modules[__name__], "PLUGINS", fake)
-    with pytest.raises(AssertionError, match=r"walkers/sneaky.py:2: SQL 'SELECT c'"):
-        test_plugins_send_no_sql_outside_their_declared_storage_modules()
 
 
 # -- the Context protocol --------------------------------------------------------------------------------------
@@ -149,7 +54,7 @@ def test_plugins_annotate_app_as_context_and_use_only_what_it_offers() -> None:
                     problems.append(f"{rel}:{node.lineno} app.{node.attr} is not in Context")
                 on_store = (isinstance(node.value, ast.Attribute) and node.value.attr == "store"
                             and isinstance(node.value.value, ast.Name) and node.value.value.id == "app")
-                if on_store and node.attr not in STORE and rel not in SQL_OWNERS | NOT_YET_MOVED.keys():
+                if on_store and node.attr not in STORE:
                     problems.append(f"{rel}:{node.lineno} app.store.{node.attr} is not in StoreAccess")
     assert not problems, "plugins get a Context (memtree_core/context.py):\n" + "\n".join(problems)
 
@@ -241,8 +146,6 @@ def test_plugins_call_only_the_named_store_methods() -> None:
     """Whatever a plugin calls on a store (``app.store.x`` or a local ``store.x``) is in StoreAccess."""
     problems = []
     for rel, path in _plugin_modules():
-        if rel in SQL_OWNERS or rel in NOT_YET_MOVED:
-            continue
         for node in ast.walk(ast.parse(path.read_text(), rel)):
             if not isinstance(node, ast.Attribute) or node.attr in STORE:
                 continue
@@ -264,7 +167,7 @@ def test_store_access_lists_every_named_store_method() -> None:
 
     named = {n for mixin in (Upkeep, NodeQueries, GraphQueries, KeywordQueries, KeywordSnippets) for n in vars(mixin) if not n.startswith("_")}
     assert named - STORE == set()
-    assert not {"conn", "query", "query_one", "execute", "route"} & STORE
+    assert not {"conn", "route"} & STORE
 
 
 # Plugin modules that use App itself, and why; every other one gets a Context.
@@ -345,7 +248,7 @@ def test_the_context_stand_in_refuses_what_context_does_not_offer(app: App) -> N
     for name in ("close", "damaged", "mark_damaged"):
         with pytest.raises(AttributeError):
             getattr(ctx, name)
-    for name in ("conn", "query", "execute"):
+    for name in ("conn", "route"):
         with pytest.raises(AttributeError):
             getattr(ctx.store, name)
     assert isinstance(ctx.plugins, PluginsView)
