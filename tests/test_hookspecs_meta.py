@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from eval.bench.core_size import cycles as cycles_of
+from eval.bench.core_size import import_graph
 from memtree_core import hookspecs
 
 REPO = Path(__file__).resolve().parent.parent
@@ -169,88 +171,13 @@ def test_the_import_check_sees_lazy_and_aliased_imports(tmp_path: Path) -> None:
     assert _plugin_imports(module) == [(4, "memtree_plugins.tokens"), (5, "memtree_plugins.selectors:lines")]
 
 
-def _import_graph() -> dict[str, set[str]]:
-    """Module -> the memtree modules it imports, lazy imports included, ``if TYPE_CHECKING:`` ones not."""
-    import ast
-
-    modules = {}
-    for package in ("memtree_core", "memtree_plugins"):
-        for path in (REPO / package).rglob("*.py"):
-            parts = list(path.relative_to(REPO).with_suffix("").parts)
-            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
-    graph: dict[str, set[str]] = {m: set() for m in modules}
-    for module, path in modules.items():
-        tree = ast.parse(path.read_text(), str(path))
-        typing_only = {id(n) for branch in ast.walk(tree)
-                       if isinstance(branch, ast.If) and "TYPE_CHECKING" in ast.unparse(branch.test)
-                       for stmt in branch.body for n in ast.walk(stmt)}
-        for node in ast.walk(tree):
-            if id(node) in typing_only:
-                continue
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
-                           for a in node.names]
-            else:
-                continue
-            for target in targets:
-                while target and target not in modules:
-                    target = target.rpartition(".")[0]
-                if target and target != module and not module.startswith(target + "."):
-                    graph[module].add(target)  # (a package's own __init__ is not a cycle back)
-    return graph
-
-
-def _cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
-    """The strongly connected groups of more than one module (Tarjan, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[frozenset[str]] = []
-    for root in graph:
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            v, edges = work[-1]
-            w = next(edges, None)
-            if w is not None:
-                if w not in index:
-                    index[w] = low[w] = len(index)
-                    stack.append(w)
-                    on_stack.add(w)
-                    work.append((w, iter(sorted(graph[w]))))
-                elif w in on_stack:
-                    low[v] = min(low[v], index[w])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[v])
-            if low[v] == index[v]:
-                group = set()
-                while True:
-                    w = stack.pop()
-                    on_stack.discard(w)
-                    group.add(w)
-                    if w == v:
-                        break
-                if len(group) > 1:
-                    found.append(frozenset(group))
-    return found
-
-
 def test_no_import_cycles() -> None:
     """No two memtree modules import each other, even through a chain and even lazily (inside a function):
     a cycle means two modules are one job split in two, or a host that reaches back into its plugins."""
-    cycles = sorted(sorted(c) for c in _cycles(_import_graph()))
+    cycles = sorted(sorted(c) for c in cycles_of(import_graph()))
     assert not cycles, "import cycles (lazy imports included):\n" + "\n".join(" <-> ".join(c) for c in cycles)
 
 
 def test_the_cycle_check_finds_a_lazy_cycle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
-    assert _cycles(graph) == [frozenset({"a", "b", "c"})]
+    assert cycles_of(graph) == [frozenset({"a", "b", "c"})]

@@ -1,87 +1,215 @@
-"""The host's size (issue 14: "memtree_core holds only host machinery ... in <= 3,000 lines"), by part.
+"""The shape of the house, from the source alone (docs/architecture.md#the-parts).
 
-Lines are ``wc -l``'s; code lines leave out blank lines, comments and docstrings.  Each module of
-``memtree_core`` (the demo's sample project aside) belongs to one part of the host; a module no part names is
-listed as such, so a new one cannot go uncounted.
+Prints, each against its goal:
 
-    python eval/bench/core_size.py
+1. the plugin host: non-blank lines of ``memtree_core`` without its subsystems (``store/``, ``daemon/``,
+   ``forwarder/``), plus import cycles among memtree's modules and imports from the core into a plugin;
+2. the forwarder: non-blank lines of ``memtree_core/forwarder/`` and its imports of anything but the
+   standard library and itself;
+3. the store API: the public methods of the store protocol plugins get (``StoreAccess``) and of ``Store``,
+   and which of them a single plugin uses;
+4. imports between built-in plugins (``memtree_plugins/<a>`` importing ``memtree_plugins.<b>``; ``lib/`` is
+   shared code, not a plugin, and must register no hooks).
+
+    python -m eval.bench core_size
 """
 
 from __future__ import annotations
 
 import ast
-import io
-import tokenize
+import sys
+from collections import defaultdict
 from pathlib import Path
 
-CORE = Path(__file__).resolve().parents[2] / "memtree_core"
-GOAL = 3_000
-
-# part -> the modules (paths under memtree_core/; a trailing "/" takes a whole package)
-PARTS: dict[str, tuple[str, ...]] = {
-    "store": ("store/",),
-    "memtree serve's forwarder": ("forwarder.py", "early_answer.py", "handshake_cache.py", "identity_cache.py",
-                                  "resend.py", "quick_json.py", "private_json.py", "socket_dirs.py",
-                                  "lockfile.py", "commands/serve.py"),
-    "daemon": ("daemon/", "coordinator.py", "commands/daemon.py", "commands/stop.py"),
-    "plugin host": ("plugins.py", "registry.py", "hookspecs.py", "types.py", "context.py", "hookdoc.py",
-                    "commands/plugins.py"),
-    "ingest transport and redaction gate": ("ingest.py", "replacing.py", "root_links.py", "redaction_gate.py",
-                                            "redacting.py"),
-    "settings": ("settings.py", "plugin_settings.py", "project_settings.py"),
-    "app and CLI dispatch": ("app.py", "cli.py", "command.py", "project.py", "errors.py", "__init__.py",
-                             "commands/__init__.py", "commands/_common.py", "commands/doctor.py"),
-}
-FRAMEWORK = ("plugin host", "settings", "app and CLI dispatch")  # the parts no split of the host could move
+REPO = Path(__file__).resolve().parents[2]
+CORE = REPO / "memtree_core"
+PLUGINS = REPO / "memtree_plugins"
+SUBSYSTEMS = ("store", "daemon", "forwarder")
+HOST_GOAL, FORWARDER_GOAL, STORE_GOAL = 2_500, 800, 25
 
 
-def code_lines(source: str) -> int:
-    """Lines holding a token of code: not blank, not only a comment, not part of a docstring."""
-    docstrings: set[int] = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
-                    and isinstance(first.value.value, str):
-                docstrings.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
-    lines: set[int] = set()
-    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type not in skip:
-            lines.update(range(tok.start[0], tok.end[0] + 1))
-    return len(lines - docstrings)
+def nonblank(path: Path) -> int:
+    return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
 
 
-def part_of(module: str) -> str | None:
-    for part, names in PARTS.items():
-        if any(module.startswith(n) if n.endswith("/") else module == n for n in names):
-            return part
-    return None
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the memtree modules it imports, lazy imports included, ``if TYPE_CHECKING:`` ones not; a
+    package's own ``__init__`` is not an edge back from its modules."""
+    modules = {module_name(p): p for root in (CORE, PLUGINS) for p in root.rglob("*.py")}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for module, path in modules.items():
+        for target in imported(path, modules):
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != module and not module.startswith(target + "."):
+                graph[module].add(target)
+    return graph
+
+
+def imported(path: Path, modules: dict[str, Path] | None = None) -> list[str]:
+    """The absolute names ``path`` imports outside ``if TYPE_CHECKING:`` (``from a import b`` names ``a.b``
+    when that is one of ``modules``, else ``a``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    typing_only = {id(n) for branch in ast.walk(tree)
+                   if isinstance(branch, ast.If) and "TYPE_CHECKING" in ast.unparse(branch.test)
+                   for stmt in branch.body for n in ast.walk(stmt)}
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found += [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in (modules or {}) else node.module
+                      for a in node.names]
+    return found
+
+
+def cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected groups of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, edges = work[-1]
+            w = next(edges, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                group = set()
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    group.add(w)
+                    if w == v:
+                        break
+                if len(group) > 1:
+                    found.append(frozenset(group))
+    return found
+
+
+def host() -> None:
+    files = [p for p in CORE.rglob("*.py") if p.relative_to(CORE).parts[0] not in SUBSYSTEMS]
+    lines = sum(nonblank(p) for p in files)
+    print(f"1. plugin host (memtree_core without {', '.join(s + '/' for s in SUBSYSTEMS)}): "
+          f"{lines:,} non-blank lines in {len(files)} modules (goal <= {HOST_GOAL:,}: "
+          f"{'ok' if lines <= HOST_GOAL else 'OVER'})")
+    for sub in SUBSYSTEMS:
+        d = CORE / sub
+        if d.is_dir():
+            print(f"   subsystem {sub + '/':12s} {sum(nonblank(p) for p in d.rglob('*.py')):6,d} non-blank lines")
+        else:
+            print(f"   subsystem {sub + '/':12s} MISSING")
+    found = sorted(sorted(c) for c in cycles(import_graph()))
+    print(f"   import cycles: {len(found)}" + "".join(f"\n     {' <-> '.join(c)}" for c in found))
+    into = [f"{module_name(p)} -> {n}" for p in CORE.rglob("*.py") for n in imported(p)
+            if n.startswith("memtree_plugins.")]
+    print(f"   core -> plugin imports: {len(into)}" + "".join(f"\n     {x}" for x in into))
+
+
+def forwarder() -> None:
+    d = CORE / "forwarder"
+    if not d.is_dir():
+        print("2. forwarder: memtree_core/forwarder/ does not exist")
+        return
+    lines = sum(nonblank(p) for p in d.rglob("*.py"))
+    stdlib = set(sys.stdlib_module_names) | {"__future__"}
+    foreign = sorted({f"{module_name(p)} -> {n}" for p in d.rglob("*.py") for n in imported(p)
+                      if n.split(".")[0] not in stdlib and not n.startswith("memtree_core.forwarder")
+                      and n != "memtree_core"})
+    print(f"2. forwarder: {lines:,} non-blank lines (goal <= {FORWARDER_GOAL}: "
+          f"{'ok' if lines <= FORWARDER_GOAL else 'OVER'}); imports outside the standard library and itself: "
+          f"{len(foreign)}" + "".join(f"\n     {x}" for x in foreign))
+
+
+def public_methods(cls: type) -> list[str]:
+    return sorted(n for n in dir(cls) if not n.startswith("_") and callable(getattr(cls, n, None))
+                  and not isinstance(getattr(cls, n, None), type))
+
+
+def store_api() -> None:
+    sys.path.insert(0, str(REPO))
+    from memtree_core.context import StoreAccess
+    from memtree_core.store import Store
+
+    protocol = sorted(n for n in vars(StoreAccess) if not n.startswith("_") and callable(vars(StoreAccess)[n]))
+    concrete = [n for n in public_methods(Store) if n != "open"]  # open: the classmethod that makes one
+    users: dict[str, set[str]] = defaultdict(set)
+    for p in PLUGINS.rglob("*.py"):
+        rel = p.relative_to(PLUGINS).parts
+        owner = rel[0].removesuffix(".py")
+        text = p.read_text(encoding="utf-8")
+        for name in protocol:
+            if f".{name}(" in text:
+                users[name].add(owner)
+    single = {n: sorted(users[n])[0] for n in protocol if len(users[n]) == 1}
+    print(f"3. store API: {len(protocol)} public methods in StoreAccess, {len(concrete)} on Store "
+          f"(goal <= {STORE_GOAL}: {'ok' if max(len(protocol), len(concrete)) <= STORE_GOAL else 'OVER'})")
+    print(f"   StoreAccess: {', '.join(protocol)}")
+    extra = sorted(set(concrete) - set(protocol))
+    if extra:
+        print(f"   on Store only (the host's): {', '.join(extra)}")
+    print(f"   used by exactly one plugin: {len(single)}"
+          + "".join(f"\n     {n} ({who})" for n, who in sorted(single.items())))
+
+
+def plugin_imports() -> None:
+    pairs: dict[tuple[str, str], int] = defaultdict(int)
+    for p in PLUGINS.rglob("*.py"):
+        rel = p.relative_to(PLUGINS).parts
+        if len(rel) == 1:
+            continue  # memtree_plugins/__init__.py: the built-in list
+        src = rel[0].removesuffix(".py")
+        seen = set()
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            for n in names:
+                parts = n.split(".")
+                if parts[0] == "memtree_plugins" and len(parts) > 1 and parts[1] not in (src, "lib"):
+                    seen.add((node.lineno, parts[1]))
+        for _, dst in seen:
+            pairs[(src, dst)] += 1
+    total = sum(pairs.values())
+    print(f"4. imports between built-in plugins: {total} (goal 0)"
+          + "".join(f"\n     {a} -> {b}: {n}" for (a, b), n in sorted(pairs.items(), key=lambda kv: -kv[1])))
+    lib = PLUGINS / "lib"
+    hooks = [str(p.relative_to(REPO)) for p in lib.rglob("*.py") if "hookimpl" in p.read_text(encoding="utf-8")] \
+        if lib.is_dir() else []
+    print(f"   memtree_plugins/lib/ modules that register hooks: {len(hooks)} (goal 0)"
+          + "".join(f"\n     {h}" for h in hooks))
 
 
 def main() -> None:
-    sizes: dict[str, list[int]] = {part: [0, 0] for part in PARTS}
-    unplaced = []
-    for path in sorted(CORE.rglob("*.py")):
-        module = path.relative_to(CORE).as_posix()
-        if module.startswith("sample/"):
-            continue
-        source = path.read_text(encoding="utf-8")
-        part = part_of(module)
-        if part is None:
-            unplaced.append(module)
-            continue
-        sizes[part][0] += len(source.splitlines())
-        sizes[part][1] += code_lines(source)
-    print(f"{'part of memtree_core':40s} {'lines':>7s} {'code':>7s}")
-    for part, (lines, code) in sizes.items():
-        print(f"{part:40s} {lines:7,d} {code:7,d}")
-    total = [sum(s[i] for s in sizes.values()) for i in (0, 1)]
-    framework = [sum(sizes[p][i] for p in FRAMEWORK) for i in (0, 1)]
-    print(f"{'total':40s} {total[0]:7,d} {total[1]:7,d}   {total[0] / GOAL:.2f}x the goal of {GOAL:,} lines")
-    print(f"{'of which the framework (' + ', '.join(FRAMEWORK) + ')':40s} {framework[0]:7,d} {framework[1]:7,d}")
-    for module in unplaced:
-        print(f"NOT IN ANY PART (add it to PARTS): memtree_core/{module}")
+    host()
+    forwarder()
+    store_api()
+    plugin_imports()
 
 
 if __name__ == "__main__":
