@@ -1,8 +1,8 @@
 """What a newcomer gets from ``pip install memtree-mcp``: the wheel is built from a copy of the source, installed
 into a fresh virtual environment, and ``memtree demo`` is run from an empty directory there.
 
-The fresh environment reaches memtree's dependencies through a ``.pth`` line naming this environment's
-site-packages (no index needed); memtree itself must come from the wheel, which the test checks.
+The fresh environment reaches memtree's dependencies through a ``.pth`` file naming this environment's site
+directories (no index needed); memtree itself must come from the wheel, which the test checks.
 """
 
 from __future__ import annotations
