@@ -37,7 +37,7 @@ from eval.retrieval_gates import retrieval_gates
 
 EVAL = Path(__file__).resolve().parent
 REPO = EVAL.parent
-FIXTURE = REPO / "memtree_core" / "sample" / "bookshop"  # the sample `memtree demo` ships
+FIXTURE = REPO / "examples" / "bookshop"  # the sample `memtree demo` ships
 GOLDEN = EVAL / "golden"
 LEAKY = EVAL / "leaky"
 MEMTREE = str(Path(sys.executable).parent / "memtree")

@@ -225,7 +225,8 @@ def test_markdown_long_section_is_cut_outside_fences() -> None:
 
 
 def test_markdown_repo_docs_tile() -> None:
-    for f in [REPO / "README.md", REPO / "memtree_core" / "sample" / "bookshop" / "docs" / "architecture.md"]:
+    docs = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    for f in [*docs, REPO / "examples" / "bookshop" / "docs" / "architecture.md"]:
         if f.exists():
             text = f.read_text(encoding="utf-8")
             assert_tiles(MarkdownChunker().chunk(str(f), text), text)

@@ -370,7 +370,7 @@ def test_an_index_of_the_older_layout_is_rebuilt_once(vstore, knn_path) -> None:
     assert ids[0] not in {i for i, _ in vectors.knn(vstore, vecs[0], "m", dim, 5)}
 
 
-SAMPLE = Path(__file__).resolve().parent.parent / "memtree_core" / "sample" / "bookshop"
+SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "bookshop"
 
 
 def _run_dedupe_pass(app: App) -> dict[str, int]:

@@ -1,8 +1,8 @@
 """What a newcomer gets from ``pip install memtree-mcp``: the wheel is built from a copy of the source, installed
 into a fresh virtual environment, and ``memtree demo`` is run from an empty directory there.
 
-The fresh environment reaches memtree's dependencies through a ``.pth`` line naming this environment's
-site-packages (no index needed); memtree itself must come from the wheel, which the test checks.
+The fresh environment reaches memtree's dependencies through a ``.pth`` file naming this environment's site
+directories (no index needed); memtree itself must come from the wheel, which the test checks.
 """
 
 from __future__ import annotations
@@ -23,7 +23,10 @@ from helpers.common import REPO
 
 from memtree_core import DISTRIBUTION
 
-SOURCES = ("pyproject.toml", "README.md", "bin", "memtree_core", "memtree_plugins")
+# What a checkout holds that the build reads; the demo's sample is examples/bookshop, which a link in the commands
+# plugin reaches (copied as a link, as a checkout has it).
+SOURCES = ("pyproject.toml", "README.md", "bin", "memtree_core", "memtree_plugins", "examples/bookshop")
+SAMPLE_IN_WHEEL = "memtree_plugins/commands/demo-project"
 
 
 def _setuptools_at_least(major: int) -> bool:
@@ -40,7 +43,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = tmp_path_factory.mktemp("wheel-src")
     for name in SOURCES:
         if (REPO / name).is_dir():
-            shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            shutil.copytree(REPO / name, src / name, symlinks=True,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         else:
             shutil.copy2(REPO / name, src / name)
     out = src / "dist"
@@ -68,11 +72,14 @@ def test_the_wheel_is_named_for_pypi_and_carries_the_whole_sample(wheel: Path) -
     # entry-point wrapper (pip's imports `re` before memtree runs).
     assert command.startswith("#!python\n") and "from memtree_core.cli import main" in command
     assert not [n for n in names if n.endswith(".dist-info/entry_points.txt")]
-    sample = REPO / "memtree_core" / "sample" / "bookshop"
-    wanted = {p.relative_to(REPO).as_posix() for p in sample.rglob("*")
+    sample = REPO / "examples" / "bookshop"
+    wanted = {f"{SAMPLE_IN_WHEEL}/{p.relative_to(sample).as_posix()}" for p in sample.rglob("*")
               if p.is_file() and "__pycache__" not in p.parts}
     assert wanted and wanted <= names, sorted(wanted - names)[:10]
     assert not [n for n in names if n.endswith(".pyc")]
+    # memtree's packages and the sample's files, nothing else (no examples/, no sample package of memtree)
+    tops = {n.split("/")[0] for n in names if ".dist-info/" not in n and ".data/" not in n}
+    assert tops == {"memtree_core", "memtree_plugins"}, tops
 
 
 def test_an_installed_wheel_runs_the_demo_in_an_empty_directory(wheel: Path, tmp_path: Path) -> None:
@@ -85,8 +92,11 @@ def test_an_installed_wheel_runs_the_demo_in_an_empty_directory(wheel: Path, tmp
     assert r.returncode == 0, r.stderr[-3000:]
     fresh_site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                      capture_output=True, text=True, check=True).stdout.strip())
-    # Dependencies from this environment; the fresh site-packages stays first, so memtree is the wheel's.
-    ours = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
+    # Dependencies from this environment; the fresh site-packages stays first, so memtree is the wheel's.  Every
+    # site directory on this interpreter's path: an environment may reach its packages through a .pth line of
+    # its own (a .pth is not read in a directory another .pth added).
+    ours = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
+                          *(p for p in sys.path if Path(p).name in ("site-packages", "dist-packages"))])
     (fresh_site / "zz-test-deps.pth").write_text("".join(f"{p}\n" for p in ours))
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -1,4 +1,4 @@
-"""An example plugin for ``memtree_daemon_started`` (README.md's hook reference shows it; a test loads it)."""
+"""An example plugin for ``memtree_daemon_started`` (docs/hooks.md shows it; a test loads it)."""
 
 import os
 

@@ -1,4 +1,4 @@
-"""An example plugin for ``memtree_prepare_capture`` (README.md's hook reference shows it; a test loads it)."""
+"""An example plugin for ``memtree_prepare_capture`` (docs/hooks.md shows it; a test loads it)."""
 
 from memtree_core.daemon.ingest import Refused
 from memtree_core.hookspecs import hookimpl

@@ -1,4 +1,4 @@
-"""An example plugin for ``memtree_register_rankers`` (README.md's hook reference shows it; a test loads it)."""
+"""An example plugin for ``memtree_register_rankers`` (docs/hooks.md shows it; a test loads it)."""
 
 from memtree_core.hookspecs import hookimpl
 from memtree_core.types import RankedHit

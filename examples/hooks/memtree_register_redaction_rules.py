@@ -1,4 +1,4 @@
-"""An example plugin for ``memtree_register_redaction_rules`` (README.md's hook reference shows it; a test loads it)."""
+"""An example plugin for ``memtree_register_redaction_rules`` (docs/hooks.md shows it; a test loads it)."""
 
 import re
 

@@ -1,4 +1,4 @@
-"""An example plugin for ``memtree_settings_model`` (README.md's hook reference shows it; a test loads it)."""
+"""An example plugin for ``memtree_settings_model`` (docs/hooks.md shows it; a test loads it)."""
 
 from typing import Annotated
 

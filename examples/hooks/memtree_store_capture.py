@@ -1,4 +1,4 @@
-"""An example plugin for ``memtree_store_capture`` (README.md's hook reference shows it; a test loads it)."""
+"""An example plugin for ``memtree_store_capture`` (docs/hooks.md shows it; a test loads it)."""
 
 import json
 

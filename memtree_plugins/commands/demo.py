@@ -17,10 +17,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from memtree_core.sample import BOOKSHOP as SAMPLE
 from memtree_plugins.commands._terminal import fit, terminal_width, wrap
 
 MEMTREE = str(Path(sys.executable).parent / "memtree")
+# The sample project: examples/bookshop, which this link reaches in a checkout and the wheel carries as data
+# (pyproject.toml's package-data).
+SAMPLE = (Path(__file__).parent / "demo-project").resolve()
 
 EXAMPLE = "memtree demo    (or on your own repository: memtree demo --project .)"
 PROJECT_HELP = ("run on this directory instead, with your MEMTREE_HOME store (default: a scratch copy of the "

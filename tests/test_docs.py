@@ -1,0 +1,68 @@
+"""The documents stay a size a reader can hold, and what cites them finds what it cites.
+
+Code comments cite ``docs/architecture.md#<section>``; a renamed section would leave them pointing nowhere.
+"""
+
+from __future__ import annotations
+
+import re
+
+from helpers.common import REPO
+
+README_MAX_LINES = 600
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+CITATION = re.compile(r"docs/architecture\.md#([A-Za-z0-9_-]+)")
+LINK = re.compile(r"\]\(([^)#\s]*)(?:#([^)\s]+))?\)")  # [text](path#anchor); (#anchor) is the same page
+
+
+def anchors(markdown: str) -> set[str]:
+    """The anchors a Markdown renderer gives the headings (GitHub's rule: lower case, punctuation dropped,
+    spaces to hyphens)."""
+    found = set()
+    for line in markdown.splitlines():
+        if m := re.match(r"#{1,6}\s+(.*)", line):
+            title = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower())
+            found.add(title.replace(" ", "-"))
+    return found
+
+
+def test_readme_is_short_enough_to_read() -> None:
+    lines = len((REPO / "README.md").read_text(encoding="utf-8").splitlines())
+    assert lines <= README_MAX_LINES, (f"README.md has {lines} lines (at most {README_MAX_LINES}): move "
+                                       "reference material under docs/ and link it")
+
+
+def test_every_cited_architecture_section_exists() -> None:
+    sections = anchors(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert {"parts", "rules", "process-model", "data-flow-of-a-capture", "data-flow-of-a-search"} <= sections
+    missing = []
+    for top in ("memtree_core", "memtree_plugins", "eval", "tests", "plugin", "bin", "docs", "examples"):
+        for path in sorted((REPO / top).rglob("*")):
+            if not path.is_file() or path.suffix not in ("", ".py", ".md", ".sh", ".pl") or "bookshop" in path.parts:
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue
+            missing += [f"{path.relative_to(REPO)}: #{a}" for a in CITATION.findall(text) if a not in sections]
+    assert not missing, "cited sections that docs/architecture.md does not have:\n" + "\n".join(missing)
+
+
+def test_the_docs_links_resolve() -> None:
+    broken = []
+    for doc in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        for target, anchor in LINK.findall(doc.read_text(encoding="utf-8")):
+            if "://" in target:
+                continue
+            path = (doc.parent / target).resolve() if target else doc
+            if not path.exists():
+                broken.append(f"{doc.relative_to(REPO)}: {target}")
+            elif anchor and path.suffix == ".md" and anchor not in anchors(path.read_text(encoding="utf-8")):
+                broken.append(f"{doc.relative_to(REPO)}: {target}#{anchor}")
+    assert not broken, "links to nothing:\n" + "\n".join(broken)
+
+
+def test_the_anchor_rule() -> None:
+    assert anchors("# Architecture\n## Data flow of a capture\n### The plugin host\n## Looking at the store: "
+                   "`memtree ui`\n") == {"architecture", "data-flow-of-a-capture", "the-plugin-host",
+                                         "looking-at-the-store-memtree-ui"}
