@@ -22,7 +22,7 @@ from memtree_plugins.inspector.html import (
     table,
     when,
 )
-from memtree_plugins.source_label import source_label
+from memtree_plugins.lib.source_label import source_label
 
 if TYPE_CHECKING:
     from memtree_core.context import Context
