@@ -292,7 +292,7 @@ def test_built_in_walkers_run_with_nothing_but_a_context(app: App) -> None:
 
 
 def test_the_example_retriever_runs_with_nothing_but_a_context(app: App) -> None:
-    """README's retriever example uses only named store methods, with the search filter it is given."""
+    """README's retriever example runs with nothing but a Context: its own query over the search filter it is given."""
     import importlib.util
 
     from memtree_plugins.retrieval.search import Filters
