@@ -109,6 +109,8 @@ class KeywordSearch:
         filter (each candidate joins its node; without it only the index is read).  ``rowids``: only those
         of these nodes (any number: one seek per row into the match lists, in batches, never a read of
         them whole)."""
+        if order not in ("rank", "newest"):
+            raise ValueError(f"unknown keyword order {order!r}; use 'rank' or 'newest'")
         score, sort = (_BM25, "2, f.rowid DESC") if order == "rank" else ("0.0", "f.rowid DESC")
         head = f"SELECT f.rowid, {score} FROM nodes_fts f"
         if where is not None:
