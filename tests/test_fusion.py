@@ -1,4 +1,4 @@
-"""Hybrid fusion by query shape (memtree_plugins/retrieval/fusion.py) and the contextual header embedded
+"""Hybrid fusion by query shape (memtree_plugins/lib/fusion.py) and the contextual header embedded
 before a chunk's text (memtree_core/embedding_text.py), the latter through the real local model."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from memtree_core.app import App
+from memtree_plugins.lib.fusion import fuse, query_shape
 from memtree_plugins.rankers import ShapedFusion
-from memtree_plugins.retrieval.fusion import fuse, query_shape
 from memtree_plugins.semantic.embedding_text import (
     TEXT_VERSION,
     TEXT_VERSION_KEY,

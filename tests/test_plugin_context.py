@@ -159,13 +159,11 @@ def test_plugins_call_only_the_named_store_methods() -> None:
 
 def test_store_access_lists_every_named_store_method() -> None:
     """A named method added to the store is part of what plugins may call (and nothing else is)."""
-    from memtree_core.store.fts_snippets import KeywordSnippets
-    from memtree_core.store.graph_queries import GraphQueries
-    from memtree_core.store.keyword_queries import KeywordQueries
+    from memtree_core.store.keywords import KeywordSearch
     from memtree_core.store.node_queries import NodeQueries
     from memtree_core.store.upkeep import Upkeep
 
-    named = {n for mixin in (Upkeep, NodeQueries, GraphQueries, KeywordQueries, KeywordSnippets) for n in vars(mixin) if not n.startswith("_")}
+    named = {n for mixin in (Upkeep, NodeQueries, KeywordSearch) for n in vars(mixin) if not n.startswith("_")}
     assert named - STORE == set()
     assert not {"conn", "route"} & STORE
 
@@ -294,7 +292,7 @@ def test_built_in_walkers_run_with_nothing_but_a_context(app: App) -> None:
 
 
 def test_the_example_retriever_runs_with_nothing_but_a_context(app: App) -> None:
-    """README's retriever example uses only named store methods, with the search filter it is given."""
+    """README's retriever example runs with nothing but a Context: its own query over the search filter it is given."""
     import importlib.util
 
     from memtree_plugins.retrieval.search import Filters

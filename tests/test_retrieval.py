@@ -251,7 +251,9 @@ def test_filters_kind_path_time_parent(app, tmp_path):
 def test_parse_quotes_every_word():
     pq = parse('foo "bar NEAR(x')
     assert [t.text for t in pq.terms] == ["foo", "bar", "near x"]
-    assert pq.all_of() == '"foo" AND "bar" AND "near x"'
+    assert pq.all_of().fts5() == '"foo" AND "bar" AND "near x"'
+    assert pq.any_of().fts5() == '"foo" OR "bar" OR "near x"'
+    assert pq.terms[0].in_symbols(leading=True).fts5() == 'symbols : ^"foo"'
 
 
 def test_common_terms_rank_a_bounded_newest_window(app, monkeypatch):

@@ -4,8 +4,8 @@ the same text wherever the checkout lives."""
 from __future__ import annotations
 
 from memtree_core.store.source_uri import file_uri
+from memtree_plugins.lib.source_label import source_label
 from memtree_plugins.retrieval.compose import compose
-from memtree_plugins.source_label import source_label
 from memtree_plugins.summarizers.extractive import ExtractiveSummarizer
 
 

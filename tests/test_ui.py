@@ -266,3 +266,61 @@ def test_the_inspector_reads_what_the_running_daemon_writes(home: Path, project:
                 assert "make rc2" in body and "make rc1" in body
 
     run_async(main)
+
+
+def test_pages_reach_search_and_the_graph_through_the_registries(home: Path, project: Path) -> None:
+    """A plugin's retriever is a search mode of the inspector's form, and a plugin that replaces the ``search``
+    tool is what the search page runs: the inspector calls the registered tools, not retrieval's code."""
+    from memtree_core.app import App
+    from memtree_core.hookspecs import hookimpl
+    from memtree_core.types import ToolSpec
+    from memtree_plugins.inspector import pages
+    from memtree_plugins.inspector.readonly import ReadOnlyApp
+
+    class Newest:
+        name, fuse = "newest", False
+
+        def available(self, app):
+            return True, ""
+
+        def retrieve(self, app, query, limit, filters):
+            return []
+
+    calls: list[dict[str, object]] = []
+
+    class Plugin:
+        @hookimpl
+        def memtree_register_retrievers(self, register):
+            register(Newest())
+
+        @hookimpl(tryfirst=True)
+        def memtree_register_tools(self, register):
+            def build(app):
+                def search(query: str, **given: object):
+                    calls.append({"query": query, **given})
+                    from memtree_plugins.retrieval.search import search as run
+
+                    return run(app, query, mode="keyword", limit=3)
+                return search
+            register(ToolSpec("search", build, read_only=True), replaces=True)
+
+    app = App.open(project)
+    note = app.store.insert_node("note", "a zebrafish note", status_="live")
+    child = app.store.insert_node("note", "its child", parent_id=note.id, status_="live")
+    app.close()
+    ro = ReadOnlyApp.of(App.open(project, extra=[("acme", Plugin())]))
+    try:
+        form = pages.search(ro, {})
+        assert "<option>newest</option>" in form.body
+        page = pages.search(ro, {"q": "zebrafish", "mode": "newest", "kind": "note"})
+        assert page.status == 200 and note.id in page.body, page.body
+        assert calls == [{"query": "zebrafish", "mode": "newest", "limit": 10, "kind": "note", "status": "live",
+                          "path_prefix": None}]
+        node = pages.node(ro, child.id, {})
+        assert node.status == 200
+        assert note.id in node.body.split("<h2>Path to root</h2>", 1)[1].split("</ol>", 1)[0]
+        assert "parent" in node.body.split("<h2>Neighbors</h2>", 1)[1]
+        composed = pages.compose(ro, {"from": "zebrafish", "budget": "500"})
+        assert composed.status == 200 and "zebrafish" in composed.body and len(calls) == 2
+    finally:
+        ro.close()

@@ -1,4 +1,4 @@
-"""The shape of the house, from the source alone (docs/architecture.md#the-parts).
+"""The shape of the house, from the source alone (docs/architecture.md#parts).
 
 Prints, each against its goal:
 

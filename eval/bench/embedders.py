@@ -86,7 +86,7 @@ def main() -> int:
     from memtree_plugins.embedders.local import model_dir
     from memtree_plugins.embedders.minilm import MiniLM
     from memtree_plugins.embedders.mpnet import MPNet
-    from memtree_plugins.retrieval.fusion import fuse
+    from memtree_plugins.lib.fusion import fuse
     from memtree_plugins.retrieval.query import parse
     from memtree_plugins.retrieval.search import Filters, keyword_search
     from memtree_plugins.semantic.embedding_text import embedding_text

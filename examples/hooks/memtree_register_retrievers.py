@@ -11,8 +11,10 @@ class Newest:
         return True, ""
 
     def retrieve(self, app, query, limit, filters):
-        ids = app.store.newest_passing(filters, limit)  # the store's named methods: no SQL in a plugin
-        return [(node_id, 1.0 / (rank + 1)) for rank, node_id in enumerate(ids)]
+        where, params = filters.sql()  # the search filters as SQL over `nodes n`: a plugin owns its queries
+        rows = app.store.query(f"SELECT n.id FROM nodes n WHERE {where} ORDER BY n.rowid DESC LIMIT ?",
+                               [*params, limit])
+        return [(node_id, 1.0 / (rank + 1)) for rank, (node_id,) in enumerate(rows)]
 
 
 @hookimpl

@@ -1,8 +1,8 @@
 """What a search hit must satisfy besides matching the query, as the store turns it into SQL.
 
-Retrievers receive one (``Retriever.retrieve(..., filters)``) and hand it back to the store's named
-methods; ``sql()`` is the WHERE fragment over ``nodes n`` those methods (and a plugin's own storage module,
-such as the semantic plugin's KNN) put into their statements, so the filter's SQL has one home.
+Retrievers receive one (``Retriever.retrieve(..., filters)``) and hand it to the store's ``keyword_search``
+(``where=``) or put ``sql()``, its WHERE fragment over ``nodes n``, into their own statements (the keyword
+retriever's checks of its best candidates, the semantic plugin's KNN), so the filter's SQL has one home.
 """
 
 from __future__ import annotations

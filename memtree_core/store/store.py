@@ -20,9 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memtree_core.store import schema, status, token_counts
-from memtree_core.store.fts_snippets import KeywordSnippets
-from memtree_core.store.graph_queries import GraphQueries
-from memtree_core.store.keyword_queries import KeywordQueries
+from memtree_core.store.keywords import KeywordSearch
 from memtree_core.store.node_queries import NodeQueries
 from memtree_core.store.rows import NODE_COLUMNS, NodeRow, row_to_node
 from memtree_core.store.sqlite_route import Route, choose_route, load_vec
@@ -171,10 +169,10 @@ def check_in_background(path: Path, on_damage: Any, seconds: float = QUICK_CHECK
     return thread
 
 
-class Store(Upkeep, NodeQueries, GraphQueries, KeywordQueries, KeywordSnippets):
+class Store(Upkeep, NodeQueries, KeywordSearch):
     """One project's store.  The basics are here; the named methods plugins call for everything else live in
-    one mixin per area (upkeep, node_queries, graph_queries, keyword_queries, fts_snippets), and
-    :class:`memtree_core.context.StoreAccess` lists them: plugins send no SQL of their own."""
+    one mixin per area (upkeep, node_queries, keywords), and :class:`memtree_core.context.StoreAccess`
+    lists them: plugins send their own SQL through ``query``/``execute``."""
 
     def __init__(self, path: Path, conn: Any, route: Route, vector: VectorStatus, max_bytes: int) -> None:
         self.path = path

@@ -1,11 +1,13 @@
 """The inspector's pages: each takes the read-only app and the request's query parameters and returns a
-:class:`Page` (title, HTML body, HTTP status).  Searching and composing call the retrieval functions the MCP
-tools use (``memtree_plugins.retrieval``), so what a page shows is what an agent would get.
+:class:`Page` (title, HTML body, HTTP status).  Searching, composing, a node's neighbours and its path to the
+root call the MCP tools as registered (``app.plugins.tools``), and the search modes are the registered
+retrievers', so what a page shows is what an agent would get, whichever plugin serves it.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +24,7 @@ from memtree_plugins.inspector.html import (
     table,
     when,
 )
-from memtree_plugins.source_label import source_label
+from memtree_plugins.lib.source_label import source_label
 
 if TYPE_CHECKING:
     from memtree_core.context import Context
@@ -66,6 +68,16 @@ def _label(app: Context, node: NodeRow, meta: dict[str, Any] | None = None) -> s
 def _relative(path: str, app: Context) -> str:
     root = str(app.project_root).rstrip("/") + "/"
     return path[len(root):] if path.startswith(root) and len(path) > len(root) else path
+
+
+def _tool(app: Context, name: str) -> Callable[..., Any] | None:
+    """The MCP tool ``name`` as an agent gets it (from whichever plugin registered it), or None."""
+    spec = app.plugins.tools.get(name)
+    return spec.build(app) if spec is not None else None
+
+
+def _no_tool(name: str) -> str:
+    return f"no plugin registered the {name!r} tool (is the retrieval plugin disabled?)"
 
 
 def _node_line(app: Context, node: NodeRow) -> str:
@@ -179,18 +191,20 @@ def file(app: Context, params: dict[str, str]) -> Page:
 
 # -- node -----------------------------------------------------------------------------------------------------
 def node(app: Context, node_id: str, params: dict[str, str]) -> Page:
-    from memtree_plugins.retrieval.graph import neighbors, path_to_root
-    from memtree_plugins.retrieval.nodes import node_tokens_estimate
-
     store = app.store
     n = store.get_node(node_id)
     if n is None:
         return Page("Node", f'<p class="error">No node {esc(node_id)} in this store.</p>', "/", 404)
     meta = n.meta
+    path_to_root, neighbors = _tool(app, "path_to_root"), _tool(app, "neighbors")
+    path = path_to_root(node_id=n.id) if path_to_root is not None else None
+    # The node's own reference ends its path: its token count as the tools give it.
+    own = path.path[-1] if path is not None and path.path and path.path[-1].id == n.id else None
+    tokens = own.tokens if own is not None else app.count_tokens(n.content)
     facts = [["id", f"<code>{esc(n.id)}</code>"], ["kind", esc(n.kind)], ["status", status(n.status)],
              ["source", esc(n.source_uri or "—")], ["parent", node_link(n.parent_id) if n.parent_id else "—"],
              ["stored", esc(when(n.created_at))], ["updated", esc(when(n.updated_at))],
-             ["tokens", esc(f"{node_tokens_estimate(app, n):,}")],
+             ["tokens", esc(f"{tokens:,}")],
              ["bytes", esc(f"{len(n.content.encode('utf-8', 'surrogatepass')):,}" + (
                  f" (cut from {n.original_bytes:,})" if n.truncated else ""))]]
     body = [table(["", ""], facts)]
@@ -204,11 +218,13 @@ def node(app: Context, node_id: str, params: dict[str, str]) -> Page:
     body.append(f'<h2>Content</h2><pre class="content">{marked(shown)}</pre>{cut}')
     body.append(f'<h2>Metadata</h2><pre class="content">{pretty_json(meta)}</pre>')
 
-    path = path_to_root(app, n.id)
-    body.append("<h2>Path to root</h2><ol>" + "".join(
-        f"<li>{status(r.status)} <span class=kind>{esc(r.kind)}</span> {node_link(r.id)} "
-        f"{esc(source_label(r.source_uri or '', app.project_root))}</li>" for r in path.path) + "</ol>"
-        + notes(path.notes))
+    if path is not None:
+        body.append("<h2>Path to root</h2><ol>" + "".join(
+            f"<li>{status(r.status)} <span class=kind>{esc(r.kind)}</span> {node_link(r.id)} "
+            f"{esc(source_label(r.source_uri or '', app.project_root))}</li>" for r in path.path) + "</ol>"
+            + notes(path.notes))
+    else:
+        body.append("<h2>Path to root</h2>" + notes([_no_tool("path_to_root")]))
 
     newer, older = queries.supersedes_chain(store, n.id)
     if newer or older:
@@ -217,11 +233,14 @@ def node(app: Context, node_id: str, params: dict[str, str]) -> Page:
                     + "".join(f"<li>{'<strong>this node</strong> ' if i == n.id else ''}{node_link(i)}</li>"
                               for i in chain) + "</ol>")
 
-    near = neighbors(app, n.id, depth=1, status="any")
-    rows = [[esc(x.relation), status(x.status), esc(x.kind), node_link(x.id),
-             esc(source_label(x.source_uri or "", app.project_root)), esc(x.preview)] for x in near.neighbors]
-    body.append("<h2>Neighbors</h2>" + (table(["relation", "status", "kind", "node", "source", "preview"], rows)
-                                        if rows else '<p class="empty">None.</p>') + notes(near.notes))
+    if neighbors is not None:
+        near = neighbors(node_id=n.id, depth=1, status="any")
+        rows = [[esc(x.relation), status(x.status), esc(x.kind), node_link(x.id),
+                 esc(source_label(x.source_uri or "", app.project_root)), esc(x.preview)] for x in near.neighbors]
+        body.append("<h2>Neighbors</h2>" + (table(["relation", "status", "kind", "node", "source", "preview"], rows)
+                                            if rows else '<p class="empty">None.</p>') + notes(near.notes))
+    else:
+        body.append("<h2>Neighbors</h2>" + notes([_no_tool("neighbors")]))
 
     after = _int(params, "after", 0, 0, 2**62)
     kids, nxt = queries.children(store, n.id, after)
@@ -241,15 +260,18 @@ def node(app: Context, node_id: str, params: dict[str, str]) -> Page:
 MODES = ("auto", "keyword", "semantic", "hybrid")
 
 
-def search(app: Context, params: dict[str, str]) -> Page:
-    from memtree_plugins.retrieval.search import Filters
-    from memtree_plugins.retrieval.search import search as run
+def _modes(app: Context) -> tuple[str, ...]:
+    """The built-in search modes and one per registered retriever (a plugin's shows too)."""
+    return tuple(dict.fromkeys((*MODES, *app.plugins.retrievers.names())))
 
+
+def search(app: Context, params: dict[str, str]) -> Page:
     q = params.get("q", "").strip()
-    mode = params.get("mode", "auto") if params.get("mode") in MODES else "auto"
+    modes = _modes(app)
+    mode = params.get("mode", "auto") if params.get("mode") in modes else "auto"
     limit = _int(params, "limit", 10, 1, SEARCH_LIMIT_MAX)
     kind, st, path = params.get("kind", ""), params.get("status", "live") or "live", params.get("path", "")
-    options = "".join(f'<option{" selected" if m == mode else ""}>{m}</option>' for m in MODES)
+    options = "".join(f'<option{" selected" if m == mode else ""}>{esc(m)}</option>' for m in modes)
     form = (f'<form class="q" method="get" action="/search"><label>query<input type="text" name="q" value="{esc(q)}" '
             f'autofocus></label><label>mode<select name="mode">{options}</select></label>'
             f'<label>limit<input type="number" name="limit" value="{limit}" min="1" max="{SEARCH_LIMIT_MAX}"></label>'
@@ -259,19 +281,23 @@ def search(app: Context, params: dict[str, str]) -> Page:
             "<button>search</button></form>")
     if not q:
         return Page("Search", form, "/search")
+    run = _tool(app, "search")
+    if run is None:
+        return Page("Search", form + notes([_no_tool("search")], "error"), "/search", 400)
+    filters = {"kind": kind or None, "status": st, "path_prefix": path or None}
     try:
-        filters = Filters.build(kind=kind or None, status=st, path_prefix=path or None, project_root=app.project_root)
-        result = run(app, q, mode=mode, limit=limit, filters=filters)
+        result = run(query=q, mode=mode, limit=limit, **filters)
     except ValueError as exc:
         return Page("Search", form + notes([str(exc)], "error"), "/search", 400)
     head = (f"<p>mode <strong>{esc(result.mode)}</strong> · strategy {esc(result.strategy)} · ranking "
             f"{esc(result.ranking)} · terms {esc(' '.join(result.terms))}"
             + (f" · approximate: ranked the newest {result.candidates:,} matches" if result.approximate else "")
             + f" · {len(result.hits)} hit(s)</p>")
-    parts = _fusion_parts(app, q, result.mode, limit, filters) if result.mode == "hybrid" else None
+    parts = _fusion_parts(app, run, q, limit, filters) if result.mode == "hybrid" else None
     head_cells = ["#", "score", "status", "kind", "node", "source", "tokens", "matched", "snippet"]
     if parts is not None:
-        head_cells[2:2] = ["keyword<br>rank · score", "semantic<br>rank · similarity", f"{esc(parts.ranker)} parts"]
+        head_cells[2:2] = ["keyword<br>rank · score", "semantic<br>rank · similarity",
+                           f"{esc(parts.ranker or '—')} parts"]
     rows = []
     for i, h in enumerate(result.hits, 1):
         cells = [str(i), f"{h.score:.4f}", status(h.status), esc(h.kind), node_link(h.id),
@@ -292,7 +318,7 @@ def search(app: Context, params: dict[str, str]) -> Page:
 class _Parts:
     """The lists a hybrid search fused, and the ranker's share of each in a hit's fused score."""
 
-    ranker: str
+    ranker: str | None
     lists: dict[str, list[tuple[str, float]]]
     sources: dict[str, dict[str, float]]
     notes: list[str]
@@ -308,22 +334,23 @@ class _Parts:
         return esc(", ".join(f"{k}={v:g}" for k, v in sorted(got.items())) or "—")
 
 
-def _ranker(app: Context) -> str:
-    """The ``search.ranker`` hybrid search fuses with (the retrieval plugin's setting)."""
-    from memtree_plugins.retrieval.settings import search_settings
+def _ranker(app: Context) -> str | None:
+    """The ``search.ranker`` hybrid search fuses with (the retrieval plugin's setting), or None without it."""
+    own = app.plugin_settings("retrieval")
+    ranker = getattr(getattr(own, "search", None), "ranker", None)
+    return ranker if isinstance(ranker, str) else None
 
-    return search_settings(app).ranker
 
-
-def _fusion_parts(app: Context, q: str, mode: str, limit: int, filters: Any) -> _Parts | None:
-    """Run the two lists hybrid search fuses (keyword and semantic, at twice the limit as it does) and the
-    configured ranker over them, to show each hit's parts; None when one of them cannot run."""
-    from memtree_plugins.retrieval.search import search as run
-
+def _fusion_parts(app: Context, run: Callable[..., Any], q: str, limit: int, filters: dict[str, Any]) -> _Parts:
+    """Run the two lists hybrid search fuses (keyword and semantic, at twice the limit as it does, through the
+    ``search`` tool) and the configured ranker over them, to show each hit's parts."""
     name = _ranker(app)
+    if name is None:
+        return _Parts(name, {}, {}, ["fusion parts unavailable: no search.ranker setting (the retrieval plugin "
+                                     "is not loaded)"])
     try:
-        kw = run(app, q, mode="keyword", limit=limit * 2, filters=filters)
-        sem = run(app, q, mode="semantic", limit=limit * 2, filters=filters)
+        kw = run(query=q, mode="keyword", limit=limit * 2, **filters)
+        sem = run(query=q, mode="semantic", limit=limit * 2, **filters)
     except ValueError as exc:
         return _Parts(name, {}, {}, [f"fusion parts unavailable: {exc}"])
     lists = {"keyword": [(h.id, h.score) for h in kw.hits], "semantic": [(h.id, h.score) for h in sem.hits]}
@@ -338,9 +365,7 @@ FORMATS = ("mixed", "raw", "outline")
 
 
 def compose(app: Context, params: dict[str, str]) -> Page:
-    from memtree_plugins.retrieval.compose import compose as run
-    from memtree_plugins.retrieval.search import search as find
-
+    run, find = _tool(app, "compose"), _tool(app, "search")
     seeds_text = params.get("seeds", "")
     seed_query = params.get("from", "").strip()
     budget = _int(params, "budget", 2000, 1, COMPOSE_BUDGET_MAX)
@@ -349,9 +374,11 @@ def compose(app: Context, params: dict[str, str]) -> Page:
     query = params.get("query", "").strip()
     seeds = [s for s in re.split(r"[\s,]+", seeds_text) if s]
     problems: list[str] = []
-    if seed_query and not seeds:
+    if seed_query and not seeds and find is None:
+        problems.append(_no_tool("search"))
+    elif seed_query and not seeds:
         try:
-            seeds = [h.id for h in find(app, seed_query, mode="keyword", limit=SEEDS_FROM_SEARCH).hits]
+            seeds = [h.id for h in find(query=seed_query, mode="keyword", limit=SEEDS_FROM_SEARCH).hits]
         except ValueError as exc:
             problems.append(str(exc))
         if not seeds and not problems:
@@ -371,8 +398,10 @@ def compose(app: Context, params: dict[str, str]) -> Page:
     if not seeds:
         return Page("Compose", form + '<p class="muted">Give seed ids (from Search or the Tree) or a search '
                     "whose top hits become the seeds.</p>", "/compose")
+    if run is None:
+        return Page("Compose", form + notes([_no_tool("compose")], "error"), "/compose", 400)
     try:
-        result = run(app, seeds, budget, format=fmt, depth=depth, query=query or None)
+        result = run(node_ids=seeds, budget_tokens=budget, format=fmt, depth=depth, query=query or None)
     except Exception as exc:  # a bad id list or budget: say it, as the tool would
         return Page("Compose", form + notes([f"{type(exc).__name__}: {exc}"], "error"), "/compose", 400)
     m = result.manifest
@@ -526,9 +555,10 @@ def _replace_view(counters: dict[str, int]) -> dict[str, dict[str, Any]]:
 def _hook_drops(app: Context) -> dict[str, int]:
     """Captures the hook could not deliver to the daemon, by reason (kept beside the store, not in it)."""
     from memtree_core.project import memtree_home
-    from memtree_plugins.capture import hook_sender
 
     try:
+        from memtree_plugins.lib import hook_sender
+
         return hook_sender.drop_counts(memtree_home(app.environ))
     except Exception:
         return {}

@@ -1,5 +1,5 @@
 """Built-in rankers for hybrid search: ``shaped`` (the default: fusion chosen by the query's shape, see
-memtree_plugins/retrieval/fusion.py), ``rrf`` (Reciprocal Rank Fusion, k=60, spec §5) and ``score``
+memtree_plugins/lib/fusion.py), ``rrf`` (Reciprocal Rank Fusion, k=60) and ``score``
 (min-max normalised score combination).
 
 Each input list is ordered best first, with scores where higher is better (keyword: negated bm25;
@@ -69,7 +69,7 @@ class ShapedFusion:
     reads_query = True
 
     def fuse(self, lists: dict[str, list[tuple[str, float]]], limit: int, query: str = "") -> list[RankedHit]:
-        from memtree_plugins.retrieval.fusion import fuse_lists, query_shape
+        from memtree_plugins.lib.fusion import fuse_lists, query_shape
 
         fused = fuse_lists(query_shape(query), lists, limit)
         return [RankedHit(nid, score, {k: float(v) for k, v in ranks.items()}) for nid, score, ranks in fused]

@@ -31,10 +31,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memtree_core.store.upkeep import batches
+from memtree_plugins.lib.source_label import source_label
 from memtree_plugins.retrieval.graph import MAX_NEIGHBORS
 from memtree_plugins.retrieval.models import ComposeResult, Manifest, ManifestEntry
 from memtree_plugins.retrieval.nodes import node_tokens, node_tokens_estimate, outline
-from memtree_plugins.source_label import source_label
+from memtree_plugins.retrieval.queries import live_children_light, live_linked_light, newest_live_summaries
 
 if TYPE_CHECKING:
     from memtree_core.context import Context
@@ -71,7 +72,7 @@ class _Cand:
     score: float = 0.0
 
 
-# What ranking and headers need (the store's LIGHT_COLUMNS, in _Cand's field order); content and metadata
+# What ranking and headers need (queries.LIGHT_COLUMNS, in _Cand's field order); content and metadata
 # are fetched by _Rows.
 
 
@@ -91,8 +92,8 @@ def _level(store: Store, frontier: list[_Cand]) -> list[tuple]:
     for i in range(0, len(frontier), 500):
         part = frontier[i:i + 500]
         ids = [c.id for c in part]
-        out += store.live_children_light(ids, MAX_NEIGHBORS)
-        out += store.live_linked_light(ids, [c.parent_id for c in part if c.parent_id])
+        out += live_children_light(store, ids, MAX_NEIGHBORS)
+        out += live_linked_light(store, ids, [c.parent_id for c in part if c.parent_id])
     return out
 
 
@@ -172,7 +173,7 @@ def _summaries(store: Store, ids: list[str]) -> dict[str, NodeRow]:
     """The newest live summary node of each id (a ``summarizes`` edge from the summary to it)."""
     out: dict[str, NodeRow] = {}
     for part in batches(ids):
-        out.update(store.newest_live_summaries(part))
+        out.update(newest_live_summaries(store, part))
     return out
 
 

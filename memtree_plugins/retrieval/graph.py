@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING
 from memtree_core.store import EDGE_KINDS, KINDS
 from memtree_plugins.retrieval.models import Neighbor, NeighborsResult, PathResult, RecentResult
 from memtree_plugins.retrieval.nodes import parse_statuses, ref, require_node
+from memtree_plugins.retrieval.queries import child_links, edges_from, edges_into, newest_nodes, parent_links
 from memtree_plugins.retrieval.when import parse_time
 
 if TYPE_CHECKING:
-    from memtree_core.context import Context
-    from memtree_core.store import NodeRow, Store
+    from memtree_core.context import Context, StoreAccess
+    from memtree_core.store import NodeRow
 
 MAX_DEPTH = 5
 MAX_NEIGHBORS = 500  # per call: a file node can have thousands of chunks
@@ -26,7 +27,7 @@ def _chunks(ids: list[str], n: int = 500) -> Iterable[list[str]]:
         yield ids[i:i + n]
 
 
-def step(store: Store, frontier: list[str], edge_kinds: tuple[str, ...] | None, *, spine: bool = True,
+def step(store: StoreAccess, frontier: list[str], edge_kinds: tuple[str, ...] | None, *, spine: bool = True,
          child_limit: int = MAX_NEIGHBORS,
          parents: dict[str, str | None] | None = None) -> list[tuple[str, str, str]]:
     """One hop from ``frontier``: (from_id, to_id, relation) over parent_id and edges, both directions.
@@ -41,10 +42,10 @@ def step(store: Store, frontier: list[str], edge_kinds: tuple[str, ...] | None, 
             if parents is not None:  # the caller already holds the frontier's rows
                 out += [(a, parents[a], "parent") for a in part if parents.get(a)]  # type: ignore[misc]
             else:
-                out += [(a, b, "parent") for a, b in store.parent_links(part)]
-            out += [(a, b, "child") for b, a in store.child_links(part, child_limit)]
-        out += [(s, d, f"{k} ->") for s, d, k in store.edges_from(part, edge_kinds)]
-        out += [(d, s, f"<- {k}") for s, d, k in store.edges_into(part, edge_kinds)]
+                out += [(a, b, "parent") for a, b in parent_links(store, part)]
+            out += [(a, b, "child") for b, a in child_links(store, part, child_limit)]
+        out += [(s, d, f"{k} ->") for s, d, k in edges_from(store, part, edge_kinds)]
+        out += [(d, s, f"<- {k}") for s, d, k in edges_into(store, part, edge_kinds)]
     out.sort(key=lambda t: (t[0], t[2], t[1]))
     return out
 
@@ -135,6 +136,6 @@ def recent(app: Context, since: str | int | None = None, kind: str | None = None
         raise ValueError(f"unknown kind(s) {', '.join(map(repr, bad))}; use {', '.join(KINDS)}")
     since_ms = parse_time(since, "since")
     statuses = parse_statuses(status)
-    nodes = app.store.newest_nodes(limit, since=since_ms if since_ms is not None else 0, kinds=kinds,
-                                   statuses=statuses)
+    nodes = newest_nodes(app.store, limit, since=since_ms if since_ms is not None else 0, kinds=kinds,
+                         statuses=statuses)
     return RecentResult(items=[ref(app, n) for n in nodes], since=since_ms, kind=kind or None)

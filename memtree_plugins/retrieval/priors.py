@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from memtree_plugins.retrieval.fusion import query_shape
+from memtree_plugins.lib.fusion import query_shape
 
 TEST_FACTOR = 0.5
 # a test folder anywhere in the path, or a file named as test runners of common languages expect

@@ -1,17 +1,20 @@
-"""User text -> a safe FTS5 MATCH expression.
+"""User text -> the phrases a keyword search looks for (:class:`~memtree_core.store.keywords.Keywords`).
 
-FTS5 query syntax (AND/OR/NOT/NEAR, quotes, parentheses, ``*``, ``^``, ``-``, ``col:``) is never taken from
-the user: every whitespace-separated word becomes one double-quoted FTS5 string, so operators and
-punctuation are plain data.  Inside a quoted string FTS5 runs its own tokenizer, so ``my_func`` or
-``foo.bar()`` becomes the phrase ``my func`` / ``foo bar`` (adjacent tokens) — an identifier still matches
-as one thing, while separate words stay separate terms (a multi-word query is an AND of its words, never
-one phrase).  Words with no letter or digit at all (``(``, ``*``, ``--``) are dropped.
+The index's query syntax (FTS5: AND/OR/NOT/NEAR, quotes, parentheses, ``*``, ``^``, ``-``, ``col:``) is never
+taken from the user, nor written here: every whitespace-separated word becomes one phrase of its tokens,
+which the store quotes, so operators and punctuation are plain data.  A phrase is a run of adjacent tokens
+(the index's tokenizer splits it again), so ``my_func`` or ``foo.bar()`` becomes the phrase ``my func`` /
+``foo bar`` — an identifier still matches as one thing, while separate words stay separate terms (a
+multi-word query is an AND of its words, never one phrase).  Words with no letter or digit at all (``(``,
+``*``, ``--``) are dropped.
 """
 
 from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+
+from memtree_core.store.keywords import Keywords
 
 MAX_QUERY_CHARS = 4000
 MAX_TERMS = 16
@@ -38,11 +41,17 @@ def _tokens(word: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Term:
-    text: str  # the tokens as FTS sees them, space-joined (lowercased)
+    text: str  # the tokens as the index sees them, space-joined (lowercased)
 
     @property
-    def fts(self) -> str:
-        return '"' + self.text.replace('"', '""') + '"'
+    def keywords(self) -> Keywords:
+        """This term alone."""
+        return Keywords((self.text,))
+
+    def in_symbols(self, leading: bool = False) -> Keywords:
+        """This term in a node's ``symbols`` (the names a definition chunk defines); ``leading``: as its
+        first name."""
+        return Keywords((self.text,), field="symbols", leading=leading)
 
 
 @dataclass(frozen=True)
@@ -51,11 +60,11 @@ class ParsedQuery:
     terms: tuple[Term, ...]
     notes: tuple[str, ...] = ()
 
-    def all_of(self, terms: tuple[Term, ...] | None = None) -> str:
-        return " AND ".join(t.fts for t in (terms or self.terms))
+    def all_of(self, terms: tuple[Term, ...] | None = None) -> Keywords:
+        return Keywords(tuple(t.text for t in (terms or self.terms)))
 
-    def any_of(self, terms: tuple[Term, ...] | None = None) -> str:
-        return " OR ".join(t.fts for t in (terms or self.terms))
+    def any_of(self, terms: tuple[Term, ...] | None = None) -> Keywords:
+        return Keywords(tuple(t.text for t in (terms or self.terms)), any=True)
 
 
 def parse(query: str) -> ParsedQuery:

@@ -22,8 +22,9 @@ word found in 300k of 1M nodes costs 0.15-1.4 s.  memtree bounds the work instea
    one-word query can be bm25-ranked on a 100k store and recency-ranked on a 1M one; that is the price
    of a latency that does not grow with the store.  When only *some* terms are very common, the others
    rank (bm25 over them) and the very common ones must still match: each candidate is checked with one
-   seek into their match lists (``Store.rowids_matching``), since scoring them would read those lists whole (~13 ms
-   for a term in 200k of 1M nodes) for a weight that is small beside the rarer terms'.
+   seek into their match lists (``keyword_search`` given the candidates' ``rowids``), since scoring them
+   would read those lists whole (~13 ms for a term in 200k of 1M nodes) for a weight that is small beside
+   the rarer terms'.
 4. The window is ranked without joining ``nodes`` (a random page read per candidate on a big store); only
    the best few are checked against the filters.  When a filter (kind, path, time, a non-default status)
    is restrictive, the join is used and the window grows 4x at a time up to ``MAX_WINDOW`` until enough
@@ -58,17 +59,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memtree_core.store import KINDS, source_uri
+from memtree_core.store.keywords import Keywords
 from memtree_core.store.node_filter import NodeFilter
 from memtree_plugins.retrieval.models import SearchHit, SearchResult
 from memtree_plugins.retrieval.nodes import line_range, node_tokens_estimate, parse_statuses, preview
+from memtree_plugins.retrieval.queries import children_rowid_range, nodes_by_rowid, rowids_passing, symbols_of
 from memtree_plugins.retrieval.query import ParsedQuery, Term, parse
 from memtree_plugins.retrieval.settings import search_settings
 from memtree_plugins.retrieval.snippets import snippets
 from memtree_plugins.retrieval.when import parse_time
 
 if TYPE_CHECKING:
-    from memtree_core.context import Context
-    from memtree_core.store import NodeRow, Store
+    from memtree_core.context import Context, StoreAccess
+    from memtree_core.store import NodeRow
     from memtree_core.types import Retriever
 
 log = logging.getLogger("memtree.search")
@@ -126,20 +129,38 @@ class _Ranked:
     candidates: int = 0
 
 
-def _heavy(store: Store, term: Term, top_rowid: int) -> bool:
+def _nth_newest(store: StoreAccess, query: Keywords, n: int, rowid_range: tuple[int, int] | None = None) -> int | None:
+    """The rowid of the ``n``-th newest node (1-based) matching ``query``, or None when fewer match: a walk
+    of ``n`` entries of the match list, never all of it."""
+    rows = store.keyword_search(query, limit=1, offset=n - 1, order="newest", rowid_range=rowid_range)
+    return int(rows[0][0]) if rows else None
+
+
+def _from(rowid_range: tuple[int, int] | None, cutoff: int | None) -> tuple[int | None, int | None] | None:
+    """``rowid_range`` narrowed to rowids from ``cutoff`` on."""
+    if cutoff is None:
+        return rowid_range
+    if rowid_range is None:
+        return cutoff, None
+    return max(rowid_range[0], cutoff), rowid_range[1]
+
+
+def _heavy(store: StoreAccess, term: Term, top_rowid: int) -> bool:
     """Does ``term`` match more than ``DF_BM25_MAX`` nodes?  Estimated from how densely it occurs among
     the newest rows (an O(``DF_PROBE``) walk), because an exact count is O(matches)."""
-    nth = store.nth_newest_match(term.fts, DF_PROBE)
+    nth = _nth_newest(store, term.keywords, DF_PROBE)
     if nth is None:
         return False
     return DF_PROBE * top_rowid / max(1, top_rowid - nth + 1) > DF_BM25_MAX
 
 
-def _rank(store: Store, expr: str, filters: Filters, limit: int, exclude: set[int],
-          rowid_range: tuple[int, int] | None, by_recency: bool = False, require: str | None = None) -> _Ranked:
+def _rank(store: StoreAccess, expr: Keywords, filters: Filters, limit: int, exclude: set[int],
+          rowid_range: tuple[int, int] | None, by_recency: bool = False, require: Keywords | None = None
+          ) -> _Ranked:
     """Rank the matches of ``expr`` that pass ``filters`` (bm25, or newest first when ``by_recency``),
-    over at most a window of the newest matches.  ``require``: an expression each hit must also match, that
-    takes no part in the score (very common terms, see 3. above)."""
+    over at most a window of the newest matches.  ``require``: terms each hit must also match (all of
+    them), that take no part in the score (very common terms, see 3. above)."""
+    order = "newest" if by_recency else "rank"
     window = max(WINDOW, limit * PER_HIT)
     if by_recency and filters.restrictive():
         # Newest first streams from FTS5 and stops at LIMIT: one pass over the widest window costs no
@@ -147,18 +168,19 @@ def _rank(store: Store, expr: str, filters: Filters, limit: int, exclude: set[in
         window = MAX_WINDOW
     want = limit + len(exclude)
     while True:
-        cutoff = store.nth_newest_match(expr, window, rowid_range)  # only the window's matches are ranked
+        cutoff = _nth_newest(store, expr, window, rowid_range)  # only the window's matches are ranked
+        span = _from(rowid_range, cutoff)
         rows = None
         if not filters.restrictive():
             # Fast path: rank without joining nodes (a random page read per candidate on a big store),
             # then check the status (and the required terms) of the few best only, more when too few pass.
             extra = want * 2 + 10
             while True:
-                top = store.rank_matches(expr, extra, by_recency=by_recency, rowid_range=rowid_range,
-                                         min_rowid=cutoff)
-                ok = store.rowids_passing([r for r, _ in top], filters)
+                top = store.keyword_search(expr, limit=extra, order=order, rowid_range=span)
+                ok = rowids_passing(store, [r for r, _ in top], filters)
                 if require is not None:
-                    ok &= store.rowids_matching(require, [r for r, _ in top if r in ok])
+                    ok &= {r for r, _ in store.keyword_search(require, order="newest",
+                                                                 rowids=[r for r, _ in top if r in ok])}
                 rows = [(r, sc) for r, sc in top if r in ok]
                 if len(rows) >= want or len(top) < extra or require is None or extra >= window:
                     break
@@ -166,9 +188,8 @@ def _rank(store: Store, expr: str, filters: Filters, limit: int, exclude: set[in
             if len(rows) < want and len(top) == extra:
                 rows = None  # too many filtered out: take the exact (joined) path
         if rows is None:
-            full = expr if require is None else f"{expr} AND {require}"
-            rows = store.rank_matches(full, want, by_recency=by_recency, rowid_range=rowid_range,
-                                      min_rowid=cutoff, where=filters)
+            full = expr if require is None else Keywords((*expr.phrases, *require.phrases))
+            rows = store.keyword_search(full, limit=want, order=order, rowid_range=span, where=filters)
         got = [(r, -sc) for r, sc in rows if r not in exclude][:limit]
         if cutoff is None:
             return _Ranked(got, False, 0)
@@ -177,7 +198,7 @@ def _rank(store: Store, expr: str, filters: Filters, limit: int, exclude: set[in
         window *= 4
 
 
-def _definitions(store: Store, pq: ParsedQuery, filters: Filters, limit: int,
+def _definitions(store: StoreAccess, pq: ParsedQuery, filters: Filters, limit: int,
                  rowid_range: tuple[int, int] | None) -> list[tuple[int, float]]:
     """For a query that is one identifier, the chunks that define it, best first.
 
@@ -188,26 +209,26 @@ def _definitions(store: Store, pq: ParsedQuery, filters: Filters, limit: int,
     if len(pq.terms) != 1 or len(pq.raw.split()) != 1:
         return []
     term, word = pq.terms[0], pq.raw.strip()
-    expr, want = f"symbols : {term.fts}", max(limit, DEF_CANDIDATES)
+    expr, want = term.in_symbols(), max(limit, DEF_CANDIDATES)
     # Usually few chunks name the word (a common word of prose names no definition): read them all in one
     # pass and score only those that define it.  Only when more name it does bm25 pick the candidates:
     # first the chunks whose symbols text starts with the word (their own name is the word: a type that
     # hundreds of methods and impl blocks also carry, ``Bytes``, is among these however long its body),
     # then the best of all that carry it (members of a class kept whole).
-    named = store.newest_matches(expr, want + 1, rowid_range)
+    named = [r for r, _ in store.keyword_search(expr, limit=want + 1, order="newest", rowid_range=rowid_range)]
     few = len(named) <= want
     if few:
-        found = [(r, 0.0) for r in sorted(store.rowids_passing(named, filters))]
+        found = [(r, 0.0) for r in sorted(rowids_passing(store, named, filters))]
     else:
-        found = _rank(store, f"symbols : ^{term.fts}", filters, want, set(), rowid_range).rowids
+        found = _rank(store, term.in_symbols(leading=True), filters, want, set(), rowid_range).rowids
         seen = {r for r, _ in found}
         found += [(r, sc) for r, sc in _rank(store, expr, filters, want, seen, rowid_range).rowids]
     if not found:
         return []
-    texts = store.symbols_of([r for r, _ in found])
+    texts = symbols_of(store, [r for r, _ in found])
     if few:  # bm25 for the chunks that define the word, to order those of a tier
         defining = [r for r, _ in found if r in texts and _defines(texts[r][0], word, term.text) is not None]
-        found = [(r, -sc) for r, sc in store.bm25_of(expr, defining)] if defining else []
+        found = [(r, -sc) for r, sc in store.keyword_search(expr, rowids=defining)] if defining else []
     # Within a tier, a type's own definition comes before its impl blocks (Rust: ``struct Bytes`` and the
     # many ``impl Trait for Bytes`` that carry the same name).
     tiered = sorted(((tier, texts[r][1], -sc, r) for r, sc in found if r in texts
@@ -259,7 +280,7 @@ def keyword_search(app: Context, pq: ParsedQuery, limit: int, filters: Filters, 
     notes = result.notes
     rowid_range: tuple[int, int] | None = None
     if filters.parent_id:
-        rowid_range = store.children_rowid_range(filters.parent_id)
+        rowid_range = children_rowid_range(store, filters.parent_id)
         if rowid_range is None:
             notes.append(f"node {filters.parent_id} has no children")
             return result
@@ -281,11 +302,11 @@ def keyword_search(app: Context, pq: ParsedQuery, limit: int, filters: Filters, 
         defined = [] if by_recency else _definitions(store, pq, filters, limit, rowid_range)
         ranked = _rank(store, rank_expr, filters, limit - len(defined), {r for r, _ in defined}, rowid_range,
                        by_recency, require)
-        picked: list[tuple[int, float, str, str]] = [(r, s, and_expr, "all") for r, s in
+        picked: list[tuple[int, float, Keywords, str]] = [(r, s, and_expr, "all") for r, s in
                                                      [*_above(defined, ranked.rowids), *ranked.rowids]]
         approximate, candidates = ranked.approximate, ranked.candidates
         if len(picked) < limit and len(pq.terms) > 1:
-            counts = {t: store.count_matches_upto(t.fts, WINDOW) for t in pq.terms}
+            counts = {t: store.keyword_count(t.keywords, WINDOW) for t in pq.terms}
             selective = tuple(t for t in pq.terms if counts[t] < WINDOW)
             or_terms = selective if selective else pq.terms
             dropped = [t.text for t in pq.terms if t not in or_terms]
@@ -299,7 +320,7 @@ def keyword_search(app: Context, pq: ParsedQuery, limit: int, filters: Filters, 
             picked += [(r, s, or_expr, "some") for r, s in more.rowids]
             approximate = approximate or more.approximate
             candidates = max(candidates, more.candidates)
-        nodes = store.nodes_by_rowid([r for r, *_ in picked])
+        nodes = nodes_by_rowid(store, [r for r, *_ in picked])
         marks = snippets(store, [(r, expr, nodes[r].content) for r, _s, expr, _m in picked if r in nodes],
                          pq.terms) if marked else {}
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 class Search(Section):
-    ranker: Annotated[str, REPO_SAFE] = "shaped"  # fusion by query shape (memtree_plugins/retrieval/fusion.py)
+    ranker: Annotated[str, REPO_SAFE] = "shaped"  # fusion by query shape (memtree_plugins/lib/fusion.py)
     default_limit: Annotated[int, Field(ge=1, le=200), REPO_SAFE] = 10
 
 

@@ -4,9 +4,9 @@ FTS5's ``snippet()`` tokenizes a hit's whole body (porter stemming included) to 
 ~1 ms for a 100 KB tool output, so ten such hits cost more than the search.  A body up to ``WHOLE_CHARS``
 still gets ``snippet()`` over the indexed row.  A longer one gets it over a window of ``WINDOW_CHARS``
 around the first place a query word occurs, found by a plain case-insensitive scan (a few us for 100 KB),
-indexed in a scratch FTS5 table with the store's tokenizer (``Store.text_snippets``), so the marks and the
-fragment are made by the same rules.  When the scan finds no word there (a match through stemming or diacritics the scan does
-not see), the whole body is used as before: correct first, fast in the usual case.
+cut by the store with the index's own tokenizer (``keyword_snippets(texts=...)``), so the marks and the
+fragment are made by the same rules.  When the scan finds no word there (a match through stemming or
+diacritics the scan does not see), the whole body is used as before: correct first, fast in the usual case.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from memtree_core.store.keywords import Keywords
+
 if TYPE_CHECKING:
-    from memtree_core.store import Store
+    from memtree_core.context import StoreAccess
     from memtree_plugins.retrieval.query import Term
 
 SNIPPET_TOKENS = 16
@@ -25,25 +27,25 @@ WINDOW_CHARS = 2048  # the window around the first match of a longer body
 BEFORE_CHARS = 512  # of which this much comes before the match
 MIN_PREFIX = 4  # a word is also looked for without up to 3 final letters (retries -> retr, for "retry")
 SCAN_TERMS = 8  # query terms looked for in one big body
-MARKS = (OPEN, CLOSE, ELLIPSIS, SNIPPET_TOKENS)
 _BLANK = re.compile(r"\s")
 
 
-def snippets(store: Store, hits: list[tuple[int, str, str]], terms: tuple[Term, ...]) -> dict[int, str]:
-    """The marked fragment of each hit ``(rowid, MATCH expression, body)``, by rowid."""
+def snippets(store: StoreAccess, hits: list[tuple[int, Keywords, str]], terms: tuple[Term, ...]) -> dict[int, str]:
+    """The marked fragment of each hit ``(rowid, what it matched, body)``, by rowid."""
     out: dict[int, str] = {}
     windows: dict[int, tuple[int, int, str]] = {}
     for rowid, _expr, content in hits:
         if len(content) > WHOLE_CHARS and (at := first_match(content, terms)) is not None:
             windows[rowid] = (*_window(content, at), content)
     if windows:  # any query word marks a window: an AND of words far apart would miss it
-        out.update(_window_snippets(store, " OR ".join(t.fts for t in terms), windows))
-    rest: dict[str, list[int]] = {}  # the others, one statement per MATCH expression
+        out.update(_window_snippets(store, Keywords(tuple(t.text for t in terms), any=True), windows))
+    rest: dict[Keywords, list[int]] = {}  # the others, one statement per query
     for rowid, expr, _content in hits:
         if not out.get(rowid):
             rest.setdefault(expr, []).append(rowid)
     for expr, rowids in rest.items():
-        found = store.indexed_snippets(expr, rowids, MARKS)
+        found = store.keyword_snippets(expr, rowids=rowids, marks=(OPEN, CLOSE), ellipsis=ELLIPSIS,
+                                       tokens=SNIPPET_TOKENS)
         out.update((r, (found.get(r) or "").strip()) for r in rowids)
     return out
 
@@ -89,11 +91,13 @@ def _first_match_re(content: str, terms: tuple[Term, ...]) -> int | None:
     return best
 
 
-def _window_snippets(store: Store, expr: str, windows: dict[int, tuple[int, int, str]]) -> dict[int, str]:
-    """``snippet()`` over each window ``(start, end, body)``; a window with no match of ``expr`` is left out."""
-    rows = store.text_snippets(expr, {r: body[a:b] for r, (a, b, body) in windows.items()}, MARKS)
+def _window_snippets(store: StoreAccess, expr: Keywords, windows: dict[int, tuple[int, int, str]]
+                     ) -> dict[int, str]:
+    """The snippet of each window ``(start, end, body)``; a window with no match of ``expr`` is left out."""
+    rows = store.keyword_snippets(expr, texts={r: body[a:b] for r, (a, b, body) in windows.items()},
+                                  marks=(OPEN, CLOSE), ellipsis=ELLIPSIS, tokens=SNIPPET_TOKENS)
     out = {}
-    for rowid, text in rows:
+    for rowid, text in rows.items():
         found = (text or "").strip()
         if OPEN not in found:
             continue

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from memtree_plugins.source_label import source_label
+from memtree_plugins.lib.source_label import source_label
 
 if TYPE_CHECKING:
     from memtree_core.context import Context

@@ -1,0 +1,89 @@
+"""The store's keyword access: :class:`Keywords` (what to match, never the index's syntax) and the three
+methods over it, ``keyword_search``, ``keyword_count`` and ``keyword_snippets``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memtree_core.store import Store
+from memtree_core.store.keywords import Keywords
+from memtree_core.store.node_filter import NodeFilter
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    s = Store.open(tmp_path / "store.db", vectors=False)
+    yield s
+    s.close()
+
+
+def test_keywords_quote_every_phrase_and_keep_operators_out() -> None:
+    assert Keywords(("foo", "near x")).fts5() == '"foo" AND "near x"'
+    assert Keywords(("foo", 'a"b')).fts5() == '"foo" AND "a""b"'
+    assert Keywords(("foo", "bar"), any=True).fts5() == '"foo" OR "bar"'
+    assert Keywords(("parse flag",), field="symbols").fts5() == 'symbols : "parse flag"'
+    assert Keywords(("x",), field="symbols", leading=True).fts5() == 'symbols : ^"x"'
+    assert Keywords(("x", "y"), field="symbols").fts5() == 'symbols : ("x" AND "y")'
+    for bad in ({"phrases": ()}, {"phrases": ("x",), "field": "content"}, {"phrases": ("x",), "leading": True}):
+        with pytest.raises(ValueError):
+            Keywords(**bad)  # type: ignore[arg-type]
+
+
+def test_keyword_search_ranks_or_walks_newest_first(store: Store) -> None:
+    a = store.insert_node("note", "zebra zebra zebra stripes", status_="live")
+    b = store.insert_node("note", "one zebra among many other words here", status_="live")
+    c = store.insert_node("tool_output", "zebra crossing", status_="live")
+    store.insert_node("note", "no match at all", status_="live")
+    zebra = Keywords(("zebra",))
+    ranked = store.keyword_search(zebra)
+    assert {r for r, _ in ranked} == {a.rowid, b.rowid, c.rowid}
+    assert [s for _, s in ranked] == sorted(s for _, s in ranked) and ranked[-1][0] == b.rowid  # bm25: lower first
+    assert store.keyword_search(zebra, order="newest") == [(c.rowid, 0.0), (b.rowid, 0.0), (a.rowid, 0.0)]
+    assert store.keyword_search(zebra, order="newest", limit=1, offset=1) == [(b.rowid, 0.0)]
+    assert store.keyword_search(zebra, order="newest", offset=2) == [(a.rowid, 0.0)]
+    assert store.keyword_search(zebra, order="newest", rowid_range=(a.rowid, b.rowid)) == [(b.rowid, 0.0), (a.rowid, 0.0)]
+    assert store.keyword_search(zebra, order="newest", rowid_range=(b.rowid, None)) == [(c.rowid, 0.0), (b.rowid, 0.0)]
+    assert store.keyword_search(zebra, order="newest", rowid_range=(None, a.rowid)) == [(a.rowid, 0.0)]
+    notes = store.keyword_search(zebra, order="newest", where=NodeFilter(kinds=("note",)))
+    assert [r for r, _ in notes] == [b.rowid, a.rowid]
+    store.transition([a.id], "stale", "test")
+    assert [r for r, _ in store.keyword_search(zebra, order="newest", where=NodeFilter())] == [c.rowid, b.rowid]
+    assert [r for r, _ in store.keyword_search(Keywords(("zebra", "crossing")))] == [c.rowid]
+    assert [r for r, _ in store.keyword_search(Keywords(("zebra", "crossing")), rowids=[a.rowid, c.rowid])] == [c.rowid]
+    assert {r for r, _ in store.keyword_search(Keywords(("stripes", "crossing"), any=True))} == {a.rowid, c.rowid}
+
+
+def test_keyword_search_within_rowids_takes_any_number_in_the_ranked_order(store: Store) -> None:
+    rows = [store.insert_node("note", "word " * (1 + i % 7) + f"filler{i}", status_="live").rowid
+            for i in range(1200)]
+    word = Keywords(("word",))
+    within = rows[::2] + [10**9]  # more than one batch of parameters, and a rowid that is no node
+    got = store.keyword_search(word, rowids=within)
+    assert {r for r, _ in got} == set(rows[::2])
+    full = [x for x in store.keyword_search(word) if x[0] in set(rows[::2])]
+    assert got == full  # the same scores, in the order a ranked search gives
+    assert store.keyword_search(word, rowids=within, order="newest", limit=3) == [(r, 0.0) for r in rows[::2][::-1][:3]]
+    assert store.keyword_search(word, rowids=[]) == []
+
+
+def test_keyword_count_stops_at_its_cap(store: Store) -> None:
+    for i in range(30):
+        store.insert_node("note", f"common word {i}", status_="live")
+    assert store.keyword_count(Keywords(("common",))) == 30
+    assert store.keyword_count(Keywords(("common",)), 10) == 10
+    assert store.keyword_count(Keywords(("absent",)), 10) == 0
+
+
+def test_keyword_snippets_of_stored_rows_and_of_texts(store: Store) -> None:
+    hit = store.insert_node("note", "before the zebra crossing after", status_="live")
+    miss = store.insert_node("note", "nothing here", status_="live")
+    zebra = Keywords(("zebra",))
+    got = store.keyword_snippets(zebra, rowids=[hit.rowid, miss.rowid], marks=("[", "]"))
+    assert got == {hit.rowid: "before the [zebra] crossing after"}
+    texts = {7: "a long text where zebras roam", 8: "no stripes", 9: "it's a 'zebra'"}
+    got = store.keyword_snippets(zebra, texts=texts, tokens=3, ellipsis="~")
+    assert set(got) == {7, 9} and "«zebras»" in got[7] and got[7].startswith("~") and "«zebra»" in got[9]
+    with pytest.raises(ValueError):
+        store.keyword_snippets(zebra)
