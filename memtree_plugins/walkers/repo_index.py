@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from memtree_core.errors import NotFound
 from memtree_core.store import source_uri
+from memtree_plugins.walkers.queries import live_file_versions
 from memtree_plugins.walkers.repo_files import DEFAULT_MAX_BYTES, by_content, by_name, candidates
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ MAX_ERRORS_KEPT = 20
 def known_versions(app: Context, root: Path) -> dict[str, set[tuple[int, int]]]:
     """``file://`` URI -> (mtime_ns, size) of each live ``file`` node under ``root``, in one query."""
     prefix = source_uri.prefix(f"{root}/")
-    rows = app.store.live_file_versions(prefix, prefix[:-1] + "0")
+    rows = live_file_versions(app.store, prefix, prefix[:-1] + "0")
     out: dict[str, set[tuple[int, int]]] = {}
     for uri, mtime, size in rows:
         if mtime is not None and size is not None:

@@ -352,7 +352,7 @@ def _store(app: Context, args: dict, result: GrepResult, blocks: list[_Block], c
     with store.tx():
         old = recent_duplicate(store, "tool_output", digest)
         if old is not None:
-            kids = store.children_statuses(old)
+            kids = store.query("SELECT id, status FROM nodes WHERE parent_id = ? ORDER BY rowid", (old,))
             if len(kids) == len(blocks) and all(s == "live" for _, s in kids):
                 return [k for k, _ in kids], old, True
         meta = {"tool": "grep", **args, "engine": result.engine, "matches": result.matches,

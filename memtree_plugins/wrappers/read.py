@@ -30,8 +30,10 @@ from memtree_core.daemon.redacting import Redacted
 from memtree_core.store.source_uri import file_uri
 from memtree_core.store.source_uri import mtime as mtime_of
 from memtree_core.store.store import new_id
+from memtree_core.store.upkeep import marks
 from memtree_core.types import Chunk
 from memtree_plugins.chunkers.lines import split_lines
+from memtree_plugins.lib.node_queries import ids_in_status
 from memtree_plugins.masking.marks import describe, within
 from memtree_plugins.wrappers.budget import fit_prefix
 from memtree_plugins.wrappers.files import display, load_text, resolve, stat_file
@@ -139,7 +141,9 @@ def _version_from_meta(file_id: str, meta: dict[str, Any]) -> Version:
 
 
 def _live_files(store: Store, uri: str) -> list[tuple[str, int, str]]:
-    return store.live_files_at(uri)
+    """``(id, mtime, metadata)`` of the live ``file`` nodes of source ``uri``, newest first."""
+    return store.query("SELECT id, mtime, metadata FROM nodes WHERE source_uri = ? AND kind = 'file' "  # type: ignore[return-value]
+                       "AND status = 'live' ORDER BY rowid DESC", (uri,))
 
 
 def _current(rows: list[tuple[str, int, str]], mtime: int, size: int) -> Version | None:
@@ -155,7 +159,10 @@ def _texts(store: Store, ids: list[str]) -> dict[str, str] | None:
     """Content of the given chunk nodes, or None if any is gone or no longer live."""
     if not ids:
         return {}
-    return store.live_contents(ids)
+    rows = store.query(f"SELECT id, content, status FROM nodes WHERE id IN ({marks(len(ids))})", ids)
+    if len(rows) != len(ids) or any(r[2] != "live" for r in rows):
+        return None
+    return {r[0]: r[1] for r in rows}
 
 
 # -- chunking and writing a new version ----------------------------------------------------------------
@@ -308,7 +315,7 @@ def _retire(store: Store, old_files: list[tuple[str, int, str]], new_file: str, 
     for file_id, _mtime, metadata in old_files:
         old = _version_from_meta(file_id, json.loads(metadata))
         ids = [file_id] + [c.id for c in old.chunks]
-        live = store.ids_in_status(ids, ("live",))
+        live = ids_in_status(store, ids, ("live",))
         store.transition(live, "stale", "source file changed")
         store.add_edge(new_file, file_id, "supersedes")
         for newer, older in _pairs(entries, old.chunks):
@@ -510,7 +517,11 @@ def _memo(app: Context) -> _Memo:
 
 
 def _all_live(store: Store, ids: list[str]) -> bool:
-    return store.all_live(ids)
+    """Whether every one of ``ids`` is a live node (one statement)."""
+    if not ids:
+        return True
+    row = store.query_one(f"SELECT count(*) FROM nodes WHERE id IN ({marks(len(ids))}) AND status = 'live'", ids)
+    return bool(row) and row[0] == len(ids)
 
 
 def read(app: Context, path: str, lines: str | None = None, budget_tokens: int | None = None) -> ReadResult:
