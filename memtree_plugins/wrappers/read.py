@@ -32,9 +32,9 @@ from memtree_core.store.source_uri import mtime as mtime_of
 from memtree_core.store.store import new_id
 from memtree_core.store.upkeep import marks
 from memtree_core.types import Chunk
-from memtree_plugins.chunkers.lines import split_lines
+from memtree_plugins.lib.lines import split_lines
+from memtree_plugins.lib.masking.marks import describe, within
 from memtree_plugins.lib.node_queries import ids_in_status
-from memtree_plugins.masking.marks import describe, within
 from memtree_plugins.wrappers.budget import fit_prefix
 from memtree_plugins.wrappers.files import display, load_text, resolve, stat_file
 from memtree_plugins.wrappers.records import budget_or_default
@@ -212,7 +212,7 @@ def _definition(c: Chunk) -> dict[str, Any]:
 
 def chunk_text(app: Context, path: str, text: str, notes: list[str]) -> tuple[list[Chunk], str]:
     """Chunk with the chosen chunker; a chunker that fails or leaves gaps falls back to windows."""
-    from memtree_plugins.chunkers.window import WindowChunker
+    from memtree_plugins.lib.window import WindowChunker
 
     lines = split_lines(text)
     chunker = app.chunker_for(path)
