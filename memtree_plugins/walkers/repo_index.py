@@ -1,7 +1,7 @@
 """Index a directory's files into the store up front, so ``search`` finds code the agent has not read yet.
 
 Each file taken (see :mod:`memtree_plugins.walkers.repo_files` for which) goes through the ``read`` tool's own
-writer, :func:`memtree_plugins.wrappers.read.write_version`: the whole text redacted first, then chunked
+writer, :func:`memtree_plugins.lib.file_versions.write_version`: the whole text redacted first, then chunked
 by definition, stored as one ``file`` node with its ``file_chunk`` children, an older version retired.  So
 an indexed file and a read file are the same nodes, and a later ``read`` of an indexed file is served
 from the store.
@@ -72,8 +72,8 @@ def index_directory(app: Context, root: Path, max_bytes: int = DEFAULT_MAX_BYTES
     With ``max_writes``, stop after writing that many files (the daemon's bounded tick: the next pass
     finds the written ones unchanged and goes on)."""
     from memtree_core.store.source_uri import file_uri
-    from memtree_plugins.wrappers.files import display
-    from memtree_plugins.wrappers.read import write_version
+    from memtree_plugins.lib.file_versions import write_version
+    from memtree_plugins.lib.files import display
 
     started = time.monotonic()
     summary = IndexSummary(str(root))

@@ -23,11 +23,11 @@ from pydantic import BaseModel
 
 from memtree_core.store.source_uri import file_uri
 from memtree_core.store.source_uri import mtime as mtime_of
+from memtree_plugins.lib.files import display, resolve
 from memtree_plugins.lib.lines import split_lines
 from memtree_plugins.lib.masking.marks import count_marks
 from memtree_plugins.wrappers.budget import fit_prefix
 from memtree_plugins.wrappers.clean_lines import CleanLines
-from memtree_plugins.wrappers.files import display, resolve
 from memtree_plugins.wrappers.grep_engines import (
     ENGINE_ENV,
     MAX_FILE_BYTES,
