@@ -28,9 +28,8 @@ from memtree_plugins.lib.masking.marks import within
 from memtree_plugins.lib.node_queries import ids_in_status
 
 if TYPE_CHECKING:
-    from memtree_core.context import Context
+    from memtree_core.context import Context, StoreAccess
     from memtree_core.daemon.redacting import Redacted
-    from memtree_core.store import Store
 
 
 @dataclass
@@ -62,7 +61,7 @@ def _version_from_meta(file_id: str, meta: dict[str, Any]) -> Version:
                    list(meta.get("notes", [])), {int(n): list(r) for n, r in meta.get("redacted", [])})
 
 
-def live_files(store: Store, uri: str) -> list[tuple[str, int, str]]:
+def live_files(store: StoreAccess, uri: str) -> list[tuple[str, int, str]]:
     """``(id, mtime, metadata)`` of the live ``file`` nodes of source ``uri``, newest first."""
     return store.query("SELECT id, mtime, metadata FROM nodes WHERE source_uri = ? AND kind = 'file' "  # type: ignore[return-value]
                        "AND status = 'live' ORDER BY rowid DESC", (uri,))
@@ -77,7 +76,7 @@ def current_version(rows: list[tuple[str, int, str]], mtime: int, size: int) -> 
     return None
 
 
-def live_texts(store: Store, ids: list[str]) -> dict[str, str] | None:
+def live_texts(store: StoreAccess, ids: list[str]) -> dict[str, str] | None:
     """Content of the given chunk nodes, or None if any is gone or no longer live."""
     if not ids:
         return {}
@@ -232,7 +231,7 @@ def _chunk_redactions(lines: dict[int, list[str]], start: int, end: int) -> dict
     return {"redacted": [[n, r] for n, r in sorted(mine.items())[:MAX_REDACTED_LINES]]} if mine else {}
 
 
-def _retire(store: Store, old_files: list[tuple[str, int, str]], new_file: str, entries: list[ChunkEntry]) -> None:
+def _retire(store: StoreAccess, old_files: list[tuple[str, int, str]], new_file: str, entries: list[ChunkEntry]) -> None:
     """Older versions' live nodes go stale; supersedes edges point from the new nodes to them."""
     for file_id, _mtime, metadata in old_files:
         old = _version_from_meta(file_id, json.loads(metadata))

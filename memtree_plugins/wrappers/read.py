@@ -41,8 +41,7 @@ from memtree_plugins.wrappers.budget import fit_prefix
 from memtree_plugins.wrappers.records import budget_or_default
 
 if TYPE_CHECKING:
-    from memtree_core.context import Context
-    from memtree_core.store import Store
+    from memtree_core.context import Context, StoreAccess
 
 
 class ChunkRef(BaseModel):
@@ -305,7 +304,7 @@ def _memo(app: Context) -> _Memo:
     return memo
 
 
-def _all_live(store: Store, ids: list[str]) -> bool:
+def _all_live(store: StoreAccess, ids: list[str]) -> bool:
     """Whether every one of ``ids`` is a live node (one statement)."""
     if not ids:
         return True
