@@ -79,8 +79,9 @@ class Upkeep:
         ``reclaim_pages``: give up to that many free pages back to the file system (here ``PRAGMA
         incremental_vacuum``, on a store created with ``auto_vacuum=INCREMENTAL``; an older one needs a
         full VACUUM, which is the user's call, and reclaims nothing here).  A backend that keeps its space
-        some other way (PostgreSQL's autovacuum) may do nothing and report zeros.  Each step is one short
-        transaction: the caller bounds the work and loops."""
+        some other way may skip both steps (PostgreSQL's autovacuum) or run its own (``VACUUM``), reporting
+        what it reclaimed; the figures are always measured.  Each step is one short transaction: the caller
+        bounds the work and loops."""
         merged = reclaimed = 0
         if merge_index_pages > 0:
             with self.tx() as c:
