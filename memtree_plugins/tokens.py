@@ -200,10 +200,12 @@ class TokenCountsWalker:
 
     def has_work(self, app: Context) -> bool:
         store = app.store
-        tag = store.token_tag(app.plugins.token_counter)
+        # The number the store's nodes.tokens_by holds for this counter's counts, if it has counted any.
+        tag = store.get_meta(token_counts.TAG_PREFIX + token_counts.counter_key(app.plugins.token_counter))
         if tag is None:
-            return store.has_nodes()
-        return store.newest_rowid() > int(store.get_meta(f"{token_counts.CURSOR_PREFIX}{tag}") or 0)
+            return store.query_one("SELECT 1 FROM nodes LIMIT 1") is not None
+        newest = store.query_one("SELECT max(rowid) FROM nodes")
+        return int((newest[0] or 0) if newest else 0) > int(store.get_meta(f"{token_counts.CURSOR_PREFIX}{tag}") or 0)
 
     def run(self, app: Context) -> dict[str, int]:
         counted, batches, done = 0, 0, False

@@ -11,10 +11,10 @@ import pytest
 from helpers.chunks import assert_tiles
 
 from memtree_core.hookspecs import hookimpl
-from memtree_plugins.chunkers.lines import split_lines
 from memtree_plugins.chunkers.markdown import MarkdownChunker
 from memtree_plugins.chunkers.python import PythonChunker
-from memtree_plugins.chunkers.window import WindowChunker
+from memtree_plugins.lib.lines import split_lines
+from memtree_plugins.lib.window import WindowChunker
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -474,7 +474,7 @@ def test_printing_a_secret_named_variable_masks_what_it_printed(app, monkeypatch
 
 
 def test_only_a_lone_print_is_masked() -> None:
-    from memtree_plugins.masking.printed_secrets import mask_printed, printed_names
+    from memtree_plugins.lib.masking.printed_secrets import mask_printed, printed_names
 
     assert printed_names('echo "$DB_PASSWORD"') == ["DB_PASSWORD"]
     assert printed_names("printenv NPM_TOKEN HOME") == ["NPM_TOKEN"]

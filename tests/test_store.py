@@ -261,3 +261,41 @@ def test_processes_opening_a_new_store_together_migrate_it_once(tmp_path: Path) 
         store = Store.open(path, vectors=False)
         assert store.query_one("PRAGMA user_version")[0] == SCHEMA_VERSION
         store.close()
+
+
+def test_maintain_reports_the_space_and_reclaims_a_bounded_step(store: Store) -> None:
+    page = store.query_one("PRAGMA page_size")[0]
+    space = store.maintain()
+    pages, free = (store.query_one(f"PRAGMA {p}")[0] for p in ("page_count", "freelist_count"))
+    assert space.used_bytes == (pages - free) * page and space.free_pages == free
+    assert space.disk_bytes >= store.path.stat().st_size
+    assert (space.reclaimed_pages, space.index_merged) == (0, False)  # no step asked: measuring only
+
+    ids = [store.insert_node("tool_output", f"output {i} " + "word " * 150, status_="live").id for i in range(300)]
+    store.transition(ids, "pruned")
+    store.execute(f"DELETE FROM nodes WHERE id IN ({','.join('?' * len(ids))})", ids)
+    freed = store.maintain().free_pages
+    assert freed > 10
+
+    step = store.maintain(reclaim_pages=5)
+    assert step.reclaimed_pages == 5 and step.free_pages == freed - 5
+    rest = store.maintain(reclaim_pages=10 * freed)
+    assert rest.reclaimed_pages == freed - 5 and rest.free_pages == 0
+    assert store.maintain(reclaim_pages=100).reclaimed_pages == 0  # nothing left to give back
+
+    assert isinstance(store.maintain(merge_index_pages=200).index_merged, bool)
+
+
+def test_maintain_reclaims_nothing_on_a_store_without_incremental_vacuum(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    sqlite3.connect(path).execute("CREATE TABLE t (x)").connection.close()  # auto_vacuum stays NONE
+    s = Store.open(path, vectors=False)
+    try:
+        ids = [s.insert_node("note", "text " * 200, status_="live").id for _ in range(100)]
+        s.execute(f"DELETE FROM nodes WHERE id IN ({','.join('?' * len(ids))})", ids)
+        assert s.maintain().free_pages > 0
+        assert s.maintain(reclaim_pages=1000).reclaimed_pages == 0
+    finally:
+        s.close()

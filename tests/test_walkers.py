@@ -288,10 +288,10 @@ def test_size_cap_evicts_oldest_outputs_never_live_chunks_and_reclaims_space(hom
         outputs = [s.insert_node("tool_output", f"build {i} " + " ".join(RNG.choices(WORDS, k=800)), status_="live",
                                  created_at=now_ms() - (700 - i) * 1000).id for i in range(700)]
         stale = make(s, "stale", "an old stale capture " * 10)
-        assert s.used_bytes() > 1e6
+        assert s.maintain().used_bytes > 1e6
         pages_before = s.query_one("PRAGMA page_count")[0]
         result = walk(app, "pruner")
-        assert s.used_bytes() <= 1e6
+        assert s.maintain().used_bytes <= 1e6
         assert result["evicted_stale"] == 1 and result["evicted_live"] > 0
         assert s.get_node(stale) is None
         assert statuses(s, chunks) == {"live"}
@@ -368,4 +368,4 @@ def test_the_pruner_samples_the_store_size_once_an_hour_and_trims_old_samples(ap
     walk(app, "pruner")  # the same hour: its sample is replaced, not added
     rows = s.query("SELECT at, value FROM samples WHERE name = 'store_bytes' ORDER BY at")
     assert [at for at, _ in rows] == [hour - 2 * HOUR, hour]
-    assert 4096 < rows[-1][1] <= s.disk_bytes()  # measured before its own write reached the log
+    assert 4096 < rows[-1][1] <= s.maintain().disk_bytes  # measured before its own write reached the log

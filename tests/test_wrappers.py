@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memtree_core.errors import NotFound
-from memtree_plugins.chunkers.lines import split_lines
+from memtree_plugins.lib.lines import split_lines
 from memtree_plugins.wrappers.budget import fit_prefix, fit_suffix, head_tail
 from memtree_plugins.wrappers.ripgrep import find_rg
 

@@ -34,10 +34,10 @@ if str(REPO) not in sys.path:
 
 from eval.redaction_gates import fetch  # noqa: E402
 from memtree_core.app import App  # noqa: E402
+from memtree_plugins.lib.file_versions import chunk_text  # noqa: E402
+from memtree_plugins.lib.files import load_text  # noqa: E402
 from memtree_plugins.walkers.repo_files import DEFAULT_MAX_BYTES, by_content, by_name, candidates  # noqa: E402
 from memtree_plugins.walkers.repo_index import index_directory  # noqa: E402
-from memtree_plugins.wrappers.files import load_text  # noqa: E402
-from memtree_plugins.wrappers.read import chunk_text  # noqa: E402
 
 CODE_SUFFIXES = (".py", ".js", ".mjs", ".ts", ".tsx", ".go", ".rs", ".java", ".c", ".h", ".cc", ".cpp", ".rb")
 

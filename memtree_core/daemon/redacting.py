@@ -11,7 +11,7 @@ original, with the same number of lines.
 :attr:`Redacted.lines` maps a 1-based line to the rules that redacted a value on it, once per value,
 so a result can say "memtree redacted 2 values: line 14 (aws-access-key), …" and an agent never takes
 ``[REDACTED:…]`` for what the file holds (the wording is the redaction plugin's,
-:mod:`memtree_plugins.masking.marks`).  This is the pass the redaction gate runs every rule through, so it
+:mod:`memtree_plugins.lib.masking.marks`).  This is the pass the redaction gate runs every rule through, so it
 is the host's: a plugin's rules get the same line keeping as the built-ins'.
 """
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -27,7 +26,6 @@ from memtree_core.store.sqlite_route import Route, choose_route, load_vec
 from memtree_core.store.symbols import symbol_text
 from memtree_core.store.upkeep import Upkeep, batches, marks
 
-DIGEST_KEY = "digest-key"  # meta row holding the key of digest_key()
 KINDS = ("file_chunk", "tool_output", "summary", "note", "observation", "file")
 EDGE_KINDS = ("derived_from", "references", "summarizes", "supersedes", "similar")
 
@@ -182,7 +180,6 @@ class Store(Upkeep, NodeQueries, KeywordSearch):
         self.max_bytes = max_bytes
         self.lock = threading.RLock()
         self._depth = 0
-        self._digest_key: bytes | None = None
         # The counter whose count insert_node stores with each node (App sets it), and its number there.
         self.token_counter: Any = None
         self._token_tags: dict[str, int | None] = {}
@@ -456,36 +453,12 @@ class Store(Upkeep, NodeQueries, KeywordSearch):
         row = self.query_one("SELECT value FROM meta WHERE key = ?", (key,))
         return row[0] if row else None
 
-    def digest_key(self) -> bytes:
-        """This store's own random key for keyed hashes of what a tool was asked (``tool:`` URIs), made on
-        first use.  A plain hash of a command would let anyone holding the store test guesses for a
-        redacted password against it; a keyed hash of the *redacted* command gives a guess nothing to
-        match, and the key keeps URIs from being compared across stores."""
-        key = self._digest_key
-        if key is None:
-            with self.tx() as c:
-                c.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
-                          (DIGEST_KEY, secrets.token_hex(32)))
-                value = c.execute("SELECT value FROM meta WHERE key = ?", (DIGEST_KEY,)).fetchone()[0]
-            key = self._digest_key = bytes.fromhex(value)
-        return key
-
     # -- stats ----------------------------------------------------------------------------------------
-    def disk_bytes(self) -> int:
-        """The store file and its write-ahead log, as they take space on disk."""
-        total = 0
-        for path in (self.path, Path(f"{self.path}-wal")):
-            try:
-                total += path.stat().st_size
-            except OSError:  # no write-ahead log right now
-                pass
-        return total
-
     def stats(self) -> dict[str, Any]:
         by: dict[str, dict[str, int]] = {}
         for kind, st, n in self.query("SELECT kind, status, count(*) FROM nodes GROUP BY kind, status"):
             by.setdefault(kind, {})[st] = n
-        size = self.disk_bytes()
+        size = self._disk_bytes()
         page_size, pages, free, vacuum = (self.query_one(f"PRAGMA {p}")[0]  # type: ignore[index]
                                           for p in ("page_size", "page_count", "freelist_count", "auto_vacuum"))
         walkers: dict[str, dict[str, str]] = {}  # walker -> last_run / last_error, kept by the coordinator

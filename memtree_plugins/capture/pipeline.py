@@ -12,7 +12,7 @@ sees the payload) and asks ``memtree_prepare_capture``; this is the built-in ans
 * each capture is redacted whole, its metadata and a non-file URI too; a slice of a file is cut from the
   redacted whole file when the file still holds it, grep hits from their files, a process environment file
   keeps names only, and a print-only command's output is masked when it prints a secret-named variable
-  (:mod:`memtree_plugins.masking`).
+  (:mod:`memtree_plugins.lib.masking`).
 
 Every drop raises :class:`~memtree_core.daemon.ingest.Refused`; the host counts it and stores nothing.
 """
@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 from memtree_core.daemon.ingest import Refused
 from memtree_core.daemon.redaction_gate import RedactionUnavailable
 from memtree_core.types import Capture, Dropped, PreparedCapture
-from memtree_plugins.masking.environ_files import is_environ_file, mask_values
-from memtree_plugins.masking.in_context import redact_grep_lines, redact_slice
-from memtree_plugins.masking.printed_secrets import RULE, mask_printed
+from memtree_plugins.lib.masking.environ_files import is_environ_file, mask_values
+from memtree_plugins.lib.masking.in_context import redact_grep_lines, redact_slice
+from memtree_plugins.lib.masking.printed_secrets import RULE, mask_printed
 
 if TYPE_CHECKING:
     from memtree_core.context import Context, PluginsView
@@ -150,7 +150,7 @@ def precut(cap: Any, max_bytes: int) -> None:
 
 def redact_content(app: Context, cap: Any, hits: dict[str, int]) -> str:
     """A capture's content, redacted; a slice of a file is cut from the redacted whole file when the
-    file still holds it (see :mod:`memtree_plugins.masking.in_context`), and redacted alone as well."""
+    file still holds it (see :mod:`memtree_plugins.lib.masking.in_context`), and redacted alone as well."""
     text = clean_text(cap.content)
     path, start = cap.metadata.get("file_path"), cap.metadata.get("startLine")
     searched = cap.metadata.get("path") if cap.metadata.get("tool") == "Grep" else None

@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
+from memtree_plugins.lib.node_queries import mark_truncated
+
 if TYPE_CHECKING:
-    from memtree_core.context import Context
+    from memtree_core.context import Context, StoreAccess
     from memtree_core.types import PreparedCapture
 
 REPLAYED_STATE = "backfill:replayed"  # app.state: (tool_use_id, event) -> node ids taken from transcripts
@@ -37,7 +39,7 @@ def store_captures(app: Context, payload: dict[str, Any], prepared: PreparedCapt
                                      mtime=cap.mtime, metadata=cap.metadata)
             if cap.original_bytes and cap.original_bytes > node.original_bytes:
                 # The text came cut from a persisted output file: keep the real size and the mark.
-                store.mark_truncated(node.id, cap.original_bytes)
+                mark_truncated(store, node.id, cap.original_bytes)
             ids.append(node.id)
         app.record_redactions(prepared.hits)
         store.bump(f"capture:accepted:{payload.get('tool_name')}", len(ids))
@@ -62,7 +64,14 @@ def stored_twin(app: Context, payload: dict[str, Any], replayed: bool) -> list[s
         return list(seen[(tid, event)]) if seen and (tid, event) in seen else None
     from memtree_core.store.store import now_ms
 
-    return app.store.ids_of_call(tid, event, now_ms() - TWIN_WINDOW_MS) or None
+    return ids_of_call(app.store, tid, event, now_ms() - TWIN_WINDOW_MS) or None
+
+
+def ids_of_call(store: StoreAccess, tool_use_id: str, event: Any, since_ms: int) -> list[str]:
+    """Nodes created since ``since_ms`` that hold tool call ``tool_use_id`` as hook event ``event``."""
+    rows = store.query("SELECT id FROM nodes WHERE created_at >= ? AND json_extract(metadata, '$.tool_use_id') = ? "
+                       "AND json_extract(metadata, '$.hook_event') IS ?", (since_ms, tool_use_id, event))
+    return [r[0] for r in rows]
 
 
 def note_replayed(app: Context, payload: dict[str, Any], ids: list[str]) -> None:

@@ -23,7 +23,7 @@ def memtree_register_chunkers(register: Register[Chunker]) -> None:
     from memtree_plugins.chunkers.markdown import MarkdownChunker
     from memtree_plugins.chunkers.python import PythonChunker
     from memtree_plugins.chunkers.treesitter import TreeSitterChunker
-    from memtree_plugins.chunkers.window import WindowChunker
+    from memtree_plugins.lib.window import WindowChunker
 
     register(PythonChunker())
     register(TreeSitterChunker())

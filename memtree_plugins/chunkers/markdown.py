@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass, field
 
 from memtree_core.types import Chunk
-from memtree_plugins.chunkers.lines import crop, make_chunk, split_lines
-from memtree_plugins.chunkers.window import WINDOW_LINES, window_chunks
+from memtree_plugins.lib.lines import crop, make_chunk, split_lines
+from memtree_plugins.lib.window import WINDOW_LINES, window_chunks
 
 SECTION_LINES = 80
 

@@ -20,8 +20,8 @@ import warnings
 from dataclasses import dataclass, replace
 
 from memtree_core.types import Chunk
-from memtree_plugins.chunkers.lines import crop, make_chunk, split_lines
-from memtree_plugins.chunkers.window import WINDOW_LINES, window_chunks
+from memtree_plugins.lib.lines import crop, make_chunk, split_lines
+from memtree_plugins.lib.window import WINDOW_LINES, window_chunks
 
 CLASS_SPLIT_LINES = 80
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

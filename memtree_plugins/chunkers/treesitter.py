@@ -32,8 +32,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memtree_core.types import Chunk
-from memtree_plugins.chunkers.lines import crop, make_chunk, split_lines
-from memtree_plugins.chunkers.window import WINDOW_LINES
+from memtree_plugins.lib.lines import crop, make_chunk, split_lines
+from memtree_plugins.lib.window import WINDOW_LINES
 
 CLASS_SPLIT_LINES = 80
 MAX_DEF_LINES = WINDOW_LINES

@@ -9,12 +9,12 @@ many times this content was captured, itself included), ``last_seen`` (epoch ms)
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memtree_core.store import now_ms
 
 if TYPE_CHECKING:
-    from memtree_core.context import Context
+    from memtree_core.context import Context, StoreAccess
     from memtree_core.store import NodeRow
 
 # Spec §4: tool outputs dedupe "against existing nodes in the same hour window".
@@ -30,8 +30,8 @@ class DuplicateFilter:
     def original(self, node: NodeRow, app: Context) -> str | None:
         """The id of the live node ``node`` duplicates, if any (oldest first: the one that stays)."""
         since = node.created_at - TOOL_OUTPUT_WINDOW_MS if node.kind == "tool_output" else None
-        return app.store.first_live_copy(node.content_hash, node.kind, other_than=node.id, created_since=since,
-                                         same_source=node.kind in PLACE_KINDS, source_uri=node.source_uri)
+        return first_live_copy(app.store, node.content_hash, node.kind, other_than=node.id, created_since=since,
+                               same_source=node.kind in PLACE_KINDS, source_uri=node.source_uri)
 
     def check(self, node: NodeRow, app: Context) -> str | None:
         return "duplicate" if self.original(node, app) else None
@@ -56,7 +56,32 @@ class DuplicateFilter:
                 also = [u for u in meta.get("also_from", []) if u != node.source_uri]
                 meta["also_from"] = (also + [node.source_uri])[-MAX_ALSO_FROM:]
             # Not update_metadata: a repeat capture must not look like a change of the kept node.
-            store.replace_metadata_quietly(kept_id, meta)
+            replace_metadata_quietly(store, kept_id, meta)
+
+
+def first_live_copy(store: StoreAccess, content_hash: str, kind: str, *, other_than: str,
+                    created_since: int | None = None, source_uri: str | None = None,
+                    same_source: bool = False) -> str | None:
+    """The oldest live node of ``kind`` with this content hash other than ``other_than`` (the one a
+    duplicate is folded into); optionally created since ``created_since`` (ms) or from the same source
+    (``same_source``: its ``source_uri`` IS ``source_uri``)."""
+    sql = "SELECT id FROM nodes WHERE content_hash = ? AND kind = ? AND status = 'live' AND id != ?"
+    params: list[object] = [content_hash, kind, other_than]
+    if same_source:
+        sql += " AND source_uri IS ?"
+        params.append(source_uri)
+    if created_since is not None:
+        sql += " AND created_at >= ?"
+        params.append(created_since)
+    row = store.query_one(sql + " ORDER BY created_at LIMIT 1", params)
+    return row[0] if row else None
+
+
+def replace_metadata_quietly(store: StoreAccess, node_id: str, meta: dict[str, Any]) -> None:
+    """Set a node's metadata without touching ``updated_at`` (bookkeeping such as a repeat count must
+    not look like a change of the node; ``store.update_metadata`` is the one that does)."""
+    store.execute("UPDATE nodes SET metadata = ? WHERE id = ?",
+                  (json.dumps(meta, separators=(",", ":"), ensure_ascii=False), node_id))
 
 
 def _load(text: str | None) -> dict:

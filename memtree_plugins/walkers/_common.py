@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from memtree_core.store import Store
+from memtree_plugins.lib.node_queries import ids_in_status
+from memtree_plugins.walkers.queries import delete_vectors
+
+if TYPE_CHECKING:
+    from memtree_core.context import StoreAccess
 
 # Rows per write transaction.  Small, because in the daemon the MCP tools share the store's connection and
 # lock with the walkers: 100 pruned rows hold it for ~15 ms on a 1M-node store (500 held it ~70 ms).
 CHUNK = 100
 
 
-def move_still(store: Store, ids: Iterable[str], from_statuses: tuple[str, ...], to: str, reason: str) -> list[str]:
+def move_still(store: StoreAccess, ids: Iterable[str], from_statuses: tuple[str, ...], to: str, reason: str) -> list[str]:
     """Transition those of ``ids`` still in one of ``from_statuses`` (another writer — the read tool, a
     second ``memtree walk`` — may have moved some since we looked).  One short transaction per chunk.
     Returns the ids that moved."""
@@ -20,7 +25,7 @@ def move_still(store: Store, ids: Iterable[str], from_statuses: tuple[str, ...],
     for i in range(0, len(ids), CHUNK):
         part = ids[i:i + CHUNK]
         with store.tx():
-            still = store.ids_in_status(part, from_statuses)
+            still = ids_in_status(store, part, from_statuses)
             if still:
                 store.transition(still, to, reason)
                 if to == "pruned":
@@ -29,10 +34,10 @@ def move_still(store: Store, ids: Iterable[str], from_statuses: tuple[str, ...],
     return moved
 
 
-def drop_vectors(store: Store, ids: list[str]) -> None:
+def drop_vectors(store: StoreAccess, ids: list[str]) -> None:
     """Pruned nodes leave the vector index too (FTS rows go by trigger; a store may have no vectors)."""
     for i in range(0, len(ids), CHUNK):
-        store.delete_vectors(ids[i:i + CHUNK])
+        delete_vectors(store, ids[i:i + CHUNK])
 
 
 def add(counters: dict[str, int], key: str, n: int = 1) -> None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from memtree_core.daemon.ingest import Refused
 from memtree_core.daemon.root_links import root_link
+from memtree_plugins.walkers.queries import ids_with_tool_use
 from memtree_plugins.walkers.transcripts import Scan, calls, captured_tools
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ def missed_logs(home: Path, root: Path | str) -> list[Path]:
 
 def stored_ids(store: Any, ids: Iterable[str]) -> set[str]:
     """Which of ``ids`` some node (of any status) already carries as its ``tool_use_id``."""
-    return store.ids_with_tool_use(list(ids))
+    return ids_with_tool_use(store, list(ids))
 
 
 def ingest_payloads(app: Context, server: Any, payloads: Iterable[dict[str, Any]],

@@ -18,6 +18,7 @@ import re
 from typing import TYPE_CHECKING
 
 from memtree_plugins.walkers._common import add
+from memtree_plugins.walkers.queries import has_pending, oldest_pending, status_of
 
 if TYPE_CHECKING:
     from memtree_core.context import Context
@@ -41,11 +42,11 @@ class FilterWalker:
         return app.plugin_settings("walkers").walkers.filter_interval_ms / 1000
 
     def has_work(self, app: Context) -> bool:
-        return app.store.has_pending()
+        return has_pending(app.store)
 
     def run(self, app: Context) -> dict[str, int]:
         counters: dict[str, int] = {}
-        for node in app.store.oldest_pending(BATCH):
+        for node in oldest_pending(app.store, BATCH):
             add(counters, "seen")
             reason, by = self._decide(node, app, counters)
             add(counters, self._apply(node, app, reason, by, counters))
@@ -70,7 +71,7 @@ class FilterWalker:
         if reason is not None:
             try:
                 with store.tx():
-                    if store.status_of(node.id) != "pending":
+                    if status_of(store, node.id) != "pending":
                         return "raced"
                     store.transition([node.id], "pruned", f"filter:{reason}")
                     store.bump(f"filter:dropped:{reason}")
@@ -83,7 +84,7 @@ class FilterWalker:
                 store.bump(f"filter:errors:on_drop:{reason}")
                 add(counters, "filter_errors")
         with store.tx():
-            if store.status_of(node.id) != "pending":
+            if status_of(store, node.id) != "pending":
                 return "raced"
             store.transition([node.id], "live", "filter:kept")
         return "kept"

@@ -13,9 +13,10 @@ Each run, in short transactions of at most 100 rows (``CHUNK``), each phase boun
    transitions log says what left) and are deleted at once.  Live files and file chunks, notes,
    observations and summaries are never evicted: chunks are what ``read`` reuses and what search is for,
    the others were written on purpose; when only they remain, ``cap_unreachable`` is counted and logged.
-4. Free pages go back to the OS with ``PRAGMA incremental_vacuum`` (stores created by memtree use
-   ``auto_vacuum=INCREMENTAL``), at most ``VACUUM_PAGES_PER_RUN`` pages a run; FTS segments get a bounded
-   ``merge`` after deletions so the keyword index shrinks too.
+4. Free pages go back to the OS through ``store.maintain(reclaim_pages=...)`` (SQLite's ``PRAGMA
+   incremental_vacuum``: stores created by memtree use ``auto_vacuum=INCREMENTAL``), at most
+   ``VACUUM_PAGES_PER_RUN`` pages a run; the keyword index gets a bounded merge after deletions
+   (``store.maintain(merge_index_pages=...)``, an FTS5 ``merge``) so it shrinks too.
 """
 
 from __future__ import annotations
@@ -25,11 +26,18 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from memtree_core.store import Store, now_ms
+from memtree_core.store import now_ms
 from memtree_plugins.walkers._common import CHUNK, add, move_still
+from memtree_plugins.walkers.queries import (
+    delete_still_pruned,
+    node_count,
+    oldest_in_status,
+    record_sample,
+    trim_transitions,
+)
 
 if TYPE_CHECKING:
-    from memtree_core.context import Context
+    from memtree_core.context import Context, StoreAccess
 
 log = logging.getLogger("memtree.walkers.pruner")
 
@@ -44,21 +52,21 @@ FTS_MERGE_ROUNDS = 10
 EVICTABLE_LIVE_KINDS = ("tool_output",)
 
 
-def fts_merge(store: Store, rounds: int) -> int:
+def fts_merge(store: StoreAccess, rounds: int) -> int:
     """Bounded FTS segment merging, one short transaction per round; returns rounds that did work."""
     worked = 0
     for _ in range(rounds):
-        if not store.merge_keyword_index(FTS_MERGE_PAGES):
+        if not store.maintain(merge_index_pages=FTS_MERGE_PAGES).index_merged:
             break
         worked += 1
     return worked
 
 
-def delete_pruned(store: Store, ids: list[str]) -> tuple[int, int]:
+def delete_pruned(store: StoreAccess, ids: list[str]) -> tuple[int, int]:
     """Delete rows that are (still) pruned, their edges both ways and their vectors; return (rows, edges)."""
     rows = edges = 0
     for i in range(0, len(ids), CHUNK):
-        r, e = store.delete_still_pruned(ids[i:i + CHUNK])
+        r, e = delete_still_pruned(store, ids[i:i + CHUNK])
         rows += r
         edges += e
         time.sleep(0.001)  # let a waiting search take the store's lock between chunks
@@ -68,10 +76,10 @@ def delete_pruned(store: Store, ids: list[str]) -> tuple[int, int]:
 SIZE_SAMPLE = "store_bytes"
 
 
-def record_size(store: Store, now: int, horizon: int) -> None:
+def record_size(store: StoreAccess, now: int, horizon: int) -> None:
     """This hour's sample of the store's size on disk (the file and its write-ahead log; the last run of the
     hour wins), and samples older than the retention horizon removed."""
-    store.record_sample(SIZE_SAMPLE, now // HOUR_MS * HOUR_MS, store.disk_bytes(), keep_from=horizon)
+    record_sample(store, SIZE_SAMPLE, now // HOUR_MS * HOUR_MS, store.maintain().disk_bytes, keep_from=horizon)
 
 
 class Pruner:
@@ -94,15 +102,15 @@ class Pruner:
 
         for status_, age_ms, label in (("stale", ret.stale_hours * HOUR_MS, f"{ret.stale_hours:g}h"),
                                        ("superseded", ret.superseded_days * DAY_MS, f"{ret.superseded_days:g}d")):
-            ids = store.oldest_in_status(status_, budget, updated_before=now - int(age_ms))
+            ids = oldest_in_status(store, status_, budget, updated_before=now - int(age_ms))
             moved = move_still(store, ids, (status_,), "pruned", f"pruner:{status_} for {label}")
             add(counters, f"pruned_{status_}", len(moved))
 
         horizon = now - int(ret.pruned_days * DAY_MS)
-        rows, edges = delete_pruned(store, store.oldest_in_status("pruned", budget, updated_before=horizon))
+        rows, edges = delete_pruned(store, oldest_in_status(store, "pruned", budget, updated_before=horizon))
         add(counters, "deleted_rows", rows)
         add(counters, "deleted_edges", edges)
-        add(counters, "transitions_trimmed", store.trim_transitions(horizon, budget))
+        add(counters, "transitions_trimmed", trim_transitions(store, horizon, budget))
 
         if ret.max_store_mb > 0:
             self._cap(store, int(ret.max_store_mb * 1_000_000), budget, counters)
@@ -113,16 +121,16 @@ class Pruner:
         record_size(store, now, horizon)
         return counters
 
-    def _cap(self, store: Store, cap: int, budget: int, counters: dict[str, int]) -> None:
+    def _cap(self, store: StoreAccess, cap: int, budget: int, counters: dict[str, int]) -> None:
         steps: list[tuple[str, str | None]] = [("pruned", None), ("stale", None), ("superseded", None)]
         steps += [("live", kind) for kind in EVICTABLE_LIVE_KINDS]
         left = budget
         for status_, kind in steps:
-            while left > 0 and (used := store.used_bytes()) > cap:
+            while left > 0 and (used := store.maintain().used_bytes) > cap:
                 # Evict about what the excess is worth at the average row size, not a fixed chunk.
-                rows_total = store.node_count() or 1
+                rows_total = node_count(store) or 1
                 want = math.ceil((used - cap) / max(1, used // rows_total))
-                ids = store.oldest_in_status(status_, max(1, min(CHUNK, left, want)), kind=kind)
+                ids = oldest_in_status(store, status_, max(1, min(CHUNK, left, want)), kind=kind)
                 if not ids:
                     break
                 if status_ != "pruned":
@@ -134,24 +142,19 @@ class Pruner:
                 if status_ != "pruned":  # these just left the FTS index: let its space go too
                     add(counters, "fts_merges", fts_merge(store, 2))
                 left -= max(len(ids), 1)
-        if left > 0 and store.used_bytes() > cap:
+        if left > 0 and (used := store.maintain().used_bytes) > cap:
             add(counters, "cap_unreachable")
             log.warning("store is above retention.maxStoreMb (%.1f MB used, cap %.1f MB) and only live files, "
                         "chunks, notes and summaries remain; raise the cap or remove the store",
-                        store.used_bytes() / 1e6, cap / 1e6)
+                        used / 1e6, cap / 1e6)
 
-    def _vacuum(self, store: Store) -> int:
-        if not store.reclaims_incrementally():
-            return 0  # a store created before memtree set INCREMENTAL: a full VACUUM is the user's call
+    def _vacuum(self, store: StoreAccess) -> int:
+        # A store created before memtree set auto_vacuum=INCREMENTAL reclaims nothing here: a full VACUUM is
+        # the user's call.
         freed = 0
         while freed < VACUUM_PAGES_PER_RUN:
-            free = store.free_pages()
-            if not free:
+            step = store.maintain(reclaim_pages=min(VACUUM_STEP, VACUUM_PAGES_PER_RUN - freed)).reclaimed_pages
+            if not step:
                 break
-            step = min(free, VACUUM_STEP, VACUUM_PAGES_PER_RUN - freed)
-            store.release_free_pages(step)
-            after = store.free_pages()
-            if after >= free:
-                break
-            freed += free - after
+            freed += step
         return freed

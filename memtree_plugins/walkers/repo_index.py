@@ -1,7 +1,7 @@
 """Index a directory's files into the store up front, so ``search`` finds code the agent has not read yet.
 
 Each file taken (see :mod:`memtree_plugins.walkers.repo_files` for which) goes through the ``read`` tool's own
-writer, :func:`memtree_plugins.wrappers.read.write_version`: the whole text redacted first, then chunked
+writer, :func:`memtree_plugins.lib.file_versions.write_version`: the whole text redacted first, then chunked
 by definition, stored as one ``file`` node with its ``file_chunk`` children, an older version retired.  So
 an indexed file and a read file are the same nodes, and a later ``read`` of an indexed file is served
 from the store.
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from memtree_core.errors import NotFound
 from memtree_core.store import source_uri
+from memtree_plugins.walkers.queries import live_file_versions
 from memtree_plugins.walkers.repo_files import DEFAULT_MAX_BYTES, by_content, by_name, candidates
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ MAX_ERRORS_KEPT = 20
 def known_versions(app: Context, root: Path) -> dict[str, set[tuple[int, int]]]:
     """``file://`` URI -> (mtime_ns, size) of each live ``file`` node under ``root``, in one query."""
     prefix = source_uri.prefix(f"{root}/")
-    rows = app.store.live_file_versions(prefix, prefix[:-1] + "0")
+    rows = live_file_versions(app.store, prefix, prefix[:-1] + "0")
     out: dict[str, set[tuple[int, int]]] = {}
     for uri, mtime, size in rows:
         if mtime is not None and size is not None:
@@ -71,8 +72,8 @@ def index_directory(app: Context, root: Path, max_bytes: int = DEFAULT_MAX_BYTES
     With ``max_writes``, stop after writing that many files (the daemon's bounded tick: the next pass
     finds the written ones unchanged and goes on)."""
     from memtree_core.store.source_uri import file_uri
-    from memtree_plugins.wrappers.files import display
-    from memtree_plugins.wrappers.read import write_version
+    from memtree_plugins.lib.file_versions import write_version
+    from memtree_plugins.lib.files import display
 
     started = time.monotonic()
     summary = IndexSummary(str(root))

@@ -26,6 +26,13 @@ from typing import TYPE_CHECKING
 
 from memtree_core.store import now_ms, source_uri
 from memtree_plugins.walkers._common import add, move_still
+from memtree_plugins.walkers.queries import (
+    file_sources_after,
+    forget_file_sources,
+    has_file_sources,
+    nodes_with_source_in,
+    note_file_checks,
+)
 
 if TYPE_CHECKING:
     from memtree_core.context import Context
@@ -61,13 +68,13 @@ class StalenessMarker:
         return app.plugin_settings("walkers").walkers.staleness_interval_ms / 1000
 
     def has_work(self, app: Context) -> bool:
-        return app.store.has_file_sources()
+        return has_file_sources(app.store)
 
     def run(self, app: Context) -> dict[str, int]:
         store = app.store
         batch = app.plugin_settings("walkers").walkers.staleness_batch_files
         cursor = store.get_meta(CURSOR_KEY) or ""
-        sources = store.file_sources_after(cursor, batch)
+        sources = file_sources_after(store, cursor, batch)
         counters: dict[str, int] = {}
         if len(sources) < batch:
             add(counters, "passes_completed")
@@ -77,7 +84,7 @@ class StalenessMarker:
         wanted = {key: (size, mtime_ns) for key, size, mtime_ns in sources}
         # One range scan of the source_uri index covers every chunk of every file in the batch ('$' sorts
         # right after '#'); rows of other statuses come too, to tell a forgotten source from a pruned one.
-        rows = store.nodes_with_source_in(sources[0][0], sources[-1][0])
+        rows = nodes_with_source_in(store, sources[0][0], sources[-1][0])
         live: dict[str, list[tuple[str, int]]] = {}
         present: set[str] = set()
         for node_id, uri, mtime, st, kind in rows:
@@ -125,8 +132,8 @@ class StalenessMarker:
         for why, ids in stale.items():
             add(counters, "marked_stale", len(move_still(store, ids, ("live",), "stale", f"staleness:{why}")))
         with store.tx():
-            store.note_file_checks(seen)
-            store.forget_file_sources(forgotten)  # re-checked there: a chunk captured meanwhile keeps its source
+            note_file_checks(store, seen)
+            forget_file_sources(store, forgotten)  # re-checked there: a chunk captured meanwhile keeps its source
             store.set_meta(CURSOR_KEY, "" if len(sources) < batch else sources[-1][0])
         add(counters, "sources_forgotten", len(forgotten))
         return counters

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from memtree_core.daemon.redaction_gate import RedactionUnavailable
-from memtree_plugins.masking.printed_secrets import RULE, mask_printed
+from memtree_plugins.lib.masking.printed_secrets import RULE, mask_printed
 from memtree_plugins.wrappers.budget import head_tail
 from memtree_plugins.wrappers.records import (
     args_digest,

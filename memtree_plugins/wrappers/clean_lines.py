@@ -15,8 +15,8 @@ import stat
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from memtree_plugins.chunkers.lines import split_lines
-from memtree_plugins.masking.environ_files import is_environ_file, mask_values
+from memtree_plugins.lib.lines import split_lines
+from memtree_plugins.lib.masking.environ_files import is_environ_file, mask_values
 
 if TYPE_CHECKING:
     from memtree_core.context import Context
@@ -67,7 +67,7 @@ class CleanLines:
     def line(self, path: str, number: int, shown: str, clip: Callable[[str], str]) -> str | None:
         """The redacted text of line ``number`` of ``path`` if the search saw that line as it is on
         disk now (``shown``: the engine's text, cut by ``clip``); None to fall back.  A process's
-        environment file keeps its names only, whoever's it was (see :mod:`memtree_plugins.masking.environ_files`)."""
+        environment file keeps its names only, whoever's it was (see :mod:`memtree_plugins.lib.masking.environ_files`)."""
         if path not in self.environ:
             self.environ[path] = is_environ_file(os.path.join(self.root, path))
         if self.environ[path]:

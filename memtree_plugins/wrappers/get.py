@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from memtree_core.errors import NotFound
-from memtree_plugins.masking.marks import MARK, describe, within
+from memtree_plugins.lib.masking.marks import MARK, describe, within
 from memtree_plugins.wrappers.budget import fit_prefix
 from memtree_plugins.wrappers.records import budget_or_default
 

@@ -23,11 +23,11 @@ from pydantic import BaseModel
 
 from memtree_core.store.source_uri import file_uri
 from memtree_core.store.source_uri import mtime as mtime_of
-from memtree_plugins.chunkers.lines import split_lines
-from memtree_plugins.masking.marks import count_marks
+from memtree_plugins.lib.files import display, resolve
+from memtree_plugins.lib.lines import split_lines
+from memtree_plugins.lib.masking.marks import count_marks
 from memtree_plugins.wrappers.budget import fit_prefix
 from memtree_plugins.wrappers.clean_lines import CleanLines
-from memtree_plugins.wrappers.files import display, resolve
 from memtree_plugins.wrappers.grep_engines import (
     ENGINE_ENV,
     MAX_FILE_BYTES,
@@ -352,7 +352,7 @@ def _store(app: Context, args: dict, result: GrepResult, blocks: list[_Block], c
     with store.tx():
         old = recent_duplicate(store, "tool_output", digest)
         if old is not None:
-            kids = store.children_statuses(old)
+            kids = store.query("SELECT id, status FROM nodes WHERE parent_id = ? ORDER BY rowid", (old,))
             if len(kids) == len(blocks) and all(s == "live" for _, s in kids):
                 return [k for k, _ in kids], old, True
         meta = {"tool": "grep", **args, "engine": result.engine, "matches": result.matches,

@@ -1,8 +1,8 @@
 """``read(path, lines?, budget_tokens?)``: a file as ``file_chunk`` nodes under one ``file`` node.
 
-One version of a file on disk is one ``file`` node (``source_uri`` ``file:///abs``, ``mtime`` in ns — see
-:mod:`.files`) whose metadata holds the chunk table (id, lines, kind, symbol, outline, tokens) and whose
-content is the file's outline, plus one live ``file_chunk`` child per chunk (``file:///abs#La-b``).
+One version of a file on disk is one ``file`` node with one live ``file_chunk`` child per chunk, written by
+:mod:`memtree_plugins.lib.file_versions` (which the repository indexer shares, so an indexed file is served
+from the store).
 
 * Cached path: the live file node for the URI has the file's current mtime and size, so one indexed
   query gives the chunk table and one primary-key query the needed chunks' text.  Nothing is written.
@@ -15,31 +15,33 @@ Everything stored, and therefore everything returned, went through ``app.redact(
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, PrivateAttr
 
-from memtree_core.daemon.redacting import Redacted
 from memtree_core.store.source_uri import file_uri
 from memtree_core.store.source_uri import mtime as mtime_of
-from memtree_core.store.store import new_id
-from memtree_core.types import Chunk
-from memtree_plugins.chunkers.lines import split_lines
-from memtree_plugins.masking.marks import describe, within
+from memtree_core.store.upkeep import marks
+from memtree_plugins.lib.file_versions import (
+    ChunkEntry,
+    Version,
+    current_version,
+    live_files,
+    live_texts,
+    write_version,
+)
+from memtree_plugins.lib.files import display, resolve, stat_file
+from memtree_plugins.lib.lines import split_lines
+from memtree_plugins.lib.masking.marks import describe, within
 from memtree_plugins.wrappers.budget import fit_prefix
-from memtree_plugins.wrappers.files import display, load_text, resolve, stat_file
 from memtree_plugins.wrappers.records import budget_or_default
 
 if TYPE_CHECKING:
-    from memtree_core.context import Context
-    from memtree_core.store import Store
+    from memtree_core.context import Context, StoreAccess
 
 
 class ChunkRef(BaseModel):
@@ -102,217 +104,6 @@ def parse_lines(spec: str | None) -> tuple[int, int | None] | None:
     if last is not None and last < first:
         raise ValueError(f"lines={spec!r}: the range ends before it starts; write '{last}-{first}'?")
     return first, last
-
-
-# -- one version of a file --------------------------------------------------------------------------
-@dataclass
-class ChunkEntry:
-    id: str
-    start: int
-    end: int
-    kind: str
-    symbol: str | None
-    outline: str
-    tokens: int
-
-    def ref(self) -> ChunkRef:
-        return ChunkRef(id=self.id, lines=f"{self.start}-{self.end}", kind=self.kind, symbol=self.symbol,
-                        tokens=self.tokens)
-
-
-@dataclass
-class Version:
-    file_id: str
-    total_lines: int
-    chunks: list[ChunkEntry]
-    notes: list[str]
-    redacted: dict[int, list[str]] = field(default_factory=dict)  # line -> rule per value redacted on it
-
-
-# A file with more redacted lines than this lists the first ones only (the note says how many values).
-MAX_REDACTED_LINES = 2000
-
-
-def _version_from_meta(file_id: str, meta: dict[str, Any]) -> Version:
-    return Version(file_id, int(meta.get("lines", 0)), [ChunkEntry(*row) for row in meta.get("chunks", [])],
-                   list(meta.get("notes", [])), {int(n): list(r) for n, r in meta.get("redacted", [])})
-
-
-def _live_files(store: Store, uri: str) -> list[tuple[str, int, str]]:
-    return store.live_files_at(uri)
-
-
-def _current(rows: list[tuple[str, int, str]], mtime: int, size: int) -> Version | None:
-    for file_id, node_mtime, metadata in rows:
-        if node_mtime == mtime:
-            meta = json.loads(metadata)
-            if meta.get("size") == size:
-                return _version_from_meta(file_id, meta)
-    return None
-
-
-def _texts(store: Store, ids: list[str]) -> dict[str, str] | None:
-    """Content of the given chunk nodes, or None if any is gone or no longer live."""
-    if not ids:
-        return {}
-    return store.live_contents(ids)
-
-
-# -- chunking and writing a new version ----------------------------------------------------------------
-def _valid_tiling(chunks: list[Chunk], lines: list[str]) -> bool:
-    expect = 1
-    for c in chunks:
-        if c.start_line != expect or c.end_line < c.start_line or c.text != "".join(lines[c.start_line - 1:c.end_line]):
-            return False
-        expect = c.end_line + 1
-    return expect == len(lines) + 1
-
-
-def _split_oversize(chunks: list[Chunk], max_bytes: int) -> list[Chunk]:
-    """Cut chunks bigger than the store's per-node cap into line runs that fit (a lone huge line is
-    stored cut, and says so)."""
-    out: list[Chunk] = []
-    for c in chunks:
-        if len(c.text.encode("utf-8", "surrogatepass")) <= max_bytes:
-            out.append(c)
-            continue
-        part: list[str] = []
-        size = 0
-        start = c.start_line
-        for ln in split_lines(c.text):
-            n = len(ln.encode("utf-8", "surrogatepass"))
-            if part and size + n > max_bytes:
-                out.append(replace(c, start_line=start, end_line=start + len(part) - 1, text="".join(part)))
-                start += len(part)
-                part, size = [], 0
-            part.append(ln)
-            size += n
-        if part:
-            out.append(replace(c, start_line=start, end_line=start + len(part) - 1, text="".join(part)))
-    return out
-
-
-def _definition(c: Chunk) -> dict[str, Any]:
-    """What a symbol-aware chunker said about the definition, for the node's metadata."""
-    out: dict[str, Any] = {k: v for k, v in (("name", c.name), ("signature", c.signature), ("parent", c.parent))
-                           if v}
-    if c.members:
-        out["members"] = list(c.members)
-    if c.part > 1:
-        out["part"] = c.part
-    return out
-
-
-def chunk_text(app: Context, path: str, text: str, notes: list[str]) -> tuple[list[Chunk], str]:
-    """Chunk with the chosen chunker; a chunker that fails or leaves gaps falls back to windows."""
-    from memtree_plugins.chunkers.window import WindowChunker
-
-    lines = split_lines(text)
-    chunker = app.chunker_for(path)
-    try:
-        chunks = chunker.chunk(path, text)
-        if _valid_tiling(chunks, lines):
-            return chunks, chunker.name
-        notes.append(f"chunker {chunker.name!r} did not tile the file; used 200-line windows")
-    except Exception as exc:  # a plugin's bug must not make the file unreadable
-        notes.append(f"chunker {chunker.name!r} failed ({type(exc).__name__}: {exc}); used 200-line windows")
-    return WindowChunker().chunk(path, text), "window"
-
-
-def _redacted_chunks(app: Context, path: str, text: str, notes: list[str]) -> tuple[list[Chunk], str, Redacted]:
-    """Redact the whole file, then chunk the redacted text: every chunk (and outline) is cut from it, so
-    a secret split across chunks is still caught whole.  Redaction keeps line numbers (see
-    :mod:`memtree_core.daemon.redacting`), so the chunks' lines are the file's."""
-    clean = app.redact_lines(text)
-    chunks, name = chunk_text(app, path, clean.text, notes)
-    return chunks, name, clean
-
-
-def _pairs(new: list[ChunkEntry], old: list[ChunkEntry]) -> list[tuple[str, str]]:
-    """(newer, older) chunk pairs for supersedes edges: same kind and symbol, else most overlap."""
-    by_symbol: dict[tuple[str, str], list[ChunkEntry]] = {}
-    for o in old:
-        if o.symbol:
-            by_symbol.setdefault((o.kind, o.symbol), []).append(o)
-    out = []
-    for n in new:
-        same = by_symbol.get((n.kind, n.symbol)) if n.symbol else None
-        if same:
-            out.append((n.id, same.pop(0).id))
-            continue
-        best, overlap = None, 0
-        for o in old:
-            ov = min(n.end, o.end) - max(n.start, o.start) + 1
-            if ov > overlap:
-                best, overlap = o, ov
-        if best is not None:
-            out.append((n.id, best.id))
-    return out
-
-
-def _file_outline(shown: str, total: int, chunker: str, entries: list[ChunkEntry]) -> str:
-    out = [f"{shown} — {total} lines, {len(entries)} chunks ({chunker})"]
-    for e in entries:
-        label = e.symbol or e.kind
-        out.append(f"L{e.start}-{e.end} {e.kind} {label}" if e.symbol else f"L{e.start}-{e.end} {label}")
-        out += ["  " + ln for ln in e.outline.splitlines()]
-    return "\n".join(out)
-
-
-def write_version(app: Context, p: Path, shown: str, uri: str) -> tuple[Version, dict[str, str], bool]:
-    """Load, chunk and store the file's current version (unless a concurrent call just did)."""
-    store = app.store
-    loaded = load_text(p, shown)
-    notes = list(loaded.notes)
-    chunks, chunker, clean = _redacted_chunks(app, str(p), loaded.text, notes)
-    chunks = _split_oversize(chunks, store.max_bytes)
-    total = len(split_lines(clean.text))
-    entries = [ChunkEntry(new_id(), c.start_line, c.end_line, c.kind, c.symbol, c.outline,
-                          app.count_tokens(c.text)) for c in chunks]
-    texts = {e.id: c.text for e, c in zip(entries, chunks, strict=True)}
-    meta = {"path": str(p), "size": loaded.size, "mtime_ns": loaded.mtime, "lines": total, "chunker": chunker,
-            "notes": notes, "tokens": sum(e.tokens for e in entries),
-            "redacted": [[line, rules] for line, rules in sorted(clean.lines.items())[:MAX_REDACTED_LINES]],
-            "chunks": [[e.id, e.start, e.end, e.kind, e.symbol, e.outline, e.tokens] for e in entries]}
-    with store.tx():
-        rows = _live_files(store, uri)
-        raced = _current(rows, loaded.mtime, loaded.size)
-        if raced is not None:
-            got = _texts(store, [e.id for e in raced.chunks])
-            if got is not None:
-                return raced, got, True
-        file_node = store.insert_node("file", _file_outline(shown, total, chunker, entries), source_uri=uri,
-                                      status_="live", mtime=loaded.mtime, metadata=meta)
-        for e, chunk in zip(entries, chunks, strict=True):
-            store.insert_node("file_chunk", texts[e.id], parent_id=file_node.id,
-                              source_uri=file_uri(p, e.start, e.end), status_="live", mtime=loaded.mtime,
-                              node_id=e.id,
-                              metadata={"path": str(p), "start_line": e.start, "end_line": e.end,
-                                        "symbol": e.symbol, "kind": e.kind, "outline": e.outline,
-                                        "tokens": e.tokens, "chunker": chunker, **_definition(chunk),
-                                        **_chunk_redactions(clean.lines, e.start, e.end)})
-        _retire(store, rows, file_node.id, entries)
-        app.record_redactions(clean.hits)
-    return Version(file_node.id, total, entries, notes, clean.lines), texts, False
-
-
-def _chunk_redactions(lines: dict[int, list[str]], start: int, end: int) -> dict[str, Any]:
-    """For a chunk's metadata: the redacted lines in it, numbered from the chunk's first line (its
-    content's line 1), so ``get`` can say which lines of a page hold memtree's marks."""
-    mine = within(lines, start, end, shift=1 - start)
-    return {"redacted": [[n, r] for n, r in sorted(mine.items())[:MAX_REDACTED_LINES]]} if mine else {}
-
-
-def _retire(store: Store, old_files: list[tuple[str, int, str]], new_file: str, entries: list[ChunkEntry]) -> None:
-    """Older versions' live nodes go stale; supersedes edges point from the new nodes to them."""
-    for file_id, _mtime, metadata in old_files:
-        old = _version_from_meta(file_id, json.loads(metadata))
-        ids = [file_id] + [c.id for c in old.chunks]
-        live = store.ids_in_status(ids, ("live",))
-        store.transition(live, "stale", "source file changed")
-        store.add_edge(new_file, file_id, "supersedes")
-        for newer, older in _pairs(entries, old.chunks):
-            store.add_edge(newer, older, "supersedes")
 
 
 # -- assembling the answer -----------------------------------------------------------------------------
@@ -410,7 +201,7 @@ def assemble(app: Context, version: Version, texts: dict[str, str], want: tuple[
             path=shown, file_id=version.file_id, total_lines=total, start_line=first, end_line=end,
             content=content, tokens=tokens_of(content), budget_tokens=budget, truncated=truncated,
             next_line=(end if partial else end + 1) if truncated else None,
-            chunks=[c.ref() for c in in_range if c.start <= end], cached=cached,
+            chunks=[_ref(c) for c in in_range if c.start <= end], cached=cached,
             notes=notes + ([_partial_note(end)] if partial else []),
             redacted=describe(within(version.redacted, first, end)))
         out._ids_shown = probe._ids_shown
@@ -419,7 +210,7 @@ def assemble(app: Context, version: Version, texts: dict[str, str], want: tuple[
     # An upper bound of everything around the content, so the content gets the rest of the budget.
     probe = ReadResult(path=shown, file_id=version.file_id, total_lines=total, start_line=first, end_line=last,
                        content="", tokens=budget, budget_tokens=budget, truncated=True, next_line=last,
-                       chunks=[c.ref() for c in in_range], cached=cached, notes=notes + [_partial_note(last)],
+                       chunks=[_ref(c) for c in in_range], cached=cached, notes=notes + [_partial_note(last)],
                        redacted=describe(within(version.redacted, first, last)))
     for ids in (3, 1, 0):  # list fewer chunk ids when the budget is small
         probe._ids_shown = ids
@@ -470,6 +261,10 @@ def assemble(app: Context, version: Version, texts: dict[str, str], want: tuple[
     return result
 
 
+def _ref(c: ChunkEntry) -> ChunkRef:
+    return ChunkRef(id=c.id, lines=f"{c.start}-{c.end}", kind=c.kind, symbol=c.symbol, tokens=c.tokens)
+
+
 def _omitted(c: ChunkEntry, reason: str) -> OmittedChunk:
     return OmittedChunk(id=c.id, lines=f"{c.start}-{c.end}", kind=c.kind, symbol=c.symbol, tokens=c.tokens,
                         outline=c.outline, reason=reason)
@@ -509,8 +304,12 @@ def _memo(app: Context) -> _Memo:
     return memo
 
 
-def _all_live(store: Store, ids: list[str]) -> bool:
-    return store.all_live(ids)
+def _all_live(store: StoreAccess, ids: list[str]) -> bool:
+    """Whether every one of ``ids`` is a live node (one statement)."""
+    if not ids:
+        return True
+    row = store.query_one(f"SELECT count(*) FROM nodes WHERE id IN ({marks(len(ids))}) AND status = 'live'", ids)
+    return bool(row) and row[0] == len(ids)
 
 
 def read(app: Context, path: str, lines: str | None = None, budget_tokens: int | None = None) -> ReadResult:
@@ -524,15 +323,15 @@ def read(app: Context, path: str, lines: str | None = None, budget_tokens: int |
     uri = file_uri(p)
     store = app.store
     memo = _memo(app)
-    rows = _live_files(store, uri)
+    rows = live_files(store, uri)
     for file_id, node_mtime, _meta in rows:
         hit = memo.get((file_id, shown, want, budget)) if node_mtime == mtime else None
         if hit is not None and hit[0] == st.st_size and _all_live(store, hit[1]):
             return hit[2].model_copy()
-    version = _current(rows, mtime, st.st_size)
+    version = current_version(rows, mtime, st.st_size)
     texts = None
     if version is not None:
-        texts = _texts(store, [c.id for c in _needed(version, want)])
+        texts = live_texts(store, [c.id for c in _needed(version, want)])
     cached = version is not None and texts is not None
     if not cached:
         version, texts, cached = write_version(app, p, shown, uri)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memtree_plugins.chunkers.lines import split_lines
+from memtree_plugins.lib.lines import split_lines
 
 
 def assert_tiles(chunks, text: str) -> None:

@@ -1,4 +1,5 @@
-"""Line helpers every chunker shares: one way to split text into numbered lines, and outline cropping.
+"""Line helpers the chunkers and the wrapped tools share: one way to split text into numbered lines, and
+outline cropping.
 
 Lines are split on ``\\n`` only (``\\r\\n`` keeps its ``\\r`` on the line), which is how editors, ``grep -n``
 and Python's own line numbers count; ``str.splitlines`` would also break on form feeds and U+2028 and

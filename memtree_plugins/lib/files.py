@@ -1,4 +1,4 @@
-"""Files as the wrapped tools see them: path resolution and safe loading.
+"""Files as the wrapped tools and the repository indexer see them: path resolution and safe loading.
 
 Their source URIs and the unit of ``nodes.mtime`` are the store's one contract,
 :mod:`memtree_core.store.source_uri`; the file node's metadata also keeps ``size``.

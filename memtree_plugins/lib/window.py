@@ -1,9 +1,13 @@
-"""The fallback chunker: fixed windows of 200 lines that tile any text file (spec §4)."""
+"""The fallback chunker: fixed windows of 200 lines that tile any text file.
+
+The ``chunkers`` plugin registers it (every path, lowest priority); the ``read`` tool falls back to it when
+the chosen chunker fails or does not tile the file, whichever chunkers are loaded.
+"""
 
 from __future__ import annotations
 
 from memtree_core.types import Chunk
-from memtree_plugins.chunkers.lines import generic_outline, make_chunk, split_lines
+from memtree_plugins.lib.lines import generic_outline, make_chunk, split_lines
 
 WINDOW_LINES = 200
 
