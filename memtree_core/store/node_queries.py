@@ -39,11 +39,6 @@ class NodeQueries:
             f"SELECT {NODE_COLUMNS} FROM nodes WHERE parent_id = ? AND status = 'live' AND kind IS NOT ? "
             f"ORDER BY created_at DESC LIMIT ?", (parent_id, except_kind, limit))]
 
-    def newest_rowid(self) -> int:
-        """The highest node rowid (0 for an empty store): nodes written after a cursor have higher ones."""
-        row = self.query_one("SELECT max(rowid) FROM nodes")
-        return int(row[0] or 0) if row else 0
-
     def count_in_status(self, status_: str) -> int:
         row = self.query_one("SELECT count(*) FROM nodes WHERE status = ?", (status_,))
         return int(row[0]) if row else 0

@@ -15,6 +15,7 @@ from threading import Lock
 from typing import TYPE_CHECKING, Any
 
 from memtree_core.errors import NotFound
+from memtree_core.store import token_counts
 from memtree_core.store.status import STATUSES
 from memtree_plugins.retrieval.models import NodeRef
 
@@ -70,7 +71,18 @@ def stored_tokens(app: Context, node: NodeRow) -> int | None:
     """The count stored with the node when it was written, if the app's counter made it (else None)."""
     if node.tokens is None or node.tokens_by is None:
         return None
-    return node.tokens if node.tokens_by == app.store.token_tag(app.plugins.token_counter) else None
+    return node.tokens if node.tokens_by == _counter_tag(app) else None
+
+
+def _counter_tag(app: Context) -> int | None:
+    """The number ``nodes.tokens_by`` holds for the app's counter: its meta row, which the host writes when it
+    opens the store, so it is read once per store."""
+    store = app.store
+    cached = app.state.get("retrieval.counter_tag")
+    if cached is None or cached[0] is not store:
+        value = store.get_meta(token_counts.TAG_PREFIX + token_counts.counter_key(app.plugins.token_counter))
+        cached = app.state["retrieval.counter_tag"] = (store, int(value) if value is not None else None)
+    return cached[1]
 
 
 def node_tokens(app: Context, node: NodeRow) -> int:

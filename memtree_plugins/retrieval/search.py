@@ -287,7 +287,8 @@ def keyword_search(app: Context, pq: ParsedQuery, limit: int, filters: Filters, 
 
     with store.lock:  # one consistent view for the probe, the ranking and the snippets
         and_expr = pq.all_of()
-        top = store.newest_rowid()
+        newest = store.query_one("SELECT max(rowid) FROM nodes")
+        top = int(newest[0] or 0) if newest else 0
         heavy = tuple(t for t in pq.terms if _heavy(store, t, top))
         by_recency = len(heavy) == len(pq.terms)
         # Some terms very common, some not: the others rank, the very common ones only have to match
