@@ -164,8 +164,10 @@ def test_store_access_lists_every_named_store_method() -> None:
     from memtree_core.store.keyword_queries import KeywordQueries
     from memtree_core.store.node_queries import NodeQueries
     from memtree_core.store.upkeep import Upkeep
+    from memtree_core.store.vectors import Vectors
 
-    named = {n for mixin in (Upkeep, NodeQueries, GraphQueries, KeywordQueries, KeywordSnippets) for n in vars(mixin) if not n.startswith("_")}
+    named = {n for mixin in (Upkeep, NodeQueries, GraphQueries, KeywordQueries, KeywordSnippets, Vectors)
+             for n in vars(mixin) if not n.startswith("_")}
     assert named - STORE == set()
     assert not {"conn", "route"} & STORE
 

@@ -28,6 +28,7 @@ from memtree_core.store.rows import NODE_COLUMNS, NodeRow, row_to_node
 from memtree_core.store.sqlite_route import Route, choose_route, load_vec
 from memtree_core.store.symbols import symbol_text
 from memtree_core.store.upkeep import Upkeep, batches, marks
+from memtree_core.store.vectors import Vectors
 
 DIGEST_KEY = "digest-key"  # meta row holding the key of digest_key()
 KINDS = ("file_chunk", "tool_output", "summary", "note", "observation", "file")
@@ -171,7 +172,7 @@ def check_in_background(path: Path, on_damage: Any, seconds: float = QUICK_CHECK
     return thread
 
 
-class Store(Upkeep, NodeQueries, GraphQueries, KeywordQueries, KeywordSnippets):
+class Store(Upkeep, NodeQueries, GraphQueries, KeywordQueries, KeywordSnippets, Vectors):
     """One project's store.  The basics are here; the named methods plugins call for everything else live in
     one mixin per area (upkeep, node_queries, graph_queries, keyword_queries, fts_snippets), and
     :class:`memtree_core.context.StoreAccess` lists them: plugins send no SQL of their own."""
@@ -253,6 +254,9 @@ class Store(Upkeep, NodeQueries, GraphQueries, KeywordQueries, KeywordSnippets):
         # pages past the mmap window go through read() into a 2 MB page cache: 55 -> 40 ms p50 at 100k
         # (eval/bench/semantic.py).  Touched pages show in RSS as file-backed, reclaimable memory.
         c.execute("PRAGMA mmap_size = 2147418112")
+
+    def _has_table(self, name: str) -> bool:
+        return self.query_one("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)) is not None
 
     def _user_version(self) -> int:
         return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
@@ -450,7 +454,11 @@ class Store(Upkeep, NodeQueries, GraphQueries, KeywordQueries, KeywordSnippets):
                           (prefix, prefix + "\U0010ffff"))
         return dict(rows)
 
-    def set_meta(self, key: str, value: str) -> None:
+    def set_meta(self, key: str, value: str | None) -> None:
+        """Set ``key`` to ``value``; None deletes it."""
+        if value is None:
+            self.execute("DELETE FROM meta WHERE key = ?", (key,))
+            return
         self.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
                      "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
 

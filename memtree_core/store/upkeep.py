@@ -34,15 +34,6 @@ class Upkeep:
         def query(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]: ...
         def query_one(self, sql: str, params: Any = ()) -> tuple[Any, ...] | None: ...
 
-    # -- tables ---------------------------------------------------------------------------------------
-    def has_table(self, name: str) -> bool:
-        return self.query_one("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)) is not None
-
-    def is_read_only(self) -> bool:
-        """Whether this connection cannot write (``memtree ui``'s, opened ``query_only``)."""
-        row = self.query_one("PRAGMA query_only")
-        return bool(row and row[0])
-
     # -- statuses -------------------------------------------------------------------------------------
     def ids_in_status(self, ids: Sequence[str], statuses: Sequence[str]) -> list[str]:
         """Those of ``ids`` whose status is one of ``statuses`` now (one statement: the caller keeps ``ids``
@@ -72,19 +63,12 @@ class Upkeep:
         return int(row[0]) if row else 0
 
     # -- deleting -------------------------------------------------------------------------------------
-    def delete_vectors(self, ids: Sequence[str]) -> int:
-        """Remove these nodes' vectors (a store without the vector table has none); returns rows removed."""
-        if not ids or not self.has_table(VEC_TABLE):
-            return 0
-        with self.tx() as c:
-            return c.execute(f"DELETE FROM {VEC_TABLE} WHERE id IN ({marks(len(ids))})", list(ids)).rowcount
-
     def delete_still_pruned(self, ids: Sequence[str]) -> tuple[int, int]:
         """Delete those of ``ids`` that are (still) ``pruned``, with their edges both ways and their vectors,
         in one transaction; returns (rows, edges) deleted."""
         if not ids:
             return 0, 0
-        vec = self.has_table(VEC_TABLE)
+        vec = self._has_table(VEC_TABLE)  # type: ignore[attr-defined]
         with self.tx() as c:
             still = [r[0] for r in c.execute(
                 f"SELECT id FROM nodes WHERE id IN ({marks(len(ids))}) AND status = 'pruned'", list(ids))]

@@ -1,6 +1,7 @@
 """Built-in semantic walkers: ``embedding_indexer`` (idle, embeds live nodes), ``dedupe`` (interval,
 near-duplicates -> superseded) and ``summarizer`` (event, big subtrees -> summary nodes); and the ``semantic``
-retriever the ``search`` tool uses for ``mode='semantic'`` and ``hybrid`` (see :mod:`.retriever`)."""
+retriever the ``search`` tool uses for ``mode='semantic'`` and ``hybrid`` (see :mod:`.retriever`); and the
+``memtree reembed`` command (:mod:`.reembed`)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,14 @@ def memtree_register_retrievers(register: Any) -> None:
 
 
 @hookimpl(trylast=True)
+def memtree_register_commands(register: Any) -> None:
+    from memtree_core.command import Command
+
+    register(Command("reembed", "re-embed every live node with the configured embedding model",
+                     "memtree_plugins.semantic.reembed"))
+
+
+@hookimpl(trylast=True)
 def memtree_daemon_started(app: Context) -> None:
     # The two-stage KNN holds the store's binary codes in RAM (0.2-0.8 s to load at 100k vectors).  The
     # walkers load them after their work; a daemon that starts with nothing for them to do would otherwise
@@ -51,7 +60,7 @@ def memtree_daemon_started(app: Context) -> None:
 
 def warm_codes(app: Context) -> None:
     from memtree_core.store import StoreDamaged
-    from memtree_plugins.semantic import codes
+    from memtree_core.store import vector_codes as codes
 
     try:
         if app.store.vector.available:

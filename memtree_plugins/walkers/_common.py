@@ -32,7 +32,7 @@ def move_still(store: Store, ids: Iterable[str], from_statuses: tuple[str, ...],
 def drop_vectors(store: Store, ids: list[str]) -> None:
     """Pruned nodes leave the vector index too (FTS rows go by trigger; a store may have no vectors)."""
     for i in range(0, len(ids), CHUNK):
-        store.delete_vectors(ids[i:i + CHUNK])
+        store.vector_delete(ids[i:i + CHUNK])
 
 
 def add(counters: dict[str, int], key: str, n: int = 1) -> None:

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from memtree_core.store.source_uri import file_uri
 from memtree_core.store.source_uri import mtime as mtime_of
 from memtree_plugins.chunkers.lines import split_lines
+from memtree_plugins.lib.ripgrep import find_rg
 from memtree_plugins.masking.marks import count_marks
 from memtree_plugins.wrappers.budget import fit_prefix
 from memtree_plugins.wrappers.clean_lines import CleanLines
@@ -44,7 +45,6 @@ from memtree_plugins.wrappers.records import (
     record_original_size,
     stored_hash,
 )
-from memtree_plugins.wrappers.ripgrep import find_rg
 
 if TYPE_CHECKING:
     from memtree_core.context import Context

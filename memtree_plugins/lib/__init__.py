@@ -1,0 +1,1 @@
+"""Code several built-in plugins share; registers no hooks."""
