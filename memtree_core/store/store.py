@@ -23,6 +23,7 @@ from memtree_core.store import schema, status, token_counts
 from memtree_core.store.fts_snippets import KeywordSnippets
 from memtree_core.store.graph_queries import GraphQueries
 from memtree_core.store.keyword_queries import KeywordQueries
+from memtree_core.store.migrations import META_PREFIX, Step
 from memtree_core.store.node_queries import NodeQueries
 from memtree_core.store.rows import NODE_COLUMNS, NodeRow, row_to_node
 from memtree_core.store.sqlite_route import Route, choose_route, load_vec
@@ -282,6 +283,31 @@ class Store(Upkeep, NodeQueries, GraphQueries, KeywordQueries, KeywordSnippets, 
             if self.vector.available:
                 with self.tx():
                     self.conn.execute(schema.VEC_TABLE)
+
+    def migrate(self, owner: str, steps: Sequence[Step]) -> int:
+        """Apply those of ``owner``'s schema steps this store has not had yet (memtree_core/store/migrations.py),
+        in order, each in its own write transaction; returns how many ran now.  Raises :class:`StoreError`
+        when the store has had more of them than ``steps`` holds (a newer version of the plugin wrote it)."""
+        key = META_PREFIX + owner
+        done = int(self.get_meta(key) or 0)
+        if done > len(steps):
+            raise StoreError(f"the store at {self.path} has {done} schema steps of {owner}, newer than the "
+                             f"{len(steps)} this version of it knows; upgrade it")
+        applied = 0
+        for version in range(done, len(steps)):
+            with self.tx():
+                # Read again under the write lock: another process may have applied this step meanwhile.
+                if int(self.get_meta(key) or 0) > version:
+                    continue
+                step = steps[version]
+                if callable(step):
+                    if step(self) is False:
+                        return applied  # not yet: it runs again at the next open
+                else:
+                    self.conn.execute(step)
+                self.set_meta(key, str(version + 1))
+            applied += 1
+        return applied
 
     def close(self) -> None:
         with self.lock:

@@ -241,7 +241,6 @@ class Vectors:
         if not old and not create:
             return None
         with self.tx() as c:
-            c.execute("CREATE INDEX IF NOT EXISTS nodes_vec_model ON nodes_vec(embedding_model, embedding_dim)")
             c.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {ftab} USING vec0(embedding float[{int(dim)}])")
             if old:  # an older layout: copy this model's vectors over once, then drop its tables
                 rows = c.execute("SELECT n.rowid, v.embedding FROM nodes_vec v JOIN nodes n ON n.id = v.id "

@@ -18,6 +18,7 @@ from memtree_plugins.semantic.summarize import SummarizerWalker
 
 if TYPE_CHECKING:
     from memtree_core.context import Context
+    from memtree_core.store.migrations import Migrations
 
 log = logging.getLogger("memtree.semantic")
 
@@ -40,6 +41,28 @@ def memtree_register_walkers(register: Any) -> None:
 @hookimpl(trylast=True)
 def memtree_register_retrievers(register: Any) -> None:
     register(SemanticRetriever())
+
+
+@hookimpl(trylast=True)
+def memtree_store_migrations(register: Any) -> None:
+    register(migrations())
+
+
+def migrations() -> Migrations:
+    """This plugin's own schema steps (a store opened without the host, as benchmarks do, takes them with
+    ``store.migrate(m.name, m.steps)``)."""
+    from memtree_core.store.migrations import Migrations
+
+    return Migrations("semantic", [_index_models])
+
+
+def _index_models(store: Any) -> bool:
+    """Step 1: index the vectors' (model, dim), so "which models does the store hold" is two index seeks
+    (memtree_plugins/lib/embedder_choice.py).  Not yet where the store has no vector table."""
+    if store.query_one("SELECT 1 FROM sqlite_master WHERE name = 'nodes_vec'") is None:
+        return False
+    store.execute("CREATE INDEX IF NOT EXISTS nodes_vec_model ON nodes_vec(embedding_model, embedding_dim)")
+    return True
 
 
 @hookimpl(trylast=True)
