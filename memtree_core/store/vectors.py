@@ -39,10 +39,16 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from memtree_core.store import vector_codes as codes
 from memtree_core.store.upkeep import batches
 
 VEC_TABLE = "nodes_vec"
+
+
+def _codes() -> Any:
+    """:mod:`.vector_codes`, imported on first use: it brings numpy, which opening a store must not."""
+    from memtree_core.store import vector_codes
+
+    return vector_codes
 
 
 def pack(vector: Sequence[float]) -> bytes:
@@ -163,7 +169,7 @@ class Vectors:
             return 0
         removed = self._sweep(limit if limit is not None else -1)
         if limit is None:
-            codes.rebuild(self)  # type: ignore[arg-type]
+            _codes().rebuild(self)
         return removed
 
     def vector_search(self, vector: Sequence[float], model: str, dim: int, k: int, *,
@@ -201,7 +207,7 @@ class Vectors:
                 selective = int(probe[0]) <= SCAN_MAX if probe else False
             if selective:
                 return self._ranked_scan(raw, cond, cond_params, model, dim, want)
-            if TWO_STAGE and not exact and codes.usable()[0]:
+            if TWO_STAGE and not exact and _codes().usable()[0]:
                 found = self._two_stage(raw, blob, vector, cond, cond_params, want)
                 if found is not None:
                     return found
@@ -231,9 +237,9 @@ class Vectors:
             raise RuntimeError(f"vector search is off: {self.vector.reason}")
         ftab, _retired = index_tables(model, dim)
         if self.get_meta(f"vec_index:{ftab}") is not None:
-            if not codes.present(self) and not self._read_only():  # type: ignore[arg-type]
+            if not _codes().present(self) and not self._read_only():
                 with self.tx() as c:  # a store from before the codes: add them once
-                    codes.ensure(self, c)  # type: ignore[arg-type]
+                    _codes().ensure(self, c)
             return ftab
         tag = _tag(model, dim)
         old = [(f"{f}{tag}", f"{b}{tag}") for f, b in LAYOUTS[1:]
@@ -253,7 +259,7 @@ class Vectors:
                     c.execute(f"DROP TABLE IF EXISTS {obtab}")
                     self.set_meta(f"vec_index:{oftab}", None)
             self.set_meta(f"vec_index:{ftab}", f"{model}\0{dim}")
-            codes.ensure(self, c)  # type: ignore[arg-type]
+            _codes().ensure(self, c)
         return ftab
 
     def _read_only(self) -> bool:
@@ -313,9 +319,10 @@ class Vectors:
         (the caller then takes the exact path)."""
         import numpy as np
 
-        if not codes.present(self):  # type: ignore[arg-type]  # a store from before the codes, read-only
+        codes = _codes()
+        if not codes.present(self):  # a store from before the codes, opened read-only: exact search
             return None
-        cache = codes.cache(self)  # type: ignore[arg-type]
+        cache = codes.cache(self)
         total = len(cache)
         if total == 0:
             return None
