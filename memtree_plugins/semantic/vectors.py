@@ -22,7 +22,7 @@ from memtree_plugins.lib.embedder_choice import stored_models as stored_models
 
 if TYPE_CHECKING:
     from memtree_core.context import Context
-    from memtree_core.store import Store
+    from memtree_core.context import StoreAccess as Store
     from memtree_core.types import Embedder
 
 REEMBED_HINT = "run `memtree reembed` to re-embed the store with the configured model"
