@@ -77,8 +77,19 @@ class App:
                             store.count_tokens_with(counter)
                         except Exception:
                             log.exception("token counts will not be stored with new nodes")
+                    self._migrate_plugins(store)
                     self._store = store
         return self._store
+
+    def _migrate_plugins(self, store: Store) -> None:
+        """Each plugin's own schema steps (hook ``memtree_store_migrations``) this store has not had yet; one
+        that fails is logged and tried again at the next open, and the store serves the others meanwhile."""
+        for entry in self.plugins.store_migrations.entries():
+            try:
+                store.migrate(entry.item.name, entry.item.steps)
+            except Exception:
+                log.exception("plugin %s: its schema steps %r failed; tried again at the next open",
+                              entry.plugin, entry.item.name)
 
     def mark_damaged(self, exc: BaseException) -> str:
         """SQLite reported corruption while in use: refuse the store from now on; return the message."""

@@ -296,3 +296,23 @@ def memtree_daemon_stopping(app: Context) -> None:
 
     :param app: the project the daemon serves.
     """
+
+
+# -- the store: a plugin's own tables ----------------------------------------------------------------------
+if TYPE_CHECKING:
+    from memtree_core.store.migrations import Migrations
+
+
+@hookspec
+def memtree_store_migrations(register: Register[Migrations]) -> None:
+    """Register this plugin's own schema steps: the tables and indexes it keeps in the project's store.
+
+    :param register: call with a :class:`~memtree_core.store.migrations.Migrations`: a name (the owner; its
+        progress is the ``meta`` key ``schema:<name>``) and its steps, oldest first, each a SQL statement or
+        a function of the store (one that returns False has not applied yet and runs again at the next
+        open).  Whenever the host opens a project's store it applies the steps that store has not had, in
+        order, each once and in its own transaction, whatever other processes open it meanwhile; a step
+        that fails is logged and it and the owner's later steps are tried again at the next open.  Never
+        edit a released step, add the next.  Then query your tables through ``app.store.query`` and
+        ``execute``.  The built-in ``semantic`` plugin indexes the vectors' models this way.
+    """

@@ -54,6 +54,8 @@ REGISTRY_HOOKS: dict[str, str] = {
     "command_policies": "memtree_register_command_policies",
     "capture_adapters": "memtree_register_capture_adapters",
     "output_replacers": "memtree_register_output_replacers",
+    # a plugin's own tables in the store (memtree_core/store/migrations.py)
+    "store_migrations": "memtree_store_migrations",
 }
 
 # What a plugin the repository left out still registers (status ``rules-only``).

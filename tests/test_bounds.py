@@ -127,8 +127,8 @@ def test_grep_refuses_devices_fifos_kernel_trees_and_huge_files_and_walks_past_t
 
 def test_the_ripgrep_deadline_ends_a_search_that_prints_nothing(tmp_path: Path) -> None:
     """rg blocked opening a FIFO, or reading /dev/zero forever, prints no line: the timer ends it anyway."""
+    from memtree_plugins.lib.ripgrep import find_rg
     from memtree_plugins.wrappers.grep_engines import ripgrep
-    from memtree_plugins.wrappers.ripgrep import find_rg
 
     rg = find_rg()
     if rg is None:

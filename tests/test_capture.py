@@ -21,8 +21,8 @@ from memtree_core.app import App
 from memtree_core.daemon import ingest
 from memtree_core.hookspecs import hookimpl
 from memtree_core.store.source_uri import file_uri
-from memtree_plugins.capture import hook_sender
 from memtree_plugins.capture.payloads import Capture, Dropped, to_captures
+from memtree_plugins.lib import hook_sender
 
 FIXTURES = Path(__file__).resolve().parent / "data" / "claude-code-payloads"
 REPO = Path(__file__).resolve().parent.parent

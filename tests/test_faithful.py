@@ -24,7 +24,7 @@ from helpers.daemon import mcp_session, project_paths, run_async, text_of
 from memtree_core.app import App
 from memtree_core.daemon import ingest
 from memtree_core.daemon.redacting import realign
-from memtree_plugins.wrappers.ripgrep import find_rg
+from memtree_plugins.lib.ripgrep import find_rg
 
 rng = random.Random(1212)  # every secret here is made up, from this seeded generator
 

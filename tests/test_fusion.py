@@ -71,6 +71,7 @@ def test_header_names_path_symbol_words_and_outline(tmp_path: Path) -> None:
 
 
 def test_the_walker_embeds_the_header_and_stores_the_text_unchanged(home: Path, project: Path) -> None:
+    from memtree_core.store.vectors import unpack
     from memtree_plugins.semantic import vectors
     from memtree_plugins.semantic.indexer import EmbeddingIndexer
 
@@ -87,7 +88,7 @@ def test_the_walker_embeds_the_header_and_stores_the_text_unchanged(home: Path, 
         while walker.has_work(app):
             walker.run(app)
         (blob,) = app.store.query_one("SELECT embedding FROM nodes_vec WHERE id = ?", (node.id,))
-        stored = vectors.unpack(blob)
+        stored = unpack(blob)
         e = vectors.choose_embedder(app).embedder
         with_header, bare = e.embed([embedding_text(body, meta, app.identity.root), body])
 
@@ -99,7 +100,7 @@ def test_the_walker_embeds_the_header_and_stores_the_text_unchanged(home: Path, 
         assert app.store.get_meta(TEXT_VERSION_KEY) == TEXT_VERSION
 
         # A store embedded before the header (no version recorded, bare vectors): reembed redoes every node once.
-        from memtree_plugins.commands.reembed import reembed
+        from memtree_plugins.semantic.reembed import reembed
 
         with app.store.tx():
             vectors.delete_vectors(app.store, [node.id])
@@ -107,7 +108,7 @@ def test_the_walker_embeds_the_header_and_stores_the_text_unchanged(home: Path, 
         app.store.execute("DELETE FROM meta WHERE key = ?", (TEXT_VERSION_KEY,))
         assert reembed(app)["embedded"] == 1
         (blob,) = app.store.query_one("SELECT embedding FROM nodes_vec WHERE id = ?", (node.id,))
-        assert cos(vectors.unpack(blob), with_header) > 0.9999
+        assert cos(unpack(blob), with_header) > 0.9999
         assert app.store.get_meta(TEXT_VERSION_KEY) == TEXT_VERSION
         assert reembed(app)["embedded"] == 0  # up to date: nothing to redo
     finally:

@@ -13,7 +13,7 @@ from helpers.hook import FIXTURES, HOOKS, contents, drops, hook_command, payload
 
 from memtree_core.app import App
 from memtree_core.daemon import ingest
-from memtree_plugins.capture import hook_sender
+from memtree_plugins.lib import hook_sender
 
 
 def test_hooks_json_registers_both_events_async_for_read_grep_bash() -> None:

@@ -160,10 +160,10 @@ def test_plugins_call_only_the_named_store_methods() -> None:
 def test_store_access_lists_every_named_store_method() -> None:
     """A named method added to the store is part of what plugins may call (and nothing else is)."""
     from memtree_core.store.keywords import KeywordSearch
-    from memtree_core.store.node_queries import NodeQueries
     from memtree_core.store.upkeep import Upkeep
+    from memtree_core.store.vectors import Vectors
 
-    named = {n for mixin in (Upkeep, NodeQueries, KeywordSearch) for n in vars(mixin) if not n.startswith("_")}
+    named = {n for mixin in (Upkeep, KeywordSearch, Vectors) for n in vars(mixin) if not n.startswith("_")}
     assert named - STORE == set()
     assert not {"conn", "route"} & STORE
 

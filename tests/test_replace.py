@@ -22,7 +22,7 @@ from memtree_core.app import App
 from memtree_core.daemon import ingest, replacing
 from memtree_core.hookspecs import hookimpl
 from memtree_core.types import Replacement
-from memtree_plugins.capture import hook_sender
+from memtree_plugins.lib import hook_sender
 from memtree_plugins.selectors import replace
 from memtree_plugins.selectors.lines import marker
 

@@ -18,7 +18,7 @@ from helpers.hook import drops, payload, run_hook
 
 from memtree_core.app import App
 from memtree_core.daemon import ingest
-from memtree_plugins.capture import hook_sender
+from memtree_plugins.lib import hook_sender
 
 # (case, the directory the agent works in, made under tmp_path next to the project "proj"; found?)
 CASES: list[tuple[str, Callable[[Path], str], bool]] = [

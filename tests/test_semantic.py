@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from memtree_core.app import App
+from memtree_core.store import vectors as store_vectors
 from memtree_core.store.status import IllegalTransition
 from memtree_plugins.rankers import ReciprocalRankFusion, ScoreFusion
 from memtree_plugins.semantic import vectors
@@ -111,7 +112,7 @@ def test_natural_language_query_finds_the_chunk_through_search(sapp: App) -> Non
 
 
 def test_mixed_models_are_refused_until_reembed(sapp: App) -> None:
-    from memtree_plugins.commands.reembed import reembed
+    from memtree_plugins.semantic.reembed import reembed
 
     ids = [sapp.store.insert_node("note", text, status_="live").id for text in (
         "the deploy script pushes the docker image to the registry",
@@ -288,9 +289,9 @@ def knn_path(request, monkeypatch):
     with fewer vectors than it re-scores, its answer must be exact), the vec0 index, and the direct ranking
     of the filter's nodes (every filter here admits fewer than SCAN_MAX)."""
     if request.param in ("two-stage", "vec0"):
-        monkeypatch.setattr(vectors, "SCAN_MAX", 0)
+        monkeypatch.setattr(store_vectors, "SCAN_MAX", 0)
     if request.param == "vec0":
-        monkeypatch.setattr(vectors, "TWO_STAGE", False)
+        monkeypatch.setattr(store_vectors, "TWO_STAGE", False)
     return request.param
 
 
@@ -331,8 +332,8 @@ def test_the_retired_binary_table_is_dropped_by_the_next_write_and_nothing_is_lo
     vecs = _vectors(30, dim, 5)
     ids = [vstore.insert_node("note", f"n{i}", status_="live").id for i in range(30)]
     vectors.put_vectors(vstore, list(zip(ids[:20], vecs[:20], strict=True)), "m", dim)
-    ftab, retired = vectors.index_tables("m", dim)
-    assert not vstore.has_table(retired)  # never created any more
+    ftab, retired = store_vectors.index_tables("m", dim)
+    assert not vstore._has_table(retired)  # never created any more
     with vstore.tx() as c:  # what the earlier layout left beside the float table
         c.execute(f"CREATE VIRTUAL TABLE {retired} USING vec0(embedding bit[{dim}])")
         c.execute(f"INSERT INTO {retired} (rowid, embedding) SELECT rowid, vec_quantize_binary(embedding) "
@@ -340,7 +341,7 @@ def test_the_retired_binary_table_is_dropped_by_the_next_write_and_nothing_is_lo
     assert vectors.delete_vectors(vstore, ids[:1]) == 1  # the twin is still there: its rows go too
     assert vstore.query_one(f"SELECT count(*) FROM {retired}")[0] == 19
     vectors.put_vectors(vstore, list(zip(ids[20:], vecs[20:], strict=True)), "m", dim)
-    assert not vstore.has_table(retired)
+    assert not vstore._has_table(retired)
     got = vectors.knn(vstore, vecs[25], "m", dim, 3)
     assert got[0][0] == ids[25] and ids[0] not in {i for i, _ in vectors.knn(vstore, vecs[0], "m", dim, 5)}
     assert vectors.delete_vectors(vstore, ids[1:3]) == 2 and vectors.sweep_orphans(vstore) == 0
@@ -353,8 +354,8 @@ def test_an_index_of_the_older_layout_is_rebuilt_once(vstore, knn_path) -> None:
     vectors.put_vectors(vstore, list(zip(ids, vecs, strict=True)), "m", dim)
     want = vectors.knn(vstore, vecs[5], "m", dim, 5)
     # What e26bf14 left behind: distance_metric=cosine tables under the f_/b_ names, and no l2_ tables.
-    ftab, btab = vectors.index_tables("m", dim)
-    old_f, old_b = (pre + ftab.rsplit("_", 1)[1] for pre in vectors.LAYOUTS[1])
+    ftab, btab = store_vectors.index_tables("m", dim)
+    old_f, old_b = (pre + ftab.rsplit("_", 1)[1] for pre in store_vectors.LAYOUTS[1])
     with vstore.tx() as c:
         c.execute(f"DROP TABLE {ftab}")
         c.execute("DELETE FROM meta WHERE key = ?", (f"vec_index:{ftab}",))

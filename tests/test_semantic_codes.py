@@ -1,4 +1,4 @@
-"""The two-stage KNN's binary codes (memtree_plugins/semantic/codes.py): the codes table follows every
+"""The two-stage KNN's binary codes (memtree_core/store/vector_codes.py): the codes table follows every
 write to ``nodes_vec`` (triggers), a process's RAM copy follows the table (even across connections), a
 store from before the codes gets them at its first search, and the two-stage answer matches exact search
 on clustered vectors, through filters that reject most candidates."""
@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 from memtree_core.store import Store
-from memtree_plugins.semantic import codes, vectors
+from memtree_core.store import vector_codes as codes
+from memtree_core.store import vectors as store_vectors
+from memtree_plugins.semantic import vectors
 
 DIM = 384  # what MiniLM gives; 64-bit codes of a 64-d embedder would choose candidates far less well
 
@@ -68,7 +70,7 @@ def test_codes_follow_every_write_to_the_vectors(vstore) -> None:
     cache = codes.cache(vstore)
     assert len(cache) == 28
     q = -x[3]
-    got = cache.nearest(vstore.query_one("SELECT vec_quantize_binary(?)", (vectors.pack(q.tolist()),))[0],
+    got = cache.nearest(vstore.query_one("SELECT vec_quantize_binary(?)", (store_vectors.pack(q.tolist()),))[0],
                         (q / np.linalg.norm(q)).astype(np.float32), 5, 5)
     rowid_of = dict(vstore.query("SELECT id, rowid FROM nodes"))
     assert got[0] == rowid_of[ids[3]]
@@ -76,7 +78,7 @@ def test_codes_follow_every_write_to_the_vectors(vstore) -> None:
 
 
 def test_a_process_sees_vectors_another_connection_wrote(vstore, project: Path, monkeypatch) -> None:
-    monkeypatch.setattr(vectors, "SCAN_MAX", 0)  # no filter counts as small: the two-stage path runs
+    monkeypatch.setattr(store_vectors, "SCAN_MAX", 0)  # no filter counts as small: the two-stage path runs
     x = _clustered(600, 2)
     ids = _fill(vstore, x)
     q = _clustered(1, 99)[0]
@@ -98,7 +100,7 @@ def test_two_stage_search_matches_exact_search(vstore, monkeypatch) -> None:
     # More vectors than it re-scores, so the codes really choose: 3000 vectors, 600 re-scored.
     x = _clustered(3000, 3)
     ids = _fill(vstore, x, kind_of=lambda i: "summary" if i % 100 == 0 else "note")
-    monkeypatch.setattr(vectors, "SCAN_MAX", 0)  # no filter counts as small: the two-stage path runs
+    monkeypatch.setattr(store_vectors, "SCAN_MAX", 0)  # no filter counts as small: the two-stage path runs
     queries = _clustered(20, 4)
     hits = []
     for q in queries:
@@ -130,7 +132,7 @@ def test_two_stage_search_matches_exact_search(vstore, monkeypatch) -> None:
 
 def test_a_store_from_before_the_codes_gets_them_at_its_first_search(vstore, project: Path,
                                                                     monkeypatch) -> None:
-    monkeypatch.setattr(vectors, "SCAN_MAX", 0)  # no filter counts as small: the two-stage path runs
+    monkeypatch.setattr(store_vectors, "SCAN_MAX", 0)  # no filter counts as small: the two-stage path runs
     x = _clustered(500, 5)
     ids = _fill(vstore, x)
     q = x[7]
@@ -261,7 +263,8 @@ def test_without_numpy_knn_takes_the_exact_path(vstore, project: Path) -> None:
     script = (
         "import json, sys; sys.modules['numpy'] = None\n"
         "from memtree_core.store import Store\n"
-        "from memtree_plugins.semantic import codes, vectors\n"
+        "from memtree_core.store import vector_codes as codes\n"
+        "from memtree_plugins.semantic import vectors\n"
         f"s = Store.open({str(project / 'vec.db')!r})\n"
         f"hits = vectors.knn(s, {q.tolist()!r}, 'm', {DIM}, 10)\n"
         "print(json.dumps({'usable': codes.usable(), 'loaded': codes.loaded(s), 'hits': [i for i, _ in hits]}))\n")

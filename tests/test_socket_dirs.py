@@ -26,7 +26,7 @@ from memtree_core.app import App
 from memtree_core.daemon import ingest
 from memtree_core.project import ProjectPaths
 from memtree_core.socket_dirs import UnsafeSocketDir, dir_problem, ensure_dir
-from memtree_plugins.capture import hook_sender
+from memtree_plugins.lib import hook_sender
 
 IS_ROOT = os.geteuid() == 0
 NOBODY = 65534

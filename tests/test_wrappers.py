@@ -15,8 +15,8 @@ import pytest
 
 from memtree_core.errors import NotFound
 from memtree_plugins.lib.lines import split_lines
+from memtree_plugins.lib.ripgrep import find_rg
 from memtree_plugins.wrappers.budget import fit_prefix, fit_suffix, head_tail
-from memtree_plugins.wrappers.ripgrep import find_rg
 
 AWS_KEY = "AKIA" + "Q7RZ" + "T4XW" + "N2LB" + "K9PD"  # the shape of an access key id; no real key
 

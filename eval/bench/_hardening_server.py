@@ -18,7 +18,7 @@ def main() -> None:
     import memtree_core
     from memtree_core.app import App
     from memtree_core.daemon import ingest
-    from memtree_plugins.capture import hook_sender
+    from memtree_plugins.lib import hook_sender
 
     app = App.open(project)
     sock = ingest.bind(app.paths, app.identity.root)

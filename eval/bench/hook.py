@@ -58,7 +58,7 @@ def main() -> None:
     sys.path.insert(0, str(REPO))
     from memtree_core.app import App
     from memtree_core.daemon import ingest
-    from memtree_plugins.capture import hook_sender
+    from memtree_plugins.lib import hook_sender
 
     command = json.loads((REPO / "plugin/hooks/hooks.json").read_text())["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
     base_env = {**os.environ, "CLAUDE_PLUGIN_ROOT": str(REPO)}

@@ -136,7 +136,7 @@ def main() -> None:
     sys.path.insert(0, str(REPO))
     from memtree_core.app import App
     from memtree_core.daemon import ingest
-    from memtree_plugins.capture import hook_sender
+    from memtree_plugins.lib import hook_sender
     from memtree_plugins.selectors.settings import replace_settings
 
     hooks = json.loads((REPO / "plugin/hooks/hooks.json").read_text())["hooks"]["PostToolUse"]

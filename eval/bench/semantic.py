@@ -36,7 +36,9 @@ if str(REPO) not in sys.path:
 import numpy as np  # noqa: E402
 
 from memtree_core.store import Store  # noqa: E402
-from memtree_plugins.semantic import codes, vectors  # noqa: E402
+from memtree_core.store import vector_codes as codes  # noqa: E402
+from memtree_core.store import vectors as store_vectors  # noqa: E402
+from memtree_plugins.semantic import migrations, vectors  # noqa: E402
 
 MODEL, DIM = "bench-model", 384
 CACHE = Path(os.environ.get("BENCH_STORES_DIR", Path(tempfile.gettempdir()) / "memtree-bench"))
@@ -132,6 +134,7 @@ def nid(i: int) -> str:
 def build(n: int, x: np.ndarray, tmp: Path) -> Store:
     """A store with ``n`` live nodes and their vectors."""
     store = Store.open(tmp / f"s{n}.db")
+    store.migrate(migrations().name, migrations().steps)  # the semantic plugin's index, as App applies it
     with store.tx() as c:
         c.executemany("INSERT INTO nodes (id, kind, content, content_hash, status, created_at, updated_at) "
                       "VALUES (?, ?, ?, ?, 'live', ?, ?)",
@@ -161,12 +164,12 @@ def two_stage_recall(x: np.ndarray, q: np.ndarray, label: str) -> None:
     cache._apply([(i, np.packbits(row > 0, bitorder="little").tobytes()) for i, row in enumerate(x)])
     out = []
     for k in (10, 20):
-        n = max(vectors.RESCORE, k * vectors.RESCORE_PER_HIT)
+        n = max(store_vectors.RESCORE, k * store_vectors.RESCORE_PER_HIT)
         r = []
         for v in q:
             v = v / np.linalg.norm(v)
             cand = cache.nearest(np.packbits(v > 0, bitorder="little").tobytes(), v.astype(np.float32),
-                                 max(vectors.COARSE, n), n)
+                                 max(store_vectors.COARSE, n), n)
             got = cand[np.argsort(-(x[cand] @ v))[:k]]
             r.append(len(set(got.tolist()) & set(np.argsort(-(x @ v))[:k].tolist())) / k)
         out.append(f"recall@{k} {np.mean(r):.3f}")

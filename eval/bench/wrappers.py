@@ -108,7 +108,7 @@ def main() -> None:
     line("cold read of a 2,000-line Python file (chunk+store)", timed(cold, 5 if args.quick else 15),
          cold_floor, "ms")
 
-    from memtree_plugins.wrappers.ripgrep import find_rg
+    from memtree_plugins.lib.ripgrep import find_rg
 
     rg = find_rg()
     pattern = r"def \w+\(self"

@@ -20,11 +20,12 @@ from typing import Any
 
 from memtree_core.store import schema, status, token_counts
 from memtree_core.store.keywords import KeywordSearch
-from memtree_core.store.node_queries import NodeQueries
+from memtree_core.store.migrations import META_PREFIX, Step
 from memtree_core.store.rows import NODE_COLUMNS, NodeRow, row_to_node
 from memtree_core.store.sqlite_route import Route, choose_route, load_vec
 from memtree_core.store.symbols import symbol_text
 from memtree_core.store.upkeep import Upkeep, batches, marks
+from memtree_core.store.vectors import Vectors
 
 KINDS = ("file_chunk", "tool_output", "summary", "note", "observation", "file")
 EDGE_KINDS = ("derived_from", "references", "summarizes", "supersedes", "similar")
@@ -167,9 +168,9 @@ def check_in_background(path: Path, on_damage: Any, seconds: float = QUICK_CHECK
     return thread
 
 
-class Store(Upkeep, NodeQueries, KeywordSearch):
+class Store(Upkeep, KeywordSearch, Vectors):
     """One project's store.  The basics are here; the named methods plugins call for everything else live in
-    one mixin per area (upkeep, node_queries, keywords), and :class:`memtree_core.context.StoreAccess`
+    one mixin per area (upkeep, keywords, vectors), and :class:`memtree_core.context.StoreAccess`
     lists them: plugins send their own SQL through ``query``/``execute``."""
 
     def __init__(self, path: Path, conn: Any, route: Route, vector: VectorStatus, max_bytes: int) -> None:
@@ -249,6 +250,9 @@ class Store(Upkeep, NodeQueries, KeywordSearch):
         # (eval/bench/semantic.py).  Touched pages show in RSS as file-backed, reclaimable memory.
         c.execute("PRAGMA mmap_size = 2147418112")
 
+    def _has_table(self, name: str) -> bool:
+        return self.query_one("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)) is not None
+
     def _user_version(self) -> int:
         return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
 
@@ -273,6 +277,31 @@ class Store(Upkeep, NodeQueries, KeywordSearch):
             if self.vector.available:
                 with self.tx():
                     self.conn.execute(schema.VEC_TABLE)
+
+    def migrate(self, owner: str, steps: Sequence[Step]) -> int:
+        """Apply those of ``owner``'s schema steps this store has not had yet (memtree_core/store/migrations.py),
+        in order, each in its own write transaction; returns how many ran now.  Raises :class:`StoreError`
+        when the store has had more of them than ``steps`` holds (a newer version of the plugin wrote it)."""
+        key = META_PREFIX + owner
+        done = int(self.get_meta(key) or 0)
+        if done > len(steps):
+            raise StoreError(f"the store at {self.path} has {done} schema steps of {owner}, newer than the "
+                             f"{len(steps)} this version of it knows; upgrade it")
+        applied = 0
+        for version in range(done, len(steps)):
+            with self.tx():
+                # Read again under the write lock: another process may have applied this step meanwhile.
+                if int(self.get_meta(key) or 0) > version:
+                    continue
+                step = steps[version]
+                if callable(step):
+                    if step(self) is False:
+                        return applied  # not yet: it runs again at the next open
+                else:
+                    self.conn.execute(step)
+                self.set_meta(key, str(version + 1))
+            applied += 1
+        return applied
 
     def close(self) -> None:
         with self.lock:
@@ -445,7 +474,11 @@ class Store(Upkeep, NodeQueries, KeywordSearch):
                           (prefix, prefix + "\U0010ffff"))
         return dict(rows)
 
-    def set_meta(self, key: str, value: str) -> None:
+    def set_meta(self, key: str, value: str | None) -> None:
+        """Set ``key`` to ``value``; None deletes it."""
+        if value is None:
+            self.execute("DELETE FROM meta WHERE key = ?", (key,))
+            return
         self.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
                      "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
 

@@ -48,14 +48,6 @@ class Upkeep:
         def query(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]: ...
         def query_one(self, sql: str, params: Any = ()) -> tuple[Any, ...] | None: ...
 
-    # -- tables ---------------------------------------------------------------------------------------
-    def has_table(self, name: str) -> bool:
-        return self.query_one("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)) is not None
-
-    def is_read_only(self) -> bool:
-        """Whether this connection cannot write (``memtree ui``'s, opened ``query_only``)."""
-        row = self.query_one("PRAGMA query_only")
-        return bool(row and row[0])
 
     # -- space ----------------------------------------------------------------------------------------
     def _pragma(self, name: str) -> int:

@@ -1,6 +1,6 @@
 """Built-in capture: the pipeline from a hook payload to redacted captures (:mod:`.pipeline`), the adapters
 for Claude Code's Read, Grep and Bash payloads (:mod:`.payloads`), storing the captures once per tool call
-(:mod:`.storing`), and the program the hooks run to reach the daemon (:mod:`.hook_sender`).
+(:mod:`.storing`), and the program the hooks run to reach the daemon (:mod:`memtree_plugins.lib.hook_sender`).
 
 Each tool's adapter is registered under the tool's name in lower case (``read``, ``grep``, ``bash``), so a
 plugin can ``register(adapter, replaces=True)`` one of them or add an adapter for another tool (WebFetch,
@@ -44,6 +44,6 @@ def memtree_store_capture(app: Context, payload: dict[str, Any], prepared: Prepa
 
 @hookimpl(trylast=True)
 def memtree_daemon_started(app: Context) -> None:
-    from memtree_plugins.capture.hook_sender import write_sender_file
+    from memtree_plugins.lib.hook_sender import write_sender_file
 
     write_sender_file(app.paths.home, app.environ)

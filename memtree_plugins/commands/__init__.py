@@ -19,8 +19,6 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "show": ("print one stored node", "show"),
     "walk": ("run the walkers (filter, staleness, pruner, ...) once or on their schedule", "walk"),
     "demo": ("index a sample project and drive the real server through an MCP client session", "demo"),
-    "reembed": ("re-embed every live node with the configured embedding model", "reembed"),
-    "import": ("bring past Claude Code sessions' Read/Grep/Bash results into the store", "import_"),
     "index": ("index a repository's files up front, so search finds code not read yet", "index"),
 }
 

@@ -33,7 +33,7 @@ def vector_support() -> dict[str, Any]:
 
 
 def grep_engine() -> dict[str, Any]:
-    from memtree_plugins.wrappers.ripgrep import find_rg
+    from memtree_plugins.lib.ripgrep import find_rg
 
     rg = find_rg()
     return {"engine": "ripgrep" if rg else "python", "path": rg,
@@ -56,9 +56,10 @@ def bounds(app: Context) -> dict[str, Any]:
 
 
 def embedder_status(app: Context) -> dict[str, Any]:
-    """Which embedder semantic search would use, or why none (never loads a model)."""
+    """Which embedder semantic search would use, or why none (never loads a model): every embedder in the
+    registry is a candidate, a third party's too."""
     if "embedder_status" not in app.state:
-        from memtree_plugins.semantic.vectors import choose_embedder, configured_model
+        from memtree_plugins.lib.embedder_choice import choose_embedder, configured_model
 
         models = None if app.paths.store.exists() else []
         choice = choose_embedder(app, models)
@@ -76,13 +77,13 @@ def vector_index(app: Context) -> dict[str, Any]:
     search)."""
     if not app.paths.store.exists() or not app.store.vector.available:
         return {"vectors": 0, "codes": 0, "state": "no vectors"}
-    from memtree_plugins.semantic import codes, vectors
+    from memtree_core.store import vector_codes as codes
 
-    if not codes.present(app.store):
-        n = vectors.vector_count(app.store)
+    if not codes.present(app.store):  # type: ignore[arg-type]
+        n = int((app.store.query_one("SELECT count(*) FROM nodes_vec") or (0,))[0])
         return {"vectors": n, "codes": 0, "state": "exact vec0 KNN only; binary codes are built at the next "
                                                    "semantic search" if n else "no vectors"}
-    n_codes, n_vecs = codes.counts(app.store)
+    n_codes, n_vecs = codes.counts(app.store)  # type: ignore[arg-type]
     ok, why = codes.usable()
     state = (f"exact vec0 KNN only: {why}" if not ok else
              "two-stage KNN: Hamming over binary codes in RAM, exact re-score from the vectors"
@@ -93,8 +94,7 @@ def vector_index(app: Context) -> dict[str, Any]:
 
 def capture_status(app: Context) -> dict[str, Any]:
     """What the Claude Code hook uses to reach the daemon, what it could not deliver, and replacement."""
-    from memtree_plugins.capture import hook_sender
-    from memtree_plugins.selectors.settings import replace_settings
+    from memtree_plugins.lib import hook_sender
 
     home = app.paths.home
     try:
@@ -105,9 +105,15 @@ def capture_status(app: Context) -> dict[str, Any]:
         "hook_sender": " ".join(sender) if sender else "not chosen yet (the daemon picks it when it starts)",
         "hook_drops": hook_sender.drop_counts(home),
         "bash": app.settings.capture.bash,
-        "replace": replace_settings(app).enabled,  # the selectors plugin's (off while it is disabled)
+        "replace": _replace_enabled(app),
     }
     return out
+
+
+def _replace_enabled(app: Context) -> bool:
+    """``capture.replace``: the selectors plugin's setting (off while that plugin is not loaded)."""
+    own = app.plugin_settings("selectors")
+    return own.capture.replace.enabled if own is not None else False
 
 
 def code_chunking(app: Context) -> dict[str, Any]:

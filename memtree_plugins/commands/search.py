@@ -44,11 +44,13 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
 
+DEFAULT_LIMIT = 10  # the retrieval plugin's default of ``search.defaultLimit``
+
+
 def _default_limit(app: Context) -> int:
     """``search.defaultLimit``, the retrieval plugin's setting (its default when another plugin serves search)."""
-    from memtree_plugins.retrieval.settings import search_settings
-
-    return search_settings(app).default_limit
+    own = app.plugin_settings("retrieval")
+    return own.search.default_limit if own is not None else DEFAULT_LIMIT
 
 
 def run(args: Any) -> int:

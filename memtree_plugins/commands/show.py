@@ -18,6 +18,12 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the node as one JSON object")
 
 
+def edges_of(store: Any, node_id: str) -> list[tuple[str, str, str]]:
+    """``(src, dst, kind)`` of every edge from or to ``node_id``, by kind."""
+    return store.query("SELECT src_id, dst_id, kind FROM edges WHERE src_id = ? OR dst_id = ? "
+                       "ORDER BY kind, src_id, dst_id", (node_id, node_id))
+
+
 def run(args: Any) -> int:
     from memtree_core.errors import NotFound
 
@@ -33,7 +39,7 @@ def run(args: Any) -> int:
                            "or in the ids a read, grep or bash result names")
         tokens = app.count_tokens(node.content)
         parent = node.parent_id
-        edges = app.store.edges_of(node.id)
+        edges = edges_of(app.store, node.id)
     finally:
         app.close()
     content = node.content[args.offset:]

@@ -20,6 +20,10 @@ def add_arguments(parser: Any) -> None:
 def run(args: Any) -> int:
     app = open_app(args)
     stats = app.store.stats()
+    # Every registered walker (a third party's too), run or not; the store knows those that ran.
+    walkers = stats.setdefault("walkers", {})
+    for walker in app.plugins.walkers:
+        walkers.setdefault(walker.name, {})
     stats["replace"] = replace_summary(app.store.counters("replace:"))
     if args.json:
         print_json(stats)

@@ -3,7 +3,7 @@ name only (``embeddingModel: "mpnet"``), an offline all-mpnet-base-v2.
 
 The setting ``embeddingModel`` picks one by name (``ollama``, ``local``) or model; ``"auto"`` (the
 default) means: the model the store already holds, else Ollama when it answers, else the local model,
-else keyword-only search with the reason (see :func:`memtree_plugins.semantic.vectors.choose_embedder`).
+else keyword-only search with the reason (see :func:`memtree_plugins.lib.embedder_choice.choose_embedder`).
 Nothing heavy is imported here: the local model and numpy load on first use.  Each embedder's
 ``configure(app)`` is called before it is used, since register hooks do not receive settings: it reads
 ``ollamaUrl`` from this plugin's settings and ``embeddingModel`` and the batch size from the semantic

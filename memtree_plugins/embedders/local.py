@@ -41,9 +41,9 @@ class LocalMiniLMEmbedder:
         self._lock = threading.Lock()
 
     def configure(self, app: Context) -> None:
-        from memtree_plugins.semantic.settings import semantic_settings
+        from memtree_plugins.embedders.semantic_keys import batch_size
 
-        self.batch_size = semantic_settings(app).walkers.embedding_batch_size
+        self.batch_size = batch_size(app)
 
     def available(self) -> tuple[bool, str]:
         missing = [m for m in ("numpy", "tokenizers") if importlib.util.find_spec(m) is None]

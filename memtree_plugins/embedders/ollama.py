@@ -39,10 +39,9 @@ class OllamaEmbedder:
     def configure(self, app: Context) -> None:
         """Take ``ollamaUrl`` (this plugin's), the batch size and the model (the semantic plugin's, unless
         ``embeddingModel`` names another embedder or ``auto``, which mean nomic-embed-text here)."""
-        from memtree_plugins.semantic.settings import semantic_settings
+        from memtree_plugins.embedders.semantic_keys import batch_size, embedding_model
 
-        semantic = semantic_settings(app)
-        model = semantic.embedding_model
+        model = embedding_model(app)
         if model in ("", "auto", "local", "ollama", "all-MiniLM-L6-v2"):
             model = "nomic-embed-text"
         url = app.plugin_settings("embedders").ollama_url.rstrip("/")
@@ -50,7 +49,7 @@ class OllamaEmbedder:
             with self._lock:
                 self.model, self.url, self._probe = model, url, None
                 self.dim = KNOWN_DIMS.get(model.split(":")[0], 0)
-        self.batch_size = semantic.walkers.embedding_batch_size
+        self.batch_size = batch_size(app)
 
     def _post(self, path: str, body: dict[str, Any], timeout: float) -> Any:
         req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),

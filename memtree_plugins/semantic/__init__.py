@@ -1,6 +1,7 @@
 """Built-in semantic walkers: ``embedding_indexer`` (idle, embeds live nodes), ``dedupe`` (interval,
 near-duplicates -> superseded) and ``summarizer`` (event, big subtrees -> summary nodes); and the ``semantic``
-retriever the ``search`` tool uses for ``mode='semantic'`` and ``hybrid`` (see :mod:`.retriever`)."""
+retriever the ``search`` tool uses for ``mode='semantic'`` and ``hybrid`` (see :mod:`.retriever`); and the
+``memtree reembed`` command (:mod:`.reembed`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from memtree_plugins.semantic.summarize import SummarizerWalker
 
 if TYPE_CHECKING:
     from memtree_core.context import Context
+    from memtree_core.store.migrations import Migrations
 
 log = logging.getLogger("memtree.semantic")
 
@@ -42,6 +44,36 @@ def memtree_register_retrievers(register: Any) -> None:
 
 
 @hookimpl(trylast=True)
+def memtree_store_migrations(register: Any) -> None:
+    register(migrations())
+
+
+def migrations() -> Migrations:
+    """This plugin's own schema steps (a store opened without the host, as benchmarks do, takes them with
+    ``store.migrate(m.name, m.steps)``)."""
+    from memtree_core.store.migrations import Migrations
+
+    return Migrations("semantic", [_index_models])
+
+
+def _index_models(store: Any) -> bool:
+    """Step 1: index the vectors' (model, dim), so "which models does the store hold" is two index seeks
+    (memtree_plugins/lib/embedder_choice.py).  Not yet where the store has no vector table."""
+    if store.query_one("SELECT 1 FROM sqlite_master WHERE name = 'nodes_vec'") is None:
+        return False
+    store.execute("CREATE INDEX IF NOT EXISTS nodes_vec_model ON nodes_vec(embedding_model, embedding_dim)")
+    return True
+
+
+@hookimpl(trylast=True)
+def memtree_register_commands(register: Any) -> None:
+    from memtree_core.command import Command
+
+    register(Command("reembed", "re-embed every live node with the configured embedding model",
+                     "memtree_plugins.semantic.reembed"))
+
+
+@hookimpl(trylast=True)
 def memtree_daemon_started(app: Context) -> None:
     # The two-stage KNN holds the store's binary codes in RAM (0.2-0.8 s to load at 100k vectors).  The
     # walkers load them after their work; a daemon that starts with nothing for them to do would otherwise
@@ -51,7 +83,7 @@ def memtree_daemon_started(app: Context) -> None:
 
 def warm_codes(app: Context) -> None:
     from memtree_core.store import StoreDamaged
-    from memtree_plugins.semantic import codes
+    from memtree_core.store import vector_codes as codes
 
     try:
         if app.store.vector.available:

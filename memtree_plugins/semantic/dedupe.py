@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memtree_plugins.semantic import codes, vectors
+from memtree_core.store import vector_codes as codes
+from memtree_core.store.vectors import unpack
+from memtree_plugins.semantic import queries, vectors
 from memtree_plugins.semantic.sameness import same_code
 from memtree_plugins.semantic.settings import semantic_settings
 
@@ -63,7 +65,7 @@ class Dedupe:
                 base = (uri or "").split("#", 1)[0]
                 where_sql += " AND (n.source_uri = ? OR (n.source_uri >= ? AND n.source_uri < ?))"
                 params += [base, base + "#", base + "#\U0010ffff"]
-            hits = vectors.knn(store, vectors.unpack(blob), model, dim, NEIGHBOURS, where=(where_sql, params))
+            hits = vectors.knn(store, unpack(blob), model, dim, NEIGHBOURS, where=(where_sql, params))
             dups = [(i, 1.0 - d) for i, d in hits if 1.0 - d >= THRESHOLD]
             if dups and kind in FILE_KINDS:
                 dups = self._copies(app, node_id, dups, counts)
@@ -89,7 +91,7 @@ class Dedupe:
                 copies.append((other, sim))
             elif other in rows:
                 a, b = sorted((node_id, other))
-                if not store.has_edge(a, b, "similar"):
+                if not queries.has_edge(store, a, b, "similar"):
                     store.add_edge(a, b, "similar")
                     counts["similar"] += 1
         return copies
@@ -123,6 +125,6 @@ def restore(app: Context, node_id: str) -> str:
         if store.get_node(node_id) is None:
             raise KeyError(f"no node {node_id}")
         store.transition([node_id], "live", "restored: false merge undone")
-        newer = store.remove_edges_to(node_id, "supersedes")
+        newer = queries.remove_edges_to(store, node_id, "supersedes")
     store.bump("walker:dedupe:restored")
     return f"{node_id} is live again" + (f" (was superseded by {', '.join(newer)})" if newer else "")

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memtree_plugins.semantic import codes, vectors
+from memtree_core.store import vector_codes as codes
+from memtree_plugins.semantic import queries, vectors
 from memtree_plugins.semantic.embedding_text import TEXT_VERSION, TEXT_VERSION_KEY, embedding_text
 from memtree_plugins.semantic.settings import semantic_settings
 
@@ -21,7 +22,7 @@ MAX_BATCHES = 8
 
 
 def set_gauge(store: Any, name: str, value: int) -> None:
-    store.set_counter(name, value)
+    queries.set_counter(store, name, value)
 
 
 def note_reason(store: Any, walker: str, reason: str) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from memtree_plugins.semantic import queries
 from memtree_plugins.semantic.settings import semantic_settings
 
 if TYPE_CHECKING:
@@ -25,7 +26,8 @@ INTERVAL_S = 30.0
 
 
 def due_subtrees(app: Context, limit: int = PER_RUN) -> list[tuple[str, int]]:
-    return app.store.parents_due_a_summary(semantic_settings(app).walkers.summarizer_subtree_threshold, limit)
+    return queries.parents_due_a_summary(app.store, semantic_settings(app).walkers.summarizer_subtree_threshold,
+                                         limit)
 
 
 def pick_summarizers(app: Context) -> list[Any]:
@@ -60,7 +62,7 @@ class SummarizerWalker:
 
     def summarize_subtree(self, app: Context, parent_id: str, counts: dict[str, int]) -> int:
         store = app.store
-        children = store.newest_live_children(parent_id, MAX_INPUT, except_kind="summary")
+        children = queries.newest_live_children(store, parent_id, MAX_INPUT, except_kind="summary")
         if not children:
             return 0
         newest = max(c.created_at for c in children)
@@ -75,13 +77,13 @@ class SummarizerWalker:
             break
         else:
             return 0
-        old = store.live_children_ids(parent_id, "summary")
+        old = queries.live_children_ids(store, parent_id, "summary")
         with store.tx():
             node = store.insert_node("summary", text, parent_id=parent_id, status_="live", metadata={
                 "summarizer": summarizer.name, "summarized": len(children), "newest_child": newest})
             # The summary must count as fresh for children created in the same millisecond as it.
             if node.created_at < newest:
-                store.set_node_time(node.id, newest)
+                queries.set_node_time(store, node.id, newest)
             for child in children:
                 store.add_edge(node.id, child.id, "summarizes")
             if old:

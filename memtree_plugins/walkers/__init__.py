@@ -8,7 +8,8 @@
 * ``repo_indexer`` (interval ``index.intervalMs``, only with the user's ``index.background``) — keep the
   project indexed as ``memtree index`` does, re-chunking the files the staleness marker found changed;
 * ``backfill`` (event: a missed-captures log waits) — store the tool results the capture hook could not
-  deliver, from the session transcripts (:mod:`.backfill`; ``memtree import`` shares its path).
+  deliver, from the session transcripts (:mod:`.backfill`; the ``memtree import`` command, :mod:`.import_`,
+  shares its path).
 
 The model-backed walkers (embedding_indexer, dedupe, summarizer) live in ``memtree_plugins.semantic``.
 Every status change goes through ``Store.transition``; every run does bounded work.
@@ -16,6 +17,7 @@ Every status change goes through ``Store.transition``; every run does bounded wo
 
 from __future__ import annotations
 
+from memtree_core.command import Command
 from memtree_core.hookspecs import hookimpl
 from memtree_core.plugin_settings import BuiltinSettings
 from memtree_core.registry import Register
@@ -44,3 +46,10 @@ def memtree_register_walkers(register: Register[Walker]) -> None:
     register(Pruner())
     register(RepoIndexer())
     register(BackfillWalker())
+
+
+@hookimpl(trylast=True)
+def memtree_register_commands(register: Register[Command]) -> None:
+    # ``memtree import`` stores past sessions' results through the backfill walker's path (:mod:`.import_`).
+    register(Command("import", "bring past Claude Code sessions' Read/Grep/Bash results into the store",
+                     "memtree_plugins.walkers.import_"))

@@ -6,7 +6,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from memtree_plugins.lib.node_queries import ids_in_status
-from memtree_plugins.walkers.queries import delete_vectors
 
 if TYPE_CHECKING:
     from memtree_core.context import StoreAccess
@@ -37,7 +36,7 @@ def move_still(store: StoreAccess, ids: Iterable[str], from_statuses: tuple[str,
 def drop_vectors(store: StoreAccess, ids: list[str]) -> None:
     """Pruned nodes leave the vector index too (FTS rows go by trigger; a store may have no vectors)."""
     for i in range(0, len(ids), CHUNK):
-        delete_vectors(store, ids[i:i + CHUNK])
+        store.vector_delete(ids[i:i + CHUNK])
 
 
 def add(counters: dict[str, int], key: str, n: int = 1) -> None:

@@ -15,7 +15,6 @@ from memtree_core.store.upkeep import batches, marks
 if TYPE_CHECKING:
     from memtree_core.context import StoreAccess
 
-VEC_TABLE = "nodes_vec"  # there when sqlite-vec loaded at some open of this store; absent otherwise
 
 
 # -- statuses (filter, pruner) ------------------------------------------------------------------------
@@ -55,23 +54,11 @@ def node_count(store: StoreAccess) -> int:
 
 
 # -- deleting (pruner) --------------------------------------------------------------------------------
-def _has_vectors(store: StoreAccess) -> bool:
-    return store.query_one("SELECT 1 FROM sqlite_master WHERE name = ?", (VEC_TABLE,)) is not None
-
-
-def delete_vectors(store: StoreAccess, ids: Sequence[str]) -> int:
-    """Remove these nodes' vectors (a store without the vector table has none); returns rows removed."""
-    if not ids or not _has_vectors(store):
-        return 0
-    return store.execute(f"DELETE FROM {VEC_TABLE} WHERE id IN ({marks(len(ids))})", list(ids))
-
-
 def delete_still_pruned(store: StoreAccess, ids: Sequence[str]) -> tuple[int, int]:
     """Delete those of ``ids`` that are (still) ``pruned``, with their edges both ways and their vectors,
     in one transaction; returns (rows, edges) deleted."""
     if not ids:
         return 0, 0
-    vec = _has_vectors(store)
     with store.tx():
         still = [r[0] for r in store.query(
             f"SELECT id FROM nodes WHERE id IN ({marks(len(ids))}) AND status = 'pruned'", list(ids))]
@@ -80,8 +67,7 @@ def delete_still_pruned(store: StoreAccess, ids: Sequence[str]) -> tuple[int, in
         m = marks(len(still))
         edges = store.execute(f"DELETE FROM edges WHERE src_id IN ({m})", still)
         edges += store.execute(f"DELETE FROM edges WHERE dst_id IN ({m})", still)
-        if vec:
-            store.execute(f"DELETE FROM {VEC_TABLE} WHERE id IN ({m})", still)
+        store.vector_delete(still)
         rows = store.execute(f"DELETE FROM nodes WHERE id IN ({m})", still)
     return rows, edges
 

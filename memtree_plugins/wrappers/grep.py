@@ -26,6 +26,7 @@ from memtree_core.store.source_uri import mtime as mtime_of
 from memtree_plugins.lib.files import display, resolve
 from memtree_plugins.lib.lines import split_lines
 from memtree_plugins.lib.masking.marks import count_marks
+from memtree_plugins.lib.ripgrep import find_rg
 from memtree_plugins.wrappers.budget import fit_prefix
 from memtree_plugins.wrappers.clean_lines import CleanLines
 from memtree_plugins.wrappers.grep_engines import (
@@ -44,7 +45,6 @@ from memtree_plugins.wrappers.records import (
     record_original_size,
     stored_hash,
 )
-from memtree_plugins.wrappers.ripgrep import find_rg
 
 if TYPE_CHECKING:
     from memtree_core.context import Context

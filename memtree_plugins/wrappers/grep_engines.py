@@ -7,7 +7,7 @@ files when walking a directory, and honour ``.gitignore`` (ripgrep exactly, the 
 directories, anchoring when a pattern has a ``/``; no global excludes file).
 
 ``MEMTREE_GREP_ENGINE=python`` (or ``rg``) forces an engine; by default ripgrep is used when
-:func:`memtree_plugins.wrappers.ripgrep.find_rg` finds it.
+:func:`memtree_plugins.lib.ripgrep.find_rg` finds it.
 
 Bounds (issue 11): the deadline does not depend on output -- a timer kills ripgrep's whole process group
 (and anything it started) when it passes, even if ripgrep never prints a line; files over

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from memtree_core.app import App
-from memtree_plugins.capture import hook_sender
+from memtree_plugins.lib import hook_sender
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "data" / "claude-code-payloads"

@@ -16,7 +16,7 @@ from helpers.common import REPO
 from helpers.hook import FIXTURES, HOOKS
 from memtree_core.app import App
 from memtree_core.daemon import ingest, replacing
-from memtree_plugins.capture import hook_sender
+from memtree_plugins.lib import hook_sender
 
 
 def command(kind: str) -> str:

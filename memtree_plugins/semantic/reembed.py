@@ -14,6 +14,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memtree_core.commands._common import open_app, print_json
+from memtree_plugins.semantic import vectors
 from memtree_plugins.semantic.embedding_text import TEXT_VERSION, TEXT_VERSION_KEY, embedding_text
 
 if TYPE_CHECKING:
@@ -30,7 +31,6 @@ def add_arguments(parser: Any) -> None:
 
 def reembed(app: Context, batch: int = 0, progress: Any = None) -> dict[str, Any]:
     from memtree_core.errors import NotFound
-    from memtree_plugins.semantic import codes, vectors
     from memtree_plugins.semantic.settings import semantic_settings
 
     store = app.store
@@ -42,7 +42,7 @@ def reembed(app: Context, batch: int = 0, progress: Any = None) -> dict[str, Any
         raise NotFound(f"no embedder to re-embed with: {choice.reason}")
     e = choice.embedder
     batch = batch or semantic_settings(app).walkers.embedding_batch_size
-    total = store.count_in_status("live")
+    total = int((store.query_one("SELECT count(*) FROM nodes WHERE status = 'live'") or (0,))[0])
     done = 0
     dim = e.dim
     t0 = time.monotonic()
@@ -65,8 +65,9 @@ def reembed(app: Context, batch: int = 0, progress: Any = None) -> dict[str, Any
     # Vectors of nodes that are no longer live, from the old model, would keep the store "mixed".
     stale = vectors.ids_of_other_models(store, e.model, dim or -1)
     removed = vectors.delete_vectors(store, stale)
-    vectors.sweep_orphans(store, limit=1_000_000)
-    codes.rebuild(store)  # the two-stage search's codes, from the vectors as they now are
+    # Every leftover swept, and what search derives from the vectors (the two-stage search's codes)
+    # rebuilt from them as they now are.
+    store.vector_delete(None, limit=None)
     store.set_meta(TEXT_VERSION_KEY, TEXT_VERSION)
     return {"embedder": e.name, "model": e.model, "dim": dim, "embedded": done,
             "removed_old": removed, "seconds": round(time.monotonic() - t0, 2)}

@@ -1,4 +1,4 @@
-"""Binary codes of the stored vectors, for the coarse pass of KNN (see :func:`vectors.knn`).
+"""Binary codes of the stored vectors, for the coarse pass of KNN (see :mod:`memtree_core.store.vectors`).
 
 ``nodes_vec_codes`` holds one sign-bit code per embedded node (``vec_quantize_binary`` of its vector: 48
 bytes at 384 dims), keyed by ``nodes.rowid``, with a ``seq`` that grows with every change.  SQLite

@@ -1,0 +1,106 @@
+"""Which embedder serves a store: ``embeddingModel`` (the semantic plugin's setting) or ``auto``, over every
+embedder in the registry (``app.plugins.embedders``), so a third-party one is chosen and reported like a
+built-in.  The semantic plugin embeds and searches with the choice; ``memtree info`` reports it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context, StoreAccess
+    from memtree_core.types import Embedder
+
+AUTO = "auto"
+
+
+# -- choosing the embedder ----------------------------------------------------------------------------
+@dataclass
+class EmbedderChoice:
+    embedder: Embedder | None
+    reason: str  # why none, or how this one was picked
+
+    @property
+    def ok(self) -> bool:
+        return self.embedder is not None
+
+
+def configured_model(app: Context) -> str:
+    """``embeddingModel`` as the user set it; left unset it means ``auto`` (the spec's default,
+    nomic-embed-text on Ollama, is still the first choice of ``auto``)."""
+    own = app.plugin_settings("semantic")  # None where the semantic plugin is not loaded
+    if own is None or "embedding_model" not in own.model_fields_set:
+        return AUTO
+    return (own.embedding_model or AUTO).strip()
+
+
+def _configure(app: Context, embedder: Any) -> None:
+    configure = getattr(embedder, "configure", None)
+    if callable(configure):
+        configure(app)
+
+
+def choose_embedder(app: Context, store_models: list[tuple[str, int, int]] | None = None) -> EmbedderChoice:
+    """The embedder ``embeddingModel`` names (by plugin name or model), or for ``"auto"``: the one whose
+    model the store already holds, else the first available in precedence order (third-party ones, then
+    Ollama, then the local model)."""
+    setting = configured_model(app)
+    registry = app.plugins.embedders
+    embedders = registry.ranked()  # precedence: a third-party embedder before the built-ins
+    for e in embedders:
+        _configure(app, e)
+    if setting.lower() != AUTO:
+        # A plugin name wins over a model name (Ollama takes any unknown setting as its model).
+        for e in [*(e for e in embedders if e.name == setting), *(e for e in embedders if e.model == setting)]:
+            ok, why = e.available()
+            return EmbedderChoice(e, f"embeddingModel={setting!r}") if ok else EmbedderChoice(None, why)
+        return EmbedderChoice(None, f"no embedder named {setting!r} (registered: "
+                                    f"{', '.join(registry.names()) or 'none'}); set embeddingModel to one "
+                                    f"of them or 'auto'")
+    if not len(registry):
+        return EmbedderChoice(None, "no embedder plugin is registered")
+    if store_models is None:
+        store_models = stored_models(app.store) if app.store.vector.available else []
+    if len(store_models) == 1:
+        model, _dim, _n = store_models[0]
+        for e in embedders:
+            if e.model == model:
+                ok, why = e.available()
+                # auto never switches models under a store that holds vectors: that would need a reembed.
+                return (EmbedderChoice(e, f"auto: the store's vectors are {model}") if ok
+                        else EmbedderChoice(None, f"the store's vectors are {model}, whose embedder is "
+                                                  f"unavailable: {why}"))
+    reasons = []
+    for e in embedders:
+        ok, why = e.available()
+        if ok:
+            return EmbedderChoice(e, f"auto: {e.name} ({e.model}) is available")
+        reasons.append(f"{e.name}: {why}")
+    return EmbedderChoice(None, "no embedder is available (" + "; ".join(reasons) + ")")
+
+
+# -- what the store holds -----------------------------------------------------------------------------
+def model_span(store: StoreAccess) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
+    """The first and last (model, dim) in ``nodes_vec_model`` order: two index seeks, whatever the size.
+    Equal ends mean one model holds every vector; this is what runs on each query (a GROUP BY over 100k
+    rows took 5-12 ms here, twice per search).  ``store.vector_upsert`` creates the index with the first
+    vector."""
+    ends = []
+    for order in ("ASC", "DESC"):
+        row = store.query_one(f"SELECT embedding_model, embedding_dim FROM nodes_vec "
+                              f"ORDER BY embedding_model {order}, embedding_dim {order} LIMIT 1")
+        ends.append((row[0], int(row[1])) if row else None)
+    return ends[0], ends[1]
+
+
+def stored_models(store: StoreAccess) -> list[tuple[str, int, int]]:
+    """(model, dim, count) of the vectors in the store, most vectors first."""
+    if not store.vector.available:
+        return []
+    first, last = model_span(store)
+    if first is None:
+        return []
+    if first == last:
+        return [(first[0], first[1], int(store.query_one("SELECT count(*) FROM nodes_vec")[0]))]  # type: ignore[index]
+    return [(m, int(d), int(n)) for m, d, n in store.query(
+        "SELECT embedding_model, embedding_dim, count(*) FROM nodes_vec GROUP BY 1, 2 ORDER BY 3 DESC")]
