@@ -58,7 +58,7 @@ def test_an_old_store_migrates_at_once_and_is_counted_in_bounded_batches(tmp_pat
             if done:
                 break
         assert max(calls) <= 3 and len(calls) >= len(texts) // 3
-        tag = store.token_tag(counter)
+        tag = token_counts.tag_of(store, counter)
         rows = store.query("SELECT content, tokens, tokens_by FROM nodes ORDER BY id")
         assert [(t, by) for _c, t, by in rows] == [(estimate(c), tag) for c, _t, _b in rows]
         assert token_counts.fill(store, counter) == (0, True)  # the cursor: nothing is counted twice
@@ -73,7 +73,7 @@ def test_an_old_store_migrates_at_once_and_is_counted_in_bounded_batches(tmp_pat
 def test_new_nodes_carry_the_registered_counters_count(app) -> None:
     texts = _texts()
     nodes = [app.store.insert_node("tool_output", t, status_="live") for t in texts]
-    tag = app.store.token_tag(app.plugins.token_counter)
+    tag = token_counts.tag_of(app.store, app.plugins.token_counter)
     assert tag is not None
     stored = dict(app.store.query("SELECT id, tokens FROM nodes"))
     small = [n for n in nodes if len(n.content) <= token_counts.AT_WRITE_CHARS]
@@ -111,13 +111,13 @@ def test_a_count_made_by_another_counter_or_version_is_not_used(tmp_path: Path) 
         row = store.get_node(node.id)
         assert row.tokens == estimate(row.content)
         words = WordCounter()
-        assert store.token_tag(words) is None  # never used here: no row can hold its counts
-        assert store.token_tag(words, create=True) != row.tokens_by
+        assert token_counts.tag_of(store, words) is None  # never used here: no row can hold its counts
+        assert token_counts.tag_of(store, words, create=True) != row.tokens_by
         newer = WordCounter()
         newer.name = "estimate"  # same name as the built-in, another version: another counter
         newer.version = EstimatingCounter.version + 1
         assert token_counts.counter_key(newer) != token_counts.counter_key(EstimatingCounter())
-        assert store.token_tag(newer, create=True) not in (row.tokens_by, store.token_tag(words))
+        assert token_counts.tag_of(store, newer, create=True) not in (row.tokens_by, token_counts.tag_of(store, words))
         # the walker's fill recounts that row for the new counter
         while not token_counts.fill(store, words)[1]:
             pass

@@ -26,7 +26,7 @@ class NodeRow:
     metadata: str
     rowid: int = 0
     tokens: int | None = None  # the content's token count, made when it was written (token_counts.py)
-    tokens_by: int | None = None  # which counter made it: compare with Store.token_tag(counter)
+    tokens_by: int | None = None  # which counter made it: compare with token_counts.tag_of(store, counter)
 
     @property
     def meta(self) -> dict[str, Any]:

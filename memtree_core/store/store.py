@@ -350,22 +350,8 @@ class Store(Upkeep, KeywordSearch, Vectors):
     # -- token counts ---------------------------------------------------------------------------------
     def count_tokens_with(self, counter: Any) -> None:
         """Store each new node's token count under ``counter`` (memtree_core/store/token_counts.py)."""
-        self.token_tag(counter, create=True)
+        token_counts.tag_of(self, counter, create=True)
         self.token_counter = counter
-
-    def token_tag(self, counter: Any, *, create: bool = False) -> int | None:
-        """The number ``nodes.tokens_by`` holds for counts made by ``counter``; None when this store has
-        none (nothing here was counted by it), unless ``create``."""
-        key = token_counts.counter_key(counter)
-        tag = self._token_tags.get(key)
-        if tag is None and (create or key not in self._token_tags):
-            with self.lock:
-                tag = token_counts.lookup_tag(self.conn, key)
-                if tag is None and create:  # the first use of this counter on this store: one write
-                    with self.tx() as c:
-                        tag = token_counts.create_tag(c, key)
-                self._token_tags[key] = tag
-        return tag
 
     # -- nodes ----------------------------------------------------------------------------------------
     def insert_node(self, kind: str, content: str, *, parent_id: str | None = None,
@@ -384,7 +370,7 @@ class Store(Upkeep, KeywordSearch, Vectors):
         if counter is not None and len(text) <= token_counts.AT_WRITE_CHARS:
             # counted before the transaction: the lock is shared with every tool
             node.tokens = token_counts.count(counter, text)
-            node.tokens_by = self.token_tag(counter) if node.tokens is not None else None
+            node.tokens_by = token_counts.tag_of(self, counter) if node.tokens is not None else None
         with self.tx() as c:
             cur = c.execute(
                 "INSERT INTO nodes (id, parent_id, kind, source_uri, content, content_hash, status, mtime, "

@@ -55,6 +55,22 @@ def count(counter: Any, text: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
+def tag_of(store: Store, counter: Any, *, create: bool = False) -> int | None:
+    """The number ``nodes.tokens_by`` holds for counts made by ``counter``; None when this store has none
+    (nothing here was counted by it), unless ``create``.  Kept per store, so a lookup is a dict read."""
+    key = counter_key(counter)
+    known = store._token_tags
+    tag = known.get(key)
+    if tag is None and (create or key not in known):
+        with store.lock:
+            tag = lookup_tag(store.conn, key)
+            if tag is None and create:  # the first use of this counter on this store: one write
+                with store.tx() as c:
+                    tag = create_tag(c, key)
+            known[key] = tag
+    return tag
+
+
 def lookup_tag(conn: Any, key: str) -> int | None:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (TAG_PREFIX + key,)).fetchone()
     return int(row[0]) if row else None
@@ -81,7 +97,7 @@ def fill(store: Store, counter: Any, rows: int = FILL_ROWS, max_bytes: int = FIL
     runs outside any transaction (the store's lock is shared with every tool); the short write that follows
     stores a count only for content that is still the content counted.
     """
-    tag = store.token_tag(counter, create=True)
+    tag = tag_of(store, counter, create=True)
     cursor_key = f"{CURSOR_PREFIX}{tag}"
     row = store.query_one("SELECT value FROM meta WHERE key = ?", (cursor_key,))
     after = int(row[0]) if row else 0
