@@ -31,8 +31,9 @@ import os
 import stat
 from collections.abc import Callable
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
@@ -159,8 +160,8 @@ class Settings(BaseSettings):
         job = _JOB.get()
         if job is None:
             return (init_settings,)
-        return (init_settings, _Environment(settings_cls, job), _RepoFile(settings_cls, job),
-                _UserFile(settings_cls, job))
+        return (init_settings, _Environment(settings_cls, job), _File(settings_cls, job, "repo"),
+                _File(settings_cls, job, "user"))
 
 
 class _Load:
@@ -177,67 +178,31 @@ class _Load:
 _JOB: ContextVar[_Load | None] = ContextVar("memtree_settings_load", default=None)
 
 
-class _Source(PydanticBaseSettingsSource):
-    """A layer: its values (camelCase, checked) and, as a side effect, where each came from."""
+class _File(PydanticBaseSettingsSource):
+    """A config file as a source: the user's (a bad value is an error naming the file and the key) or the
+    repository's (untrusted: only what it may set, the rest dropped with a warning)."""
 
-    name = ""
-
-    def __init__(self, settings_cls: type[BaseSettings], job: _Load) -> None:
+    def __init__(self, settings_cls: type[BaseSettings], job: _Load, name: str) -> None:
         super().__init__(settings_cls)
-        self.job = job
+        self.job, self.name = job, name
 
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # unused: __call__ is whole
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # unused: read whole
         return None, field_name, False
 
-    def read(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def origin_of(self, path: tuple[str, ...]) -> str:
-        raise NotImplementedError
-
     def __call__(self) -> dict[str, Any]:
-        if self.name in self.job.data:  # the repository's source asked for the user's already
-            return self.job.data[self.name]
-        data = self.read()
-        self.job.data[self.name] = data
-        self.job.origins[self.name] = {".".join(path): self.origin_of(path)
-                                       for path, _names, _value in _leaves(data, self.settings_cls)}
+        job, model = self.job, self.settings_cls
+        layer = job.raw.user if self.name == "user" else job.raw.repo
+        if self.name in job.data or layer is None:  # the repository's source asked for the user's already
+            return job.data.get(self.name, {})
+        data = _drop_dormant(_only(layer.data, job.only), model, job, layer.origin)
+        if self.name == "user":
+            _check(data, model, lambda err: layer.origin)
+        else:
+            _File(model, job, "user")()  # what the user chose, which the repository only narrows
+            data = _keep_user_plugin_choices(repo_layer(layer.origin, data, job, model), job, layer.origin, model)
+        job.data[self.name] = data
+        job.origins[self.name] = {".".join(path): layer.origin for path, _names, _value in _leaves(data, model)}
         return data
-
-
-class _UserFile(_Source):
-    """$MEMTREE_HOME/config.json: a bad value is an error naming the file and the key."""
-
-    name = "user"
-
-    def read(self) -> dict[str, Any]:
-        layer = self.job.raw.user
-        if layer is None:
-            return {}
-        data = _drop_dormant(_only(layer.data, self.job.only), self.settings_cls, self.job, layer.origin)
-        _check(data, self.settings_cls, lambda err: layer.origin)
-        return data
-
-    def origin_of(self, path: tuple[str, ...]) -> str:
-        return self.job.raw.user.origin  # type: ignore[union-attr]
-
-
-class _RepoFile(_Source):
-    """The repository's .memtree.json, untrusted: only what it may set, the rest dropped with a warning."""
-
-    name = "repo"
-
-    def read(self) -> dict[str, Any]:
-        layer = self.job.raw.repo
-        if layer is None:
-            return {}
-        data = _drop_dormant(_only(layer.data, self.job.only), self.settings_cls, self.job, layer.origin)
-        _UserFile(self.settings_cls, self.job)()  # what the user chose, which the repository only narrows
-        return _keep_user_plugin_choices(repo_layer(layer.origin, data, self.job, self.settings_cls),
-                                         self.job, layer.origin, self.settings_cls)
-
-    def origin_of(self, path: tuple[str, ...]) -> str:
-        return self.job.raw.repo.origin  # type: ignore[union-attr]
 
 
 class _Environment(EnvSettingsSource):
@@ -404,12 +369,9 @@ def _read_text(path: Path) -> str | None:
         raise SettingsError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
-class ConfigFile:
-    """A config file's values as written, and its path."""
-
-    def __init__(self, origin: str, data: dict[str, Any]) -> None:
-        self.origin = origin
-        self.data = data
+class ConfigFile(NamedTuple):
+    origin: str  # its path
+    data: dict[str, Any]  # its values as written
 
 
 def _read_json(path: Path) -> ConfigFile | None:
@@ -453,56 +415,41 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@dataclass
 class LoadedSettings:
     """The merged settings plus what went into them (for ``memtree info`` and ``memtree plugins``)."""
 
-    def __init__(self, settings: Settings, files: list[str], warnings: list[str],
-                 origins: dict[str, str] | None = None, user_plugins: PluginSet | None = None,
-                 refused: dict[str, list[str]] | None = None) -> None:
-        self.settings = settings
-        self.files = files
-        self.warnings = warnings
-        # dotted camelCase key -> the file or variable that set it last (absent = the default)
-        self.origins = origins or {}
-        # the plugin choices of the user's own layers alone: what the repository narrowed is told apart
-        self.user_plugins = user_plugins if user_plugins is not None else settings.plugins
-        # plugin -> the repository's plugins.config.<plugin> values it may not set, and why
-        self.refused = refused or {}
+    settings: Settings
+    files: list[str]
+    warnings: list[str]
+    origins: dict[str, str] = field(default_factory=dict)  # dotted camelCase key -> who set it last
+    user_plugins: Any = None  # the plugin choices of the user's own layers alone (None: all are the user's)
+    refused: dict[str, list[str]] = field(default_factory=dict)  # plugin -> its plugins.config keys refused
 
     def origin(self, key: str) -> str:
         return self.origins.get(key, "default")
 
 
-def user_config_path(home: Path) -> Path:
-    return home / "config.json"
-
-
-def repo_config_path(project_root: Path) -> Path:
-    return project_root / REPO_CONFIG_NAME
-
-
-class RawLayers:
+class RawLayers(NamedTuple):
     """What the files and the environment hold, read once: the project's settings are resolved from it twice,
     first for the plugin choices alone (which plugins load), then against the loaded plugins' models."""
 
-    def __init__(self, user: ConfigFile | None, repo: ConfigFile | None, environ: dict[str, str],
-                 warnings: list[str]) -> None:
-        self.user = user
-        self.repo = repo
-        self.environ = environ
-        self.warnings = warnings  # a repository file that could not be read at all
+    user: ConfigFile | None
+    repo: ConfigFile | None
+    environ: dict[str, str]
+    warnings: list[str]  # a repository file that could not be read at all
 
 
 def read_layers(home: Path, project_root: Path | None, environ: dict[str, str] | None = None) -> RawLayers:
     """Read ``$MEMTREE_HOME/config.json`` and the repository's ``.memtree.json``.  Raise :class:`SettingsError`
     when the user's own file is unreadable; a repository's is ignored with a warning."""
     environ = dict(os.environ) if environ is None else environ
-    user = _read_json(user_config_path(home))
+    user = _read_json(home / "config.json")
     warnings: list[str] = []
     repo: ConfigFile | None = None
     if project_root:
         try:
-            repo = _read_json(repo_config_path(project_root))
+            repo = _read_json(project_root / REPO_CONFIG_NAME)
         except SettingsError as exc:
             warnings.append(f"{exc}; the whole file is ignored")
     return RawLayers(user, repo, environ, warnings)
@@ -584,17 +531,8 @@ def _repo_may_set(model: type[BaseModel], path: tuple[str, ...]) -> bool:
 def _repo_safe_inside(model: type[BaseModel], path: tuple[str, ...]) -> bool:
     """Whether some key under the section at ``path`` is repo-safe (a repository gave it a scalar)."""
     node = _section(model, path)
-
-    def walk(section: type[BaseModel]) -> bool:
-        for info in section.model_fields.values():
-            if any(m is REPO_SAFE for m in info.metadata):
-                return True
-            sub = info.annotation
-            if isinstance(sub, type) and issubclass(sub, BaseModel) and walk(sub):
-                return True
-        return False
-
-    return node is not None and walk(node)
+    return node is not None and any(any(m is REPO_SAFE for m in info.metadata) or _repo_safe_inside(node, (name,))
+                                    for name, info in node.model_fields.items())
 
 
 def _why_user_only(model: type[BaseModel], path: tuple[str, ...]) -> str:
