@@ -217,16 +217,23 @@ class _Environment(EnvSettingsSource):
         super().__init__(settings_cls)
 
     def _load_env_vars(self) -> dict[str, str]:
-        return {var.lower(): raw for var, raw in self.job.raw.environ.items() if self._wanted(var, raw)}
+        self.written: dict[str, str] = {}  # the name pydantic-settings looks up -> the variable as written
+        for var in self.job.raw.environ:
+            name = self._wanted(var, self.job.raw.environ[var])
+            if name:
+                self.written[name] = var
+        return {name: self.job.raw.environ[var] for name, var in self.written.items()}
 
-    def _wanted(self, var: str, raw: str) -> bool:
+    def _wanted(self, var: str, raw: str) -> str | None:
+        """The variable's name as the model spells it (any case, with or without underscores inside a key),
+        or None when it sets no key of this model."""
         if not var.upper().startswith("MEMTREE_"):
-            return False
+            return None
         parts = [p for p in var[len("MEMTREE_"):].split("__") if p]
         if not parts or parts[0].upper() in NON_SETTING_ENV:
-            return False
+            return None
         if self.job.only is not None and _norm(parts[0]) not in {_norm(k) for k in self.job.only}:
-            return False
+            return None
         if raw[:1] in ("[", "{"):
             _env_json(var, raw)
         if [_norm(p) for p in parts[:2]] == ["plugins", "config"] and len(parts) < 4:
@@ -241,26 +248,27 @@ class _Environment(EnvSettingsSource):
                     if reason:
                         self.job.warnings.append(f"environment variable {var}: {_plain('.'.join(parts))} ignored: "
                                                  f"{reason}")
-                    return False
+                    return None
                 known = ", ".join(sorted(info.alias or name for name, info in node.model_fields.items()))
                 raise SettingsError(f"environment variable {var}: no settings key {part!r} (known: {known})")
             if hit[2] is None and i < len(parts) - 1:
-                return False
+                return None
             if i == len(parts) - 1 and (hit[2] is not None or self._field_is_complex(node.model_fields[hit[0]])[0]):
                 _env_json(var, raw)  # a whole section, a list or a mapping is JSON
             node = hit[2]
-        return True
+            parts[i] = hit[1] if i else hit[0]  # a top-level key by its field name, a nested one by its alias
+        return "memtree_" + "__".join(parts).lower()
 
     def __call__(self) -> dict[str, Any]:
         data = _canonical(super().__call__(), self.settings_cls)
-        names = {_norm(var): var for var in self.env_vars}
+        names = {_norm(name): var for name, var in self.written.items()}
         self.job.data[self.name] = data
 
         def origin(path: tuple[str, ...]) -> str:
             for n in range(len(path), 0, -1):
                 var = names.get(_norm("memtree_" + "__".join(path[:n])))
                 if var is not None:
-                    return f"environment variable {var.upper()}"
+                    return f"environment variable {var}"
             return "environment"
 
         _check(data, self.settings_cls, lambda err: origin(tuple(str(p) for p in err["loc"])))
