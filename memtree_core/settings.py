@@ -240,6 +240,7 @@ class _Environment(EnvSettingsSource):
             raise SettingsError(f"environment variable {var}: name a plugin and one of its keys, "
                                 f"MEMTREE_PLUGINS__CONFIG__<PLUGIN>__<KEY> (see memtree plugins --json)")
         node: Any = self.settings_cls
+        names: list[str] = []
         for i, part in enumerate(parts):
             hit = _model_field(node, part, loose=True)
             if hit is None:
@@ -256,8 +257,8 @@ class _Environment(EnvSettingsSource):
             if i == len(parts) - 1 and (hit[2] is not None or self._field_is_complex(node.model_fields[hit[0]])[0]):
                 _env_json(var, raw)  # a whole section, a list or a mapping is JSON
             node = hit[2]
-            parts[i] = hit[1] if i else hit[0]  # a top-level key by its field name, a nested one by its alias
-        return "memtree_" + "__".join(parts).lower()
+            names.append(hit[1] if i else hit[0])  # a top-level key by its field name, a nested one by its alias
+        return "memtree_" + "__".join(names).lower()
 
     def __call__(self) -> dict[str, Any]:
         data = _canonical(super().__call__(), self.settings_cls)
