@@ -4,9 +4,10 @@
     defaults < user config ($MEMTREE_HOME/config.json) < the repo's .memtree.json < MEMTREE_* environment < init
 
 Keys are camelCase in files (as in the spec); the environment is pydantic-settings' ``EnvSettingsSource``
-(prefix ``MEMTREE_``, ``__`` between levels, any case), so ``MEMTREE_CAPTURE__MAX_BYTES`` sets
-``capture.maxBytes``.  Each source validates what it gives, so an error names the file (or variable), the key
-and the type.
+(prefix ``MEMTREE_``, ``__`` between levels), so ``MEMTREE_CAPTURE__MAX_BYTES`` sets ``capture.maxBytes``; a
+variable's name is first checked against the model (any case, underscores inside a key optional), so a typo is
+an error, not a silently unused variable.  Each source validates what it gives, so an error names the file (or
+variable), the key and the type.
 
 This module holds the host's own keys (:class:`Settings`: capture's size cap and Bash switch, redaction's gate,
 the daemon, the store, the plugin set) and the layering.  Every other key belongs to the plugin that uses it:
