@@ -168,8 +168,8 @@ class Settings(BaseSettings):
 class _Load:
     """One load in progress: what the sources read and report (a Settings() outside a load reads nothing)."""
 
-    def __init__(self, raw: RawLayers, only: tuple[str, ...] | None, dormant: Dormant | None) -> None:
-        self.raw, self.only, self.dormant = raw, only, dormant
+    def __init__(self, raw: RawLayers, dormant: Dormant | None) -> None:
+        self.raw, self.dormant = raw, dormant
         self.warnings = list(raw.warnings)
         self.origins: dict[str, dict[str, str]] = {}  # source -> dotted key -> where it was set
         self.data: dict[str, dict[str, Any]] = {}  # source -> the values it gave
@@ -195,7 +195,7 @@ class _File(PydanticBaseSettingsSource):
         layer = job.raw.user if self.name == "user" else job.raw.repo
         if self.name in job.data or layer is None:  # the repository's source asked for the user's already
             return job.data.get(self.name, {})
-        data = _drop_dormant(_only(layer.data, job.only), model, job, layer.origin)
+        data = _drop_dormant(layer.data, model, job, layer.origin)
         if self.name == "user":
             _check(data, model, lambda err: layer.origin)
         else:
@@ -232,8 +232,6 @@ class _Environment(EnvSettingsSource):
             return None
         parts = [p for p in var[len("MEMTREE_"):].split("__") if p]
         if not parts or parts[0].upper() in NON_SETTING_ENV:
-            return None
-        if self.job.only is not None and _norm(parts[0]) not in {_norm(k) for k in self.job.only}:
             return None
         if raw[:1] in ("[", "{"):
             _env_json(var, raw)
@@ -465,21 +463,12 @@ def read_layers(home: Path, project_root: Path | None, environ: dict[str, str] |
     return RawLayers(user, repo, environ, warnings)
 
 
-def _only(data: dict[str, Any], keys: tuple[str, ...] | None) -> dict[str, Any]:
-    if keys is None:
-        return dict(data)
-    wanted = {_norm(k) for k in keys}
-    return {k: v for k, v in data.items() if _norm(str(k)) in wanted}
-
-
-def resolve(raw: RawLayers, model: type[Settings] = Settings, *, dormant: Dormant | None = None,
-            only: tuple[str, ...] | None = None) -> LoadedSettings:
+def resolve(raw: RawLayers, model: type[Settings] = Settings, *, dormant: Dormant | None = None) -> LoadedSettings:
     """The settings ``model`` (the host's, or the host's with the loaded plugins' keys) takes from every
     layer, through its sources.  Raise :class:`SettingsError` on a bad value in the user's own layers (config
     file, environment); drop what the repository may not set, or set badly, with a warning; drop a not-loaded
-    plugin's keys (``dormant`` says why) with a warning.  ``only``: read these top-level keys alone, ignoring
-    the others (the plugin choices, before the plugins that know the other keys are loaded)."""
-    job = _Load(raw, only, dormant)
+    plugin's keys (``dormant`` says why) with a warning."""
+    job = _Load(raw, dormant)
     token = _JOB.set(job)
     try:
         settings = model()
@@ -493,9 +482,9 @@ def resolve(raw: RawLayers, model: type[Settings] = Settings, *, dormant: Dorman
 
 
 def host_settings(raw: RawLayers) -> LoadedSettings:
-    """The host's keys alone, with the repository's limits, the plugins' keys left aside unchecked: what
+    """The host's keys alone, with the repository's limits, every other key left aside unchecked: what
     :func:`memtree_core.plugins.build` needs (the plugin set) before any plugin can say which keys it owns."""
-    return resolve(raw, Settings, only=tuple(Settings.model_fields), dormant=lambda path: "")
+    return resolve(raw, Settings, dormant=lambda path: "")
 
 
 def _drop_dormant(data: dict[str, Any], model: type[BaseModel], job: _Load, origin: str,
