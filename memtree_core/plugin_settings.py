@@ -18,7 +18,6 @@ import functools
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator
-from pydantic.alias_generators import to_camel
 
 from memtree_core.settings import REPO_SAFE, PluginSet, Section, Settings, UserOnly, _strict_flag
 
@@ -29,8 +28,7 @@ class PluginSettings(BaseModel):
     """Base of every plugin's settings model: camelCase keys in files, unknown keys refused, no NaN or
     infinity, strict booleans.  Every field needs a default (a plugin works with no configuration)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid",
-                              allow_inf_nan=False)
+    model_config = Section.model_config
 
     @field_validator("*", mode="before")
     @classmethod
@@ -57,8 +55,7 @@ class BuiltinSettings(BaseModel):
     ``plugins.config.<name>``, as a third-party plugin's do.  Only a built-in plugin may declare top-level
     keys: a third-party plugin's settings live under ``plugins.config.<name>``."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid",
-                              allow_inf_nan=False)
+    model_config = Section.model_config
 
     if not TYPE_CHECKING:
         def __getattr__(self, item: str) -> Any:

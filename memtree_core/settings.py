@@ -351,24 +351,18 @@ def _read_text(path: Path) -> str | None:
     """The file's text, or None when there is none; only a regular file of at most MAX_CONFIG_BYTES is read,
     so a FIFO, a device or a huge file in a cloned repository can neither hang memtree nor fill its memory."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)), "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise SettingsError(f"{path}: not a regular file")
+            if info.st_size > MAX_CONFIG_BYTES:
+                raise SettingsError(f"{path}: {info.st_size:,} bytes; a config file may hold at most "
+                                    f"{MAX_CONFIG_BYTES:,}")
+            raw = f.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise SettingsError(f"{path}: cannot read it: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise SettingsError(f"{path}: not a regular file")
-        if info.st_size > MAX_CONFIG_BYTES:
-            raise SettingsError(f"{path}: {info.st_size:,} bytes; a config file may hold at most "
-                                f"{MAX_CONFIG_BYTES:,}")
-        with os.fdopen(os.dup(fd), "rb") as f:
-            raw = f.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise SettingsError(f"{path}: cannot read it: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
     if len(raw) > MAX_CONFIG_BYTES:
         raise SettingsError(f"{path}: more than {MAX_CONFIG_BYTES:,} bytes; a config file may not be that big")
     try:
