@@ -6,6 +6,11 @@ The commands come from plugins through ``memtree_register_commands`` (the built-
 ``stop``, ``doctor`` and ``plugins`` (they must work when a plugin is broken or disabled).  A command's module
 is imported only when it runs or its ``--help`` is asked; ``memtree --help`` lists every command's one line.
 
+The built-in plugins' commands are also listed here (:data:`BUILTIN_COMMANDS`, kept equal to what those plugins
+register by tests/test_cli.py): when nothing can change that list (no third-party plugin installed, no plugin
+choice in the user's config), ``memtree --help`` and a command's ``--help`` load no plugin, so neither imports
+pydantic.  Otherwise the plugins load first, and a third-party plugin's commands appear with the built-ins'.
+
 ``memtree serve [--project DIR]``, what every agent session runs, skips argparse altogether (its imports --
 argparse, gettext, locale, shutil, typing -- cost more than the rest of the forwarder's start-up).
 """
@@ -32,6 +37,21 @@ HOST_COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("stop", "stop the project's daemon", "memtree_core.commands.stop"),
     Command("doctor", "check the store; recover a damaged one into a new file (the old one is kept)",
             "memtree_core.commands.doctor"),
+)}
+# The built-in plugins' commands: name -> (one-line help, plugin, handler module), in `memtree --help`'s order.
+BUILTIN_COMMANDS: dict[str, tuple[str, str, str]] = {name: (text, plugin, f"memtree_plugins.{plugin}.{module}")
+                                                     for name, text, plugin, module in (
+    ("info", "what is working and what is degraded, and why", "commands", "info"),
+    ("stats", "nodes per kind and status, store size, walker and redaction counters", "commands", "stats"),
+    ("search", "keyword search over the store, as the MCP 'search' tool does it", "commands", "search"),
+    ("show", "print one stored node", "commands", "show"),
+    ("walk", "run the walkers (filter, staleness, pruner, ...) once or on their schedule", "commands", "walk"),
+    ("demo", "index a sample project and drive the real server through an MCP client session", "commands", "demo"),
+    ("reembed", "re-embed every live node with the configured embedding model", "commands", "reembed"),
+    ("import", "bring past Claude Code sessions' Read/Grep/Bash results into the store", "commands", "import_"),
+    ("index", "index a repository's files up front, so search finds code not read yet", "commands", "index"),
+    ("ui", "a read-only web inspector of the store on 127.0.0.1 (tree, nodes, search, compose, stats)",
+     "inspector", "command"),
 )}
 PROJECT_HELP = "the project directory (default: the current one)"
 
@@ -77,6 +97,33 @@ def plugin_commands(environ: dict[str, str] | None = None) -> dict[str, tuple[Co
             continue
         out[entry.name] = (entry.item, entry.plugin)
     return out
+
+
+def builtin_commands(environ: dict[str, str]) -> dict[str, tuple[Command, str]] | None:
+    """:func:`plugin_commands` without loading any plugin, or None when only loading them can tell: a
+    third-party plugin is installed, or the user's config or ``MEMTREE_PLUGINS__*`` chooses plugins."""
+    import json
+
+    from memtree_core.project import memtree_home
+
+    if any(key.upper().startswith("MEMTREE_PLUGINS") for key in environ):
+        return None
+    try:
+        with open(os.path.join(memtree_home(environ), "config.json"), "rb") as f:
+            config = json.loads(f.read(1024 * 1024 + 1) or b"{}")
+        if not isinstance(config, dict) or "plugins" in config:
+            return None
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError):
+        return None  # the slow path reports it as it always did
+    from importlib.metadata import entry_points
+
+    if entry_points(group="memtree"):
+        return None
+    disabled = {name.strip() for name in environ.get("MEMTREE_DISABLE_PLUGINS", "").split(",")}
+    return {name: (Command(name, text, module), plugin) for name, (text, plugin, module) in BUILTIN_COMMANDS.items()
+            if plugin not in disabled}
 
 
 def commands(environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -168,13 +215,16 @@ def main(argv: list[str] | None = None) -> int:
     if chosen in HOST_COMMANDS or version_only:
         table = host  # dispatched before any plugin loads: 'serve' starts at Python's own speed
     else:
-        from memtree_core.plugins import PluginLoadError
+        table = builtin_commands(dict(os.environ))  # type: ignore[assignment]
+        if table is None:
+            from memtree_core.plugins import PluginLoadError
 
-        try:
-            table = {**plugin_commands(), **host}
-        except PluginLoadError as exc:  # MEMTREE_STRICT_PLUGINS=1 and a plugin failed
-            print(f"memtree: {exc}", file=sys.stderr)
-            return 2
+            try:
+                table = plugin_commands()
+            except PluginLoadError as exc:  # MEMTREE_STRICT_PLUGINS=1 and a plugin failed
+                print(f"memtree: {exc}", file=sys.stderr)
+                return 2
+        table = {**table, **host}
     parser, module = _parser(table, chosen if chosen in table else None)
     args = parser.parse_args(argv)  # bad arguments: argparse prints usage and one line, exit 2
     if args.version:

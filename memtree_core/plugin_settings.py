@@ -1,7 +1,8 @@
 """Per-plugin settings, in the style of tox's ``tox_add_core_config`` and datasette's ``plugin_config``.
 
 A plugin declares its own pydantic model (a :class:`PluginSettings`) through ``memtree_settings_model``; its
-values live under ``plugins.config.<plugin name>`` and come from the same layers as every setting::
+values live under ``plugins.config.<plugin name>``, a section of the project's settings model (:func:`compose`),
+so they come from the same sources as every setting (:mod:`memtree_core.settings`)::
 
     defaults < $MEMTREE_HOME/config.json < the repo's .memtree.json < MEMTREE_PLUGINS__CONFIG__<NAME>__<KEY>
 
@@ -16,21 +17,9 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, create_model, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator
 
-from memtree_core.settings import (
-    REPO_SAFE,
-    PluginConfigLayer,
-    Section,
-    Settings,
-    SettingsError,
-    UserOnly,
-    _message,
-    _plain,
-    _shown,
-    _strict_flag,
-)
+from memtree_core.settings import REPO_SAFE, PluginSet, Section, Settings, UserOnly, _strict_flag
 
 __all__ = ["REPO_SAFE", "BuiltinSettings", "PluginSettings", "Section", "UserOnly", "check_model", "compose"]
 
@@ -39,8 +28,7 @@ class PluginSettings(BaseModel):
     """Base of every plugin's settings model: camelCase keys in files, unknown keys refused, no NaN or
     infinity, strict booleans.  Every field needs a default (a plugin works with no configuration)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid",
-                              allow_inf_nan=False)
+    model_config = Section.model_config
 
     @field_validator("*", mode="before")
     @classmethod
@@ -67,8 +55,7 @@ class BuiltinSettings(BaseModel):
     ``plugins.config.<name>``, as a third-party plugin's do.  Only a built-in plugin may declare top-level
     keys: a third-party plugin's settings live under ``plugins.config.<name>``."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid",
-                              allow_inf_nan=False)
+    model_config = Section.model_config
 
     if not TYPE_CHECKING:
         def __getattr__(self, item: str) -> Any:
@@ -139,16 +126,19 @@ def check_model(model: Any, *, builtin: bool = False) -> str | None:
     return None
 
 
-def compose(owners: dict[str, type[BuiltinSettings]]) -> type[Settings]:
+def compose(owners: dict[str, type[BuiltinSettings]], configs: dict[str, type[PluginSettings]] | None = None,
+            ) -> type[Settings]:
     """The project's settings model: the host's :class:`~memtree_core.settings.Settings` with every owner's
-    top-level keys; a section two of them declare holds the keys of both.  The owners' keys are disjoint
-    (:func:`memtree_core.plugins.build` fails a plugin that claims a taken key).  The same owners give the
-    same class, so two loads compare equal."""
-    return _compose(tuple(sorted(owners.values(), key=lambda m: f"{m.__module__}.{m.__qualname__}")))
+    top-level keys (a section two of them declare holds the keys of both) and each plugin's own model as
+    ``plugins.config.<name>``.  The owners' keys are disjoint (:func:`memtree_core.plugins.build` fails a plugin
+    that claims a taken key).  The same models give the same class, so two loads compare equal."""
+    return _compose(tuple(sorted(owners.values(), key=lambda m: f"{m.__module__}.{m.__qualname__}")),
+                    tuple(sorted((configs or {}).items())))
 
 
 @functools.cache
-def _compose(key: tuple[type[BuiltinSettings], ...]) -> type[Settings]:
+def _compose(key: tuple[type[BuiltinSettings], ...], configs: tuple[tuple[str, type[PluginSettings]], ...],
+             ) -> type[Settings]:
     parts: dict[str, list[tuple[Any, Any]]] = {}  # field name -> [(section or None, FieldInfo)]
     for name, info in Settings.model_fields.items():
         parts.setdefault(name, []).append((_section_of(info), info))
@@ -166,7 +156,11 @@ def _compose(key: tuple[type[BuiltinSettings], ...]) -> type[Settings]:
         merged = create_model(sections[0].__name__, __base__=sections)  # type: ignore[call-overload]
         metadata = [m for _section, info in found for m in info.metadata]
         fields[name] = (Annotated[(merged, *metadata)] if metadata else merged, merged())
-    return create_model("Settings", __base__=Settings, __module__=Settings.__module__, **fields)
+    own = create_model("PluginsConfig", __config__=ConfigDict(extra="forbid"), **{  # type: ignore[call-overload]
+        name.replace("-", "_").replace(".", "_"): (model, Field(model(), alias=name)) for name, model in configs})
+    plugins = create_model("PluginSet", __base__=PluginSet, config=(own, own()))
+    return create_model("Settings", __base__=Settings, __module__=Settings.__module__, plugins=(plugins, plugins()),
+                        **fields)
 
 
 def view(model: type[BuiltinSettings], settings: Settings, config: PluginSettings | None) -> BuiltinSettings:
@@ -186,93 +180,13 @@ def view(model: type[BuiltinSettings], settings: Settings, config: PluginSetting
     return model.model_construct(_fields_set=settings.model_fields_set & set(values), **values)
 
 
-def _norm(key: str) -> str:
-    return key.replace("_", "").replace("-", "").lower()
-
-
-def _field(model: type[PluginSettings], key: str) -> tuple[str, Any] | None:
-    """(camelCase alias, field info) for a key as a file or an environment variable spells it."""
-    for name, info in model.model_fields.items():
-        alias = info.alias or name
-        if _norm(key) in (_norm(name), _norm(alias)):
-            return alias, info
-    return None
-
-
-def _keys(model: type[PluginSettings]) -> str:
-    return ", ".join(info.alias or name for name, info in model.model_fields.items()) or "none"
-
-
-def _messages(exc: ValidationError) -> str:
-    return "; ".join(f"{_message(e)} (got {_shown(e.get('input'))})" for e in exc.errors())
-
-
-def resolve(models: dict[str, type[PluginSettings]], layers: list[PluginConfigLayer],
-            known_plugins: set[str]) -> tuple[dict[str, PluginSettings], dict[str, list[str]], list[str]]:
-    """Every declaring plugin's effective settings, the repository keys refused per plugin, and warnings
-    about ``plugins.config`` entries that name no plugin.  Raise :class:`SettingsError` for a bad value in
-    the user's own layers."""
-    by_norm = {_norm(name): name for name in models}
-    known = {_norm(n) for n in known_plugins}
-    merged: dict[str, dict[str, Any]] = {name: {} for name in models}
-    refused: dict[str, list[str]] = {}
-    warnings: list[str] = []
-    for layer in layers:
-        if not isinstance(layer.config, dict):
-            problem = f"{layer.origin}: plugins.config must be an object of {{plugin name: {{key: value}}}}"
-            if layer.repo:
-                warnings.append(problem + " (ignored)")
-                continue
-            raise SettingsError(problem)
-        for given, values in layer.config.items():
-            plugin = by_norm.get(_norm(str(given)))
-            if plugin is None:
-                if _norm(str(given)) not in known:
-                    warnings.append(f"{layer.origin}: plugins.config.{_plain(str(given))} ignored: no installed "
-                                    f"plugin of that name declares settings (see memtree plugins)")
-                continue
-            model = models[plugin]
-            where = f"plugins.config.{plugin}"
-            if not isinstance(values, dict):
-                problem = f"{layer.origin}: {where} must be an object of settings (got {_shown(values)})"
-                if layer.repo:
-                    refused.setdefault(plugin, []).append(f"{problem}; ignored")
-                    continue
-                raise SettingsError(problem)
-            for key, raw in values.items():
-                origin = layer.origins.get((str(given), str(key)), layer.origin)
-                hit = _field(model, str(key))
-                if hit is None:
-                    problem = f"{origin}: {where}: unknown key {_shown(str(key))} ({plugin}'s settings: {_keys(model)})"
-                    if layer.repo:
-                        refused.setdefault(plugin, []).append(f"{problem}; ignored")
-                        continue
-                    raise SettingsError(problem)
-                alias, info = hit
-                if layer.repo and not any(m is REPO_SAFE for m in info.metadata):
-                    refused.setdefault(plugin, []).append(
-                        f"{origin}: {where}.{alias} ignored: only your own config or MEMTREE_* environment may set "
-                        f"it (plugin {plugin!r} does not mark it repo-safe)")
-                    continue
-                try:
-                    model.model_validate({alias: raw})
-                except ValidationError as exc:
-                    problem = f"{origin}: {where}.{alias}: {_messages(exc)}"
-                    if layer.repo:
-                        refused.setdefault(plugin, []).append(f"{problem}; ignored")
-                        continue
-                    raise SettingsError(problem) from None
-                merged[plugin][alias] = raw
-    return {name: models[name].model_validate(values) for name, values in merged.items()}, refused, warnings
-
-
 def apply(loaded: Any, plugins: Any) -> None:
-    """Resolve every declaring plugin's settings from ``loaded``'s layers into ``plugins`` (its
-    ``plugin_settings`` and each report entry), and add what was refused or ignored to the config warnings
-    ``memtree info`` shows.  A built-in's own settings are its top-level keys, taken from ``loaded.settings``
-    (already composed with its model), with its ``plugins.config`` values as ``config``."""
-    values, refused, warnings = resolve(plugins.settings_models, loaded.plugin_config,
-                                        {p.name for p in plugins.report})
+    """Each declaring plugin's settings, taken from ``loaded.settings`` (composed with its model), into
+    ``plugins`` (its ``plugin_settings`` and each report entry, with what the repository may not set): a
+    third-party plugin's ``plugins.config.<name>`` values, a built-in's top-level keys with its
+    ``plugins.config`` values as ``config``."""
+    config = loaded.settings.plugins.config
+    values = {name: getattr(config, name.replace("-", "_").replace(".", "_")) for name in plugins.settings_models}
     own: dict[str, Any] = dict(values)
     for name, model in plugins.settings_sections.items():
         own[name] = view(model, loaded.settings, values.get(name))
@@ -282,8 +196,6 @@ def apply(loaded: Any, plugins: Any) -> None:
         if info is not None:
             if name in values:
                 info.settings = values[name].model_dump(mode="json", by_alias=True)
-                info.refused_settings = refused.get(name, [])
+                info.refused_settings = loaded.refused.get(name, [])
             if name in plugins.settings_sections:
                 info.sections = own[name].model_dump(mode="json", by_alias=True, exclude={"config"})
-        loaded.warnings.extend(refused.get(name, []))
-    loaded.warnings.extend(warnings)

@@ -6,8 +6,8 @@ so loading goes in three steps over files read once:
 
 1. the host's keys alone, the plugin set among them (:func:`memtree_core.settings.host_settings`);
 2. the plugins it selects, each declaring its model (:func:`memtree_core.plugins.build`);
-3. every layer against the host's model composed with theirs (:func:`memtree_core.settings.resolve`), then each
-   plugin's own view and ``plugins.config`` values (:func:`memtree_core.plugin_settings.apply`).
+3. every layer against the host's model composed with theirs, their ``plugins.config.<name>`` models included
+   (:func:`memtree_core.settings.resolve`), then each plugin's own view (:func:`memtree_core.plugin_settings.apply`).
 
 A key of a built-in that is not loaded (disabled, or failed to import) is dropped with a warning, in every
 layer: switching a plugin off never makes the user's config an error.
@@ -32,7 +32,7 @@ def load(home: Path, project_root: Path | None, environ: dict[str, str], **build
     raw = read_layers(home, project_root, environ)
     host = host_settings(raw)  # its warnings come again, with the plugins' keys, from the full resolve
     plugins = build(host.settings, environ, user_plugins=host.user_plugins, **build_kwargs)
-    loaded = resolve(raw, compose(plugins.settings_sections), dormant=_Dormant(plugins))
+    loaded = resolve(raw, compose(plugins.settings_sections, plugins.settings_models), dormant=_Dormant(plugins))
     apply(loaded, plugins)
     return loaded, plugins
 
@@ -59,14 +59,19 @@ def _builtin_model(name: str) -> type[BuiltinSettings] | None:
 
 
 class _Dormant:
-    """Which built-in, not loaded in this project, owns a key path; asked only for a key no loaded model
-    knows, so a disabled plugin's module is imported only when a config names one of its keys."""
+    """Why a key path no loaded model knows is no mistake: a built-in not loaded in this project owns it, or
+    it is the ``plugins.config`` of a plugin that declares no settings (None: a mistake).  A disabled plugin's
+    module is imported only when a config names one of its keys."""
 
     def __init__(self, plugins: PluginSet) -> None:
         self.plugins = plugins
         self._owners: dict[tuple[str, ...], str] | None = None
 
     def __call__(self, path: tuple[str, ...]) -> str | None:
+        if [_norm(k) for k in path[:2]] == ["plugins", "config"] and len(path) == 3:
+            if _norm(path[2]) in {_norm(p.name) for p in self.plugins.report}:
+                return ""  # installed, and declares no settings (or is not loaded): nothing to check
+            return "no installed plugin of that name declares settings (see memtree plugins)"
         if self._owners is None:
             self._owners = {}
             for name in builtin_modules():
@@ -81,5 +86,7 @@ class _Dormant:
         # Asked for a path whose last key alone is unknown: one key long, a whole section (or top-level key) no
         # loaded model has; longer, a key inside a section the host or a loaded plugin shares with it, which is
         # the dormant plugin's only if it declares that very key (``capture.replace``), else a plain mistake.
-        key = tuple(_norm(k) for k in path)
-        return self._owners.get(key[:2])
+        owner = self._owners.get(tuple(_norm(k) for k in path)[:2])
+        if owner is None:
+            return None
+        return f"it is plugin {owner!r}'s setting, and that plugin is not loaded (disabled or failed: see memtree plugins)"

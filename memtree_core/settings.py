@@ -1,15 +1,20 @@
-"""Settings: the spec's ``config.json`` keys with its defaults, layered
+"""Settings: the spec's ``config.json`` keys with its defaults, layered by pydantic-settings' own sources
+(:meth:`Settings.settings_customise_sources`)
 
-    defaults < user config ($MEMTREE_HOME/config.json) < the repo's .memtree.json < MEMTREE_* environment
+    defaults < user config ($MEMTREE_HOME/config.json) < the repo's .memtree.json < MEMTREE_* environment < init
 
-Keys are camelCase in files (as in the spec); environment variables use ``__`` between levels and ignore
-case and underscores inside a key, so ``MEMTREE_CAPTURE__MAX_BYTES`` sets ``capture.maxBytes``.
-Each layer is validated on its own, so an error names the file (or variable), the key and the type.
+Keys are camelCase in files (as in the spec); the environment is pydantic-settings' ``EnvSettingsSource``
+(prefix ``MEMTREE_``, ``__`` between levels), so ``MEMTREE_CAPTURE__MAX_BYTES`` sets ``capture.maxBytes``; a
+variable's name is first checked against the model (any case, underscores inside a key optional), so a typo is
+an error, not a silently unused variable.  Each source validates what it gives, so an error names the file (or
+variable), the key and the type.
 
 This module holds the host's own keys (:class:`Settings`: capture's size cap and Bash switch, redaction's gate,
-the daemon, the store, the plugin set) and the layering.  Every other key belongs to the built-in plugin
-that uses it, which declares it (:class:`memtree_core.plugin_settings.BuiltinSettings`); the project's model
-is the host's composed with the loaded plugins' (:mod:`memtree_core.project_settings`).
+the daemon, the store, the plugin set) and the layering.  Every other key belongs to the plugin that uses it:
+a built-in's top-level keys (:class:`memtree_core.plugin_settings.BuiltinSettings`) and any plugin's
+``plugins.config.<name>`` (:class:`memtree_core.plugin_settings.PluginSettings`) are sections of the same
+model, composed with the host's once the plugins are loaded (:mod:`memtree_core.project_settings`), so one
+set of sources, repository rules and messages serves them all.
 
 The repository's ``.memtree.json`` arrives with the code, so it is untrusted input: it may set only the fields
 marked :data:`REPO_SAFE` (its plugin set, budgets, search defaults and the like).  Whatever weakens a
@@ -26,12 +31,14 @@ import json
 import os
 import stat
 from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 REPO_CONFIG_NAME = ".memtree.json"
 # MEMTREE_* variables that are not settings keys (read directly where they matter).
@@ -131,6 +138,7 @@ class PluginSet(Section):
     load: Annotated[list[str], REPO_SAFE] = []
     disable: Annotated[list[str], REPO_SAFE] = []
     require: Annotated[dict[str, str], REPO_SAFE] = {}  # distribution or plugin name -> version specifier
+    # ``config``: each plugin's own settings (plugins.config.<name>), added with the plugins' models
 
 
 class Settings(BaseSettings):
@@ -138,7 +146,7 @@ class Settings(BaseSettings):
     (:func:`memtree_core.plugin_settings.compose`), so a project's settings model is this one plus theirs."""
 
     model_config = SettingsConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid",
-                                      allow_inf_nan=False)
+                                      allow_inf_nan=False, env_prefix="MEMTREE_", env_nested_delimiter="__")
 
     capture: Capture = Capture()
     redaction: Annotated[Redaction, UserOnly(WHAT_IS_CAPTURED)] = Redaction()
@@ -149,50 +157,175 @@ class Settings(BaseSettings):
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
                                    file_secret_settings):  # type: ignore[override]
-        # Layers are merged by load_settings(); the result arrives as init kwargs.
-        return (init_settings,)
+        # The files and environment take part only in a load (resolve()); a bare Settings() is the defaults.
+        job = _JOB.get()
+        if job is None:
+            return (init_settings,)
+        return (init_settings, _Environment(settings_cls, job), _File(settings_cls, job, "repo"),
+                _File(settings_cls, job, "user"))
 
 
-class ConfigLayer:
-    """One layer's raw values and where they came from."""
+class _Load:
+    """One load in progress: what the sources read and report (a Settings() outside a load reads nothing)."""
 
-    def __init__(self, origin: str, data: dict[str, Any],
-                 env_origins: dict[tuple[str, ...], str] | None = None) -> None:
-        self.origin = origin
-        self.data = data
-        self.env_origins = env_origins or {}  # key path -> the variable that set it
-        self.plugin_origins: dict[tuple[str, str], str] = {}  # (plugin, key) under plugins.config -> variable
-
-
-class PluginConfigLayer:
-    """One layer's ``plugins.config`` object, ``{plugin name: {key: value}}`` as written: each plugin's own
-    model validates it once the plugins are loaded (:mod:`memtree_core.plugin_settings`)."""
-
-    def __init__(self, origin: str, config: Any, *, repo: bool = False,
-                 origins: dict[tuple[str, str], str] | None = None) -> None:
-        self.origin = origin
-        self.config = config
-        self.repo = repo
-        self.origins = origins or {}  # (plugin, key) as written -> the environment variable that set it
+    def __init__(self, raw: RawLayers, dormant: Dormant | None) -> None:
+        self.raw, self.dormant = raw, dormant
+        self.warnings = list(raw.warnings)
+        self.origins: dict[str, dict[str, str]] = {}  # source -> dotted key -> where it was set
+        self.data: dict[str, dict[str, Any]] = {}  # source -> the values it gave
+        self.refused: dict[str, list[str]] = {}  # plugin -> what the repository may not set in its plugins.config
 
 
-def _take_plugin_config(layer: ConfigLayer) -> Any:
-    """Remove ``plugins.config`` from a layer and return it (None when absent): the core model does not know
-    the plugins' keys."""
-    plugins = layer.data.get("plugins")
-    if isinstance(plugins, dict) and "config" in plugins:
-        plugins = dict(plugins)
-        config = plugins.pop("config")
-        layer.data = {**layer.data, "plugins": plugins}
-        return config
-    return None
+_JOB: ContextVar[_Load | None] = ContextVar("memtree_settings_load", default=None)
+
+
+class _File(PydanticBaseSettingsSource):
+    """A config file as a source: the user's (a bad value is an error naming the file and the key) or the
+    repository's (untrusted: only what it may set, the rest dropped with a warning)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], job: _Load, name: str) -> None:
+        super().__init__(settings_cls)
+        self.job, self.name = job, name
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # unused: read whole
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        job, model = self.job, self.settings_cls
+        layer = job.raw.user if self.name == "user" else job.raw.repo
+        if self.name in job.data or layer is None:  # the repository's source asked for the user's already
+            return job.data.get(self.name, {})
+        data = _drop_dormant(layer.data, model, job, layer.origin)
+        if self.name == "user":
+            _check(data, model, lambda err: layer.origin)
+        else:
+            _File(model, job, "user")()  # what the user chose, which the repository only narrows
+            data = _keep_user_plugin_choices(repo_layer(layer.origin, data, job, model), job, layer.origin, model)
+        job.data[self.name] = data
+        job.origins[self.name] = {".".join(path): layer.origin for path, _names, _value in _leaves(data, model)}
+        return data
+
+
+class _Environment(EnvSettingsSource):
+    """pydantic-settings' environment source over the load's ``environ``; each variable's name is checked
+    against the model first (an unknown key is an error, a not-loaded plugin's a warning), its values after,
+    and each error names its variable."""
+
+    name = "env"
+
+    def __init__(self, settings_cls: type[BaseSettings], job: _Load) -> None:
+        self.job = job
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> dict[str, str]:
+        self.written: dict[str, str] = {}  # the name pydantic-settings looks up -> the variable as written
+        for var in self.job.raw.environ:
+            name = self._wanted(var, self.job.raw.environ[var])
+            if name:
+                self.written[name] = var
+        return {name: self.job.raw.environ[var] for name, var in self.written.items()}
+
+    def _wanted(self, var: str, raw: str) -> str | None:
+        """The variable's name as the model spells it (any case, with or without underscores inside a key),
+        or None when it sets no key of this model."""
+        if not var.upper().startswith("MEMTREE_"):
+            return None
+        parts = [p for p in var[len("MEMTREE_"):].split("__") if p]
+        if not parts or parts[0].upper() in NON_SETTING_ENV:
+            return None
+        if raw[:1] in ("[", "{"):
+            _env_json(var, raw)
+        if [_norm(p) for p in parts[:2]] == ["plugins", "config"] and len(parts) < 4:
+            raise SettingsError(f"environment variable {var}: name a plugin and one of its keys, "
+                                f"MEMTREE_PLUGINS__CONFIG__<PLUGIN>__<KEY> (see memtree plugins --json)")
+        node: Any = self.settings_cls
+        names: list[str] = []
+        for i, part in enumerate(parts):
+            hit = _model_field(node, part, loose=True)
+            if hit is None:
+                reason = self.job.dormant(tuple(parts[:i + 1])) if self.job.dormant else None
+                if reason is not None:
+                    if reason:
+                        self.job.warnings.append(f"environment variable {var}: {_plain('.'.join(parts))} ignored: "
+                                                 f"{reason}")
+                    return None
+                known = ", ".join(sorted(info.alias or name for name, info in node.model_fields.items()))
+                raise SettingsError(f"environment variable {var}: no settings key {part!r} (known: {known})")
+            if hit[2] is None and i < len(parts) - 1:
+                return None
+            if i == len(parts) - 1 and (hit[2] is not None or self._field_is_complex(node.model_fields[hit[0]])[0]):
+                _env_json(var, raw)  # a whole section, a list or a mapping is JSON
+            node = hit[2]
+            names.append(hit[1] if i else hit[0])  # a top-level key by its field name, a nested one by its alias
+        return "memtree_" + "__".join(names).lower()
+
+    def __call__(self) -> dict[str, Any]:
+        data = _canonical(super().__call__(), self.settings_cls)
+        names = {_norm(name): var for name, var in self.written.items()}
+        self.job.data[self.name] = data
+
+        def origin(path: tuple[str, ...]) -> str:
+            for n in range(len(path), 0, -1):
+                var = names.get(_norm("memtree_" + "__".join(path[:n])))
+                if var is not None:
+                    return f"environment variable {var}"
+            return "environment"
+
+        _check(data, self.settings_cls, lambda err: origin(tuple(str(p) for p in err["loc"])))
+        self.job.origins[self.name] = {".".join(p): origin(p) for p, _n, _v in _leaves(data, self.settings_cls)}
+        return data
+
+
+def _canonical(data: dict[str, Any], model: Any) -> dict[str, Any]:
+    """``data`` with every known key spelled as its camelCase alias (an unknown one left as it is)."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        hit = _model_field(model, str(key), loose=True) if model is not None else None
+        if hit is None:
+            out[key] = value
+        else:
+            out[hit[1]] = _canonical(value, hit[2]) if hit[2] is not None and isinstance(value, dict) else value
+    return out
+
+
+def _validate(model: type[BaseModel], data: dict[str, Any]) -> Any:
+    """``model`` made from ``data`` alone (no source is read while the sources check their values)."""
+    token = _JOB.set(None)
+    try:
+        return model.model_validate(data)
+    finally:
+        _JOB.reset(token)
+
+
+def _check(data: dict[str, Any], model: type[BaseModel], origin: Callable[[dict[str, Any]], str]) -> None:
+    """Raise :class:`SettingsError` naming where, which key and why, when a user's layer holds a bad value."""
+    try:
+        _validate(model, data)
+    except ValidationError as exc:
+        raise SettingsError("; ".join(f"{origin(e)}: {_describe(e, model)}" for e in exc.errors())) from None
 
 
 def _describe(err: dict[str, Any], model: type[BaseModel]) -> str:
-    loc = ".".join(str(p) for p in err["loc"])
+    path = tuple(str(p) for p in err["loc"])
     if err["type"] == "extra_forbidden":
-        return f"unknown key {loc!r}"
-    return f"{loc}: {_message(err)} (got {_shown(err.get('input'))})"
+        return _unknown(path, model)
+    return f"{'.'.join(path)}: {_message(err)} (got {_shown(err.get('input'))})"
+
+
+def _unknown(path: tuple[str, ...], model: type[BaseModel]) -> str:
+    """What to say of an unknown key: a plugin's names its settings."""
+    if len(path) > 3 and path[:2] == ("plugins", "config"):
+        own = _section(model, path[:3])
+        keys = ", ".join(info.alias or name for name, info in own.model_fields.items()) if own else "none"
+        return f"plugins.config.{path[2]}: unknown key {_shown(path[3])} ({path[2]}'s settings: {keys})"
+    return f"unknown key {_shown('.'.join(path))}"
+
+
+def _section(model: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        hit = _model_field(model, key) if model is not None else None
+        model = hit[2] if hit else None
+    return model
 
 
 def _shown(value: Any, limit: int = 80) -> str:
@@ -211,14 +344,6 @@ def _message(err: dict[str, Any]) -> str:
     return err["msg"].removeprefix("Value error, ").lower()
 
 
-def _validate_layer(layer: ConfigLayer, model: type[BaseModel]) -> None:
-    try:
-        model.model_validate(layer.data)
-    except ValidationError as exc:
-        details = "; ".join(_describe(e, model) for e in exc.errors())
-        raise SettingsError(f"{layer.origin}: {details}") from None
-
-
 MAX_CONFIG_BYTES = 1024 * 1024  # a config file is a few hundred bytes; more is a mistake or an attack
 
 
@@ -226,24 +351,18 @@ def _read_text(path: Path) -> str | None:
     """The file's text, or None when there is none; only a regular file of at most MAX_CONFIG_BYTES is read,
     so a FIFO, a device or a huge file in a cloned repository can neither hang memtree nor fill its memory."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)), "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise SettingsError(f"{path}: not a regular file")
+            if info.st_size > MAX_CONFIG_BYTES:
+                raise SettingsError(f"{path}: {info.st_size:,} bytes; a config file may hold at most "
+                                    f"{MAX_CONFIG_BYTES:,}")
+            raw = f.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise SettingsError(f"{path}: cannot read it: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise SettingsError(f"{path}: not a regular file")
-        if info.st_size > MAX_CONFIG_BYTES:
-            raise SettingsError(f"{path}: {info.st_size:,} bytes; a config file may hold at most "
-                                f"{MAX_CONFIG_BYTES:,}")
-        with os.fdopen(os.dup(fd), "rb") as f:
-            raw = f.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise SettingsError(f"{path}: cannot read it: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
     if len(raw) > MAX_CONFIG_BYTES:
         raise SettingsError(f"{path}: more than {MAX_CONFIG_BYTES:,} bytes; a config file may not be that big")
     try:
@@ -252,7 +371,12 @@ def _read_text(path: Path) -> str | None:
         raise SettingsError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
-def _read_json(path: Path) -> ConfigLayer | None:
+class ConfigFile(NamedTuple):
+    origin: str  # its path
+    data: dict[str, Any]  # its values as written
+
+
+def _read_json(path: Path) -> ConfigFile | None:
     text = _read_text(path)
     if text is None:
         return None
@@ -264,32 +388,16 @@ def _read_json(path: Path) -> ConfigLayer | None:
         raise SettingsError(f"{path}: nested too deeply to be a config file") from None
     if not isinstance(data, dict):
         raise SettingsError(f"{path}: expected a JSON object at the top level")
-    return ConfigLayer(str(path), data)
+    return ConfigFile(str(path), data)
 
 
 def _norm(key: str) -> str:
-    return key.replace("_", "").lower()
+    return key.replace("_", "").replace("-", "").lower()
 
 
-def _field_tree(model: type[BaseModel]) -> dict[str, tuple[str, Any]]:
-    """normalised key -> (camelCase alias, nested model or None)."""
-    out: dict[str, tuple[str, Any]] = {}
-    for name, info in model.model_fields.items():
-        alias = info.alias or name
-        sub = info.annotation if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel) else None
-        out[_norm(name)] = (alias, sub)
-        out[_norm(alias)] = (alias, sub)
-    return out
-
-
-# The not-loaded built-in plugin that owns a key path (as written; None: no plugin does), so that a disabled
-# plugin's setting is a warning, not an unknown key.
+# Why a key no loaded model knows is not an error (the path as written): "" to drop it silently, a reason to
+# drop it with a warning (a not-loaded plugin's key), None when it is a plain mistake.
 Dormant = Callable[[tuple[str, ...]], "str | None"]
-
-
-def _dormant_warning(where: str, key: str, plugin: str) -> str:
-    return (f"{where}: {_plain(key)} ignored: it is plugin {plugin!r}'s setting, and that plugin is not loaded "
-            f"(disabled or failed: see memtree plugins)")
 
 
 def _env_json(var: str, raw: str) -> Any:
@@ -297,74 +405,6 @@ def _env_json(var: str, raw: str) -> Any:
         return json.loads(raw)
     except json.JSONDecodeError:
         raise SettingsError(f"environment variable {var}: expected JSON") from None
-
-
-def _env_layer(environ: dict[str, str], model: type[BaseModel], dormant: Dormant | None = None,
-               warnings: list[str] | None = None) -> ConfigLayer:
-    data: dict[str, Any] = {}
-    origins: list[str] = []
-    by_key: dict[tuple[str, ...], str] = {}
-    plugin_origins: dict[tuple[str, str], str] = {}
-    for var, raw in environ.items():
-        if not var.upper().startswith("MEMTREE_"):
-            continue
-        rest = var[len("MEMTREE_"):]
-        if rest.upper() in NON_SETTING_ENV:
-            continue
-        parts = [p for p in rest.split("__") if p]
-        if [_norm(p) for p in parts[:2]] == ["plugins", "config"] and len(parts) < 4:
-            raise SettingsError(f"environment variable {var}: name a plugin and one of its keys, "
-                                f"MEMTREE_PLUGINS__CONFIG__<PLUGIN>__<KEY> (see memtree plugins --json)")
-        if len(parts) >= 4 and [_norm(p) for p in parts[:2]] == ["plugins", "config"]:
-            # a plugin's own setting: MEMTREE_PLUGINS__CONFIG__<PLUGIN>__<KEY>; its model checks the key
-            plugin, key = parts[2].lower(), "__".join(parts[3:])
-            value = _env_json(var, raw) if raw[:1] != "" and raw[:1] in "[{" else raw
-            data.setdefault("plugins", {}).setdefault("config", {}).setdefault(plugin, {})[key] = value
-            plugin_origins[(plugin, key)] = f"environment variable {var}"
-            origins.append(var)
-            continue
-        node: Any = model
-        target = data
-        path_ok = bool(parts)
-        for i, part in enumerate(parts):
-            tree = _field_tree(node)
-            hit = tree.get(_norm(part))
-            if hit is None:
-                owner = dormant(tuple(parts[:i + 1])) if dormant else None
-                if owner is not None and warnings is not None:
-                    warnings.append(_dormant_warning(f"environment variable {var}", ".".join(parts), owner))
-                    path_ok = False
-                    break
-                raise SettingsError(f"environment variable {var}: no settings key {part!r} "
-                                    f"(known: {', '.join(sorted({a for a, _ in tree.values()}))})")
-            alias, sub = hit
-            if i == len(parts) - 1:
-                json_expected = sub is not None or (raw[:1] != "" and raw[:1] in "[{")
-                target[alias] = _env_json(var, raw) if json_expected else raw
-            else:
-                if sub is None:
-                    path_ok = False
-                    break
-                target = target.setdefault(alias, {})
-                node = sub
-        if path_ok:
-            origins.append(var)
-            by_key[tuple(_field_tree_alias_path(parts, model))] = f"environment variable {var}"
-    layer = ConfigLayer("environment (" + ", ".join(origins) + ")" if origins else "environment", data, by_key)
-    layer.plugin_origins = plugin_origins
-    return layer
-
-
-def _field_tree_alias_path(parts: list[str], model: type[BaseModel]) -> list[str]:
-    """The camelCase key path an environment variable's ``__``-separated parts name."""
-    node: Any = model
-    out: list[str] = []
-    for part in parts:
-        alias, node = _field_tree(node)[_norm(part)]
-        out.append(alias)
-        if node is None:
-            break
-    return out
 
 
 def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
@@ -377,130 +417,84 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@dataclass
 class LoadedSettings:
-    """The merged settings plus what went into them (for ``memtree info``)."""
+    """The merged settings plus what went into them (for ``memtree info`` and ``memtree plugins``)."""
 
-    def __init__(self, settings: Settings, files: list[str], warnings: list[str],
-                 origins: dict[str, str] | None = None, user_plugins: PluginSet | None = None,
-                 plugin_config: list[PluginConfigLayer] | None = None) -> None:
-        self.settings = settings
-        # each layer's plugins.config, weakest first: resolved against the plugins' models once they load
-        self.plugin_config = plugin_config or []
-        self.files = files
-        self.warnings = warnings
-        # dotted camelCase key -> the file or variable that set it last (absent = the default)
-        self.origins = origins or {}
-        # the plugin choices of the user's own layers alone: what the repository narrowed is told apart
-        self.user_plugins = user_plugins if user_plugins is not None else settings.plugins
+    settings: Settings
+    files: list[str]
+    warnings: list[str]
+    origins: dict[str, str] = field(default_factory=dict)  # dotted camelCase key -> who set it last
+    user_plugins: Any = None  # the plugin choices of the user's own layers alone (None: all are the user's)
+    refused: dict[str, list[str]] = field(default_factory=dict)  # plugin -> its plugins.config keys refused
 
     def origin(self, key: str) -> str:
         return self.origins.get(key, "default")
 
 
-def user_config_path(home: Path) -> Path:
-    return home / "config.json"
-
-
-def repo_config_path(project_root: Path) -> Path:
-    return project_root / REPO_CONFIG_NAME
-
-
-class RawLayers:
+class RawLayers(NamedTuple):
     """What the files and the environment hold, read once: the project's settings are resolved from it twice,
     first for the plugin choices alone (which plugins load), then against the loaded plugins' models."""
 
-    def __init__(self, user: ConfigLayer | None, repo: ConfigLayer | None, environ: dict[str, str],
-                 warnings: list[str]) -> None:
-        self.user = user
-        self.repo = repo
-        self.environ = environ
-        self.warnings = warnings  # a repository file that could not be read at all
+    user: ConfigFile | None
+    repo: ConfigFile | None
+    environ: dict[str, str]
+    warnings: list[str]  # a repository file that could not be read at all
 
 
 def read_layers(home: Path, project_root: Path | None, environ: dict[str, str] | None = None) -> RawLayers:
     """Read ``$MEMTREE_HOME/config.json`` and the repository's ``.memtree.json``.  Raise :class:`SettingsError`
     when the user's own file is unreadable; a repository's is ignored with a warning."""
     environ = dict(os.environ) if environ is None else environ
-    user = _read_json(user_config_path(home))
+    user = _read_json(home / "config.json")
     warnings: list[str] = []
-    repo: ConfigLayer | None = None
+    repo: ConfigFile | None = None
     if project_root:
         try:
-            repo = _read_json(repo_config_path(project_root))
+            repo = _read_json(project_root / REPO_CONFIG_NAME)
         except SettingsError as exc:
             warnings.append(f"{exc}; the whole file is ignored")
     return RawLayers(user, repo, environ, warnings)
 
 
-def _only(data: dict[str, Any], keys: tuple[str, ...] | None) -> dict[str, Any]:
-    if keys is None:
-        return dict(data)
-    wanted = {_norm(k) for k in keys}
-    return {k: v for k, v in data.items() if _norm(str(k)) in wanted}
-
-
-def resolve(raw: RawLayers, model: type[Settings] = Settings, *, dormant: Dormant | None = None,
-            only: tuple[str, ...] | None = None) -> LoadedSettings:
+def resolve(raw: RawLayers, model: type[Settings] = Settings, *, dormant: Dormant | None = None) -> LoadedSettings:
     """The settings ``model`` (the host's, or the host's with the loaded plugins' keys) takes from every
-    layer.  Raise :class:`SettingsError` on a bad value in the user's own layers (config file, environment);
-    drop what the repository may not set, or set badly, with a warning; drop a not-loaded plugin's keys
-    (``dormant`` names it) with a warning.  ``only``: read these top-level keys alone, ignoring the others
-    (the plugin choices, before the plugins that know the other keys are loaded)."""
-    warnings = list(raw.warnings)
-    user = ConfigLayer(raw.user.origin, _only(raw.user.data, only)) if raw.user else None
-    repo = ConfigLayer(raw.repo.origin, _only(raw.repo.data, only)) if raw.repo else None
-    environ = raw.environ
-    if only is not None:
-        wanted = {_norm(k) for k in only}
-        environ = {k: v for k, v in environ.items()
-                   if _norm(k[len("MEMTREE_"):].split("__")[0]) in wanted or k[len("MEMTREE_"):].upper() in NON_SETTING_ENV}
-    env = _env_layer(environ, model, dormant, warnings)
-    merged: dict[str, Any] = {}
-    files: list[str] = []
-    origins: dict[str, str] = {}
-    plugin_config: list[PluginConfigLayer] = []
-    for layer in (user, repo, env):
-        if layer is None:
-            continue
-        config = _take_plugin_config(layer)
-        if config is not None:
-            plugin_config.append(PluginConfigLayer(layer.origin, config, repo=layer is repo,
-                                                   origins=layer.plugin_origins))
-        if dormant is not None and layer is not env:
-            layer.data = _drop_dormant(layer.data, model, dormant, layer.origin, warnings)
-        if layer is repo:
-            data = _keep_user_plugin_choices(repo_layer(layer, warnings, model), user, layer.origin, warnings, model)
-        else:
-            _validate_layer(layer, model)
-            data = layer.data
-        merged = _merge(merged, data)
-        for path, _names, _value in _leaves(data, model):
-            origins[".".join(path)] = layer.env_origins.get(path, layer.origin)
-        if layer is not env:
-            files.append(layer.origin)
-    own = _merge(user.data if user else {}, env.data)
-    return LoadedSettings(model(**merged), files, warnings, origins, model(**own).plugins, plugin_config)
+    layer, through its sources.  Raise :class:`SettingsError` on a bad value in the user's own layers (config
+    file, environment); drop what the repository may not set, or set badly, with a warning; drop a not-loaded
+    plugin's keys (``dormant`` says why) with a warning."""
+    job = _Load(raw, dormant)
+    token = _JOB.set(job)
+    try:
+        settings = model()
+    finally:
+        _JOB.reset(token)
+    origins = {k: v for name in ("user", "repo", "env") for k, v in job.origins.get(name, {}).items()}
+    files = [layer.origin for layer in (raw.user, raw.repo) if layer is not None]
+    own = _merge(job.data.get("user", {}), job.data.get("env", {})).get("plugins", {})
+    user_plugins = model.model_fields["plugins"].annotation.model_validate(own)  # type: ignore[union-attr]
+    return LoadedSettings(settings, files, job.warnings, origins, user_plugins, job.refused)
 
 
 def host_settings(raw: RawLayers) -> LoadedSettings:
-    """The host's keys alone, with the repository's limits, the plugins' keys left aside unchecked: what
+    """The host's keys alone, with the repository's limits, every other key left aside unchecked: what
     :func:`memtree_core.plugins.build` needs (the plugin set) before any plugin can say which keys it owns."""
-    return resolve(raw, Settings, only=tuple(Settings.model_fields), dormant=lambda path: "a plugin")
+    return resolve(raw, Settings, dormant=lambda path: "")
 
 
-def _drop_dormant(data: dict[str, Any], model: type[BaseModel], dormant: Dormant, origin: str,
-                  warnings: list[str], prefix: tuple[str, ...] = ()) -> dict[str, Any]:
+def _drop_dormant(data: dict[str, Any], model: type[BaseModel], job: _Load, origin: str,
+                  prefix: tuple[str, ...] = ()) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in data.items():
         hit = _model_field(model, str(key))
         path = (*prefix, str(key))
-        if hit is None:
-            owner = dormant(path)
-            if owner is not None:
-                warnings.append(_dormant_warning(origin, ".".join(path), owner))
+        if hit is None and job.dormant is not None:
+            reason = job.dormant(path)
+            if reason is not None:
+                if reason:
+                    job.warnings.append(f"{origin}: {_plain('.'.join(path))} ignored: {reason}")
                 continue
-        elif hit[2] is not None and isinstance(value, dict):
-            value = _drop_dormant(value, hit[2], dormant, origin, warnings, (*prefix, hit[1]))
+        elif hit is not None and hit[2] is not None and isinstance(value, dict):
+            value = _drop_dormant(value, hit[2], job, origin, (*prefix, hit[1]))
         out[key] = value
     return out
 
@@ -529,26 +523,14 @@ def _repo_may_set(model: type[BaseModel], path: tuple[str, ...]) -> bool:
 
 def _repo_safe_inside(model: type[BaseModel], path: tuple[str, ...]) -> bool:
     """Whether some key under the section at ``path`` is repo-safe (a repository gave it a scalar)."""
-    node: Any = model
-    for key in path:
-        hit = _model_field(node, key)
-        if hit is None or hit[2] is None:
-            return False
-        node = hit[2]
-
-    def walk(section: type[BaseModel]) -> bool:
-        for info in section.model_fields.values():
-            if any(m is REPO_SAFE for m in info.metadata):
-                return True
-            sub = info.annotation
-            if isinstance(sub, type) and issubclass(sub, BaseModel) and walk(sub):
-                return True
-        return False
-
-    return walk(node)
+    node = _section(model, path)
+    return node is not None and any(any(m is REPO_SAFE for m in info.metadata) or _repo_safe_inside(node, (name,))
+                                    for name, info in node.model_fields.items())
 
 
 def _why_user_only(model: type[BaseModel], path: tuple[str, ...]) -> str:
+    if path[:2] == ("plugins", "config") and len(path) > 2:
+        return f"plugin {path[2]!r} does not mark it repo-safe"
     reasons = [m.reason for m in _marks(model, path) if isinstance(m, UserOnly)]
     if reasons:
         return reasons[-1]
@@ -557,11 +539,12 @@ def _why_user_only(model: type[BaseModel], path: tuple[str, ...]) -> str:
     return SIZES
 
 
-def _model_field(model: type[BaseModel], key: str) -> tuple[str, str, Any] | None:
-    """(field name, camelCase alias, nested section model or None) for a key spelled as pydantic accepts it."""
+def _model_field(model: type[BaseModel], key: str, loose: bool = False) -> tuple[str, str, Any] | None:
+    """(field name, camelCase alias, nested section model or None) for a key spelled as pydantic accepts it
+    (``loose``: in any case, with or without underscores, as an environment variable may spell it)."""
     for name, info in model.model_fields.items():
         alias = info.alias or name
-        if key in (name, alias):
+        if key in (name, alias) or (loose and _norm(key) in (_norm(name), _norm(alias))):
             sub = info.annotation if isinstance(info.annotation, type) and issubclass(info.annotation,
                                                                                       BaseModel) else None
             return name, alias, sub
@@ -595,27 +578,27 @@ def _nest(path: tuple[str, ...], value: Any) -> dict[str, Any]:
 
 def _parse_leaf(path: tuple[str, ...], names: tuple[str, ...], value: Any, model: type[BaseModel]) -> Any:
     """The value as the settings model parses it (bounds and all); raises ValidationError."""
-    parsed: Any = model.model_validate(_nest(path, value))
+    parsed: Any = _validate(model, _nest(path, value))
     for name in names:
         parsed = getattr(parsed, name)
     return parsed.model_dump(by_alias=True) if isinstance(parsed, BaseModel) else parsed
 
 
-def _keep_user_plugin_choices(repo: dict[str, Any], user: ConfigLayer | None, origin: str,
-                              warnings: list[str], model: type[Settings]) -> dict[str, Any]:
+def _keep_user_plugin_choices(repo: dict[str, Any], job: _Load, origin: str, model: type[Settings]) -> dict[str, Any]:
     """A repository narrows the user's plugin choices, never widens them: what the user's config disables
     stays disabled, and with a user ``plugins.load`` the repository may only pick among those plugins."""
     plugins = repo.get("plugins")
-    if not plugins or user is None:
+    user = job.data.get("user")
+    if not plugins or not user:
         return repo
-    mine = model.model_validate(user.data).plugins
+    mine = _validate(model, user).plugins
     if "disable" in mine.model_fields_set and "disable" in plugins:
         plugins["disable"] = list(dict.fromkeys([*mine.disable, *plugins["disable"]]))
     if "load" in mine.model_fields_set and mine.load and "load" in plugins:
         extra = [p for p in plugins["load"] if p not in mine.load]
         if extra:
-            warnings.append(f"{origin}: plugins.load of {', '.join(extra)} ignored; your own plugins.load "
-                            f"does not name it")
+            job.warnings.append(f"{origin}: plugins.load of {', '.join(extra)} ignored; your own plugins.load "
+                                f"does not name it")
         kept = [p for p in plugins["load"] if p in mine.load]
         if kept:
             plugins["load"] = kept
@@ -627,40 +610,47 @@ def _keep_user_plugin_choices(repo: dict[str, Any], user: ConfigLayer | None, or
 MAX_REPO_WARNINGS = 40  # per file; the rest are counted, so a hostile file cannot flood memtree info
 
 
-def repo_layer(layer: ConfigLayer, all_warnings: list[str], model: type[BaseModel] = Settings) -> dict[str, Any]:
-    """The part of a repository's config it may set, parsed; a warning for each key dropped and why."""
-    origin = layer.origin
+def repo_layer(origin: str, data: dict[str, Any], job: _Load, model: type[BaseModel] = Settings) -> dict[str, Any]:
+    """The part of a repository's config it may set, parsed; a warning for each key dropped and why (a
+    plugin's ``plugins.config`` keys are also listed with the plugin, in ``memtree plugins``)."""
     out: dict[str, Any] = {}
     warnings: list[str] = []
-    for path, names, raw in _leaves(layer.data, model):
+
+    def drop(path: tuple[str, ...], text: str) -> None:
+        warnings.append(f"{origin}: {text}")
+        if path[:2] == ("plugins", "config") and len(path) > 2:
+            job.refused.setdefault(path[2], []).append(f"{origin}: {text}")
+
+    for path, names, raw in _leaves(data, model):
         key = ".".join(path)
+        plugin = path[:2] == ("plugins", "config") and len(path) > 3
         if names is None:  # only an unknown key can be long: the known ones are the model's own names
-            warnings.append(f"{origin}: unknown key {_shown(key)} ignored")
+            drop(path, f"{_unknown(path, model)}; ignored" if plugin else f"unknown key {_shown(key)} ignored")
             continue
         if not _repo_may_set(model, path):
             if _repo_safe_inside(model, path):  # a section, given as a scalar
-                warnings.append(f"{origin}: {key} ignored: expected an object (got {_shown(raw)})")
+                drop(path, f"{key} ignored: expected an object (got {_shown(raw)})")
                 continue
-            warnings.append(f"{origin}: {key} ignored: only your own config or MEMTREE_* environment may set "
-                            f"it ({_why_user_only(model, path)})")
+            drop(path, f"{key} ignored: only your own config or MEMTREE_* environment may set it "
+                       f"({_why_user_only(model, path)})")
             continue
         try:
             value = _parse_leaf(path, names, raw, model)
         except ValidationError as exc:
             details = "; ".join(f"{_message(e)} (got {_shown(e.get('input'))})" for e in exc.errors())
-            warnings.append(f"{origin}: {key} ignored: {details}")
+            drop(path, f"{key}: {details}; ignored" if plugin else f"{key} ignored: {details}")
             continue
         if path == ("plugins", "disable"):
             refused = sorted({p.strip().lower() for p in value} & set(REPO_UNDISABLEABLE))
             if refused:
-                warnings.append(f"{origin}: plugins.disable of {', '.join(map(repr, refused))} ignored; only your "
-                                f"own config or MEMTREE_DISABLE_PLUGINS can disable it")
+                drop(path, f"plugins.disable of {', '.join(map(repr, refused))} ignored; only your own config "
+                           f"or MEMTREE_DISABLE_PLUGINS can disable it")
             value = [p for p in value if p.strip().lower() not in REPO_UNDISABLEABLE]
         target = out
         for part in path[:-1]:
             target = target.setdefault(part, {})
         target[path[-1]] = value
-    all_warnings.extend(warnings[:MAX_REPO_WARNINGS])
+    job.warnings.extend(warnings[:MAX_REPO_WARNINGS])
     if len(warnings) > MAX_REPO_WARNINGS:
-        all_warnings.append(f"{origin}: {len(warnings) - MAX_REPO_WARNINGS:,} more keys ignored")
+        job.warnings.append(f"{origin}: {len(warnings) - MAX_REPO_WARNINGS:,} more keys ignored")
     return out

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.common import REPO, run_memtree
+from helpers.common import MEMTREE, REPO, run_memtree
 
 from memtree_core.cli import commands
 
@@ -219,3 +219,42 @@ def test_search_goes_through_the_plugin_that_provides_it(home: Path, project: Pa
     assert off.stderr.strip().splitlines() == [
         "memtree search: no plugin provides the search tool (is the 'retrieval' plugin disabled? "
         "see memtree plugins)"]
+
+
+# -- fast paths: no pydantic -------------------------------------------------------------------------------
+def imported(*argv: str, cwd: Path, input: str = "") -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run ``memtree`` under ``-X importtime``; its result and the top-level packages it imported."""
+    out = subprocess.run([sys.executable, "-X", "importtime", MEMTREE, *argv], cwd=cwd,
+                         input=input, capture_output=True, text=True, timeout=60)
+    names = {line.rsplit("|", 1)[1].strip().split(".")[0] for line in out.stderr.splitlines()
+             if line.startswith("import time:") and "|" in line}
+    return out, names
+
+
+def test_the_static_command_table_is_what_the_plugins_register() -> None:
+    """``memtree --help`` lists the built-in plugins' commands from cli.BUILTIN_COMMANDS without loading them."""
+    from memtree_core.cli import BUILTIN_COMMANDS, plugin_commands
+
+    registered = {name: (c.help, plugin, c.handler) for name, (c, plugin) in
+                  plugin_commands({"MEMTREE_LOAD_PLUGINS": ""}).items()}
+    assert registered == BUILTIN_COMMANDS
+
+
+@pytest.mark.parametrize("argv", [["--help"], *([c, "--help"] for c in sorted(COMMANDS))])
+def test_help_imports_no_pydantic(argv: list[str], home: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    if argv[0] == "reembed":  # imports the semantic plugin's package (and its settings) at module level
+        request.applymarker(pytest.mark.xfail(reason="reembed imports another plugin", strict=False))
+    out, names = imported(*argv, cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout.startswith("usage: memtree"), out.stderr[-2000:]
+    assert not names & {"pydantic", "pydantic_settings", "pydantic_core"}, sorted(names)
+
+
+def test_serve_imports_no_pydantic(home: Path, project: Path) -> None:
+    hello = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26",'
+             '"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n')
+    try:
+        out, names = imported("serve", "--project", str(project), cwd=project, input=hello)
+    finally:
+        run_memtree("stop", "--project", str(project))
+    assert out.returncode == 0 and '"id":1' in out.stdout and '"result"' in out.stdout, out.stderr[-2000:]
+    assert not names & {"pydantic", "pydantic_settings", "pydantic_core", "pluggy"}, sorted(names)

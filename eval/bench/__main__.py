@@ -38,6 +38,7 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
     "embedders": ([], ["--all-nodes"]),
     "symbols": ([], ["--per-language", "0", "--embed"]),
     "core_size": ([], []),
+    "cli": (["--runs", "10"], ["--runs", "30"]),
 }
 
 
