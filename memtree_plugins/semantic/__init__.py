@@ -10,14 +10,10 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from memtree_core.hookspecs import hookimpl
-from memtree_core.plugin_settings import BuiltinSettings
-from memtree_plugins.semantic.dedupe import Dedupe
-from memtree_plugins.semantic.indexer import EmbeddingIndexer
-from memtree_plugins.semantic.retriever import SemanticRetriever
-from memtree_plugins.semantic.summarize import SummarizerWalker
 
 if TYPE_CHECKING:
     from memtree_core.context import Context
+    from memtree_core.plugin_settings import BuiltinSettings
     from memtree_core.store.migrations import Migrations
 
 log = logging.getLogger("memtree.semantic")
@@ -33,6 +29,11 @@ def memtree_settings_model() -> type[BuiltinSettings]:
 
 @hookimpl(trylast=True)
 def memtree_register_walkers(register: Any) -> None:
+    # imported here, not at the top: `memtree reembed --help` imports this package and must stay light
+    from memtree_plugins.semantic.dedupe import Dedupe
+    from memtree_plugins.semantic.indexer import EmbeddingIndexer
+    from memtree_plugins.semantic.summarize import SummarizerWalker
+
     register(EmbeddingIndexer())
     register(Dedupe())
     register(SummarizerWalker())
@@ -40,6 +41,8 @@ def memtree_register_walkers(register: Any) -> None:
 
 @hookimpl(trylast=True)
 def memtree_register_retrievers(register: Any) -> None:
+    from memtree_plugins.semantic.retriever import SemanticRetriever
+
     register(SemanticRetriever())
 
 

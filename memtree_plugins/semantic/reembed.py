@@ -14,8 +14,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memtree_core.commands._common import open_app, print_json
-from memtree_plugins.semantic import vectors
-from memtree_plugins.semantic.embedding_text import TEXT_VERSION, TEXT_VERSION_KEY, embedding_text
 
 if TYPE_CHECKING:
     from memtree_core.context import Context
@@ -31,6 +29,8 @@ def add_arguments(parser: Any) -> None:
 
 def reembed(app: Context, batch: int = 0, progress: Any = None) -> dict[str, Any]:
     from memtree_core.errors import NotFound
+    from memtree_plugins.semantic import vectors
+    from memtree_plugins.semantic.embedding_text import TEXT_VERSION, TEXT_VERSION_KEY, embedding_text
     from memtree_plugins.semantic.settings import semantic_settings
 
     store = app.store

@@ -17,18 +17,15 @@ Every status change goes through ``Store.transition``; every run does bounded wo
 
 from __future__ import annotations
 
-from memtree_core.command import Command
-from memtree_core.hookspecs import hookimpl
-from memtree_core.plugin_settings import BuiltinSettings
-from memtree_core.registry import Register
-from memtree_core.types import Walker
-from memtree_plugins.walkers.backfill import BackfillWalker
-from memtree_plugins.walkers.filter import FilterWalker
-from memtree_plugins.walkers.indexer import RepoIndexer
-from memtree_plugins.walkers.pruner import Pruner
-from memtree_plugins.walkers.staleness import StalenessMarker
+from typing import TYPE_CHECKING
 
-__all__ = ["BackfillWalker", "FilterWalker", "Pruner", "RepoIndexer", "StalenessMarker"]
+from memtree_core.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from memtree_core.command import Command
+    from memtree_core.plugin_settings import BuiltinSettings
+    from memtree_core.registry import Register
+    from memtree_core.types import Walker
 
 
 @hookimpl(trylast=True)
@@ -41,6 +38,13 @@ def memtree_settings_model() -> type[BuiltinSettings]:
 
 @hookimpl(trylast=True)
 def memtree_register_walkers(register: Register[Walker]) -> None:
+    # imported here, not at the top: `memtree import --help` imports this package and must stay light
+    from memtree_plugins.walkers.backfill import BackfillWalker
+    from memtree_plugins.walkers.filter import FilterWalker
+    from memtree_plugins.walkers.indexer import RepoIndexer
+    from memtree_plugins.walkers.pruner import Pruner
+    from memtree_plugins.walkers.staleness import StalenessMarker
+
     register(FilterWalker())
     register(StalenessMarker())
     register(Pruner())
@@ -50,6 +54,8 @@ def memtree_register_walkers(register: Register[Walker]) -> None:
 
 @hookimpl(trylast=True)
 def memtree_register_commands(register: Register[Command]) -> None:
+    from memtree_core.command import Command
+
     # ``memtree import`` stores past sessions' results through the backfill walker's path (:mod:`.import_`).
     register(Command("import", "bring past Claude Code sessions' Read/Grep/Bash results into the store",
                      "memtree_plugins.walkers.import_"))
