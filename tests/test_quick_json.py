@@ -1,4 +1,4 @@
-"""``memtree_core.quick_json``: what ``memtree serve`` parses before it answers ``initialize`` must be read
+"""``memtree_core.forwarder.jsonfiles``: what ``memtree serve`` parses before it answers ``initialize`` must be read
 exactly as ``json.loads`` reads it (same objects, same refusals), without the json package's imports."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memtree_core import quick_json
+from memtree_core.forwarder import jsonfiles as quick_json
 
 REPO_IMPORT = "import sys; sys.path.insert(0, {repo!r})\n"
 
@@ -104,11 +104,11 @@ def test_reading_and_writing_an_id_imports_neither_json_nor_re() -> None:
     repo = str(Path(__file__).resolve().parent.parent)
     script = (REPO_IMPORT.format(repo=repo)
               + "before = set(sys.modules)\n"
-              + "from memtree_core import quick_json\n"
+              + "from memtree_core.forwarder import jsonfiles as quick_json\n"
               + "assert quick_json.loads(b'{\"id\": \"x\", \"a\": [1.5, null, true]}')['a'] == [1.5, None, True]\n"
               + "assert quick_json.dumps_id('x') == b'\"x\"'\n"
               + "print(' '.join(sorted(set(sys.modules) - before)))\n")
     out = subprocess.run([sys.executable, "-I", "-S", "-c", script], capture_output=True, text=True, check=True)
     new = set(out.stdout.split())
-    assert "memtree_core.quick_json" in new
+    assert "memtree_core.forwarder.jsonfiles" in new
     assert not new & {"json", "re", "enum", "json.decoder"}, new

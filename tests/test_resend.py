@@ -14,7 +14,7 @@ from typing import Any
 from helpers.common import wait_for
 from helpers.daemon import INIT, RawClient, project_paths, state_pid
 
-from memtree_core.resend import SAFE_METHODS, Request, ToolHints
+from memtree_core.forwarder.resend import SAFE_METHODS, Request, ToolHints
 
 
 def _start(project: Path, env: dict[str, str], list_tools: bool) -> RawClient:

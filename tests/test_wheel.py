@@ -107,7 +107,7 @@ def test_an_installed_wheel_runs_the_demo_in_an_empty_directory(wheel: Path, tmp
 
 def _code_version_in(path: list[Path]) -> str:
     out = subprocess.run([sys.executable, "-I", "-c", "import sys; sys.path[:0] = sys.argv[1:]; "
-                          "from memtree_core.daemon.version import code_version; print(code_version())",
+                          "from memtree_core.forwarder.records import code_version; print(code_version())",
                           *map(str, path)], capture_output=True, text=True, check=True)
     return out.stdout.strip()
 

@@ -20,16 +20,14 @@ GOAL = 3_000
 # part -> the modules (paths under memtree_core/; a trailing "/" takes a whole package)
 PARTS: dict[str, tuple[str, ...]] = {
     "store": ("store/",),
-    "memtree serve's forwarder": ("forwarder.py", "early_answer.py", "handshake_cache.py", "identity_cache.py",
-                                  "resend.py", "quick_json.py", "private_json.py", "socket_dirs.py",
-                                  "lockfile.py", "commands/serve.py"),
+    "memtree serve's forwarder": ("forwarder/", "commands/serve.py"),
     "daemon": ("daemon/", "coordinator.py", "commands/daemon.py", "commands/stop.py"),
     "plugin host": ("plugins.py", "registry.py", "hookspecs.py", "types.py", "context.py", "hookdoc.py",
                     "commands/plugins.py"),
     "ingest transport and redaction gate": ("ingest.py", "replacing.py", "root_links.py", "redaction_gate.py",
                                             "redacting.py"),
     "settings": ("settings.py", "plugin_settings.py", "project_settings.py"),
-    "app and CLI dispatch": ("app.py", "cli.py", "command.py", "project.py", "errors.py", "__init__.py",
+    "app and CLI dispatch": ("app.py", "cli.py", "command.py", "errors.py", "__init__.py",
                              "commands/__init__.py", "commands/_common.py", "commands/doctor.py"),
 }
 FRAMEWORK = ("plugin host", "settings", "app and CLI dispatch")  # the parts no split of the host could move
