@@ -146,7 +146,7 @@ def _serve(project: str | None) -> int:
     if problem:
         print(f"memtree serve: {problem}", file=sys.stderr)
         return 2
-    from memtree_core.forwarder.early import answer
+    from memtree_core.forwarder.records import answer
 
     try:
         early = answer(project)  # initialize, from the daemon's record, before the forwarder's imports

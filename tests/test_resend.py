@@ -95,7 +95,7 @@ def test_what_is_safe_to_repeat() -> None:
     ]})
 
     def why(msg: dict[str, Any]) -> str | None:
-        return Request.of(dict(msg, id=1, jsonrpc="2.0"), b"").unsafe_to_resend(hints)
+        return Request(dict(msg, id=1, jsonrpc="2.0"), b"").unsafe_to_resend(hints)
 
     for method in sorted(SAFE_METHODS):
         assert why({"method": method}) is None

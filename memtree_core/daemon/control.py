@@ -1,5 +1,5 @@
 """The daemon's side of the process model: its lock, state file and sockets, and how a daemon forked by
-``memtree serve`` (:func:`memtree_core.forwarder.daemons.fork_daemon`) detaches, runs and exits.  What a
+``memtree serve`` (:func:`memtree_core.forwarder.daemons.start_daemon`) detaches, runs and exits.  What a
 forwarder or ``memtree stop`` does from the outside is in :mod:`memtree_core.forwarder.daemons`.
 """
 
@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any, NoReturn
 
-from memtree_core.forwarder import jsonfiles
+from memtree_core.forwarder import records
 from memtree_core.forwarder.paths import ProjectPaths, is_locked, read_state
 
 DAEMON_PROCESS_NAME = "memtree-daemon"  # what ps -o comm, top and pgrep show for a forked daemon
@@ -34,7 +34,7 @@ def try_lock(path: Path) -> int | None:
 
 
 def write_state(paths: ProjectPaths, state: dict[str, Any]) -> None:
-    jsonfiles.write(str(paths.state), state)
+    records.write(str(paths.state), state)
 
 
 def daemon_status(paths: ProjectPaths) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """Finding, starting and stopping a project's daemon from the outside (``memtree serve``, ``memtree stop``).
 
-A daemon is started detached: by default as a fork of the forwarder (no second interpreter start; the host
-hands :func:`start_daemon` the function the fork runs), else as ``python -m memtree_core.cli daemon``
-(``MEMTREE_DAEMON_EXEC=1``, or a process with other threads, which a fork would copy half of).
+A daemon starts detached: as a fork of the forwarder running what the host hands :func:`start_daemon` (no
+second interpreter start), else (``MEMTREE_DAEMON_EXEC=1``, or other threads a fork would copy half of) as
+``python -m memtree_core.cli daemon``.
 """
 
 from __future__ import annotations
@@ -15,16 +15,14 @@ import time
 from memtree_core.forwarder.paths import ProjectPaths, is_locked, read_state
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
-if TYPE_CHECKING:  # subprocess is imported where used: a fork needs none
-    import subprocess
+if TYPE_CHECKING:
+    import subprocess  # imported where used: a fork needs none
     from collections.abc import Callable
     from pathlib import Path
     from typing import Any
 
-    # runs the daemon in the fork: (root, project hash, log fd, status fd); never returns
-    DaemonEntry = Callable[[str, str, int, int], None]
+    DaemonEntry = Callable[[str, str, int, int], None]  # (root, project hash, log fd, status fd); never returns
 
-LOG_ROTATE_BYTES = 5_000_000  # a larger log is moved to daemon.log.1 when a daemon starts
 EXEC_ENV = "MEMTREE_DAEMON_EXEC"
 
 
@@ -32,83 +30,57 @@ def pid_alive(pid: int) -> bool:
     """True while ``pid`` runs; a zombie counts as gone."""
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
         with open(f"/proc/{pid}/stat", "rb") as f:  # the state letter follows the parenthesised name
             return f.read().rpartition(b")")[2].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return True  # no /proc (macOS): trust kill(0)
+    except ProcessLookupError:
+        return False
+    except (OSError, IndexError):  # PermissionError from kill: alive; no /proc (macOS): trust kill(0)
+        return True
 
 
-def lock_holder(paths: ProjectPaths) -> int | None:
-    """The pid holding the daemon lock, from the kernel's table (Linux), or None when unknown."""
+def running_daemon(paths: ProjectPaths) -> dict[str, Any] | None:
+    """The running daemon's state file, verified: the lock is held, by the state's live pid as far as the
+    kernel's lock table says (Linux): never signal a pid we cannot vouch for."""
+    state = read_state(paths) if is_locked(paths.lock) else {}
+    pid = state.get("pid")
+    if not isinstance(pid, int) or not pid_alive(pid):
+        return None
     try:
         st = os.stat(paths.lock)
         with open("/proc/locks") as f:
             lines = f.read().splitlines()
     except OSError:
-        return None
+        return state
     dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
     for parts in map(str.split, lines):  # "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; waiters: "->"
         if "->" not in parts and len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == dev:
-            return int(parts[4])
-    return None
-
-
-def running_daemon(paths: ProjectPaths) -> dict[str, Any] | None:
-    """The running daemon's state file, verified: the lock is held and its pid is the state's pid."""
-    if not is_locked(paths.lock):
-        return None
-    state = read_state(paths)
-    pid = state.get("pid")
-    if not isinstance(pid, int) or not pid_alive(pid):
-        return None
-    holder = lock_holder(paths)
-    return None if holder is not None and holder != pid else state  # never signal a pid we cannot vouch for
+            return state if int(parts[4]) == pid else None
+    return state
 
 
 def stop(paths: ProjectPaths, timeout: float = 10.0, force: bool = False) -> dict[str, Any]:
-    """SIGTERM the project's daemon and wait until it has exited (with ``force``, SIGKILL it after
-    ``timeout``).  ``{"stopped": bool, "pid": int | None, "reason": str}``."""
+    """SIGTERM the project's daemon and wait for it to exit (not for the lock: a new daemon may hold it);
+    ``force``: SIGKILL it after ``timeout``.  ``{"stopped": bool, "pid": int | None, "reason": str}``."""
     import signal  # here: signal.py builds enums at import, and most forwarders never stop a daemon
 
     state = running_daemon(paths)
     if state is None:
-        reason = (f"a daemon holds {paths.lock} but its state file names no live pid it owns; it may still be "
-                  f"starting, try again") if is_locked(paths.lock) else "no daemon running"
-        return {"stopped": False, "pid": None, "reason": reason}
+        return {"stopped": False, "pid": None, "reason": f"a daemon holds {paths.lock} but its state file names no "
+                f"live pid it owns; it may still be starting, try again" if is_locked(paths.lock) else "no daemon running"}
     pid = int(state["pid"])
     for sig, wait, reason in ((signal.SIGTERM, timeout, "stopped"),
-                              (signal.SIGKILL, 5.0, f"killed (no exit within {timeout:g}s of SIGTERM)")):
+                              (signal.SIGKILL, 5.0, f"killed (no exit within {timeout:g}s of SIGTERM)"))[:2 if force else 1]:
         try:
             os.kill(pid, sig)
         except ProcessLookupError:
             return {"stopped": True, "pid": pid, "reason": "it had already exited"}
         deadline = time.monotonic() + wait
-        while pid_alive(pid) and time.monotonic() < deadline:  # not the lock: a new daemon may hold it
+        while pid_alive(pid) and time.monotonic() < deadline:
             time.sleep(0.02)
         if not pid_alive(pid):
             return {"stopped": True, "pid": pid, "reason": reason}
-        if not force:
-            break
-    return {"stopped": False, "pid": pid, "reason": f"pid {pid} did not exit within {timeout:g}s of SIGTERM; "
-                                                    f"see {paths.log}, or kill -9 {pid}"}
-
-
-def open_log(paths: ProjectPaths) -> int:
-    """The daemon log, 0600, append-only; rotated once when it has grown large."""
-    paths.ensure()
-    try:
-        if paths.log.stat().st_size > LOG_ROTATE_BYTES:
-            paths.log.replace(paths.log.with_suffix(".log.1"))
-    except FileNotFoundError:
-        pass
-    fd = os.open(paths.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    os.fchmod(fd, 0o600)
-    return fd
+    return {"stopped": False, "pid": pid,
+            "reason": f"pid {pid} did not exit within {timeout:g}s of SIGTERM; see {paths.log}, or kill -9 {pid}"}
 
 
 def log_tail(paths: ProjectPaths, lines: int = 5) -> str:
@@ -122,23 +94,66 @@ def log_tail(paths: ProjectPaths, lines: int = 5) -> str:
 
 def start_daemon(paths: ProjectPaths, root: Path | str, entry: DaemonEntry | None = None
                  ) -> subprocess.Popen[bytes] | ForkedDaemon:
-    """Start the project's daemon detached; the result's ``poll()`` is None while it runs.  If another
-    daemon wins the lock, this one exits 0 at once."""
+    """Start the project's daemon detached, its stderr the log (0600; rotated once past 5 MB); the result's
+    ``poll()`` is None while it runs.  If another daemon wins the lock, this one exits 0 at once."""
+    paths.ensure()
+    try:
+        if paths.log.stat().st_size > 5_000_000:
+            paths.log.replace(paths.log.with_suffix(".log.1"))
+    except FileNotFoundError:
+        pass
+    log_fd = os.open(paths.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    os.fchmod(log_fd, 0o600)
     threads = sys.modules.get("threading")
-    single_threaded = threads is None or threads.active_count() == 1
-    if entry is not None and hasattr(os, "fork") and single_threaded and os.environ.get(EXEC_ENV, "") in ("", "0"):
-        return fork_daemon(paths, root, entry)
+    if entry is not None and (threads is None or threads.active_count() == 1) and os.environ.get(EXEC_ENV, "") in ("", "0"):
+        return ForkedDaemon(_fork(str(root), paths.dir.name, log_fd, entry))
     import subprocess
 
-    log_fd = open_log(paths)
     try:  # -P: the project's files in the working directory may not shadow a module of ours
-        return subprocess.Popen(
-            [sys.executable, "-P", "-m", "memtree_core.cli", "daemon", "--project", str(root),
-             "--project-hash", paths.dir.name],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_fd,
-            start_new_session=True, close_fds=True, cwd=str(root))
+        return subprocess.Popen([sys.executable, "-P", "-m", "memtree_core.cli", "daemon", "--project", str(root),
+                                 "--project-hash", paths.dir.name], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=log_fd, start_new_session=True, cwd=str(root))
     finally:
         os.close(log_fd)
+
+
+def _fork(root: str, project_hash: str, log_fd: int, entry: DaemonEntry) -> int:
+    """Double fork: ``entry`` runs in its own session, reparented away from the forwarder (which exits with
+    its agent session).  Returns the read end of its status pipe."""
+    read_end, write_end = os.pipe()
+    for stream in (sys.stdout, sys.stderr):  # anything buffered would be written twice
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+    try:
+        pid = os.fork()
+    except OSError:
+        for fd in (log_fd, read_end, write_end):
+            os.close(fd)
+        raise
+    if pid == 0:  # the intermediate child: never returns
+        try:
+            os.close(read_end)
+            os.setsid()  # no controlling terminal, no signals meant for the agent's process group
+            if os.fork() == 0:
+                entry(root, project_hash, log_fd, write_end)
+            os._exit(0)
+        except BaseException:
+            import traceback
+
+            try:
+                os.write(log_fd, traceback.format_exc().encode("utf-8", "replace"))
+                os.write(write_end, b"X1")
+            finally:
+                os._exit(1)
+    os.close(write_end)
+    os.close(log_fd)
+    try:
+        os.waitpid(pid, 0)  # the intermediate child exits at once
+    except ChildProcessError:
+        pass  # SIGCHLD ignored by whoever started us: the kernel reaped it
+    return read_end
 
 
 class ForkedDaemon:
@@ -148,9 +163,7 @@ class ForkedDaemon:
 
     def __init__(self, fd: int) -> None:
         self.fd: int | None = fd
-        self.ready = False
-        self.returncode: int | None = None
-        self._said = b""
+        self.ready, self.returncode, self._said = False, None, b""
 
     def poll(self) -> int | None:
         while self.fd is not None and select.select([self.fd], [], [], 0)[0]:
@@ -179,44 +192,3 @@ class ForkedDaemon:
             self.fd = None
 
     __del__ = close
-
-
-def fork_daemon(paths: ProjectPaths, root: Path | str, entry: DaemonEntry) -> ForkedDaemon:
-    """Double fork: ``entry`` runs in its own session, reparented away from the forwarder (which exits with
-    its agent session), with the log and the status pipe's write end."""
-    log_fd = open_log(paths)
-    read_end, write_end = os.pipe()
-    for stream in (sys.stdout, sys.stderr):  # anything buffered would be written twice
-        try:
-            stream.flush()
-        except (AttributeError, OSError, ValueError):
-            pass
-    try:
-        pid = os.fork()
-    except OSError:
-        for fd in (log_fd, read_end, write_end):
-            os.close(fd)
-        raise
-    if pid == 0:  # the intermediate child: never returns
-        try:
-            os.close(read_end)
-            os.setsid()  # no controlling terminal, no signals meant for the agent's process group
-            if os.fork() != 0:
-                os._exit(0)
-            entry(str(root), paths.dir.name, log_fd, write_end)
-        except BaseException:
-            import traceback
-
-            try:
-                os.write(log_fd, traceback.format_exc().encode("utf-8", "replace"))
-                os.write(write_end, b"X1")
-            except OSError:
-                pass
-        os._exit(1)
-    os.close(write_end)
-    os.close(log_fd)
-    try:
-        os.waitpid(pid, 0)  # the intermediate child exits at once
-    except ChildProcessError:
-        pass  # SIGCHLD ignored by whoever started us: the kernel reaped it
-    return ForkedDaemon(read_end)

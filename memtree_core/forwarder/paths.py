@@ -1,12 +1,6 @@
-"""A project's identity and its files under ``$MEMTREE_HOME``; socket directories checked the way ssh-agent
-and tmux check theirs; the daemon's lock and state file.
-
-project-hash = sha256(git_root + ":" + first_commit_sha)[:16], or sha256(absolute path)[:16] outside git
-(git missing, or no commit yet).  A socket directory must be a real directory (never a symlink) of this user's,
-mode 0700: one someone else made could hold a listener that receives every capture.  When the project's own
-directory is too long for a socket path: ``$XDG_RUNTIME_DIR/memtree``, else ``$TMPDIR/memtree-<uid>``, else
-``/tmp/memtree-<uid>``.  The lock is ``flock(LOCK_EX | LOCK_NB)`` on ``daemon.lock``: its holder is the
-project's one daemon, and the kernel drops it when that process dies.
+"""A project's identity and files under ``$MEMTREE_HOME``; socket directories checked as ssh-agent and tmux
+check theirs (a directory someone else made could hold a listener that receives every capture); the
+daemon's lock (``flock`` on ``daemon.lock``, dropped by the kernel when its holder dies) and state file.
 """
 
 from __future__ import annotations
@@ -16,7 +10,7 @@ import stat
 from collections import namedtuple  # not typing.NamedTuple: typing costs a session's start ~3 ms
 from pathlib import Path
 
-from memtree_core.forwarder import jsonfiles, records
+from memtree_core.forwarder import records
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
 if TYPE_CHECKING:
@@ -51,12 +45,13 @@ def _git(args: list[str], cwd: Path) -> str | None:
 
 
 class Identity(namedtuple("Identity", ["hash", "root", "git", "first_commit"])):
-    """``hash``; ``root``: the git root, or the absolute workspace path; ``git``; ``first_commit``."""
+    """``root``: the git root, or the absolute workspace path."""
 
     __slots__ = ()
 
 
 def identify(workspace: Path | str) -> Identity:
+    """hash: sha256(git root + ":" + first commit)[:16], or sha256(absolute path)[:16] without a commit."""
     path = Path(workspace).expanduser().absolute()
     top = _git(["rev-parse", "--show-toplevel"], path)
     roots = _git(["rev-list", "--max-parents=0", "HEAD"], path) if top else None
@@ -67,7 +62,7 @@ def identify(workspace: Path | str) -> Identity:
 
 
 def identify_remembered(workspace: Path | str, home: Path) -> Identity:
-    """:func:`identify`, without git while nothing the answer depends on changed (:mod:`.records`)."""
+    """:func:`identify`, without git while nothing the answer depends on changed (:func:`records.lookup`)."""
     path = str(Path(workspace).expanduser().absolute())
     known = records.lookup(home, path)
     if known is not None:
@@ -84,7 +79,7 @@ class ProjectPaths(namedtuple("ProjectPaths", ["home", "dir"])):
     store = property(lambda self: self.dir / "store.db")
     lock = property(lambda self: self.dir / "daemon.lock")
     log = property(lambda self: self.dir / "daemon.log")
-    state = property(lambda self: self.dir / "daemon.json")  # pid, version, sockets of the running daemon
+    state = property(lambda self: self.dir / "daemon.json")  # the running daemon's pid, version, sockets
     bash_deny = property(lambda self: self.dir / "bash.deny")
     ingest_socket = property(lambda self: self.socket_path("ingest"))
     mcp_socket = property(lambda self: self.socket_path("mcp"))
@@ -95,10 +90,9 @@ class ProjectPaths(namedtuple("ProjectPaths", ["home", "dir"])):
 
     def socket_path(self, name: str) -> Path:
         """``<dir>/<name>.sock``, or ``<fallback dir>/<hash>-<name>.sock`` when that is too long."""
-        wanted = self.dir / f"{name}.sock"
+        wanted, tail = self.dir / f"{name}.sock", f"{self.dir.name}-{name}.sock"
         if len(os.fsencode(wanted)) <= MAX_SOCKET_PATH:
             return wanted
-        tail = f"{self.dir.name}-{name}.sock"
         return fallback_dir(MAX_SOCKET_PATH, len(os.fsencode(tail))) / tail
 
     def ensure(self, sockets: bool = True) -> None:
@@ -114,29 +108,27 @@ class ProjectPaths(namedtuple("ProjectPaths", ["home", "dir"])):
 
 
 def dir_problem(path: Path | str, what: str = "socket directory") -> str | None:
-    """Why ``path`` is not a safe socket directory, or None (owned by the user, 0700, no symlink)."""
-    uid = os.geteuid()
+    """Why ``path`` is not a safe socket directory, or None (this user's, 0700, no symlink)."""
+    uid, remove = os.geteuid(), f"remove it (rm {path}) and memtree creates it"
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return f"{what} {path} does not exist"
     except OSError as exc:
         return f"cannot check {what} {path} ({exc.strerror}); make it a directory you own, mode 0700"
-    if stat.S_ISLNK(st.st_mode):
-        return f"{what} {path} is a symlink; remove it (rm {path}) and memtree creates it again, mode 0700"
-    if not stat.S_ISDIR(st.st_mode):
-        return f"{what} {path} is not a directory; remove it (rm {path}) and memtree creates it, mode 0700"
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        return f"{what} {path} is a symlink; {remove} again, mode 0700" if stat.S_ISLNK(st.st_mode) else \
+            f"{what} {path} is not a directory; {remove}, mode 0700"
     if st.st_uid != uid:
         return (f"{what} {path} is owned by uid {st.st_uid}, not by you (uid {uid}); have it removed "
                 f"(its owner or root: rm -r {path}), or set XDG_RUNTIME_DIR to a private directory")
-    if stat.S_IMODE(st.st_mode) & 0o077:
-        return f"{what} {path} is mode {stat.S_IMODE(st.st_mode):04o}, not 0700; run: chmod 700 {path}"
-    return None
+    mode = stat.S_IMODE(st.st_mode)
+    return f"{what} {path} is mode {mode:04o}, not 0700; run: chmod 700 {path}" if mode & 0o077 else None
 
 
 def ensure_dir(path: Path, *, tighten: bool = False, what: str = "socket directory") -> Path:
-    """Create ``path`` 0700 when missing, then verify it (:func:`dir_problem`); ``tighten``: a directory of
-    ours that is only too open is chmod-ed 0700 through a handle on the very inode (never a symlink's target)."""
+    """Create ``path`` 0700 when missing, then verify it; ``tighten``: a directory of ours that is only too
+    open is chmod-ed 0700, through a handle on the inode checked (never a symlink's target)."""
     try:
         os.mkdir(path, mode=0o700)
     except FileExistsError:
@@ -162,10 +154,9 @@ def ensure_dir(path: Path, *, tighten: bool = False, what: str = "socket directo
 
 def fallback_dir(fits: int, tail_len: int, environ: dict[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
-    runtime = env.get("XDG_RUNTIME_DIR")
+    runtime, tmpdir, name = env.get("XDG_RUNTIME_DIR"), env.get("TMPDIR", ""), f"memtree-{os.geteuid()}"
     if runtime and os.path.isabs(runtime):
         return Path(runtime) / "memtree"
-    name, tmpdir = f"memtree-{os.geteuid()}", env.get("TMPDIR", "")
     if tmpdir and os.path.isabs(tmpdir) and len(os.fsencode(Path(tmpdir) / name)) + 1 + tail_len <= fits:
         return Path(tmpdir) / name
     return Path("/tmp") / name
@@ -180,16 +171,16 @@ def is_locked(path: Path) -> bool:
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
     except OSError:
         return True
     finally:
         os.close(fd)  # closing drops our shared lock
-    return False
 
 
 def read_state(paths: ProjectPaths) -> dict[str, Any]:
     try:
-        value = jsonfiles.loads(paths.state.read_bytes())
+        value = records.loads(paths.state.read_bytes())
     except (OSError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}

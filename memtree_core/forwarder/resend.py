@@ -1,14 +1,14 @@
 """Which requests in flight when the daemon died may go to the restarted one (a tool may not be idempotent):
 those that change nothing (:data:`SAFE_METHODS`) and ``tools/call`` of a tool the daemon declared
-``readOnlyHint`` or ``idempotentHint`` -- learnt from ``tools/list`` answers passing through, else from the
-list the daemon writes at boot (:data:`TOOL_HINTS_FILE`).  Anything else fails with the reason.
+``readOnlyHint`` or ``idempotentHint``, learnt from ``tools/list`` answers passing through, else from the
+list the daemon writes at boot (:data:`TOOL_HINTS_FILE`).  The others fail, saying why.
 """
 
 from __future__ import annotations
 
 import os
 
-from memtree_core.forwarder import jsonfiles
+from memtree_core.forwarder import records
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
 if TYPE_CHECKING:
@@ -16,19 +16,15 @@ if TYPE_CHECKING:
 
 TOOL_HINTS_FILE = "tool-hints.json"
 MAX_RESENDS = 2  # a request that kills every daemon it reaches is failed after this many re-sends
-SAFE_METHODS = frozenset({
-    "initialize", "ping", "tools/list", "resources/list", "resources/templates/list", "resources/read",
-    "prompts/list", "prompts/get", "completion/complete", "logging/setLevel",
-})
+SAFE_METHODS = frozenset({"initialize", "ping", "tools/list", "resources/list", "resources/templates/list",
+                          "resources/read", "prompts/list", "prompts/get", "completion/complete", "logging/setLevel"})
 
 
 class ToolHints:
     """Tool name -> safe to call twice, as the daemon declared it."""
 
     def __init__(self, paths: Any) -> None:
-        self.paths = paths
-        self.safe: dict[str, bool] = {}
-        self.learnt = False
+        self.paths, self.safe, self.learnt = paths, {}, False
 
     def learn(self, result: Any) -> None:
         """Take the hints from a ``tools/list`` result."""
@@ -44,9 +40,10 @@ class ToolHints:
         """True/False as declared; None when the tool is unknown."""
         if name not in self.safe and not self.learnt:
             self.learnt = True  # one look at the file per session
+            raw, _why = records.read(os.path.join(self.paths.dir, TOOL_HINTS_FILE), 4 << 20)
             try:
-                self.learn(jsonfiles.loads(open(os.path.join(self.paths.dir, TOOL_HINTS_FILE), "rb").read()))
-            except (OSError, ValueError):
+                self.learn(records.loads(raw) if raw is not None else None)
+            except ValueError:
                 pass
         return self.safe.get(name)
 
@@ -56,20 +53,11 @@ class Request:
 
     __slots__ = ("id", "method", "line", "tool", "resends")
 
-    def __init__(self, id: Any, method: str, line: bytes, tool: str | None = None, resends: int = 0) -> None:
-        self.id, self.method, self.line, self.tool, self.resends = id, method, line, tool, resends
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Request) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
-
-    def __repr__(self) -> str:
-        return f"Request(id={self.id!r}, method={self.method!r}, tool={self.tool!r}, resends={self.resends})"
-
-    @classmethod
-    def of(cls, msg: dict[str, Any], line: bytes) -> Request:
+    def __init__(self, msg: dict[str, Any], line: bytes) -> None:
         params = msg.get("params")
         tool = params.get("name") if msg.get("method") == "tools/call" and isinstance(params, dict) else None
-        return cls(msg["id"], str(msg.get("method")), line, tool if isinstance(tool, str) else None)
+        self.id, self.method, self.line, self.resends = msg["id"], str(msg.get("method")), line, 0
+        self.tool = tool if isinstance(tool, str) else None
 
     def describe(self) -> str:
         return f"'tools/call' of tool {self.tool!r}" if self.tool is not None else repr(self.method)
