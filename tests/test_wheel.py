@@ -121,9 +121,9 @@ def test_a_reinstall_changes_the_code_version_a_forwarder_compares(tmp_path: Pat
     for package in ("memtree_core", "memtree_plugins"):
         (src / package).mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / package / "__init__.py", src / package / "__init__.py")
-    (src / "memtree_core" / "daemon").mkdir()
-    (src / "memtree_core" / "daemon" / "__init__.py").write_text("")
-    shutil.copy(REPO / "memtree_core" / "daemon" / "version.py", src / "memtree_core" / "daemon" / "version.py")
+    (src / "memtree_core" / "forwarder").mkdir()
+    for module in ("__init__.py", "records.py"):
+        shutil.copy(REPO / "memtree_core" / "forwarder" / module, src / "memtree_core" / "forwarder" / module)
     record = site / f"{DISTRIBUTION.replace('-', '_')}-0.1.0.dist-info" / "RECORD"
     record.parent.mkdir(parents=True)
     record.write_text("memtree_core/__init__.py,,\n")
