@@ -105,11 +105,13 @@ def join_threads(total_s: float) -> bool:
     not hold the exit for minutes.  True when none is left."""
     import threading
 
+    def others() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
+
     deadline = time.monotonic() + total_s
-    others = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
-    for t in others:
+    for t in others():
         t.join(timeout=max(0.0, deadline - time.monotonic()))
-    return not any(t.is_alive() for t in others)
+    return not any(t.is_alive() for t in others())
 
 
 def _finish(status: int, status_fd: int) -> NoReturn:
