@@ -79,8 +79,8 @@ def plugin_commands(environ: dict[str, str] | None = None) -> dict[str, tuple[Co
     A repository's ``.memtree.json`` does not take part: the project is not known until the arguments are
     parsed, and a cloned repository must not change what ``memtree`` itself offers.  A bad user setting
     falls back to the defaults here; the command reports it when it loads the project's settings."""
+    from memtree_core.forwarder.paths import memtree_home
     from memtree_core.plugins import build
-    from memtree_core.project import memtree_home
     from memtree_core.settings import Settings, SettingsError, host_settings, read_layers
 
     env = dict(os.environ) if environ is None else environ
@@ -104,7 +104,7 @@ def builtin_commands(environ: dict[str, str]) -> dict[str, tuple[Command, str]] 
     third-party plugin is installed, or the user's config or ``MEMTREE_PLUGINS__*`` chooses plugins."""
     import json
 
-    from memtree_core.project import memtree_home
+    from memtree_core.forwarder.paths import memtree_home
 
     if any(key.upper().startswith("MEMTREE_PLUGINS") for key in environ):
         return None
@@ -193,15 +193,22 @@ def _serve(project: str | None) -> int:
     if problem:
         print(f"memtree serve: {problem}", file=sys.stderr)
         return 2
-    from memtree_core.early_answer import answer
+    from memtree_core.forwarder.records import answer
 
     try:
         early = answer(project)  # initialize, from the daemon's record, before the forwarder's imports
-        from memtree_core.forwarder import main as forward
+        from memtree_core.forwarder.main import main as forward
 
-        return forward(project, early)
+        return forward(project, early, _run_daemon)
     except KeyboardInterrupt:
         return 130
+
+
+def _run_daemon(root: str, project_hash: str, log_fd: int, status_fd: int) -> None:
+    """What a daemon forked by ``memtree serve`` runs (the forwarder imports nothing of the daemon's)."""
+    from memtree_core.daemon.control import run_forked
+
+    run_forked(root, project_hash, log_fd, status_fd)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,9 +1,9 @@
 """Errors a user sees as one clear line (the CLI prints them without a traceback)."""
 
 from memtree_core.daemon.redaction_gate import RedactionUnavailable
+from memtree_core.forwarder.paths import UnsafeSocketDir
 from memtree_core.plugins import PluginLoadError
 from memtree_core.settings import SettingsError
-from memtree_core.socket_dirs import UnsafeSocketDir
 from memtree_core.store import StoreError
 
 

@@ -101,7 +101,7 @@ class ToolSpec:
     destructive: bool = False
     open_world: bool = False
     # Calling it twice with the same arguments has the effect of calling it once: a restarted daemon may
-    # be sent the call again (memtree_core.resend).  Read-only tools are idempotent by definition.
+    # be sent the call again (memtree_core.forwarder.resend).  Read-only tools are idempotent by definition.
     idempotent: bool = False
     # Its fixed resource bounds for ``memtree info`` (timeouts, size caps), read only when asked.
     limits: Callable[[], dict[str, Any]] | None = None

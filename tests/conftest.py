@@ -105,7 +105,7 @@ def daemon_guard(home: Path, project: Path) -> Iterator[list[int]]:
     seen: list[int] = []
     yield seen
     subprocess.run([MEMTREE, "stop", "--project", str(project), "--force"], capture_output=True, timeout=60)
-    from memtree_core.daemon.control import pid_alive
+    from memtree_core.forwarder.daemons import pid_alive
 
     # A pid read before the daemon wrote its state is None: daemon_processes still finds that daemon.
     wait_for(lambda: not daemon_processes(project) and not any(pid_alive(p) for p in seen if p is not None), 20,

@@ -229,7 +229,7 @@ def test_send_pl_notes_the_ids_of_a_payload_nc_could_not_send(home: Path, projec
     """./capture's nc path: when nc cannot connect the payload is still on stdin, and `send.pl --missed`
     notes its ids (never its content) for the backfill."""
     from memtree_core.daemon.ingest import register_root
-    from memtree_core.project import ProjectPaths
+    from memtree_core.forwarder.paths import ProjectPaths
 
     register_root(ProjectPaths.for_hash(home, "0" * 16), project)
     log = missed_logs(home, project)[0]

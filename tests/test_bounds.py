@@ -23,7 +23,7 @@ import pytest
 from helpers.common import MEMTREE, ingest_ack, wait_for
 from helpers.daemon import INIT, RawClient, project_paths, state_pid
 
-from memtree_core.daemon.control import pid_alive
+from memtree_core.forwarder.daemons import pid_alive
 
 FIXTURES = Path(__file__).resolve().parent / "data" / "claude-code-payloads"
 CALL_TIMEOUT_S = 120.0  # the client's patience: far above every deadline under test, so load cannot fail it

@@ -29,7 +29,8 @@ from helpers.daemon import (
     text_of,
 )
 
-from memtree_core.daemon.control import code_version, pid_alive
+from memtree_core.forwarder.daemons import pid_alive
+from memtree_core.forwarder.records import code_version
 
 
 # -- serve stays stdlib-only -----------------------------------------------------------------------------
@@ -417,7 +418,7 @@ def test_idle_daemon_exits_on_its_own(home: Path, project: Path, env: dict[str, 
 
 
 def test_serve_falls_back_to_claude_project_dir_for_an_unexpanded_project(tmp_path: Path, monkeypatch) -> None:
-    from memtree_core.forwarder import project_dir
+    from memtree_core.forwarder.records import project_dir
 
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
     assert project_dir("${CLAUDE_PROJECT_DIR}") == str(tmp_path)

@@ -1,5 +1,5 @@
 """A second session's ``initialize`` is answered from the daemon's record before ``memtree serve`` imports
-its forwarder, json or ``re`` (memtree_core.early_answer); whatever the first line looks like, the agent
+its forwarder, json or ``re`` (memtree_core.forwarder.records); whatever the first line looks like, the agent
 gets what the daemon itself would have answered.
 
 Real forwarder, real daemon: the daemon's own answer to each line is taken from a session that has no
@@ -19,7 +19,7 @@ from helpers.common import wait_for
 from helpers.daemon import INIT, RawClient, project_paths, state_pid
 
 import memtree_core
-from memtree_core.handshake_cache import CACHE_FILE
+from memtree_core.forwarder.records import HANDSHAKE_FILE as CACHE_FILE
 
 PARAMS = INIT["params"]
 
@@ -113,7 +113,7 @@ def test_an_unusual_first_line_gets_the_daemons_own_answer(project: Path, env: d
 
 def test_the_answer_is_written_before_json_re_pathlib_or_socket_are_imported(
         project: Path, env: dict[str, str], daemon_guard: list[int]) -> None:
-    """early_answer.answer in a fresh interpreter (no site, whose .pth files may import anything) answers
+    """forwarder.records.answer in a fresh interpreter (no site, whose .pth files may import anything) answers
     the recorded initialize, and imports none of the modules that cost a second session its start."""
     first = RawClient(project, env)
     try:
@@ -126,7 +126,7 @@ def test_the_answer_is_written_before_json_re_pathlib_or_socket_are_imported(
         paths = [str(Path(memtree_core.__file__).resolve().parent.parent), sysconfig.get_paths()["purelib"]]
         script = (f"import sys; sys.path[:0] = {paths!r}\n"
                   "before = set(sys.modules)\n"
-                  "from memtree_core.early_answer import answer\n"
+                  "from memtree_core.forwarder.records import answer\n"
                   f"early = answer({str(project)!r})\n"
                   "assert early.text is not None, 'not answered'\n"
                   "sys.stderr.write(' '.join(sorted(set(sys.modules) - before)))\n")
@@ -137,6 +137,6 @@ def test_the_answer_is_written_before_json_re_pathlib_or_socket_are_imported(
     assert out.returncode == 0, out.stderr.decode()
     assert json.loads(out.stdout) == own
     new = set(out.stderr.decode().split())
-    assert "memtree_core.early_answer" in new
+    assert "memtree_core.forwarder.records" in new
     slow = {"json", "re", "enum", "pathlib", "socket", "_socket", "typing", "binascii", "zlib", "hashlib"}
     assert not new & slow, sorted(new & slow)

@@ -23,8 +23,8 @@ import pytest
 from helpers.common import run_memtree, wait_for
 from helpers.daemon import INIT, RawClient, project_paths, state_pid
 
-from memtree_core.handshake_cache import CACHE_FILE
-from memtree_core.lockfile import try_lock
+from memtree_core.daemon.control import try_lock
+from memtree_core.forwarder.records import HANDSHAKE_FILE as CACHE_FILE
 
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}

@@ -125,7 +125,7 @@ def test_every_hook_has_an_example_that_loads_as_a_plugin(name: str, monkeypatch
         with pytest.raises(Refused, match="lockfile"):
             plugins.pm.hook.memtree_prepare_capture(app=None, payload={"tool_input": {"file_path": "/w/uv.lock"}})
     elif name == "memtree_store_capture":
-        from memtree_core.project import ProjectPaths
+        from memtree_core.forwarder.paths import ProjectPaths
         from memtree_core.types import Capture, PreparedCapture
 
         app = types.SimpleNamespace(paths=ProjectPaths.for_hash(tmp_path, "example"))
@@ -138,7 +138,7 @@ def test_every_hook_has_an_example_that_loads_as_a_plugin(name: str, monkeypatch
         assert [json.loads(line) for line in (app.paths.dir / "captures.jsonl").read_text().splitlines()] == [
             {"tool": "Bash", "uri": "bash://toolu_1", "bytes": 3, "replayed": False}]
     elif name in ("memtree_daemon_started", "memtree_daemon_stopping"):
-        from memtree_core.project import ProjectPaths
+        from memtree_core.forwarder.paths import ProjectPaths
 
         app = types.SimpleNamespace(paths=ProjectPaths.for_hash(tmp_path, "example"))
         app.paths.dir.mkdir()

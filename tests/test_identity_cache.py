@@ -1,4 +1,4 @@
-"""The remembered project identity (memtree_core.identity_cache): ``memtree serve`` starts no git process
+"""The remembered project identity (memtree_core.forwarder.records): ``memtree serve`` starts no git process
 while nothing the identity depends on has changed, and recomputes it when anything has.
 
 "No git process" is shown, not assumed: git is taken off PATH, where :func:`identify` would fall back to the
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from helpers.common import git
 
-from memtree_core import identity_cache
-from memtree_core.project import identify, identify_remembered
+from memtree_core.forwarder import records
+from memtree_core.forwarder.paths import identify, identify_remembered
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
@@ -44,7 +44,7 @@ def test_a_remembered_identity_needs_no_git(home: Path, git_project: Path, no_gi
     assert expected.git
     for where in (git_project, sub):
         assert identify_remembered(where, home) == expected
-    record = home / identity_cache.CACHE_FILE
+    record = home / records.IDENTITIES_FILE
     assert stat.S_IMODE(record.stat().st_mode) == 0o600
     _commit(git_project, "second")  # a commit on the same branch keeps the first commit, so the identity
     no_git()
@@ -58,7 +58,7 @@ def test_a_new_repository_around_a_remembered_directory_is_seen(home: Path, tmp_
     workspace = parent / "inner"
     workspace.mkdir(parents=True)
     assert not identify_remembered(workspace, home).git
-    assert "inner" in json.loads((home / identity_cache.CACHE_FILE).read_text())["entries"][str(workspace)]["root"]
+    assert "inner" in json.loads((home / records.IDENTITIES_FILE).read_text())["entries"][str(workspace)]["root"]
     git(parent, "init", "-q")
     assert not identify_remembered(workspace, home).git  # no commit yet: the path identity, as identify says
     _commit(parent, "first")
@@ -80,8 +80,8 @@ def test_a_nested_repository_between_the_directory_and_the_top_level_is_seen(hom
 def test_a_repository_without_commits_is_never_remembered(home: Path, project: Path) -> None:
     git(project, "init", "-q")
     identify_remembered(project, home)
-    entries = json.loads((home / identity_cache.CACHE_FILE).read_text())["entries"] \
-        if (home / identity_cache.CACHE_FILE).exists() else {}
+    entries = json.loads((home / records.IDENTITIES_FILE).read_text())["entries"] \
+        if (home / records.IDENTITIES_FILE).exists() else {}
     assert str(project) not in entries
     _commit(project, "first")
     assert identify_remembered(project, home) == identify(project) and identify(project).git
@@ -119,7 +119,7 @@ def test_git_variables_that_move_the_repository_bypass_the_record(home: Path, gi
 @pytest.mark.parametrize("spoil", ["mode-0644", "symlink", "garbage", "other-shape"])
 def test_a_record_that_is_not_safely_ours_is_ignored(home: Path, git_project: Path, no_git, spoil: str) -> None:
     remembered = identify_remembered(git_project, home)
-    record = home / identity_cache.CACHE_FILE
+    record = home / records.IDENTITIES_FILE
     if spoil == "mode-0644":
         record.chmod(0o644)
     elif spoil == "symlink":
@@ -141,9 +141,9 @@ def test_forget_drops_every_directory_of_an_identity(home: Path, git_project: Pa
     sub.mkdir()
     remembered = identify_remembered(git_project, home)
     identify_remembered(sub, home)
-    identity_cache.forget(home, remembered.hash)
-    assert json.loads((home / identity_cache.CACHE_FILE).read_text())["entries"] == {}
-    assert identity_cache.lookup(home, str(git_project)) is None
+    records.forget(home, remembered.hash)
+    assert json.loads((home / records.IDENTITIES_FILE).read_text())["entries"] == {}
+    assert records.lookup(home, str(git_project)) is None
 
 
 def test_the_daemon_refuses_a_stale_identity_and_the_next_session_recomputes_it(
@@ -153,12 +153,12 @@ def test_the_daemon_refuses_a_stale_identity_and_the_next_session_recomputes_it(
     from helpers.common import wait_for
     from helpers.daemon import RawClient
 
-    from memtree_core.daemon.control import stop
-    from memtree_core.project import ProjectPaths
+    from memtree_core.forwarder.daemons import stop
+    from memtree_core.forwarder.paths import ProjectPaths
 
     stale = identify_remembered(git_project, home)
     git(git_project, "commit", "-q", "--amend", "-m", "rewritten")
-    assert identity_cache.lookup(home, str(git_project)) is not None  # the record cannot tell
+    assert records.lookup(home, str(git_project)) is not None  # the record cannot tell
     env = {**os.environ, "MEMTREE_LOAD_PLUGINS": ""}
     client = RawClient(git_project, env)
     try:
@@ -168,7 +168,7 @@ def test_the_daemon_refuses_a_stale_identity_and_the_next_session_recomputes_it(
         client.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
         listed = client.receive(timeout=120)
         assert "identity changed" in json.dumps(listed), listed
-        wait_for(lambda: identity_cache.lookup(home, str(git_project)) is None, 30, "the identity to be forgotten")
+        wait_for(lambda: records.lookup(home, str(git_project)) is None, 30, "the identity to be forgotten")
     finally:
         client.close()
         stop(ProjectPaths.for_hash(home, stale.hash), timeout=30, force=True)
@@ -180,7 +180,7 @@ def test_the_daemon_refuses_a_stale_identity_and_the_next_session_recomputes_it(
                                   "a/../b", "//x", "/x/..", "é/ü", "a b/c"])
 def test_serve_names_paths_as_pathlib_does_or_not_at_all(path: str) -> None:
     """memtree serve looks the identity up before importing pathlib; the key must be pathlib's spelling."""
-    from memtree_core.early_answer import as_pathlib_would
+    from memtree_core.forwarder.records import as_pathlib_would
 
     ours = as_pathlib_would(path)
     assert ours is None or ours == str(Path(path).expanduser().absolute())

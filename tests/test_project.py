@@ -8,7 +8,7 @@ from pathlib import Path
 
 from helpers.common import git
 
-from memtree_core.project import ProjectPaths, identify
+from memtree_core.forwarder.paths import ProjectPaths, identify
 
 
 def spec_hash(text: str) -> str:

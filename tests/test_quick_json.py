@@ -1,4 +1,4 @@
-"""``memtree_core.quick_json``: what ``memtree serve`` parses before it answers ``initialize`` must be read
+"""``memtree_core.forwarder.records``: what ``memtree serve`` parses before it answers ``initialize`` must be read
 exactly as ``json.loads`` reads it (same objects, same refusals), without the json package's imports."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memtree_core import quick_json
+from memtree_core.forwarder import records
 
 REPO_IMPORT = "import sys; sys.path.insert(0, {repo!r})\n"
 
@@ -46,7 +46,7 @@ def outcome(parse: Any, data: Any) -> tuple[str, Any]:
 
 
 def check(data: bytes | str) -> None:
-    mine, theirs = outcome(quick_json.loads, data), outcome(json.loads, data)
+    mine, theirs = outcome(records.loads, data), outcome(json.loads, data)
     assert mine[0] == theirs[0], (data[:200], mine, theirs)
     assert same(mine[1], theirs[1]), (data[:200], mine, theirs)
 
@@ -82,20 +82,20 @@ def test_edge_cases_read_as_json_loads_reads_them(data: bytes | str) -> None:
 
 def test_nesting_deeper_than_the_interpreter_recurses_is_a_value_error() -> None:
     with pytest.raises(ValueError):
-        quick_json.loads(b"[" * 100_000)
+        records.loads(b"[" * 100_000)
     with pytest.raises(ValueError):
-        quick_json.loads(b'{"a":' * 100_000)
+        records.loads(b'{"a":' * 100_000)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.integers() | st.text())
 def test_an_id_is_written_as_json_dumps_writes_it(value: int | str) -> None:
-    assert quick_json.dumps_id(value) == json.dumps(value).encode()
+    assert records.dumps_id(value) == json.dumps(value).encode()
 
 
 @pytest.mark.parametrize("value", [1.5, None, True, False, [1], {"a": 1}, float("nan")])
 def test_an_id_that_is_neither_an_integer_nor_a_string_is_left_to_json(value: Any) -> None:
-    assert quick_json.dumps_id(value) is None
+    assert records.dumps_id(value) is None
 
 
 def test_reading_and_writing_an_id_imports_neither_json_nor_re() -> None:
@@ -104,11 +104,11 @@ def test_reading_and_writing_an_id_imports_neither_json_nor_re() -> None:
     repo = str(Path(__file__).resolve().parent.parent)
     script = (REPO_IMPORT.format(repo=repo)
               + "before = set(sys.modules)\n"
-              + "from memtree_core import quick_json\n"
-              + "assert quick_json.loads(b'{\"id\": \"x\", \"a\": [1.5, null, true]}')['a'] == [1.5, None, True]\n"
-              + "assert quick_json.dumps_id('x') == b'\"x\"'\n"
+              + "from memtree_core.forwarder import records\n"
+              + "assert records.loads(b'{\"id\": \"x\", \"a\": [1.5, null, true]}')['a'] == [1.5, None, True]\n"
+              + "assert records.dumps_id('x') == b'\"x\"'\n"
               + "print(' '.join(sorted(set(sys.modules) - before)))\n")
     out = subprocess.run([sys.executable, "-I", "-S", "-c", script], capture_output=True, text=True, check=True)
     new = set(out.stdout.split())
-    assert "memtree_core.quick_json" in new
+    assert "memtree_core.forwarder.records" in new
     assert not new & {"json", "re", "enum", "json.decoder"}, new

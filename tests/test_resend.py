@@ -14,7 +14,7 @@ from typing import Any
 from helpers.common import wait_for
 from helpers.daemon import INIT, RawClient, project_paths, state_pid
 
-from memtree_core.resend import SAFE_METHODS, Request, ToolHints
+from memtree_core.forwarder.resend import SAFE_METHODS, Request, ToolHints
 
 
 def _start(project: Path, env: dict[str, str], list_tools: bool) -> RawClient:
@@ -95,7 +95,7 @@ def test_what_is_safe_to_repeat() -> None:
     ]})
 
     def why(msg: dict[str, Any]) -> str | None:
-        return Request.of(dict(msg, id=1, jsonrpc="2.0"), b"").unsafe_to_resend(hints)
+        return Request(dict(msg, id=1, jsonrpc="2.0"), b"").unsafe_to_resend(hints)
 
     for method in sorted(SAFE_METHODS):
         assert why({"method": method}) is None

@@ -24,8 +24,7 @@ from helpers.hook import FIXTURES, contents, drops, run_hook
 
 from memtree_core.app import App
 from memtree_core.daemon import ingest
-from memtree_core.project import ProjectPaths
-from memtree_core.socket_dirs import UnsafeSocketDir, dir_problem, ensure_dir
+from memtree_core.forwarder.paths import ProjectPaths, UnsafeSocketDir, dir_problem, ensure_dir
 from memtree_plugins.lib import hook_sender
 
 IS_ROOT = os.geteuid() == 0

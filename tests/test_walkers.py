@@ -344,7 +344,7 @@ def test_memtree_walk_once_as_a_subprocess(app: App, project: Path) -> None:
 
 
 def test_memtree_walk_says_when_a_daemon_is_running(app: App, project: Path) -> None:
-    from memtree_core.lockfile import try_lock, write_state
+    from memtree_core.daemon.control import try_lock, write_state
 
     app.paths.ensure()
     fd = try_lock(app.paths.lock)  # what a running daemon holds

@@ -117,7 +117,7 @@ def test_an_installed_wheel_runs_the_demo_in_an_empty_directory(wheel: Path, tmp
 
 def _code_version_in(path: list[Path]) -> str:
     out = subprocess.run([sys.executable, "-I", "-c", "import sys; sys.path[:0] = sys.argv[1:]; "
-                          "from memtree_core.daemon.version import code_version; print(code_version())",
+                          "from memtree_core.forwarder.records import code_version; print(code_version())",
                           *map(str, path)], capture_output=True, text=True, check=True)
     return out.stdout.strip()
 
@@ -131,9 +131,9 @@ def test_a_reinstall_changes_the_code_version_a_forwarder_compares(tmp_path: Pat
     for package in ("memtree_core", "memtree_plugins"):
         (src / package).mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / package / "__init__.py", src / package / "__init__.py")
-    (src / "memtree_core" / "daemon").mkdir()
-    (src / "memtree_core" / "daemon" / "__init__.py").write_text("")
-    shutil.copy(REPO / "memtree_core" / "daemon" / "version.py", src / "memtree_core" / "daemon" / "version.py")
+    (src / "memtree_core" / "forwarder").mkdir()
+    for module in ("__init__.py", "records.py"):
+        shutil.copy(REPO / "memtree_core" / "forwarder" / module, src / "memtree_core" / "forwarder" / module)
     record = site / f"{DISTRIBUTION.replace('-', '_')}-0.1.0.dist-info" / "RECORD"
     record.parent.mkdir(parents=True)
     record.write_text("memtree_core/__init__.py,,\n")

@@ -150,7 +150,7 @@ def two_sessions(tmp: Path, n: int, payload) -> None:
         proc.stdin.flush()  # type: ignore[union-attr]
         proc.stdout.readline()  # type: ignore[union-attr]
         sessions.append(proc)
-    from memtree_core.project import ProjectPaths, identify, memtree_home
+    from memtree_core.forwarder.paths import ProjectPaths, identify, memtree_home
 
     path = str(ProjectPaths.for_hash(memtree_home(), identify(project).hash).ingest_socket)
     for i in range(20):

@@ -1,9 +1,12 @@
 """``memtree serve``: what an agent launches.  A stdlib-only forwarder between stdin/stdout and the
-project's daemon (started on demand); see :mod:`memtree_core.forwarder`."""
+project's daemon (started on demand); see :mod:`memtree_core.forwarder`.  The plain ``memtree serve
+[--project DIR]`` is dispatched before argparse (:func:`memtree_core.cli.main`); this is the rest."""
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 EXAMPLE = "memtree serve --project ~/src/myrepo    (what an MCP client runs; speaks JSON-RPC on stdio)"
 
@@ -13,6 +16,6 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any) -> int:
-    from memtree_core.forwarder import main
+    from memtree_core.cli import _serve
 
-    return main(args.project)
+    return _serve(args.project)

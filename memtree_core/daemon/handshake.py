@@ -1,4 +1,5 @@
-"""The daemon records its own handshake for forwarders (:mod:`memtree_core.handshake_cache`).
+"""The daemon records its own handshake for forwarders (:mod:`memtree_core.forwarder.records`), and the
+tools' annotations (:mod:`memtree_core.forwarder.resend`).
 
 Once the tools are registered, the daemon runs one short in-memory session per protocol version it speaks
 -- the same low-level ``Server.run`` a socket session runs -- asks ``initialize`` and ``tools/list``, and
@@ -17,8 +18,9 @@ import anyio
 from mcp.shared.message import SessionMessage
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from memtree_core import handshake_cache
 from memtree_core.daemon.sessions import _dump, _parse
+from memtree_core.forwarder import records
+from memtree_core.forwarder.resend import TOOL_HINTS_FILE
 
 log = logging.getLogger("memtree.daemon.handshake")
 
@@ -29,7 +31,7 @@ async def _ask(server: Any, protocol: str) -> dict[str, Any]:
     """``initialize`` then ``tools/list`` in one private session; method -> result."""
     to_server, from_client = anyio.create_memory_object_stream[SessionMessage | Exception](8)
     to_client, from_server = anyio.create_memory_object_stream[SessionMessage](8)
-    lowlevel = server._lowlevel_server  # as sessions.serve_connection does (DESIGN.md §7)
+    lowlevel = server._lowlevel_server  # as sessions.serve_connection does
     requests = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": protocol, "capabilities": {},
@@ -60,7 +62,17 @@ async def record(server: Any, directory: Path, version: str) -> None:
     """Write ``handshake.json``; a failure is logged and leaves forwarders waiting for the daemon as before."""
     try:
         answers = {protocol: await _ask(server, protocol) for protocol in HANDSHAKE_PROTOCOL_VERSIONS}
-        handshake_cache.write(directory, version, answers, handshake_cache.environment_mark())
+        # Each answer as its JSON text: a forwarder parses only the one it checks, and sends it as it is.
+        texts = {protocol: {method: json.dumps(result, separators=(",", ":")) for method, result in methods.items()}
+                 for protocol, methods in answers.items()}
+        records.write(str(Path(directory) / records.HANDSHAKE_FILE), {
+            "format": records.HANDSHAKE_FORMAT, "version": version, "env": records.environment_mark(),
+            "answers": texts})
     except Exception:
         log.exception("cannot record the handshake for forwarders; sessions start as before")
-        (Path(directory) / handshake_cache.CACHE_FILE).unlink(missing_ok=True)
+        (Path(directory) / records.HANDSHAKE_FILE).unlink(missing_ok=True)
+
+
+def write_tool_hints(directory: Path, tools: list[dict[str, Any]]) -> None:
+    """The tools' annotations (``tools/list`` shape), for forwarders whose client never listed them."""
+    records.write(str(directory / TOOL_HINTS_FILE), {"tools": tools})

@@ -20,7 +20,7 @@ How the hook finds it without git
     is what a killed daemon leaves, and the hook counts it as "no-daemon" rather than "no-project".
 
 Who the hook talks to
-    Before it sends a byte the hook checks, as ``memtree_core.socket_dirs`` does at bind: the socket's
+    Before it sends a byte the hook checks, as ``memtree_core.forwarder.paths`` does at bind: the socket's
     directory is a real directory (not a symlink), the user's, mode 0700; the socket is a socket and the
     user's; and, where the OS offers ``SO_PEERCRED``, the listening peer runs as the user.  Otherwise the
     capture is dropped with reason ``unsafe-dir``, ``unsafe-socket`` or ``peer-uid`` in the drop log.
@@ -79,6 +79,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from memtree_core.daemon.control import bind_private
 from memtree_core.daemon.root_links import (
     ELSEWHERE_MARK,
     RESTING_MARK,
@@ -86,8 +87,7 @@ from memtree_core.daemon.root_links import (
     root_link,
     roots_dir,
 )
-from memtree_core.project import ProjectPaths
-from memtree_core.socket_dirs import bind_private, ensure_dir
+from memtree_core.forwarder.paths import ProjectPaths, ensure_dir
 
 log = logging.getLogger("memtree.ingest")
 __all__ = ["ELSEWHERE_MARK", "RESTING_MARK", "ROOT_LINK_NAME", "IngestServer", "Refused", "bind", "root_link",

@@ -28,10 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from memtree_core.daemon import ingest
-from memtree_core.daemon.version import code_version, installed_at
-from memtree_core.lockfile import try_lock, write_state
-from memtree_core.project import Identity, ProjectPaths, identify, memtree_home
-from memtree_core.socket_dirs import bind_private
+from memtree_core.daemon.control import bind_private, try_lock, write_state
+from memtree_core.forwarder.paths import Identity, ProjectPaths, identify, memtree_home
+from memtree_core.forwarder.records import code_version, installed_at
 
 log = logging.getLogger("memtree.daemon")
 
@@ -190,11 +189,11 @@ class Daemon:
             # A bad config fails here: tools/list and tools/call answer with the reason (and the log path).
             self.app = App.open(self.identity.root)
             if self.app.identity.hash != self.identity.hash:
-                from memtree_core import identity_cache
+                from memtree_core.forwarder import records
 
                 # The forwarder's remembered identity is out of date (a history rewritten under a branch
                 # that stayed checked out): the next session computes it afresh.
-                identity_cache.forget(self.paths.home, self.identity.hash)
+                records.forget(self.paths.home, self.identity.hash)
                 raise RuntimeError(f"the project's identity changed while the daemon started "
                                    f"({self.identity.hash} -> {self.app.identity.hash}); start it again")
             self.idle_timeout_s = float(self.app.settings.daemon.idle_timeout_s)
@@ -254,7 +253,7 @@ class Daemon:
 
         await anyio.to_thread.run_sync(self._boot, server)
         if not self.boot_failed:
-            # For the next first session: its forwarder answers initialize from this (handshake_cache).
+            # For the next first session: its forwarder answers initialize from this.
             try:
                 from memtree_core.daemon.handshake import record
             except ImportError:  # an SDK without what it needs: first sessions wait for the daemon, as before

@@ -242,7 +242,7 @@ def register_tools(server: MCPServer, app: Any) -> list[str]:
             # One broken tool plugin must not take the others down; the log says why.
             log.exception("tool %r from plugin %s could not be registered; skipped", spec.name, entry.plugin)
     try:
-        from memtree_core.resend import write_tool_hints
+        from memtree_core.daemon.handshake import write_tool_hints
 
         write_tool_hints(app.paths.dir, hints)
     except OSError as exc:

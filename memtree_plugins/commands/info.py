@@ -129,7 +129,7 @@ def code_chunking(app: Context) -> dict[str, Any]:
 
 def gather(app: Context) -> dict[str, Any]:
     from memtree_core import __version__
-    from memtree_core.lockfile import daemon_status
+    from memtree_core.daemon.control import daemon_status
     from memtree_plugins.commands import destinations, protections
 
     vec = vector_support()
@@ -190,7 +190,7 @@ def _socket_dir_problems(app: Context) -> list[str]:
     """A fallback socket directory memtree would refuse (the project's own is made by memtree itself)."""
     import os
 
-    from memtree_core.socket_dirs import dir_problem
+    from memtree_core.forwarder.paths import dir_problem
 
     dirs = dict.fromkeys(s.parent for s in (app.paths.ingest_socket, app.paths.mcp_socket))
     return [p for d in dirs if d != app.paths.dir and os.path.lexists(d) and (p := dir_problem(d))]

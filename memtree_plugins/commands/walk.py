@@ -32,8 +32,8 @@ def _line(name: str, counters: dict[str, int], error: str = "") -> str:
 
 
 def run(args: Any) -> int:
+    from memtree_core.daemon.control import daemon_status
     from memtree_core.daemon.coordinator import Coordinator
-    from memtree_core.lockfile import daemon_status
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s: %(levelname)s %(message)s")
     app = open_app(args)

@@ -554,7 +554,7 @@ def _replace_view(counters: dict[str, int]) -> dict[str, dict[str, Any]]:
 
 def _hook_drops(app: Context) -> dict[str, int]:
     """Captures the hook could not deliver to the daemon, by reason (kept beside the store, not in it)."""
-    from memtree_core.project import memtree_home
+    from memtree_core.forwarder.paths import memtree_home
 
     try:
         from memtree_plugins.lib import hook_sender

@@ -101,7 +101,7 @@ sub address {
     return pack('S', 1) . $path . "\0";                               # sun_family (native u16)
 }
 
-# Who we are about to talk to, checked before a byte is sent (memtree_core/socket_dirs.py does the same at
+# Who we are about to talk to, checked before a byte is sent (memtree_core/forwarder/paths.py does the same at
 # bind): the socket's directory is a real directory (lstat), ours, mode 0700; the socket is a socket and
 # ours.  Returns a drop reason, or '' when it is safe.  A missing directory or socket: no daemon.
 sub unsafe {

@@ -169,7 +169,7 @@ def reason_of(exc):
 
 def unsafe():
     """Why the socket behind ./.ingest.sock is not ours to talk to (a drop reason), or "" when it is: its
-    directory must be a real directory (lstat), ours, mode 0700 (memtree_core/socket_dirs.py checks the same
+    directory must be a real directory (lstat), ours, mode 0700 (memtree_core/forwarder/paths.py checks the same
     at bind); the socket a socket, ours.  A missing directory or socket: no daemon."""
     me = posix.geteuid()
     try:

@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 
 from helpers.common import MEMTREE, wait_for
-from memtree_core.project import ProjectPaths, identify
+from memtree_core.forwarder.paths import ProjectPaths, identify
 
 PLUGIN_SOURCE = '''
 """Test tools: memtree sees them exactly as it sees any pip-installed plugin."""
@@ -101,7 +101,7 @@ REAL_TOOLS = ["read", "grep", "bash", "get", "search", "neighbors", "path_to_roo
 
 
 def project_paths(project: Path) -> ProjectPaths:
-    from memtree_core.project import memtree_home
+    from memtree_core.forwarder.paths import memtree_home
 
     return ProjectPaths.for_hash(memtree_home(), identify(project).hash)
 
@@ -109,7 +109,8 @@ def project_paths(project: Path) -> ProjectPaths:
 def daemon_processes(project: Path) -> list[int]:
     """Pids of live memtree daemons for ``project`` (Linux /proc scan; zombies excluded): a forked one by its
     process name and working directory (its argv is the forwarder's), a ``memtree daemon`` by its argv."""
-    from memtree_core.daemon.control import DAEMON_PROCESS_NAME, pid_alive
+    from memtree_core.daemon.control import DAEMON_PROCESS_NAME
+    from memtree_core.forwarder.daemons import pid_alive
 
     root = str(identify(project).root)
     out = []
@@ -130,7 +131,7 @@ def daemon_processes(project: Path) -> list[int]:
 
 
 def state_pid(project: Path) -> int | None:
-    from memtree_core.daemon.control import running_daemon
+    from memtree_core.forwarder.daemons import running_daemon
 
     state = running_daemon(project_paths(project))
     return state["pid"] if state else None
