@@ -207,8 +207,9 @@ def _serve(project: str | None) -> int:
 def _run_daemon(root: str, project_hash: str, log_fd: int, status_fd: int) -> None:
     """What a daemon forked by ``memtree serve`` runs (the forwarder imports nothing of the daemon's)."""
     from memtree_core.daemon.control import run_forked
+    from memtree_core.daemon.main import run
 
-    run_forked(root, project_hash, log_fd, status_fd)
+    run_forked(run, root, project_hash, log_fd, status_fd)
 
 
 def main(argv: list[str] | None = None) -> int:

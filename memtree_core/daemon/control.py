@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -65,8 +66,9 @@ def bind_private(path: Path) -> Any:
     return sock
 
 
-def run_forked(root: str, project_hash: str, log_fd: int, status_fd: int) -> NoReturn:
-    """The daemon in a fork of ``memtree serve``: detach from everything of the forwarder's, run, exit."""
+def run_forked(run: Callable[..., int], root: str, project_hash: str, log_fd: int, status_fd: int) -> NoReturn:
+    """The daemon (``run``: :func:`memtree_core.daemon.main.run`, passed in so this module never imports the
+    one that imports it) in a fork of ``memtree serve``: detach from everything of the forwarder's, run, exit."""
     import atexit
     import fcntl
 
@@ -87,8 +89,6 @@ def run_forked(root: str, project_hash: str, log_fd: int, status_fd: int) -> NoR
                 f.write(DAEMON_PROCESS_NAME)
         except OSError:
             pass
-        from memtree_core.daemon.main import run
-
         status = run(root, project_hash, on_ready=lambda: _say(status_fd, b"R"))
     except SystemExit as exc:
         status = exc.code if isinstance(exc.code, int) else 1
