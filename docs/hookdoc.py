@@ -7,7 +7,7 @@ A docs tool, not part of memtree: it lives beside the docs, is not in the wheel,
     python docs/hookdoc.py --write    # replace the section between the markers in docs/hooks.md
 
 Each hook is followed by its example plugin, ``examples/hooks/<hook>.py`` (a test loads every one as a
-plugin).  ``tests/test_hookspecs_meta.py`` checks that docs/hooks.md holds exactly what this prints, so the
+plugin).  ``tests/core/test_hookspecs_meta.py`` checks that docs/hooks.md holds exactly what this prints, so the
 reference cannot drift from the code.
 """
 

@@ -7,7 +7,7 @@ The commands come from plugins through ``memtree_register_commands`` (the built-
 is imported only when it runs or its ``--help`` is asked; ``memtree --help`` lists every command's one line.
 
 The built-in plugins' commands are also listed here (:data:`BUILTIN_COMMANDS`, kept equal to what those plugins
-register by tests/test_cli.py): when nothing can change that list (no third-party plugin installed, no plugin
+register by tests/core/test_cli.py): when nothing can change that list (no third-party plugin installed, no plugin
 choice in the user's config), ``memtree --help`` and a command's ``--help`` load no plugin, so neither imports
 pydantic.  Otherwise the plugins load first, and a third-party plugin's commands appear with the built-ins'.
 

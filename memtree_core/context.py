@@ -3,7 +3,7 @@
 
 Every hook and every registered item (walker, filter, tool, retriever, replacer, ...) receives the host as an
 argument named ``app``.  These protocols are the whole of what a plugin may use of it, so the host can change
-behind them.  :class:`~memtree_core.app.App` satisfies them (``tests/test_plugin_context.py`` checks it, and
+behind them.  :class:`~memtree_core.app.App` satisfies them (``tests/core/test_plugin_context.py`` checks it, and
 runs built-in walkers against an object that has nothing but what :class:`Context` lists).
 
 ``app.plugins`` is a :class:`PluginsView`: the registries plugins look items up in, the token counter and the

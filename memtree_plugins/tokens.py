@@ -18,11 +18,11 @@ more, 2 were under-counted (worst 0.95x: lists of personal names and handles); t
 0.83x.  Re-measured after the rewrite below (same counts by construction) on this repository and 1,500
 installed packages' files (whole files, 40-line windows and single lines; 55,459 texts): 1.78x in total
 (median 1.78x), none of the 18,121 texts of 40 tokens or more under-counted (worst 1.06x), worst short line
-0.86x.  ``tests/test_tokens.py`` checks the never-under-count property on this repository's files.
+0.86x.  ``tests/plugins/tokens/test_tokens.py`` checks the never-under-count property on this repository's files.
 
 Speed: the rules are not run as a regular expression (one match per unit) but counted per character class
 with ``bytes.translate``/``count``/``replace`` in C, giving the same number for every text
-(``tests/test_tokens.py`` checks it against the regex form, ``UNIT``).  24 KB of code, Markdown, JSON or
+(``tests/plugins/tokens/test_tokens.py`` checks it against the regex form, ``UNIT``).  24 KB of code, Markdown, JSON or
 prose: 0.6-0.75 ms, against 2.1-3.0 ms for the regex form (3.4-4x).  A short line such as a compose header
 costs ~10 us, ~5 us when its id/path runs were priced before (``_blob_extra_short``, a small LRU).
 
@@ -79,7 +79,7 @@ _ASCII = bytes(range(128))  # deleted, so the length left is the non-ASCII byte 
 _BLOB_MIN = b"b" * 16
 
 # The rules as one regular expression (each match is one unit); the counting below gives the same number
-# without it, and tests/test_tokens.py checks that on random and real text.  Kept for blob runs (rare).
+# without it, and tests/plugins/tokens/test_tokens.py checks that on random and real text.  Kept for blob runs (rare).
 UNIT = re.compile(r"[A-Z]{1,2}(?![a-z])|[A-Za-z][a-z]{0,3}|[0-9]{1,2}|_{1,16}|\r\n|[\n\r\f\v]|[ \t]+"
                   r"|[\x00-\x08\x0e-\x1f!-/:-@\[-^`{-~\x7f]")
 SINGLE_BLANK = re.compile(r"(?<![ \t])[ \t](?![ \t])")

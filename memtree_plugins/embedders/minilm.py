@@ -8,7 +8,7 @@ as torch (README / eval/bench/semantic.py give the figures).  The safetensors fi
 stdlib and ``numpy.memmap``-free ``frombuffer`` (no ``safetensors`` package needed).
 
 Matches sentence-transformers' output (mean pooling over the attention mask, then L2 normalisation) to
-cosine >= 0.9999 on the sentences checked; see tests/test_embedders.py.
+cosine >= 0.9999 on the sentences checked; see tests/plugins/embedders/test_embedders.py.
 """
 
 from __future__ import annotations

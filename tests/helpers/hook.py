@@ -16,7 +16,7 @@ HOOKS = json.loads((REPO / "plugin" / "hooks" / "hooks.json").read_text())
 
 
 def hook_command(event: str = "PostToolUse") -> str:
-    """The async capture hook's command (PostToolUse also has the sync replacement hook: tests/test_replace.py)."""
+    """The async capture hook's command (PostToolUse also has the sync replacement hook: tests/plugins/selectors/test_replace.py)."""
     (hook,) = [h for g in HOOKS["hooks"][event] for h in g["hooks"] if h.get("async")]
     return hook["command"]
 
