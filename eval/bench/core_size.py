@@ -177,30 +177,40 @@ def store_api() -> None:
           + "".join(f"\n     {n} ({who})" for n, who in sorted(single.items())))
 
 
-def plugin_imports() -> None:
-    pairs: dict[tuple[str, str], int] = defaultdict(int)
-    for p in PLUGINS.rglob("*.py"):
+def imports_between_plugins() -> list[str]:
+    """``memtree_plugins/<a>/...:line -> <b>`` for every import of another built-in plugin (``lib`` is
+    shared code, not a plugin; ``memtree_plugins/__init__.py`` is the built-in list)."""
+    found = []
+    for p in sorted(PLUGINS.rglob("*.py")):
         rel = p.relative_to(PLUGINS).parts
-        if len(rel) == 1:
-            continue  # memtree_plugins/__init__.py: the built-in list
+        if len(rel) == 1 and rel[0] == "__init__.py":
+            continue
         src = rel[0].removesuffix(".py")
-        seen = set()
-        tree = ast.parse(p.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
             for n in names:
                 parts = n.split(".")
                 if parts[0] == "memtree_plugins" and len(parts) > 1 and parts[1] not in (src, "lib"):
-                    seen.add((node.lineno, parts[1]))
-        for _, dst in seen:
-            pairs[(src, dst)] += 1
-    total = sum(pairs.values())
-    print(f"4. imports between built-in plugins: {total} (goal 0)"
-          + "".join(f"\n     {a} -> {b}: {n}" for (a, b), n in sorted(pairs.items(), key=lambda kv: -kv[1])))
+                    found.append(f"memtree_plugins/{'/'.join(rel)}:{node.lineno} -> {parts[1]}")
+    return found
+
+
+def lib_hooks() -> list[str]:
+    """Modules of ``memtree_plugins/lib`` that implement hooks (shared code registers none)."""
     lib = PLUGINS / "lib"
-    hooks = [str(p.relative_to(REPO)) for p in lib.rglob("*.py") if "hookimpl" in p.read_text(encoding="utf-8")] \
-        if lib.is_dir() else []
+    return [str(p.relative_to(REPO)) for p in sorted(lib.rglob("*.py")) if "hookimpl" in p.read_text(encoding="utf-8")]
+
+
+def plugin_imports() -> None:
+    found = imports_between_plugins()
+    pairs: dict[tuple[str, str], int] = defaultdict(int)
+    for line in found:
+        src = line.split("/")[1].removesuffix(".py").split(":")[0]
+        pairs[(src, line.rsplit(" -> ", 1)[1])] += 1
+    print(f"4. imports between built-in plugins: {len(found)} (goal 0)"
+          + "".join(f"\n     {a} -> {b}: {n}" for (a, b), n in sorted(pairs.items(), key=lambda kv: -kv[1])))
+    hooks = lib_hooks()
     print(f"   memtree_plugins/lib/ modules that register hooks: {len(hooks)} (goal 0)"
           + "".join(f"\n     {h}" for h in hooks))
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from eval.bench.core_size import cycles as cycles_of
-from eval.bench.core_size import import_graph
+from eval.bench.core_size import import_graph, imports_between_plugins, lib_hooks
 from memtree_core import hookspecs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -196,6 +196,13 @@ def test_no_import_cycles() -> None:
     a cycle means two modules are one job split in two, or a host that reaches back into its plugins."""
     cycles = sorted(sorted(c) for c in cycles_of(import_graph()))
     assert not cycles, "import cycles (lazy imports included):\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_built_in_plugins_never_import_each_other() -> None:
+    """Plugins meet through the registry and hooks; code several of them need lives in memtree_plugins/lib,
+    which registers no hooks (docs/architecture.md#rules): disabling one plugin never breaks another."""
+    assert imports_between_plugins() == []
+    assert lib_hooks() == []
 
 
 def test_the_cycle_check_finds_a_lazy_cycle() -> None:
