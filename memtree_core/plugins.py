@@ -209,7 +209,7 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
             return
         try:
             plugin = load()
-            pm.register(plugin, name=info.name)
+            pm.register(_hashable(plugin), name=info.name)
         except Exception as exc:
             fail(info, exc)
             return
@@ -229,18 +229,16 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
             hooks = {name: hook for name in PROTECTIVE_HOOKS if (hook := getattr(plugin, name, None)) is not None}
             if not hooks:
                 return
-            pm.register(_RulesOnly(hooks), name=info.name)
+            pm.register(_Hooks(hooks), name=info.name)
         except Exception:
             return  # left out anyway: its failure is not the user's problem
         info.status = "rules-only"
 
-    # The built-ins' hooks are trylast, and pluggy calls trylast implementations in registration order:
-    # registering them last-listed first makes the first-listed the last called, so their hooks run in the
-    # listed order (see the precedence note in hookspecs).  The report keeps the listed order.
+    # The built-ins' hooks are trylast, and pluggy calls trylast implementations in registration order, so
+    # in pluggy's order (the precedence, see hookspecs) the built-ins come last, in their listed order.
     listed = list((builtins if builtins is not None else builtin_modules()).items())
-    for name, module in reversed(listed):
+    for name, module in listed:
         register(PluginInfo(name, f"builtin:{module}", "pending"), lambda m=module: importlib.import_module(m))
-    report.reverse()
 
     seen_dists: dict[str, str] = {}
     for ep in _entry_points():
@@ -404,12 +402,23 @@ class MissingTokenCounter:
         raise PluginLoadError(self.message)
 
 
-class _RulesOnly:
-    """A left-out plugin reduced to its protective hooks (a plain object: pluggy keeps plugins in sets)."""
+class _Hooks:
+    """A plugin's hook implementations on a plain object: a left-out plugin reduced to its protective hooks, or
+    a plugin object pluggy cannot hold as it is (pluggy keeps plugins in sets, so one that is unhashable, a
+    dataclass instance say, would break every other plugin's hook calls)."""
 
-    def __init__(self, hooks: dict[str, Callable[..., None]]) -> None:
+    def __init__(self, hooks: dict[str, Callable[..., Any]]) -> None:
         for name, hook in hooks.items():
             setattr(self, name, hook)
+
+
+def _hashable(plugin: object) -> object:
+    """``plugin`` itself, or when it cannot be hashed its ``memtree_*`` hook implementations on a :class:`_Hooks`."""
+    try:
+        hash(plugin)
+    except TypeError:
+        return _Hooks({name: getattr(plugin, name) for name in dir(plugin) if name.startswith("memtree_")})
+    return plugin
 
 
 def _call_one(pm: pluggy.PluginManager, hook_name: str, plugin: object, **kwargs: Any) -> Any:
