@@ -3,8 +3,9 @@
 
 Every hook and every registered item (walker, filter, tool, retriever, replacer, ...) receives the host as an
 argument named ``app``.  These protocols are the whole of what a plugin may use of it, so the host can change
-behind them.  :class:`~memtree_core.app.App` satisfies them (``tests/test_plugin_context.py`` checks it, and
-runs built-in walkers against an object that has nothing but what :class:`Context` lists).
+behind them.  What it is handed at run time is :class:`~memtree_core.app.HostContext`, which has exactly what
+:class:`Context` lists (and a :class:`~memtree_core.app.HostPlugins` as ``plugins``), never the App itself
+(``tests/test_plugin_context.py`` checks both).
 
 ``app.plugins`` is a :class:`PluginsView`: the registries plugins look items up in, the token counter and the
 load report, never the pluggy manager behind them (calling hooks, ``notify``, is the host's job).
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from memtree_core.store import NodeRow, VectorStatus
     from memtree_core.types import (
         CaptureAdapter,
+        Chunk,
         Chunker,
         Embedder,
         Filter,
@@ -258,6 +260,12 @@ class Context(Protocol):
     def count_tokens(self, text: str) -> int: ...
 
     def chunker_for(self, path: str) -> Chunker: ...
+
+    def chunk(self, path: str, text: str) -> tuple[list[Chunk], str, list[str]]:
+        """``text`` chunked by the first matching chunker that keeps the :class:`~memtree_core.types.Chunker`
+        contract (its chunks tile the file): the chunks, that chunker's name, and a note for each one that
+        broke it on the way (reported failed in ``memtree plugins``, and not used again)."""
+        ...
 
     def redact(self, text: str) -> tuple[str, dict[str, int]]: ...
 

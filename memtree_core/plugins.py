@@ -78,6 +78,8 @@ class PluginInfo:
     settings: dict[str, Any] | None = None  # its effective own settings, when it declares a model
     refused_settings: list[str] = field(default_factory=list)  # what the repository may not set, and why
     sections: dict[str, Any] | None = None  # a built-in's top-level keys, effective values
+    # items of its that broke their contract at run time: {"kind", "name", "error"[, "seen"]}, out of use
+    failed_items: list[dict[str, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "source": self.source, "status": self.status}
@@ -91,6 +93,8 @@ class PluginInfo:
             out["refused_settings"] = self.refused_settings
         if self.sections is not None:
             out["sections"] = self.sections
+        if self.failed_items:
+            out["failed_items"] = [dict(f) for f in self.failed_items]
         return out
 
 
@@ -106,6 +110,7 @@ class PluginSet:
     settings_sections: dict[str, Any] = field(default_factory=dict)
     # plugin name -> its effective settings (memtree_core.plugin_settings.apply)
     plugin_settings: dict[str, Any] = field(default_factory=dict)
+    configured: bool = False  # its items' configure() were called (memtree_core.app.App)
 
     def __getattr__(self, kind: str) -> Registry[Any]:
         try:
@@ -118,7 +123,26 @@ class PluginSet:
 
     @property
     def failures(self) -> list[PluginInfo]:
-        return [p for p in self.report if p.status in ("failed", "missing")]
+        """The plugins that failed to load or are missing, and those with an item that failed."""
+        return [p for p in self.report if p.status in ("failed", "missing") or p.failed_items]
+
+    def item_failed(self, kind: str, name: str, error: str) -> dict[str, str] | None:
+        """Take item ``name`` out of registry ``kind`` and report it on its plugin's line, with ``error``;
+        the failure as recorded, or None when no such item is registered."""
+        registry = self.registries[kind]
+        entry = registry.entry(name)
+        if entry is None:
+            return None
+        registry.drop(name)
+        info = self.info(entry.plugin)
+        import time
+
+        failure = {"kind": kind, "name": name, "error": error,
+                   "seen": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        if info is not None:
+            info.failed_items[:] = [f for f in info.failed_items if (f["kind"], f["name"]) != (kind, name)]
+            info.failed_items.append(failure)
+        return {"plugin": entry.plugin, "source": info.source if info else "?", **failure}
 
     def notify(self, hook_name: str, **kwargs: Any) -> None:
         """Call every plugin's implementation of a notification hook (``memtree_daemon_started``...), in
@@ -136,7 +160,8 @@ def _names(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
-def _short_error(exc: BaseException) -> str:
+def short_error(exc: BaseException) -> str:
+    """``Type: message (file:line)`` of where ``exc`` was raised, for a report line."""
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
     return f"{type(exc).__name__}: {exc}{where}"
@@ -197,7 +222,7 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
 
     def fail(info: PluginInfo, exc: BaseException | str) -> None:
         info.status = "failed"
-        info.error = exc if isinstance(exc, str) else _short_error(exc)
+        info.error = exc if isinstance(exc, str) else short_error(exc)
         if strict:
             raise PluginLoadError(f"plugin {info.name!r} ({info.source}) failed: {info.error} "
                                   f"[MEMTREE_STRICT_PLUGINS=1; unset it to skip broken plugins]")
@@ -248,7 +273,7 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
         except Exception as exc:  # a package half-installed or half-removed (pip running beside us)
             info = PluginInfo(ep.name, f"entrypoint:{ep.value}", "pending")
             report.append(info)
-            fail(info, f"its distribution's metadata cannot be read ({_short_error(exc)}); "
+            fail(info, f"its distribution's metadata cannot be read ({short_error(exc)}); "
                        "reinstall the package that provides it")
             continue
         seen_dists[dist.lower()] = version

@@ -66,6 +66,11 @@ class Registry(Generic[T]):
             del self._entries[name]
             self._removed[name] = plugin
 
+    def drop(self, name: str) -> None:
+        """Take ``name`` out of use (it broke its contract); no plugin's doing, so nothing to undo."""
+        if self._entries.pop(name, None) is not None:
+            self._order = None
+
     def withdraw(self, plugin: str) -> None:
         """Undo everything ``plugin`` did here: what it added goes, what it removed or replaced comes back
         in its old place.  A plugin that fails halfway must not leave a built-in (a redaction rule) gone."""

@@ -40,7 +40,7 @@ class LocalMiniLMEmbedder:
         self._model: Any = None
         self._lock = threading.Lock()
 
-    def configure(self, app: Context) -> None:
+    def configure(self, settings: Any, app: Context) -> None:
         from memtree_plugins.semantic.settings import semantic_settings
 
         self.batch_size = semantic_settings(app).walkers.embedding_batch_size

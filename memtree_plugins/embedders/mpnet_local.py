@@ -95,7 +95,7 @@ class LocalMPNetEmbedder:
         self._model: Any = None
         self._lock = threading.Lock()
 
-    def configure(self, app: Context) -> None:
+    def configure(self, settings: Any, app: Context) -> None:
         from memtree_plugins.semantic.settings import semantic_settings
 
         self.batch_size = semantic_settings(app).walkers.embedding_batch_size
