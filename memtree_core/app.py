@@ -149,6 +149,7 @@ class App:
             earlier = _read_item_failures(path)
             earlier = [f for f in earlier if (f.get("plugin"), f.get("kind"), f.get("name"))
                        != (failure["plugin"], kind, name)]
+            failure["source"] = _version_of(failure["source"])
             private_json.write(str(path), [*earlier, failure][-MAX_ITEM_FAILURES:])
         except (OSError, ValueError):
             log.exception("could not record the failure in %s", path)
@@ -161,7 +162,7 @@ class App:
             return
         for f in _read_item_failures(path):
             info = self.plugins.info(str(f.get("plugin")))
-            if info is None or info.source != f.get("source") or info.status != "loaded":
+            if info is None or _version_of(info.source) != f.get("source") or info.status != "loaded":
                 continue
             if any((i["kind"], i["name"]) == (f.get("kind"), f.get("name")) for i in info.failed_items):
                 continue
@@ -233,6 +234,15 @@ class App:
 
 ITEM_FAILURES = "item-failures.json"  # in the project's directory: items seen breaking their contract
 MAX_ITEM_FAILURES = 100
+
+
+def _version_of(source: str) -> str:
+    """A plugin's source with its version: a third-party one's names it; a built-in's is memtree's."""
+    if source.startswith("builtin:"):
+        from memtree_core import __version__
+
+        return f"{source} (memtree {__version__})"
+    return source
 
 
 def _read_item_failures(path: Path) -> list[dict[str, Any]]:

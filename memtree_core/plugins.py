@@ -346,6 +346,12 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
                 continue
             added = [n for n in registries[kind].names()
                      if n not in before or registries[kind].entry(n).plugin == plugin_name]  # type: ignore[union-attr]
+            for n in added:
+                problem = _not_a(kind, registries[kind].get(n))
+                if problem and registries[kind].entry(n).plugin == plugin_name:  # type: ignore[union-attr]
+                    registries[kind].drop(n)
+                    info.failed_items.append({"kind": kind, "name": n, "error": problem})
+            added = [n for n in added if n in registries[kind]]
             if added:
                 info.provides.setdefault(kind, []).extend(
                     n for n in added if registries[kind].entry(n).plugin == plugin_name)  # type: ignore[union-attr]
@@ -407,6 +413,24 @@ def _settings_models(pm: pluggy.PluginManager, report: list[PluginInfo],
             if own is not None:
                 models[info.name] = own
     return models, sections
+
+
+def _not_a(kind: str, item: object) -> str | None:
+    """Why ``item`` is not an item of ``kind`` (a member its protocol declares is missing), or None."""
+    from memtree_core import types
+
+    protocol = {"chunkers": types.Chunker, "filters": types.Filter, "redaction_rules": types.RedactionRule,
+                "walkers": types.Walker, "embedders": types.Embedder, "summarizers": types.Summarizer,
+                "rankers": types.Ranker, "selectors": types.Selector, "retrievers": types.Retriever,
+                "command_policies": types.CommandPolicy, "capture_adapters": types.CaptureAdapter,
+                "output_replacers": types.OutputReplacer}.get(kind)
+    if protocol is None:
+        return None
+    members = sorted({n for n in vars(protocol) if not n.startswith("_")} | set(protocol.__annotations__))
+    missing = [n for n in members if not hasattr(item, n)]
+    if not missing:
+        return None
+    return f"not a {protocol.__name__} (memtree_core.types): it has no {', '.join(missing)}"
 
 
 def _singular(kind: str) -> str:

@@ -122,7 +122,7 @@ class Registry(Generic[T]):
 
     def entries(self) -> list[Entry[T]]:
         if self._order is None:
-            self._order = sorted(self._entries.values(), key=lambda e: (-_priority(e.item), e.rank, e.seq))
+            self._order = sorted(list(self._entries.values()), key=lambda e: (-_priority(e.item), e.rank, e.seq))
         return list(self._order)
 
     @property

@@ -5,8 +5,8 @@ virtual environment that reaches this environment's packages (memtree among them
 then driven through the real pieces: an App opened in that environment, ``memtree plugins`` and ``memtree
 info``.  Each of its items leans on one clause of the contract (see its README):
 
-1. a chunker whose chunks do not tile the file is reported failed, with the reason, on its plugin's line of
-   ``memtree plugins`` and ``memtree info``, and the next chunker is used;
+1. a chunker whose chunks do not tile the file (the next chunker is used), or an item missing a member of its
+   protocol, is reported failed, with the reason, on its plugin's line of ``memtree plugins`` and ``memtree info``;
 2. every item gets its own plugin's validated settings through ``configure(settings, app)``;
 3. optional members the host reads are declared (``tests/test_plugin_context.py`` checks the source; here a
    chunker's ``availability`` reaches ``memtree info``);
@@ -118,14 +118,23 @@ def test_a_chunker_that_breaks_the_tiling_rule_is_reported_failed_with_the_reaso
     assert not gappy["registered"]
     assert "chunk 2 starts at line 3, expected 2" in gappy["notes"][0]
     # reported on the plugin's line in the other processes too (the failure is recorded for the project)
-    (failed,) = probe["plugins"]["probe"]["failed_items"]
-    assert (failed["kind"], failed["name"]) == ("chunkers", "probe-gappy")
+    failed = {f["name"]: f for f in probe["plugins"]["probe"]["failed_items"]}["probe-gappy"]
+    assert failed["kind"] == "chunkers"
     assert "broke the chunker contract" in failed["error"] and "chunk 2 starts at line 3" in failed["error"]
     assert probe["plugins"]["probe"]["status"] == "loaded" and probe["plugins_code"] == 1
     assert "failed: chunkers probe-gappy: broke the chunker contract" in probe["plugins_text"]
     (listed,) = [p for p in probe["info"]["plugins"] if p["name"] == "probe"]
-    assert listed["failed_items"][0]["name"] == "probe-gappy"
+    assert "probe-gappy" in [f["name"] for f in listed["failed_items"]]
     assert any("'probe-gappy' failed" in w for w in probe["info"]["degraded"])
+
+
+def test_an_item_missing_a_member_of_its_protocol_is_reported_failed(probe: dict[str, Any]) -> None:
+    failed = {f["name"]: f for f in probe["plugins"]["probe"]["failed_items"]}["probe-half-selector"]
+    assert failed == {"kind": "selectors", "name": "probe-half-selector",
+                      "error": "not a Selector (memtree_core.types): it has no select"}
+    assert "selectors" not in probe["plugins"]["probe"]["provides"]
+    assert "failed: selectors probe-half-selector: not a Selector" in probe["plugins_text"]
+    assert any("'probe-half-selector' failed" in w for w in probe["info"]["degraded"])
 
 
 def test_every_item_gets_its_plugins_validated_settings(probe: dict[str, Any]) -> None:

@@ -91,6 +91,16 @@ class PeekWalker(Configured):
                 **{f"has_{k}": v for k, v in reached.items()}}
 
 
+class HalfSelector:
+    """Not a selector: it has no ``select`` (the ``Selector`` protocol's)."""
+
+    name = "probe-half-selector"
+    priority = 0
+
+    def matches(self, tool: str, command: str) -> bool:
+        return True
+
+
 class NormalPolicy:
     name = "probe-normal"
 
@@ -117,3 +127,8 @@ def memtree_register_walkers(register: Any) -> None:
 @hookimpl
 def memtree_register_command_policies(register: Any) -> None:
     register(NormalPolicy())
+
+
+@hookimpl
+def memtree_register_selectors(register: Any) -> None:
+    register(HalfSelector())
