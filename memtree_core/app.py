@@ -41,6 +41,7 @@ class App:
         self.damaged: str | None = None  # why the store is refused (see ``store``)
         # Shared scratch space for plugins that keep per-daemon state (e.g. walker clocks).
         self.state: dict[str, Any] = {}
+        self._ingester: Any = None  # the capture path plugins reach through ingest_once
         self.context = HostContext(self)  # what plugins are handed
         self._note_earlier_item_failures()
         self._configure_items()
@@ -227,6 +228,14 @@ class App:
                 return str(reason)
         return None
 
+    def ingest_once(self, payload: dict[str, Any], replayed: bool = False) -> tuple[list[str], bool]:
+        """One hook payload through the capture path (:class:`~memtree_core.daemon.ingest.IngestServer`)."""
+        if self._ingester is None:
+            from memtree_core.daemon.ingest import IngestServer
+
+            self._ingester = IngestServer(self)
+        return self._ingester.ingest_once(payload, replayed)  # type: ignore[no-any-return]
+
     @cached_property
     def project_root(self) -> Path:
         return self.identity.root
@@ -305,6 +314,9 @@ class HostContext:
 
     def command_denied(self, command: str) -> str | None:
         return self._app.command_denied(command)
+
+    def ingest_once(self, payload: dict[str, Any], replayed: bool = False) -> tuple[list[str], bool]:
+        return self._app.ingest_once(payload, replayed)
 
 
 class HostPlugins:

@@ -274,3 +274,10 @@ class Context(Protocol):
     def record_redactions(self, hits: dict[str, int]) -> None: ...
 
     def command_denied(self, command: str) -> str | None: ...
+
+    def ingest_once(self, payload: dict[str, Any], replayed: bool = False) -> tuple[list[str], bool]:
+        """Store one Claude Code ``PostToolUse`` payload through the host's capture path, exactly as a hook
+        capture (command policies, capture adapters, redaction, the store's cut), once per tool call: the ids of
+        its nodes and whether the store cut the content.  ``replayed``: rebuilt from a session transcript, not
+        sent by a hook.  Raises :class:`~memtree_core.daemon.ingest.Refused` with the reason it was not stored."""
+        ...
