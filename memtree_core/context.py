@@ -211,7 +211,8 @@ class PluginsView(Protocol):
 
     @property
     def failures(self) -> Sequence[PluginInfo]:
-        """The plugins that failed to load or are missing."""
+        """The plugins that failed to load or are missing, and those with an item that failed (its
+        ``failed_items``: one that broke its kind's protocol, or whose ``configure`` raised)."""
         ...
 
     @property
