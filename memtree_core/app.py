@@ -1,6 +1,8 @@
 """One project's memtree: identity, paths, settings, plugin set and (lazily) the store.
 
 Everything that serves a project — the daemon, the CLI, ``memtree walk`` — starts from :meth:`App.open`.
+What plugins are handed at run time is not the App but its :attr:`App.context`, a :class:`HostContext`: exactly
+what :class:`~memtree_core.context.Context` declares, and nothing else.
 """
 
 from __future__ import annotations
@@ -10,16 +12,18 @@ import os
 import threading
 from functools import cached_property
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from memtree_core.daemon import redaction_gate
 from memtree_core.daemon.redacting import Redacted
+from memtree_core.forwarder import records
 from memtree_core.forwarder.paths import Identity, ProjectPaths, identify, memtree_home
-from memtree_core.plugins import MissingTokenCounter, PluginSet
+from memtree_core.plugins import MissingTokenCounter, PluginSet, short_error
 from memtree_core.project_settings import load as load_project_settings
 from memtree_core.settings import LoadedSettings, Settings
 from memtree_core.store import Store, StoreDamaged
-from memtree_core.types import Chunker
+from memtree_core.types import Chunk, Chunker, tiles
 
 log = logging.getLogger("memtree.app")
 
@@ -37,6 +41,10 @@ class App:
         self.damaged: str | None = None  # why the store is refused (see ``store``)
         # Shared scratch space for plugins that keep per-daemon state (e.g. walker clocks).
         self.state: dict[str, Any] = {}
+        self._ingester: Any = None  # the capture path plugins reach through ingest_once
+        self.context = HostContext(self)  # what plugins are handed
+        self._note_earlier_item_failures()
+        self._configure_items()
 
     @classmethod
     def open(cls, workspace: Path | str | None = None, environ: dict[str, str] | None = None,
@@ -120,6 +128,74 @@ class App:
             raise LookupError(f"no chunker matches {path}; is the 'chunkers' plugin disabled?")
         return best
 
+    def chunk(self, path: str, text: str) -> tuple[list[Chunk], str, list[str]]:
+        """``text`` (the file at ``path``) chunked by the first matching chunker that keeps the
+        :class:`~memtree_core.types.Chunker` contract: its chunks, its name, and a note for each chunker that
+        broke the contract on the way (raised, or chunks that do not tile the file; each is reported failed,
+        with the reason, and is not used again).  Raises ``LookupError`` when no chunker is left."""
+        notes: list[str] = []
+        while True:
+            chunker = self.chunker_for(path)
+            try:
+                chunks = chunker.chunk(path, text)
+                why = tiles(chunks, text)
+            except Exception as exc:
+                why = f"chunk() raised {short_error(exc)}"
+            if why is None:
+                return chunks, chunker.name, notes
+            self.item_failed("chunkers", chunker.name, f"broke the chunker contract on {path}: {why}")
+            notes.append(f"chunker {chunker.name!r} failed ({why}); it is not used again")
+
+    # -- items that break their contract --------------------------------------------------------------
+    def item_failed(self, kind: str, name: str, error: str) -> None:
+        """Take item ``name`` of registry ``kind`` out of use and report it failed, with ``error``, on its
+        plugin's line of ``memtree plugins`` and ``memtree info``: in this process, and (until its plugin
+        changes version) in the others, which read it from the project's ``item-failures.json``."""
+        failure = self.plugins.item_failed(kind, name, error)
+        if failure is None:
+            return
+        log.error("plugin %s: %s %r failed and is no longer used: %s", failure["plugin"], kind, name, error)
+        path = self.paths.dir / ITEM_FAILURES
+        try:
+            self.paths.ensure(sockets=False)
+            earlier = _read_item_failures(path)
+            earlier = [f for f in earlier if (f.get("plugin"), f.get("kind"), f.get("name"))
+                       != (failure["plugin"], kind, name)]
+            failure["source"] = _version_of(failure["source"])
+            records.write(str(path), [*earlier, failure][-MAX_ITEM_FAILURES:])
+        except (OSError, ValueError):
+            log.exception("could not record the failure in %s", path)
+
+    def _note_earlier_item_failures(self) -> None:
+        """Report what other processes saw fail (the daemon's chunkers, say) on the plugins' lines, when their
+        plugin is still the same version; they stay in use here until they fail here too."""
+        path = self.paths.dir / ITEM_FAILURES
+        if not path.exists():
+            return
+        for f in _read_item_failures(path):
+            info = self.plugins.info(str(f.get("plugin")))
+            if info is None or _version_of(info.source) != f.get("source") or info.status != "loaded":
+                continue
+            if any((i["kind"], i["name"]) == (f.get("kind"), f.get("name")) for i in info.failed_items):
+                continue
+            info.failed_items.append({k: str(f[k]) for k in ("kind", "name", "error", "seen") if k in f})
+
+    def _configure_items(self) -> None:
+        """Give every item with a ``configure`` (:class:`~memtree_core.types.Configurable`) its plugin's
+        settings, once per plugin set; one that raises is reported failed and is not used."""
+        if self.plugins.configured:
+            return
+        self.plugins.configured = True
+        for kind, registry in self.plugins.registries.items():
+            for entry in registry.entries():
+                configure = getattr(entry.item, "configure", None)
+                if not callable(configure):
+                    continue
+                try:
+                    configure(self.plugin_settings(entry.plugin), self.context)
+                except Exception as exc:
+                    self.plugins.item_failed(kind, entry.name, f"configure() raised {short_error(exc)}")
+
     def redact(self, text: str) -> tuple[str, dict[str, int]]:
         """Apply every redaction rule in order; return the clean text and hits per rule (never values).
 
@@ -155,7 +231,7 @@ class App:
         A policy that raises denies: a lost capture costs less than a stored environment dump."""
         for policy in self.plugins.command_policies:
             try:
-                reason = policy.check(command, self)
+                reason = policy.check(command, self.context)
             except Exception:
                 log.exception("command policy %s failed; the command's output is not stored", policy.name)
                 return f"policy-failed:{policy.name}"
@@ -163,6 +239,118 @@ class App:
                 return str(reason)
         return None
 
+    def ingest_once(self, payload: dict[str, Any], replayed: bool = False) -> tuple[list[str], bool]:
+        """One hook payload through the capture path (:class:`~memtree_core.daemon.ingest.IngestServer`)."""
+        if self._ingester is None:
+            from memtree_core.daemon.ingest import IngestServer
+
+            self._ingester = IngestServer(self)
+        return self._ingester.ingest_once(payload, replayed)  # type: ignore[no-any-return]
+
     @cached_property
     def project_root(self) -> Path:
         return self.identity.root
+
+
+ITEM_FAILURES = "item-failures.json"  # in the project's directory: items seen breaking their contract
+MAX_ITEM_FAILURES = 100
+
+
+def _version_of(source: str) -> str:
+    """A plugin's source with its version: a third-party one's names it; a built-in's is memtree's."""
+    if source.startswith("builtin:"):
+        from memtree_core import __version__
+
+        return f"{source} (memtree {__version__})"
+    return source
+
+
+def _read_item_failures(path: Path) -> list[dict[str, Any]]:
+    import json
+
+    raw, _why = records.read(str(path), 1 << 20)
+    try:
+        value = json.loads(raw) if raw else []
+    except ValueError:
+        return []
+    return [f for f in value if isinstance(f, dict)] if isinstance(value, list) else []
+
+
+class HostContext:
+    """The host as plugins get it at run time: exactly the members :class:`~memtree_core.context.Context`
+    declares, each handed through from the :class:`App` (its store as it is), and nothing else; its
+    ``plugins`` is a :class:`HostPlugins`.  One per App (:attr:`App.context`)."""
+
+    __slots__ = ("_app", "plugins")
+
+    def __init__(self, app: App) -> None:
+        self._app = app
+        self.plugins = HostPlugins(app.plugins)
+
+    def __repr__(self) -> str:
+        return f"<memtree context of {self._app.identity.root}>"
+
+    # attributes
+    identity = property(lambda self: self._app.identity)
+    paths = property(lambda self: self._app.paths)
+    environ = property(lambda self: self._app.environ)
+    loaded = property(lambda self: self._app.loaded)
+    state = property(lambda self: self._app.state)
+    settings = property(lambda self: self._app.settings)
+    store = property(lambda self: self._app.store)
+    project_root = property(lambda self: self._app.project_root)
+    redaction_unavailable = property(lambda self: self._app.redaction_unavailable)
+
+    # services
+    def plugin_settings(self, name: str) -> Any:
+        return self._app.plugin_settings(name)
+
+    def count_tokens(self, text: str) -> int:
+        return self._app.count_tokens(text)
+
+    def chunker_for(self, path: str) -> Chunker:
+        return self._app.chunker_for(path)
+
+    def chunk(self, path: str, text: str) -> tuple[list[Chunk], str, list[str]]:
+        return self._app.chunk(path, text)
+
+    def redact(self, text: str) -> tuple[str, dict[str, int]]:
+        return self._app.redact(text)
+
+    def redact_lines(self, text: str) -> Redacted:
+        return self._app.redact_lines(text)
+
+    def record_redactions(self, hits: dict[str, int]) -> None:
+        self._app.record_redactions(hits)
+
+    def command_denied(self, command: str) -> str | None:
+        return self._app.command_denied(command)
+
+    def ingest_once(self, payload: dict[str, Any], replayed: bool = False) -> tuple[list[str], bool]:
+        return self._app.ingest_once(payload, replayed)
+
+
+class HostPlugins:
+    """The plugin set as plugins get it: what :class:`~memtree_core.context.PluginsView` declares (the
+    registries by kind, the token counter, the load report), never the pluggy manager behind them."""
+
+    __slots__ = ("_plugins",)
+
+    def __init__(self, plugins: PluginSet) -> None:
+        self._plugins = plugins
+
+    chunkers = property(lambda self: self._plugins.registries["chunkers"])
+    filters = property(lambda self: self._plugins.registries["filters"])
+    walkers = property(lambda self: self._plugins.registries["walkers"])
+    tools = property(lambda self: self._plugins.registries["tools"])
+    embedders = property(lambda self: self._plugins.registries["embedders"])
+    summarizers = property(lambda self: self._plugins.registries["summarizers"])
+    rankers = property(lambda self: self._plugins.registries["rankers"])
+    selectors = property(lambda self: self._plugins.registries["selectors"])
+    retrievers = property(lambda self: self._plugins.registries["retrievers"])
+    capture_adapters = property(lambda self: self._plugins.registries["capture_adapters"])
+    output_replacers = property(lambda self: self._plugins.registries["output_replacers"])
+    token_counter = property(lambda self: self._plugins.token_counter)
+    report = property(lambda self: self._plugins.report)
+    failures = property(lambda self: self._plugins.failures)
+    registries = property(lambda self: MappingProxyType(self._plugins.registries))

@@ -3,8 +3,9 @@
 
 Every hook and every registered item (walker, filter, tool, retriever, replacer, ...) receives the host as an
 argument named ``app``.  These protocols are the whole of what a plugin may use of it, so the host can change
-behind them.  :class:`~memtree_core.app.App` satisfies them (``tests/core/test_plugin_context.py`` checks it, and
-runs built-in walkers against an object that has nothing but what :class:`Context` lists).
+behind them.  What it is handed at run time is :class:`~memtree_core.app.HostContext`, which has exactly what
+:class:`Context` lists (and a :class:`~memtree_core.app.HostPlugins` as ``plugins``), never the App itself
+(``tests/core/test_plugin_context.py`` checks both).
 
 ``app.plugins`` is a :class:`PluginsView`: the registries plugins look items up in, the token counter and the
 load report, never the pluggy manager behind them (calling hooks, ``notify``, is the host's job).
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from memtree_core.store.upkeep import Space
     from memtree_core.types import (
         CaptureAdapter,
+        Chunk,
         Chunker,
         Embedder,
         Filter,
@@ -144,7 +146,8 @@ class PluginsView(Protocol):
 
     @property
     def failures(self) -> Sequence[PluginInfo]:
-        """The plugins that failed to load or are missing."""
+        """The plugins that failed to load or are missing, and those with an item that failed (its
+        ``failed_items``: one that broke its kind's protocol, or whose ``configure`` raised)."""
         ...
 
     @property
@@ -194,6 +197,12 @@ class Context(Protocol):
 
     def chunker_for(self, path: str) -> Chunker: ...
 
+    def chunk(self, path: str, text: str) -> tuple[list[Chunk], str, list[str]]:
+        """``text`` chunked by the first matching chunker that keeps the :class:`~memtree_core.types.Chunker`
+        contract (its chunks tile the file): the chunks, that chunker's name, and a note for each one that
+        broke it on the way (reported failed in ``memtree plugins``, and not used again)."""
+        ...
+
     def redact(self, text: str) -> tuple[str, dict[str, int]]: ...
 
     def redact_lines(self, text: str) -> Redacted: ...
@@ -201,3 +210,10 @@ class Context(Protocol):
     def record_redactions(self, hits: dict[str, int]) -> None: ...
 
     def command_denied(self, command: str) -> str | None: ...
+
+    def ingest_once(self, payload: dict[str, Any], replayed: bool = False) -> tuple[list[str], bool]:
+        """Store one Claude Code ``PostToolUse`` payload through the host's capture path, exactly as a hook
+        capture (command policies, capture adapters, redaction, the store's cut), once per tool call: the ids of
+        its nodes and whether the store cut the content.  ``replayed``: rebuilt from a session transcript, not
+        sent by a hook.  Raises :class:`~memtree_core.daemon.ingest.Refused` with the reason it was not stored."""
+        ...

@@ -11,13 +11,13 @@ registered first with ``trylast=True``.
 **Precedence, one rule for every kind.**  The host calls each register hook through pluggy, one plugin at a
 time, and pluggy's documented call order is the precedence: ``tryfirst`` implementations, then the rest with
 the most recently registered first, then ``trylast`` ones in registration order (the built-ins, in their
-listed order).  The hooks run in the reverse of
-that order, so the plugin with the highest precedence registers last and its ``replaces=True`` and
-``register.remove`` see everything the others registered.  Where one item is picked (a chunker, a selector,
-a summarizer, an embedder for ``"auto"``, the capture adapter for a tool, the output replacer that answers),
-it is the first in :meth:`~memtree_core.registry.Registry.ranked`: the highest ``priority`` (0 when an item
-has none), then precedence, then the order one plugin registered its items.  Where every item runs
-(redaction rules, filters, command policies), they run in registration order.
+listed order).  The hooks run in the reverse of that order, so the plugin with the highest precedence
+registers last and its ``replaces=True`` and ``register.remove`` see everything the others registered.
+Every registry gives its items in one order, :meth:`~memtree_core.registry.Registry.ranked`: the highest
+``priority`` (0 when an item has none), then precedence, then the order one plugin registered its items.
+Where one item is picked (a chunker, a selector, a summarizer, an embedder for ``"auto"``, the capture
+adapter for a tool, the output replacer that answers), it is the first that applies; where every item runs
+(redaction rules, filters, command policies, walkers), they run in that order.
 """
 
 from __future__ import annotations

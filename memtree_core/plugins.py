@@ -80,6 +80,8 @@ class PluginInfo:
     settings: dict[str, Any] | None = None  # its effective own settings, when it declares a model
     refused_settings: list[str] = field(default_factory=list)  # what the repository may not set, and why
     sections: dict[str, Any] | None = None  # a built-in's top-level keys, effective values
+    # items of its that broke their contract at run time: {"kind", "name", "error"[, "seen"]}, out of use
+    failed_items: list[dict[str, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "source": self.source, "status": self.status}
@@ -93,6 +95,8 @@ class PluginInfo:
             out["refused_settings"] = self.refused_settings
         if self.sections is not None:
             out["sections"] = self.sections
+        if self.failed_items:
+            out["failed_items"] = [dict(f) for f in self.failed_items]
         return out
 
 
@@ -108,6 +112,7 @@ class PluginSet:
     settings_sections: dict[str, Any] = field(default_factory=dict)
     # plugin name -> its effective settings (memtree_core.plugin_settings.apply)
     plugin_settings: dict[str, Any] = field(default_factory=dict)
+    configured: bool = False  # its items' configure() were called (memtree_core.app.App)
 
     def __getattr__(self, kind: str) -> Registry[Any]:
         try:
@@ -120,7 +125,26 @@ class PluginSet:
 
     @property
     def failures(self) -> list[PluginInfo]:
-        return [p for p in self.report if p.status in ("failed", "missing")]
+        """The plugins that failed to load or are missing, and those with an item that failed."""
+        return [p for p in self.report if p.status in ("failed", "missing") or p.failed_items]
+
+    def item_failed(self, kind: str, name: str, error: str) -> dict[str, str] | None:
+        """Take item ``name`` out of registry ``kind`` and report it on its plugin's line, with ``error``;
+        the failure as recorded, or None when no such item is registered."""
+        registry = self.registries[kind]
+        entry = registry.entry(name)
+        if entry is None:
+            return None
+        registry.drop(name)
+        info = self.info(entry.plugin)
+        import time
+
+        failure = {"kind": kind, "name": name, "error": error,
+                   "seen": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        if info is not None:
+            info.failed_items[:] = [f for f in info.failed_items if (f["kind"], f["name"]) != (kind, name)]
+            info.failed_items.append(failure)
+        return {"plugin": entry.plugin, "source": info.source if info else "?", **failure}
 
     def notify(self, hook_name: str, **kwargs: Any) -> None:
         """Call every plugin's implementation of a notification hook (``memtree_daemon_started``...), in
@@ -138,7 +162,8 @@ def _names(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
-def _short_error(exc: BaseException) -> str:
+def short_error(exc: BaseException) -> str:
+    """``Type: message (file:line)`` of where ``exc`` was raised, for a report line."""
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
     return f"{type(exc).__name__}: {exc}{where}"
@@ -199,7 +224,7 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
 
     def fail(info: PluginInfo, exc: BaseException | str) -> None:
         info.status = "failed"
-        info.error = exc if isinstance(exc, str) else _short_error(exc)
+        info.error = exc if isinstance(exc, str) else short_error(exc)
         if strict:
             raise PluginLoadError(f"plugin {info.name!r} ({info.source}) failed: {info.error} "
                                   f"[MEMTREE_STRICT_PLUGINS=1; unset it to skip broken plugins]")
@@ -211,7 +236,7 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
             return
         try:
             plugin = load()
-            pm.register(plugin, name=info.name)
+            pm.register(_hashable(plugin), name=info.name)
         except Exception as exc:
             fail(info, exc)
             return
@@ -231,18 +256,16 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
             hooks = {name: hook for name in PROTECTIVE_HOOKS if (hook := getattr(plugin, name, None)) is not None}
             if not hooks:
                 return
-            pm.register(_RulesOnly(hooks), name=info.name)
+            pm.register(_Hooks(hooks), name=info.name)
         except Exception:
             return  # left out anyway: its failure is not the user's problem
         info.status = "rules-only"
 
-    # The built-ins' hooks are trylast, and pluggy calls trylast implementations in registration order:
-    # registering them last-listed first makes the first-listed the last called, so their hooks run in the
-    # listed order (see the precedence note in hookspecs).  The report keeps the listed order.
+    # The built-ins' hooks are trylast, and pluggy calls trylast implementations in registration order, so
+    # in pluggy's order (the precedence, see hookspecs) the built-ins come last, in their listed order.
     listed = list((builtins if builtins is not None else builtin_modules()).items())
-    for name, module in reversed(listed):
+    for name, module in listed:
         register(PluginInfo(name, f"builtin:{module}", "pending"), lambda m=module: importlib.import_module(m))
-    report.reverse()
 
     seen_dists: dict[str, str] = {}
     for ep in _entry_points():
@@ -252,7 +275,7 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
         except Exception as exc:  # a package half-installed or half-removed (pip running beside us)
             info = PluginInfo(ep.name, f"entrypoint:{ep.value}", "pending")
             report.append(info)
-            fail(info, f"its distribution's metadata cannot be read ({_short_error(exc)}); "
+            fail(info, f"its distribution's metadata cannot be read ({short_error(exc)}); "
                        "reinstall the package that provides it")
             continue
         seen_dists[dist.lower()] = version
@@ -325,6 +348,12 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
                 continue
             added = [n for n in registries[kind].names()
                      if n not in before or registries[kind].entry(n).plugin == plugin_name]  # type: ignore[union-attr]
+            for n in added:
+                problem = _not_a(kind, registries[kind].get(n))
+                if problem and registries[kind].entry(n).plugin == plugin_name:  # type: ignore[union-attr]
+                    registries[kind].drop(n)
+                    info.failed_items.append({"kind": kind, "name": n, "error": problem})
+            added = [n for n in added if n in registries[kind]]
             if added:
                 info.provides.setdefault(kind, []).extend(
                     n for n in added if registries[kind].entry(n).plugin == plugin_name)  # type: ignore[union-attr]
@@ -388,6 +417,24 @@ def _settings_models(pm: pluggy.PluginManager, report: list[PluginInfo],
     return models, sections
 
 
+def _not_a(kind: str, item: object) -> str | None:
+    """Why ``item`` is not an item of ``kind`` (a member its protocol declares is missing), or None."""
+    from memtree_core import types
+
+    protocol = {"chunkers": types.Chunker, "filters": types.Filter, "redaction_rules": types.RedactionRule,
+                "walkers": types.Walker, "embedders": types.Embedder, "summarizers": types.Summarizer,
+                "rankers": types.Ranker, "selectors": types.Selector, "retrievers": types.Retriever,
+                "command_policies": types.CommandPolicy, "capture_adapters": types.CaptureAdapter,
+                "output_replacers": types.OutputReplacer}.get(kind)
+    if protocol is None:
+        return None
+    members = sorted({n for n in vars(protocol) if not n.startswith("_")} | set(protocol.__annotations__))
+    missing = [n for n in members if not hasattr(item, n)]
+    if not missing:
+        return None
+    return f"not a {protocol.__name__} (memtree_core.types): it has no {', '.join(missing)}"
+
+
 def _singular(kind: str) -> str:
     """``command_policies`` -> ``command policy`` (registry names appear in conflict errors)."""
     word = kind[:-3] + "y" if kind.endswith("ies") else kind.rstrip("s")
@@ -406,12 +453,23 @@ class MissingTokenCounter:
         raise PluginLoadError(self.message)
 
 
-class _RulesOnly:
-    """A left-out plugin reduced to its protective hooks (a plain object: pluggy keeps plugins in sets)."""
+class _Hooks:
+    """A plugin's hook implementations on a plain object: a left-out plugin reduced to its protective hooks, or
+    a plugin object pluggy cannot hold as it is (pluggy keeps plugins in sets, so one that is unhashable, a
+    dataclass instance say, would break every other plugin's hook calls)."""
 
-    def __init__(self, hooks: dict[str, Callable[..., None]]) -> None:
+    def __init__(self, hooks: dict[str, Callable[..., Any]]) -> None:
         for name, hook in hooks.items():
             setattr(self, name, hook)
+
+
+def _hashable(plugin: object) -> object:
+    """``plugin`` itself, or when it cannot be hashed its ``memtree_*`` hook implementations on a :class:`_Hooks`."""
+    try:
+        hash(plugin)
+    except TypeError:
+        return _Hooks({name: getattr(plugin, name) for name in dir(plugin) if name.startswith("memtree_")})
+    return plugin
 
 
 def _call_one(pm: pluggy.PluginManager, hook_name: str, plugin: object, **kwargs: Any) -> Any:

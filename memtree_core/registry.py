@@ -25,19 +25,24 @@ class Entry(Generic[T]):
     plugin: str
     replaced: str | None = None  # plugin whose entry this one replaced
     rank: int = 0  # its plugin's place in pluggy's call order for the register hook (0: called first)
+    seq: int = 0  # when it was registered (orders one plugin's items)
 
 
 class Registry(Generic[T]):
-    """Items of one kind keyed by name, in registration order."""
+    """Items of one kind keyed by name.  Iterating, :meth:`names`, :meth:`entries` and :meth:`ranked` all give
+    them in precedence order (:meth:`ranked`), the one order for every kind."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
+        self._seq = 0
+        self._order: list[Entry[T]] | None = None  # entries() until the next change
         self._entries: dict[str, Entry[T]] = {}
         self._removed: dict[str, str] = {}  # name -> plugin that removed it
         # plugin -> what its add/remove calls displaced, oldest first: (name, previous entry, its position)
         self._undo: dict[str, list[tuple[str, Entry[T] | None, int]]] = {}
 
     def _note(self, plugin: str, name: str) -> None:
+        self._order = None
         names = list(self._entries)
         position = names.index(name) if name in self._entries else len(names)
         self._undo.setdefault(plugin, []).append((name, self._entries.get(name), position))
@@ -51,7 +56,8 @@ class Registry(Generic[T]):
                 f"of the two plugins (MEMTREE_DISABLE_PLUGINS)"
             )
         self._note(plugin, name)
-        self._entries[name] = Entry(name, item, plugin, current.plugin if current else None, rank)
+        self._seq += 1
+        self._entries[name] = Entry(name, item, plugin, current.plugin if current else None, rank, self._seq)
         self._removed.pop(name, None)
 
     def remove(self, name: str, plugin: str) -> None:
@@ -60,9 +66,15 @@ class Registry(Generic[T]):
             del self._entries[name]
             self._removed[name] = plugin
 
+    def drop(self, name: str) -> None:
+        """Take ``name`` out of use (it broke its contract); no plugin's doing, so nothing to undo."""
+        if self._entries.pop(name, None) is not None:
+            self._order = None
+
     def withdraw(self, plugin: str) -> None:
         """Undo everything ``plugin`` did here: what it added goes, what it removed or replaced comes back
         in its old place.  A plugin that fails halfway must not leave a built-in (a redaction rule) gone."""
+        self._order = None
         for name, previous, position in reversed(self._undo.pop(plugin, [])):
             current = self._entries.get(name)
             if current is not None and current.plugin == plugin:
@@ -92,24 +104,26 @@ class Registry(Generic[T]):
         return name in self._entries
 
     def __iter__(self) -> Iterator[T]:
-        return (e.item for e in list(self._entries.values()))
+        return iter(self.ranked())
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def ranked(self) -> list[T]:
-        """The items in precedence order, the one rule for every kind where one item is picked: the highest
-        ``priority`` first (an item without one counts as 0); at equal priority, the plugin pluggy calls
-        first (``tryfirst``, then the most recently registered; the built-ins, ``trylast``, last); within one
-        plugin, the order it registered them."""
-        entries = sorted(self._entries.values(), key=lambda e: (-_priority(e.item), e.rank))
-        return [e.item for e in entries]
+        """The items in precedence order, the one rule for every kind (where one item is picked, it is the
+        first that applies; where every item runs, they run in this order): the highest ``priority`` first
+        (an item without one counts as 0); at equal priority, pluggy's call order of the plugins' register
+        hooks (``tryfirst`` first, then the most recently registered, ``trylast`` last: the built-ins, in
+        their listed order); within one plugin, the order it registered them."""
+        return [e.item for e in self.entries()]
 
     def names(self) -> list[str]:
-        return list(self._entries)
+        return [e.name for e in self.entries()]
 
     def entries(self) -> list[Entry[T]]:
-        return list(self._entries.values())
+        if self._order is None:
+            self._order = sorted(list(self._entries.values()), key=lambda e: (-_priority(e.item), e.rank, e.seq))
+        return list(self._order)
 
     @property
     def removed(self) -> dict[str, str]:

@@ -2,12 +2,18 @@
 
 Every item a register hook registers has a ``name``; the host keys its registries by it.
 Protocols are structural: a plugin needs no memtree base class, only these attributes.
+
+Every member the host (or a built-in plugin) reads of an item is declared here.  Members an item *may* have
+are declared in the small protocols under "Optional members" at the end (:class:`Configurable` for every
+kind; :class:`ReportsAvailability`, :class:`ReadsQuery`, ...), and each kind's docstring names those that
+apply to it.  ``tests/core/test_plugin_context.py`` checks that nothing reads a member declared nowhere.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -34,7 +40,17 @@ class Chunk:
 
 @runtime_checkable
 class Chunker(Protocol):
-    """Splits a file into chunks.  The first match in precedence order (priority first) wins."""
+    """Splits a file into chunks.  The first match in precedence order (priority first) wins.
+
+    **The tiling rule.**  ``chunk(path, text)`` must return chunks that tile the file: in order, the first
+    starting at line 1, each starting on the line after the previous one ends (``end_line >= start_line``),
+    the last ending on the file's last line, and each chunk's ``text`` exactly those lines of ``text``
+    (line ends kept; lines as :func:`split_lines` splits them).  An empty file has no chunks.  The host checks every
+    result (:func:`tiles`); a chunker that breaks the rule or raises is reported failed, with the reason, in
+    ``memtree plugins`` and ``memtree info``, and the next matching chunker is used instead.
+
+    Optional: :class:`Configurable` (its plugin's settings), :class:`ReportsAvailability` (``memtree info``
+    lists which languages it handles here)."""
 
     name: str
     priority: int
@@ -44,9 +60,41 @@ class Chunker(Protocol):
     def chunk(self, path: str, text: str) -> list[Chunk]: ...
 
 
+def split_lines(text: str) -> list[str]:
+    """``text``'s lines with their ends, split on ``\\n`` only (what the tiling rule counts as a line)."""
+    if not text:
+        return []
+    parts = text.split("\n")
+    lines = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def tiles(chunks: Sequence[Chunk], text: str) -> str | None:
+    """Why ``chunks`` break the :class:`Chunker` tiling rule for ``text``, or None when they keep it."""
+    lines = split_lines(text)
+    expect = 1
+    for i, c in enumerate(chunks):
+        if not isinstance(c, Chunk):
+            return f"chunk {i + 1} is a {type(c).__name__}, not a memtree_core.types.Chunk"
+        if c.start_line != expect:
+            return f"chunk {i + 1} starts at line {c.start_line}, expected {expect} (chunks must tile the file)"
+        if c.end_line < c.start_line:
+            return f"chunk {i + 1} ends (line {c.end_line}) before it starts (line {c.start_line})"
+        if c.text != "".join(lines[c.start_line - 1:c.end_line]):
+            return f"chunk {i + 1}'s text is not lines {c.start_line}-{c.end_line} of the file"
+        expect = c.end_line + 1
+    if expect != len(lines) + 1:
+        return f"the chunks end at line {expect - 1} of {len(lines)}"
+    return None
+
+
 @runtime_checkable
 class Filter(Protocol):
-    """Triage of a pending capture: return a short drop reason, or None to keep it."""
+    """Triage of a pending capture: return a short drop reason, or None to keep it.
+
+    Optional: :class:`Configurable`, :class:`NotifiedOnDrop` (told when its reason dropped a node)."""
 
     name: str
 
@@ -76,6 +124,8 @@ class Walker(Protocol):
     ``trigger`` says when it is due: ``event`` (work is waiting, e.g. pending nodes), ``idle`` (no
     capture for ``interval_s()`` seconds) or ``interval`` (every ``interval_s()`` seconds).
     ``run`` does a bounded amount of work and returns counters for ``memtree stats``.
+
+    Optional: :class:`Configurable`; :class:`Indexer` (what ``memtree index`` runs, found by name).
     """
 
     name: str
@@ -109,7 +159,10 @@ class ToolSpec:
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Turns texts into vectors.  ``available`` says whether it can run here, and if not, why."""
+    """Turns texts into vectors.  ``available`` says whether it can run here, and if not, why.
+
+    Optional: :class:`Configurable` (its plugin's settings, e.g. an endpoint), :class:`SendsTo` (where it
+    sends texts, which ``memtree info`` lists)."""
 
     name: str
     model: str
@@ -122,7 +175,9 @@ class Embedder(Protocol):
 
 @runtime_checkable
 class Summarizer(Protocol):
-    """Writes the text of a ``summary`` node for a subtree."""
+    """Writes the text of a ``summary`` node for a subtree.
+
+    Optional: :class:`Configurable`, :class:`SendsTo`."""
 
     name: str
 
@@ -140,7 +195,9 @@ class RankedHit:
 
 @runtime_checkable
 class Ranker(Protocol):
-    """Fuses ranked lists from several retrievers (keyword, semantic) into one."""
+    """Fuses ranked lists from several retrievers (keyword, semantic) into one.
+
+    Optional: :class:`Configurable`; :class:`ReadsQuery` (``fuse`` also takes the query's text)."""
 
     name: str
 
@@ -161,7 +218,9 @@ class Selector(Protocol):
 
 @runtime_checkable
 class TokenCounter(Protocol):
-    """Counts tokens the way budgets are enforced; must never under-count badly."""
+    """Counts tokens the way budgets are enforced; must never under-count badly.
+
+    Optional: :class:`Versioned` (stored counts are kept across processes per ``name`` and ``version``)."""
 
     name: str
 
@@ -179,7 +238,9 @@ class Retriever(Protocol):
     store's named methods take it, and ``filters.sql()`` gives its WHERE fragment over ``nodes n`` for a
     plugin's own storage module.  ``retrieve`` raises ``ValueError`` with the reason when it cannot run here (the tool
     reports it; ``hybrid`` leaves that list out, falling back to keyword search when none is left, and says
-    why).  ``auto`` and ``hybrid`` are not retriever names (those modes never reach a retriever by name)."""
+    why).  ``auto`` and ``hybrid`` are not retriever names (those modes never reach a retriever by name).
+
+    Optional: :class:`Configurable`; :class:`BuildsResult` (answers its own mode whole, with snippets)."""
 
     name: str
     fuse: bool
@@ -271,3 +332,79 @@ class CommandPolicy(Protocol):
     name: str
 
     def check(self, command: str, app: Context) -> str | None: ...
+
+
+# -- optional members ------------------------------------------------------------------------------------
+# What an item may have besides its kind's protocol.  The host (or the built-in plugin that uses items of
+# that kind) checks for the member and does without it when it is missing.
+@runtime_checkable
+class Configurable(Protocol):
+    """Any item.  Once its plugin set is loaded for a project, the host calls ``configure`` on every item that
+    has it, with its own plugin's validated settings (what :meth:`Context.plugin_settings` gives for the
+    plugin that registered it: the instance of its ``memtree_settings_model``, or None when it declares none)
+    and the context (for the environment, the store, or another plugin's settings).  It is called before the
+    item is used; an item whose ``configure`` raises is reported failed, with the reason, in ``memtree
+    plugins`` and ``memtree info``, and is not used."""
+
+    def configure(self, settings: Any, app: Context) -> None: ...
+
+
+@runtime_checkable
+class ReportsAvailability(Protocol):
+    """A :class:`Chunker`: which languages it chunks here, each with None when it does, or why it does not
+    (a grammar package missing); ``memtree info`` prints them as ``code_chunking``."""
+
+    def availability(self) -> dict[str, str | None]: ...
+
+
+@runtime_checkable
+class ReadsQuery(Protocol):
+    """A :class:`Ranker` with ``reads_query = True``: ``fuse`` is also given the query's text as ``query=``."""
+
+    reads_query: bool
+
+    def fuse(self, lists: dict[str, list[tuple[str, float]]], limit: int, query: str = "") -> list[RankedHit]: ...
+
+
+@runtime_checkable
+class BuildsResult(Protocol):
+    """A :class:`Retriever` that, searched alone (its mode), builds the whole search result itself (the
+    keyword retriever: its snippets and notes), instead of its ``retrieve`` list being shaped by the search
+    tool.  It returns what the search tool returns (the ``retrieval`` plugin's ``SearchResult``)."""
+
+    def result(self, app: Context, query: str, limit: int, filters: Any) -> Any: ...
+
+
+@runtime_checkable
+class NotifiedOnDrop(Protocol):
+    """A :class:`Filter` told, inside the transaction that pruned it, that its ``reason`` dropped ``node``."""
+
+    def on_drop(self, node: NodeRow, app: Context, reason: str) -> None: ...
+
+
+@runtime_checkable
+class SendsTo(Protocol):
+    """An :class:`Embedder` or :class:`Summarizer` that sends texts to ``url``; ``requires_env`` names the
+    environment variable without which it sends nothing (None: always).  ``memtree info`` lists them."""
+
+    url: str
+    requires_env: str | None
+
+
+@runtime_checkable
+class Versioned(Protocol):
+    """A :class:`TokenCounter` whose counts change between versions: stored counts are keyed by
+    ``name@version``, so a new version recounts."""
+
+    version: str | int
+
+
+@runtime_checkable
+class Indexer(Protocol):
+    """The ``repo_indexer`` :class:`Walker`, which ``memtree index`` runs on a folder: ``index`` reads the
+    files under ``root`` (each at most ``max_bytes``; ``progress``: ``on_file``/``on_total`` callbacks) into
+    the store and returns a summary of what it did."""
+
+    default_max_bytes: int
+
+    def index(self, app: Context, root: Path, max_bytes: int, **progress: Any) -> Any: ...

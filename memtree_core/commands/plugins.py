@@ -43,5 +43,7 @@ def run(args: Any) -> int:
             line += "\n" + " " * (width + 2) + "refused: " + refused
         if p.get("error"):
             line += "\n" + " " * (width + 2) + "error: " + p["error"]
+        for f in p.get("failed_items", []):  # items that broke their contract at run time (out of use)
+            line += "\n" + " " * (width + 2) + f"failed: {f['kind']} {f['name']}: {f['error']}"
         print(line)
     return 1 if app.plugins.failures else 0

@@ -49,6 +49,7 @@ class WalkerState:
 class Coordinator:
     def __init__(self, app: Any, *, clock: Callable[[], float] = time.time) -> None:
         self.app = app
+        self.ctx = getattr(app, "context", app)  # what walkers are handed (memtree_core.app.HostContext)
         self.clock = clock
         self.states: dict[str, WalkerState] = {}
 
@@ -75,15 +76,15 @@ class Coordinator:
         state = self._state(name)
         if now < state.retry_at:
             return False
-        interval = float(walker.interval_s(self.app))
+        interval = float(walker.interval_s(self.ctx))
         since = math.inf if state.last_run is None else now - state.last_run
         trigger = walker.trigger
         if trigger == "interval":
             return since >= interval
         if trigger == "event":
-            return since >= interval and bool(walker.has_work(self.app))
+            return since >= interval and bool(walker.has_work(self.ctx))
         if trigger == "idle":
-            return now - self.last_activity() >= interval and bool(walker.has_work(self.app))
+            return now - self.last_activity() >= interval and bool(walker.has_work(self.ctx))
         raise ValueError(f"walker {name!r} has unknown trigger {trigger!r}; use 'event', 'idle' or 'interval'")
 
     # -- running -------------------------------------------------------------------------------------
@@ -124,7 +125,7 @@ class Coordinator:
         start = self.clock()
         t0 = time.perf_counter()
         try:
-            raw = walker.run(self.app) or {}
+            raw = walker.run(self.ctx) or {}
             counters = {str(k): int(v) for k, v in dict(raw).items()
                         if isinstance(v, int | float) and not isinstance(v, bool)}
         except Exception as exc:

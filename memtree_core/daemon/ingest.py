@@ -489,7 +489,8 @@ class IngestServer:
         """Ack, then the replacement (or nothing); count savings only once a waiting hook got them."""
         from memtree_core.daemon import replacing
 
-        replacer, outcome = replacing.choose(self.app, payload, node_id, truncated=truncated)
+        ctx = getattr(self.app, "context", self.app)
+        replacer, outcome = replacing.choose(ctx, payload, node_id, truncated=truncated)
         try:
             conn.sendall(ack + replacing.reply_bytes(outcome))
             conn.shutdown(socket.SHUT_WR)
@@ -501,7 +502,7 @@ class IngestServer:
             replacing.count_pass(self.app, outcome)
             return
         try:
-            replacer.delivered(self.app, outcome)
+            replacer.delivered(ctx, outcome)
         except Exception:
             log.exception("cannot count a replacement")
 
@@ -569,12 +570,13 @@ class IngestServer:
         app = self.app
         if app.redaction_unavailable:
             raise Refused(RedactionUnavailable.reason)  # fails closed: nothing unredacted is stored
-        prepared = app.plugins.pm.hook.memtree_prepare_capture(app=app, payload=payload)
+        ctx = getattr(app, "context", app)  # what plugins are handed (memtree_core.app.HostContext)
+        prepared = app.plugins.pm.hook.memtree_prepare_capture(app=ctx, payload=payload)
         if prepared is None:
             raise Refused("unknown-tool")  # no plugin captures anything (the ``capture`` plugin disabled)
         if not isinstance(prepared, PreparedCapture) or not prepared.captures:
             raise Refused("bad-shape:pipeline")
-        ids = app.plugins.pm.hook.memtree_store_capture(app=app, payload=payload, prepared=prepared,
+        ids = app.plugins.pm.hook.memtree_store_capture(app=ctx, payload=payload, prepared=prepared,
                                                        replayed=replayed)
         if ids is None:
             raise Refused("not-stored")  # no plugin stores captures (the ``capture`` plugin disabled)
@@ -611,7 +613,7 @@ def serve(sock: socket.socket, app: Any, stop: threading.Event) -> None:
         log.exception("cannot register the project for the capture hook")
     # The capture plugin writes the hooks' sender; the selectors plugin turns replacement on (capture.replace)
     # and warms its replacer up.
-    app.plugins.notify("memtree_daemon_started", app=app)
+    app.plugins.notify("memtree_daemon_started", app=getattr(app, "context", app))
     server = IngestServer(app)
     slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
     workers: set[threading.Thread] = set()

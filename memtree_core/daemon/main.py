@@ -294,7 +294,7 @@ class Daemon:
         app = self.app
         if app is None:
             return  # the plugins never loaded, so they started nothing
-        app.plugins.notify("memtree_daemon_stopping", app=app)
+        app.plugins.notify("memtree_daemon_stopping", app=app.context)
 
     def _shutdown(self) -> None:
         self.stop_event.set()

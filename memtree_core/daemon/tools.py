@@ -224,7 +224,7 @@ def register_tools(server: MCPServer, app: Any) -> list[str]:
     for entry in app.plugins.tools.entries():
         spec: ToolSpec = entry.item
         try:
-            fn = spec.build(app)
+            fn = spec.build(getattr(app, "context", app))  # plugins get the Context, not the App
             server.add_tool(
                 wrap_tool(spec, fn, app), name=spec.name, title=spec.title,
                 description=spec.description or (fn.__doc__ or "").strip(),

@@ -175,7 +175,9 @@ def _degraded(app: Context, vector_search: dict[str, Any]) -> list[str]:
         out.append("200-line windows, not definitions, for " + ", ".join(windows) + ": grammar missing ("
                    + next(iter(windows.values())) + "); pip install 'memtree-mcp' brings tree-sitter grammars")
     for p in app.plugins.failures:
-        out.append(f"plugin {p.name} {p.status}: {p.error}")
+        if p.error:
+            out.append(f"plugin {p.name} {p.status}: {p.error}")
+        out.extend(f"plugin {p.name}: {f['kind']} {f['name']!r} failed: {f['error']}" for f in p.failed_items)
     if not app.settings.capture.bash:
         out.append("Bash capture is off (capture.bash = false)")
     out.extend(app.loaded.warnings)

@@ -5,9 +5,9 @@ The setting ``embeddingModel`` picks one by name (``ollama``, ``local``) or mode
 default) means: the model the store already holds, else Ollama when it answers, else the local model,
 else keyword-only search with the reason (see :func:`memtree_plugins.lib.embedder_choice.choose_embedder`).
 Nothing heavy is imported here: the local model and numpy load on first use.  Each embedder's
-``configure(app)`` is called before it is used, since register hooks do not receive settings: it reads
-``ollamaUrl`` from this plugin's settings and ``embeddingModel`` and the batch size from the semantic
-plugin's (``app.plugin_settings``).
+``configure(settings, app)`` is called by the host before it is used (:class:`memtree_core.types.Configurable`):
+it takes ``ollamaUrl`` from this plugin's settings and ``embeddingModel`` and the batch size from the semantic
+plugin's.
 """
 
 from __future__ import annotations

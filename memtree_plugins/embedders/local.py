@@ -40,7 +40,7 @@ class LocalMiniLMEmbedder:
         self._model: Any = None
         self._lock = threading.Lock()
 
-    def configure(self, app: Context) -> None:
+    def configure(self, settings: Any, app: Context) -> None:
         from memtree_plugins.embedders.semantic_keys import batch_size
 
         self.batch_size = batch_size(app)

@@ -95,7 +95,7 @@ class LocalMPNetEmbedder:
         self._model: Any = None
         self._lock = threading.Lock()
 
-    def configure(self, app: Context) -> None:
+    def configure(self, settings: Any, app: Context) -> None:
         from memtree_plugins.embedders.semantic_keys import batch_size
 
         self.batch_size = batch_size(app)

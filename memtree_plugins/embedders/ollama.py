@@ -36,7 +36,7 @@ class OllamaEmbedder:
         self._probe: tuple[float, bool, str] | None = None
         self._lock = threading.Lock()
 
-    def configure(self, app: Context) -> None:
+    def configure(self, settings: Any, app: Context) -> None:
         """Take ``ollamaUrl`` (this plugin's), the batch size and the model (the semantic plugin's, unless
         ``embeddingModel`` names another embedder or ``auto``, which mean nomic-embed-text here)."""
         from memtree_plugins.embedders.semantic_keys import batch_size, embedding_model
@@ -44,7 +44,7 @@ class OllamaEmbedder:
         model = embedding_model(app)
         if model in ("", "auto", "local", "ollama", "all-MiniLM-L6-v2"):
             model = "nomic-embed-text"
-        url = app.plugin_settings("embedders").ollama_url.rstrip("/")
+        url = settings.ollama_url.rstrip("/")
         if (model, url) != (self.model, self.url):
             with self._lock:
                 self.model, self.url, self._probe = model, url, None

@@ -5,7 +5,7 @@ built-in.  The semantic plugin embeds and searches with the choice; ``memtree in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from memtree_core.context import Context, StoreAccess
@@ -34,12 +34,6 @@ def configured_model(app: Context) -> str:
     return (own.embedding_model or AUTO).strip()
 
 
-def _configure(app: Context, embedder: Any) -> None:
-    configure = getattr(embedder, "configure", None)
-    if callable(configure):
-        configure(app)
-
-
 def choose_embedder(app: Context, store_models: list[tuple[str, int, int]] | None = None) -> EmbedderChoice:
     """The embedder ``embeddingModel`` names (by plugin name or model), or for ``"auto"``: the one whose
     model the store already holds, else the first available in precedence order (third-party ones, then
@@ -47,8 +41,6 @@ def choose_embedder(app: Context, store_models: list[tuple[str, int, int]] | Non
     setting = configured_model(app)
     registry = app.plugins.embedders
     embedders = registry.ranked()  # precedence: a third-party embedder before the built-ins
-    for e in embedders:
-        _configure(app, e)
     if setting.lower() != AUTO:
         # A plugin name wins over a model name (Ollama takes any unknown setting as its model).
         for e in [*(e for e in embedders if e.name == setting), *(e for e in embedders if e.model == setting)]:

@@ -87,15 +87,6 @@ def live_texts(store: StoreAccess, ids: list[str]) -> dict[str, str] | None:
 
 
 # -- chunking and writing a new version ----------------------------------------------------------------
-def _valid_tiling(chunks: list[Chunk], lines: list[str]) -> bool:
-    expect = 1
-    for c in chunks:
-        if c.start_line != expect or c.end_line < c.start_line or c.text != "".join(lines[c.start_line - 1:c.end_line]):
-            return False
-        expect = c.end_line + 1
-    return expect == len(lines) + 1
-
-
 def _split_oversize(chunks: list[Chunk], max_bytes: int) -> list[Chunk]:
     """Cut chunks bigger than the store's per-node cap into line runs that fit (a lone huge line is
     stored cut, and says so)."""
@@ -132,19 +123,11 @@ def _definition(c: Chunk) -> dict[str, Any]:
 
 
 def chunk_text(app: Context, path: str, text: str, notes: list[str]) -> tuple[list[Chunk], str]:
-    """Chunk with the chosen chunker; a chunker that fails or leaves gaps falls back to windows."""
-    from memtree_plugins.lib.window import WindowChunker
-
-    lines = split_lines(text)
-    chunker = app.chunker_for(path)
-    try:
-        chunks = chunker.chunk(path, text)
-        if _valid_tiling(chunks, lines):
-            return chunks, chunker.name
-        notes.append(f"chunker {chunker.name!r} did not tile the file; used 200-line windows")
-    except Exception as exc:  # a plugin's bug must not make the file unreadable
-        notes.append(f"chunker {chunker.name!r} failed ({type(exc).__name__}: {exc}); used 200-line windows")
-    return WindowChunker().chunk(path, text), "window"
+    """Chunk with the chosen chunker; the host checks its chunks tile the file, and one that breaks the
+    chunker contract (or raises) is reported failed and the next matching chunker is used."""
+    chunks, name, why = app.chunk(path, text)
+    notes.extend(why)
+    return chunks, name
 
 
 def _redacted_chunks(app: Context, path: str, text: str, notes: list[str]) -> tuple[list[Chunk], str, Redacted]:

@@ -35,9 +35,6 @@ def pick_summarizers(app: Context) -> list[Any]:
     (anthropic, then extractive, which always is)."""
     out = []
     for s in app.plugins.summarizers.ranked():
-        configure = getattr(s, "configure", None)
-        if callable(configure):
-            configure(app)
         ok, _why = s.available()
         if ok:
             out.append(s)

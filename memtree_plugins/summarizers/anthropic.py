@@ -47,10 +47,10 @@ class AnthropicSummarizer:
         self._calls: deque[float] = deque()
         self._lock = threading.Lock()
 
-    def configure(self, app: Context) -> None:
+    def configure(self, settings: Any, app: Context) -> None:
         self.app = app
         self.environ = app.environ
-        own = app.plugin_settings("summarizers")
+        own = settings
         self.model = own.summarizer_model
         self.per_minute = own.summarizer.requests_per_minute
         self.daily_cap = own.summarizer.daily_cap

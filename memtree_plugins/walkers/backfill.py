@@ -207,6 +207,4 @@ class BackfillWalker:
         return Backfill(app, None).pending()
 
     def run(self, app: Context) -> dict[str, int]:
-        from memtree_core.daemon.ingest import IngestServer
-
-        return dict(Backfill(app, IngestServer(app)).run_once())
+        return dict(Backfill(app, app).run_once())  # the host's capture path: Context.ingest_once

@@ -308,3 +308,106 @@ def test_the_example_retriever_runs_with_nothing_but_a_context(app: App) -> None
     s.transition([gone.id], "pruned", "test")
     got = module.Newest().retrieve(OnlyContext(app), "anything", 5, Filters.build(kind="note"))
     assert [i for i, _ in got] == [second.id, first.id]
+
+
+# -- what plugins are handed at run time ---------------------------------------------------------------------
+def _public(cls: type) -> set[str]:
+    return {n for n in dir(cls) if not n.startswith("_")}
+
+
+def test_plugins_are_handed_a_host_context_with_exactly_what_context_declares(app: App) -> None:
+    from memtree_core.app import HostContext, HostPlugins
+
+    assert _public(HostContext) == CONTEXT
+    assert _public(HostPlugins) == PLUGINS_VIEW
+    ctx = app.context
+    assert isinstance(ctx, HostContext) and isinstance(ctx, Context) and isinstance(ctx.plugins, PluginsView)
+    assert app.context is ctx  # one per App
+    assert ctx.store is app.store  # handed through as it is
+    for name in ("close", "damaged", "mark_damaged", "open", "context"):
+        assert not hasattr(ctx, name), name
+    for name in ("pm", "notify", "info", "plugin_settings", "command_policies", "item_failed"):
+        assert not hasattr(ctx.plugins, name), name
+    with pytest.raises(TypeError):
+        ctx.plugins.registries["chunkers"] = None  # type: ignore[index]
+
+
+# -- every member the host reads of an item is declared -------------------------------------------------------
+# getattr/hasattr reads by name, in the host and the built-in plugins, of something other than a registered item
+# or the context: the name, and what it is read on.
+NOT_ITEM_READS = {
+    "reason": "an exception (urllib's URLError)",
+    "entry": "a threading.local",
+    "decorator_list": "an ast node",
+    "text": "an MCP content block",
+    "EXAMPLE": "a command handler module (memtree_core.command)",
+    "PROJECT_HELP": "a command handler module (memtree_core.command)",
+    "PROJECT_MAY_BE_GONE": "a command handler module (memtree_core.command)",
+    "memtree_settings_model": "a plugin module (the hook)",
+    "last_activity": "the daemon's ingest server",
+    "damaged": "the host's App (host code, not a plugin's)",
+    "context": "the host's App: what plugins are handed",
+    "SO_PEERCRED": "the socket module",
+    "O_NOFOLLOW": "the os module",
+    "O_NONBLOCK": "the os module",
+    "O_CLOEXEC": "the os module",
+    "fork": "the os module",
+    "mark_damaged": "the host's App (host code, not a plugin's)",
+    "enable_load_extension": "a sqlite3 connection",
+    "bitwise_count": "numpy",
+    "render": "a tool's pydantic result model",
+    "memtree_spec": "a hookspec function",
+    "__name__": "a function",
+    "search": "a plugin's settings model (the inspector reads the retrieval plugin's search.ranker)",
+    "ranker": "a plugin's settings section (the inspector reads the retrieval plugin's search.ranker)",
+}
+
+
+def _declared_members() -> set[str]:
+    import dataclasses
+    import inspect
+    import typing
+
+    from memtree_core import context, types
+
+    names: set[str] = set()
+    for module in (types, context):
+        for _name, obj in vars(module).items():
+            if inspect.isclass(obj) and obj.__module__ == module.__name__:
+                if typing.Protocol in obj.__mro__:
+                    names |= {n for n in vars(obj) if not n.startswith("_")} | set(obj.__annotations__)
+                elif dataclasses.is_dataclass(obj):
+                    names |= {f.name for f in dataclasses.fields(obj)}
+    return names
+
+
+def _reads_by_name() -> list[tuple[str, int, str]]:
+    reads = []
+    for root in (REPO / "memtree_core", PLUGINS):
+        for path in sorted(root.rglob("*.py")):
+            rel = str(path.relative_to(REPO))
+            for node in ast.walk(ast.parse(path.read_text(), rel)):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                        and node.func.id in ("getattr", "hasattr") and len(node.args) >= 2
+                        and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+                    reads.append((rel, node.lineno, node.args[1].value))
+    return reads
+
+
+def test_every_member_read_by_name_is_declared_in_a_protocol() -> None:
+    """An optional member the host (or a built-in plugin) looks for on an item is part of the contract: it is
+    declared in ``memtree_core/types.py`` (or ``context.py``), so a third-party author can know of it."""
+    declared = _declared_members()
+    undeclared = [f"{rel}:{line} {name}" for rel, line, name in _reads_by_name()
+                  if name not in declared and name not in NOT_ITEM_READS]
+    assert not undeclared, "read by name but declared in no protocol (memtree_core/types.py):\n" + "\n".join(undeclared)
+
+
+def test_the_optional_members_once_read_undeclared_are_declared() -> None:
+    from memtree_core import types
+
+    assert "reads_query" in types.ReadsQuery.__annotations__
+    assert "result" in vars(types.BuildsResult)
+    assert "configure" in vars(types.Configurable)
+    assert "availability" in vars(types.ReportsAvailability)
+    assert "tiles" in vars(types) and "tiling rule" in (types.Chunker.__doc__ or "")

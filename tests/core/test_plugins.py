@@ -121,9 +121,19 @@ def test_repo_config_cannot_disable_redaction(home: Path, project: Path) -> None
 
 
 class _Named:
+    """A chunker (every member of the protocol, so the build keeps it) known by its name and tag."""
+
+    priority = 0
+
     def __init__(self, name: str, tag: str = "") -> None:
         self.name = name
         self.tag = tag
+
+    def matches(self, path: str) -> bool:
+        return False
+
+    def chunk(self, path: str, text: str) -> list:  # type: ignore[type-arg]
+        return []
 
 
 def test_registry_conflict_names_both_plugins_and_replaces_overrides() -> None:
@@ -368,3 +378,44 @@ def test_without_the_tokens_plugin_the_build_reports_it_and_counting_says_why() 
     with pytest.raises(PluginLoadError, match="no plugin provides a token counter"):
         build(Settings(), {**NO_THIRD_PARTY, "MEMTREE_DISABLE_PLUGINS": "tokens", "MEMTREE_STRICT_PLUGINS": "1"})
     assert build(Settings(), NO_THIRD_PARTY).info("token counter") is None
+
+
+def test_an_unhashable_extra_plugin_loads_and_breaks_no_other() -> None:
+    """pluggy keeps plugins in sets: an unhashable plugin object (a dataclass instance) once failed every other
+    plugin's register hooks; it is now held through its hook functions."""
+    from dataclasses import dataclass
+
+    class Keep:
+        name = "keep-all"
+
+        def check(self, node, app):  # type: ignore[no-untyped-def]
+            return None
+
+    @dataclass
+    class Unhashable:
+        label: str = "x"
+
+        @hookimpl
+        def memtree_register_filters(self, register) -> None:  # type: ignore[no-untyped-def]
+            register(Keep())
+
+    plugins = build(Settings(), {}, extra=[("unhashable", Unhashable())])
+    assert {p.name: p.status for p in plugins.report if p.status != "loaded"} == {}
+    assert plugins.info("unhashable").provides == {"filters": ["keep-all"]}  # type: ignore[union-attr]
+    assert plugins.filters.names()[0] == "keep-all"  # a plugin's items before the built-ins' (trylast)
+
+
+def test_every_kind_gives_its_items_in_one_order() -> None:
+    registry: Registry[object] = Registry("thing")
+
+    class Item:
+        def __init__(self, name: str, priority: int = 0) -> None:
+            self.name, self.priority = name, priority
+
+    registry.add("builtin", Item("builtin"), "b", rank=2)
+    registry.add("later", Item("later"), "p", rank=1)
+    registry.add("first", Item("first"), "f", rank=0)
+    registry.add("urgent", Item("urgent", priority=5), "b", rank=2)
+    expected = ["urgent", "first", "later", "builtin"]
+    assert registry.names() == expected
+    assert [i.name for i in registry] == expected == [i.name for i in registry.ranked()]  # type: ignore[attr-defined]

@@ -191,7 +191,7 @@ def test_run_once_ignores_schedules_and_rejects_unknown_names(home: Path, projec
         assert iv.calls == 2 and idle.calls == 1
         from memtree_core.errors import NotFound
 
-        with pytest.raises(NotFound, match="no walker named 'nope' .registered: filter, staleness_marker, pruner"):
+        with pytest.raises(NotFound, match="no walker named 'nope' .registered: iv, idler, token_counts, filter, staleness_marker, pruner"):
             coord.run_once("nope")
     finally:
         app.close()

@@ -95,8 +95,8 @@ def served(home: Path, project: Path):
 
 def test_a_plugin_adapter_captures_another_tool_redacted(served: IngestServer) -> None:
     app = served.app
-    assert app.plugins.capture_adapters.names() == ["read", "grep", "bash", "webfetch", "broken", "liar",
-                                                           "nested"]
+    assert app.plugins.capture_adapters.names() == ["webfetch", "broken", "liar", "nested", "read", "grep",
+                                                           "bash"]
     ids, _ = served.ingest_once(webfetch(f"Retry with backoff.\nexport GITHUB_TOKEN={TOKEN}\n"))
     (node,) = app.store.get_nodes(ids).values()
     assert (node.kind, node.status, node.source_uri) == ("tool_output", "pending",

@@ -98,13 +98,13 @@ def _bash(command: str) -> dict:
             "tool_response": {"stdout": "some output\n", "stderr": "", "interrupted": False}}
 
 
-def test_a_plugin_policy_runs_after_the_builtins_and_drops_the_capture(home: Path, project: Path) -> None:
+def test_a_plugin_policy_runs_before_the_builtins_and_drops_the_capture(home: Path, project: Path) -> None:
     from memtree_core.app import App
     from memtree_core.daemon.ingest import IngestServer, Refused
 
     app = App.open(project, extra=[("acme", _PolicyPlugin(_NoTerraformOutput()))])
     try:
-        assert app.plugins.command_policies.names() == ["env-dump", "bash.deny", "no-terraform-output"]
+        assert app.plugins.command_policies.names() == ["no-terraform-output", "env-dump", "bash.deny"]
         app.paths.bash_deny.parent.mkdir(parents=True, exist_ok=True)
         app.paths.bash_deny.write_text("^gh auth token\n")
         assert app.command_denied("printenv") == "env-dump:printenv"

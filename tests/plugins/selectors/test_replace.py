@@ -516,7 +516,7 @@ def test_a_plugin_replacer_answers_first_and_the_builtin_slice_takes_the_rest(
     app, stop, thread = serve(monkeypatch, project, sender="perl", timeout_ms=10_000,
                               extra=[("acme", ReplacerPlugin(Exploding(), mine))])
     try:
-        assert app.plugins.output_replacers.names() == ["slice", "exploding", "make-summary"]
+        assert app.plugins.output_replacers.names() == ["exploding", "make-summary", "slice"]
         text = "".join(f"row {i}\n" for i in range(5000)) + "fatal: it broke\n"
         out = updated(run("replace", bash("make", text), project))
         assert out["stdout"].startswith("make: ") and out["stdout"].endswith(" holds the whole log\n")
