@@ -51,7 +51,7 @@ def render(examples: Path = EXAMPLES) -> str:
     for name in hook_names():
         fn = getattr(hookspecs, name)
         params = ", ".join(inspect.signature(fn).parameters)
-        opts = getattr(fn, "memtree_spec", {}) or {}  # pluggy keeps the spec options here
+        opts = getattr(fn, "memtree_spec", {}) or {}  # pluggy keeps the hookspec options here
         tag = " *(firstresult)*" if opts.get("firstresult") else ""
         out.append(f"- `{name}({params})`{tag}")
         doc = inspect.getdoc(fn) or ""

@@ -1,1 +1,1 @@
-"""memtree's acceptance harness (spec §11) and benchmarks (eval/bench)."""
+"""memtree's acceptance harness and benchmarks (eval/bench)."""

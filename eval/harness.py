@@ -1,4 +1,4 @@
-"""The acceptance harness of spec §11, run against the real thing: ``memtree serve`` over stdio with the
+"""The acceptance harness, run against the real thing: ``memtree serve`` over stdio with the
 SDK's client, the real capture hook from hooks.json, the real store file.
 
 Gates (deterministic; any failure makes ``python -m eval`` exit 1):

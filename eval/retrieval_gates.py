@@ -40,7 +40,7 @@ MODES = ("keyword", "semantic", "hybrid", "auto")
 QUESTION_K = 5
 MRR_DEPTH = 10
 SYMBOL_K = 3
-# Floors (the figures measured when the gates were set, rounded down; see the closing note of issue 15).
+# Floors (the figures measured when the gates were set, rounded down).
 QUESTION_BEST_HIT_FLOOR = 0.85
 SYMBOL_FLOOR = 0.95
 SOURCE_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts")

@@ -8,7 +8,7 @@ longer than two characters and not dunder methods.  A query hits when one of the
 of the defining file whose line range holds the definition's line.
 
 The script only uses functions main already had (``App.open``, ``read``, ``search``), so running it with
-another checkout first on ``PYTHONPATH`` measures that checkout: the before/after figures in the issue come
+another checkout first on ``PYTHONPATH`` measures that checkout: before/after figures of a change come
 from this one script.  ``--keep DIR`` keeps the downloads between runs.
 """
 

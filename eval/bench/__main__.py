@@ -2,7 +2,7 @@
 against a floor measured in the same run.
 
 By default every benchmark runs at a size that finishes in minutes on a 2-core machine; ``--full`` uses the
-sizes the issues name (1M-node stores, 100k files), which take much longer the first time (stores are cached
+full sizes (1M-node stores, 100k files), which take much longer the first time (stores are cached
 under $TMPDIR/memtree-bench).
 """
 
@@ -46,7 +46,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.bench", description=__doc__)
     parser.add_argument("names", nargs="*", choices=[[], *BENCHES], metavar="NAME",
                         help=f"which to run (default: all): {', '.join(BENCHES)}")
-    parser.add_argument("--full", action="store_true", help="the sizes the issues name (slow)")
+    parser.add_argument("--full", action="store_true", help="the full sizes: 1M-node stores, 100k files (slow)")
     args = parser.parse_args()
     failed = []
     for name in args.names or list(BENCHES):

@@ -6,7 +6,7 @@ The store is the search benchmark's (real text, cached) plus lateral ``reference
 written close in time (added once, recorded in the store's meta table).  Each run draws 50 different live
 seeds.  "cold" clears the token-count caches first (node counts and the estimator's priced id/path runs: a
 daemon that just started); "warm" repeats the same seeds.  Each figure is printed with its ratio to a floor from the same run: fetching the 50 seed rows by
-primary key.  Goal (issue 3): <= 20 ms.
+primary key.  Goal: <= 20 ms.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Did the resource bounds (issue 11) slow captures down?  Ingest and hook latency of this tree against the code
+"""Did the resource bounds slow captures down?  Ingest and hook latency of this tree against the code
 just before the bounds landed, both served at once and measured in the same run, call by call: every
 capture goes to one side and then the other (the order alternating), so load on the shared cores hits both
 alike.  The goal: every "after/before" ratio within 1.10.

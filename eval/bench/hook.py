@@ -9,7 +9,7 @@ MEMTREE_HOME; daemon down (the root link points at a socket nobody serves); not 
 
 ``--before REV`` also times the hook scripts (capture, send.pl, send.py) of git revision REV against the
 same kind of server, interleaved with the current ones, and prints current/REV ratios: what a change to
-the hook cost.  For the socket checks (issue 11), REV is the commit before they came in:
+the hook cost.  For the socket checks, REV is the commit before they came in:
 
     --before "$(git log -1 --format=%H -S 'sub unsafe' -- plugin/hooks/send.pl)^"
 """

@@ -6,7 +6,7 @@ Floor, same run: an echo round trip over a Unix socket (connect, send, half-clos
 
 It then measures the same through the real daemon with two agent sessions alive (two ``memtree serve``
 processes that completed ``initialize``): the sustained rate with 4 concurrent senders, while both sessions
-stay connected (issue 5).
+stay connected.
 """
 
 from __future__ import annotations

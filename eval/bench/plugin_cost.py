@@ -1,4 +1,4 @@
-"""What the semantic plugins cost a cold start (issue 7: "server cold start unchanged, ratio <= 1.05").
+"""What the semantic plugins cost a cold start (goal: the server's cold start unchanged, ratio <= 1.05).
 
 Interleaved cold starts of ``memtree serve`` (fresh MEMTREE_HOME each, so the daemon starts every time), with
 every built-in plugin and with the semantic ones disabled (semantic, embedders, summarizers, rankers): time to

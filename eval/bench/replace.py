@@ -1,4 +1,4 @@
-"""Output replacement (issue 8): the sync hook's added latency and the tokens it keeps out of the window.
+"""Output replacement: the sync hook's added latency and the tokens it keeps out of the window.
 
 Latency, as Claude Code runs it (``sh -c <command from hooks.json>``), interleaved with the floor named by
 the capture goal — starting a bare ``python -I -S -c pass`` — in the same run:

@@ -6,7 +6,7 @@
 Each figure is printed with its ratio to a floor measured in the same run on the same store: a
 primary-key ``SELECT`` of one node (what any lookup costs at least).  For common terms it also prints
 what plain ``ORDER BY bm25`` over every match costs, the design this search avoids (see
-``memtree_plugins/retrieval/search.py``).  Goals (issue 3): p95 <= 10 ms at 100k, <= 25 ms at 1M.
+``memtree_plugins/retrieval/search.py``).  Goals: p95 <= 10 ms at 100k, <= 25 ms at 1M.
 
 The cached stores are built without token counts (as by a writer with no counter); the first run counts
 them once, as the daemon's ``token_counts`` walker would, and says how long that took.  Each query runs

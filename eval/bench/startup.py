@@ -1,5 +1,6 @@
-"""MCP start-up and round-trip latency through ``memtree serve`` (DESIGN.md §7), against floors measured in
-the same run.  Raw JSON-RPC lines over real pipes; every figure is wall time seen by the client.
+"""MCP start-up and round-trip latency through ``memtree serve`` (``docs/architecture.md#process-model``),
+against floors measured in the same run.  Raw JSON-RPC lines over real pipes; every figure is wall time seen
+by the client.
 
 (a) cold start: spawn -> ``initialize`` answered, first session of a project (no daemon yet: the forwarder
     starts one), vs a bare ``MCPServer`` with one tool over stdio.  Interleaved runs.  Goal <= 1.10x.

@@ -9,7 +9,7 @@ serves it read-only from a real uvicorn server on 127.0.0.1; each page is reques
 HTTP (varied: different nodes, files, search terms, compose seeds, tree pages) and timed by the server's own
 ``Server-Timing`` header (from the request's arrival to its response's start).  Each p95 is printed with
 its ratio to a floor measured in the same run on the same store: a primary-key ``SELECT`` of one node.
-Goal (issue 17): every page p95 < 300 ms at 100k nodes.
+Goal: every page p95 < 300 ms at 100k nodes.
 """
 
 from __future__ import annotations

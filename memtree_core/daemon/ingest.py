@@ -1,4 +1,5 @@
-"""The ingest socket: Claude Code hook payloads in, redacted ``pending`` nodes out (spec §7, DESIGN.md §6–§7).
+"""The ingest socket: Claude Code hook payloads in, redacted ``pending`` nodes out
+(``docs/architecture.md#data-flow-of-a-capture``).
 
 Where the socket is
     ``$MEMTREE_HOME/<project-hash>/ingest.sock`` (``ProjectPaths.ingest_socket``).  When that path is longer than
@@ -33,7 +34,7 @@ Protocol
     node(s) (``memtree_store_capture``: one committed transaction), and only then answers one line: ``{"ok":true,"ids":[...]}`` or ``{"ok":false,"reason":"..."}``.  An ack therefore means
     "committed" (WAL; survives SIGKILL of the daemon).
 
-    Replacement (issue 8, ``memtree_core.daemon.replacing``): a payload preceded by the line ``MEMTREE-REPLACE 1``
+    Replacement (``memtree_core.daemon.replacing``): a payload preceded by the line ``MEMTREE-REPLACE 1``
     is captured the same way; after the ack line the server writes the synchronous hook's stdout (one JSON
     line with ``updatedToolOutput``) or nothing, then closes.  Old clients never send that line, and a
     payload cannot start with it, so the extension is compatible both ways.
@@ -50,7 +51,7 @@ Faults
     dropped.  Every drop bumps ``capture:dropped:<reason>`` and logs one line without content.  Only the
     socket's owner may connect: 0600 plus a ``SO_PEERCRED`` uid check where the OS offers it.
 
-Bounds (issue 11)
+Resource bounds
     Each connection runs on its own thread, at most :data:`MAX_CONNECTIONS` at once.  When all are taken, the
     connection that has sent nothing for longest (at least :data:`EVICT_IDLE_S`, still sending its payload) is
     closed to make room -- a sender that dribbles bytes cannot make the server refuse real captures as

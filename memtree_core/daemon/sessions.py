@@ -119,7 +119,7 @@ async def serve_connection(stream: anyio.abc.SocketStream, server: Any, activity
             async with anyio.create_task_group() as tg:
                 tg.start_soon(_read_lines, stream, to_server)
                 tg.start_soon(_write_lines, stream, from_server)
-                lowlevel = server._lowlevel_server  # MCPServer exposes it only privately (DESIGN.md §7)
+                lowlevel = server._lowlevel_server  # MCPServer exposes it only privately
                 await lowlevel.run(from_socket, to_socket, lowlevel.create_initialization_options())
                 # The client hung up (or the server loop ended): stop the writer too.
                 tg.cancel_scope.cancel()

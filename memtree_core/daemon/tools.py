@@ -161,8 +161,9 @@ class MemtreeServer(MCPServer):
     """``MCPServer`` that answers the handshake before its tools exist.
 
     The daemon serves ``initialize`` as soon as the SDK is imported and registers the plugins' tools on a
-    worker thread meanwhile (DESIGN.md §1: keep memtree's share of the cold start small); ``tools/list`` and
-    ``tools/call`` wait until the tools are there, or answer with the reason they never will be.
+    worker thread meanwhile, to keep memtree's share of the cold start small
+    (``docs/architecture.md#process-model``); ``tools/list`` and ``tools/call`` wait until the tools are
+    there, or answer with the reason they never will be.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -1,4 +1,4 @@
-"""The SQLite store (spec §3)."""
+"""The SQLite store (``docs/architecture.md#the-store``)."""
 
 from memtree_core.store.status import IllegalTransition
 from memtree_core.store.store import (

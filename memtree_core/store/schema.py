@@ -1,4 +1,5 @@
-"""The store's schema (spec §3) and its forward migrations, tracked in ``PRAGMA user_version``.
+"""The store's schema (``docs/architecture.md#the-store``) and its forward migrations, tracked in
+``PRAGMA user_version``.
 
 Each migration is a list of statements (or, for a data step SQL cannot say, a function of the connection)
 applied in one transaction; never edit a released one, add the next.  ``nodes_fts`` is an external-content FTS5 table kept in sync by triggers; pruned rows leave it.
@@ -53,7 +54,7 @@ def _fts_triggers() -> list[str]:
 Migration = list[str | Callable[[Any], None]]
 
 MIGRATIONS: list[Migration] = [
-    # 1: the spec's tables
+    # 1: the original tables, whose column names and status values outside tools rely on
     [
         """CREATE TABLE nodes (
             id TEXT PRIMARY KEY,
@@ -201,7 +202,7 @@ MIGRATIONS: list[Migration] = [
     ],
 ]
 
-# Created only when sqlite-vec loads (spec §3); one row per embedded node.
+# Created only when sqlite-vec loads (``docs/architecture.md#the-store``); one row per embedded node.
 VEC_TABLE = """CREATE TABLE IF NOT EXISTS nodes_vec (
     id TEXT PRIMARY KEY,
     embedding BLOB NOT NULL,

@@ -1,4 +1,4 @@
-"""The node status state machine of spec §3, in one place.
+"""The node status state machine (``docs/architecture.md#the-store``), in one place.
 
     pending -> live -> stale -> superseded -> pruned
        \\-> pruned   (the filter walker dropped it; the reason is logged)

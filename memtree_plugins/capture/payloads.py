@@ -1,5 +1,6 @@
-"""Claude Code hook payload -> the node(s) memtree stores (spec §7, DESIGN.md §2): the built-in capture
-adapters' translation for Read, Grep and Bash.
+"""Claude Code hook payload -> the node(s) memtree stores (``docs/architecture.md#data-flow-of-a-capture``;
+samples of each payload shape in ``tests/data/claude-code-payloads``): the built-in capture adapters'
+translation for Read, Grep and Bash.
 
 Pure translation: no store, no redaction, no denylist (the ingest server applies those). The only I/O is a
 ``stat`` of a Read file (its mtime keys staleness) and reading a Bash ``persistedOutputPath`` (Claude Code cut

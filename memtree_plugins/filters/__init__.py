@@ -4,7 +4,7 @@
   notes, observations and summaries are deliberate writes and are never dropped for being short);
 * ``duplicate`` — exact duplicate (same content_hash) of a live node of the same kind; for files and file
   chunks also the same source_uri (identical text at another place is another fact), for tool outputs a live
-  node created within the last hour (spec §4).  The kept node records that it was seen again;
+  node created within the last hour.  The kept node records that it was seen again;
 * ``noise`` — tool output whose every visible character is terminal noise: ANSI escapes, spinner or
   progress-bar glyphs, percentages, counters, rates and timers.  Deliberately conservative: one letter of
   real text anywhere keeps the whole capture.

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from memtree_core.context import Context, StoreAccess
     from memtree_core.store import NodeRow
 
-# Spec §4: tool outputs dedupe "against existing nodes in the same hour window".
+# Tool outputs dedupe against existing nodes in the same hour window.
 TOOL_OUTPUT_WINDOW_MS = 3_600_000
 # Identical text at two places in the tree is two facts for files: they must match on source_uri too.
 PLACE_KINDS = frozenset({"file", "file_chunk"})

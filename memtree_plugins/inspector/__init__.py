@@ -1,4 +1,4 @@
-"""``memtree ui``: a local, read-only web inspector of one project's store (issue 17).
+"""``memtree ui``: a local, read-only web inspector of one project's store.
 
 Pages: the tree (sessions -> tool calls -> outputs -> chunks; files -> chunks), one node (content with its
 redaction marks, metadata, neighbours, path to the root, supersedes chain), search in every mode with the

@@ -26,7 +26,7 @@ class EmbedderChoice:
 
 
 def configured_model(app: Context) -> str:
-    """``embeddingModel`` as the user set it; left unset it means ``auto`` (the spec's default,
+    """``embeddingModel`` as the user set it; left unset it means ``auto`` (the first default,
     nomic-embed-text on Ollama, is still the first choice of ``auto``)."""
     own = app.plugin_settings("semantic")  # None where the semantic plugin is not loaded
     if own is None or "embedding_model" not in own.model_fields_set:

@@ -16,7 +16,7 @@ Query shapes (:func:`query_shape`):
   as for prose.
 
 Measured with ``python -m eval.retrieval_gates`` (questions about requests; bare names in requests and
-commander): see the closing note of issue 15 for the figures behind the weights.
+commander): its output gives the figures behind the weights.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Commands whose whole capture is dropped (spec §7): environment dumps, and the regexes a user lists in
+"""Commands whose whole capture is dropped: environment dumps, and the regexes a user lists in
 ``$MEMTREE_HOME/<project-hash>/bash.deny``.  The built-in command policies (``memtree_register_command_policies``)
 ``env-dump`` and ``bash.deny``; they ship with the redaction plugin, which a repository cannot disable.
 

@@ -53,7 +53,7 @@ Two tiers decide how much context is enough:
   entropy over its own characters — or, under a strong name (password, secret, token...), when it is shaped
   like a password (8+ characters, letters with digits or symbols: ``Tiger181$``).  Plain words
   (``'same-origin'``, ``"credentials"``) are settings, not secrets.  A bare ``key`` name (not api_key,
-  secret_key...) needs 20+ random characters, as the spec's "generic 32+ char hex/base64 after key=" intends.
+  secret_key...) needs 20+ random characters: the rule means generic 32+ char hex/base64 values after ``key=``.
 
 Encoded secrets (encoded.py): base64 blobs whose decoded text holds a secret (``base64 .env``, Kubernetes
 Secret data, docker auths) and PEM key body lines seen without their BEGIN line are redacted whole.

@@ -1,4 +1,5 @@
-"""Built-in retrieval tools: ``search``, ``neighbors``, ``path_to_root``, ``recent``, ``compose`` (spec §4-5).
+"""Built-in retrieval tools: ``search``, ``neighbors``, ``path_to_root``, ``recent``, ``compose``
+(``docs/architecture.md#data-flow-of-a-search``).
 
 The query logic lives in plain functions (``search.search``, ``graph.neighbors``, ``compose.compose``...)
 shared by these MCP tools and the ``memtree search`` / ``memtree show`` commands.  Every tool here is
@@ -32,7 +33,8 @@ Status = Annotated[str, Field(description="'live' (default), a comma list such a
 
 
 class SearchFilters(BaseModel):
-    """The spec's ``search(query, mode?, limit?, filters?)``: the same narrowing as the flat parameters."""
+    """The ``filters`` object of ``search(query, mode?, limit?, filters?)``: the same narrowing as the flat
+    parameters."""
 
     model_config = ConfigDict(extra="forbid")
 

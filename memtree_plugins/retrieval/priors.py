@@ -7,8 +7,8 @@
 * An identifier-shaped query keeps keyword search's definitions-first order (see fusion.py); no prior
   here changes it.
 
-Measured with ``python -m eval.retrieval_gates`` (see the closing note of issue 15): on the requests
-questions, hybrid hit@5 0.88 -> 0.90 and MRR 0.65 -> 0.70 with ``TEST_FACTOR`` = 0.5.
+Measured with ``python -m eval.retrieval_gates``: on the requests questions, hybrid hit@5 0.88 -> 0.90 and
+MRR 0.65 -> 0.70 with ``TEST_FACTOR`` = 0.5.
 """
 
 from __future__ import annotations

@@ -380,7 +380,7 @@ def _fusing(app: Context) -> list[Retriever]:
 
 
 def auto_mode(app: Context) -> tuple[str, str]:
-    """'hybrid' when semantic search can run on this store (spec §5's default), else 'keyword' and why."""
+    """'hybrid' when semantic search can run on this store (the default), else 'keyword' and why."""
     import time
 
     cached = app.state.get(AUTO_KEY)  # a per-daemon cache of the decision: it costs a query over nodes_vec

@@ -1,4 +1,4 @@
-"""The built-in output replacer: long Bash and Grep output cut to a budgeted slice by the selectors (issue 8).
+"""The built-in output replacer: long Bash and Grep output cut to a budgeted slice by the selectors.
 
 The host (:mod:`memtree_core.daemon.replacing`) stores the full output exactly as passive capture does (one node:
 the async capture of the same call is deduplicated by ``tool_use_id``), then asks the registered output

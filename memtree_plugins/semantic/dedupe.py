@@ -1,4 +1,4 @@
-"""The ``dedupe`` walker (spec §6): every ``walkers.dedupeIntervalMs``, find live nodes of the same kind
+"""The ``dedupe`` walker: every ``walkers.dedupeIntervalMs``, find live nodes of the same kind
 whose vectors have cosine >= 0.97; keep the newest, move the older to ``superseded`` (through
 ``store.transition``) with a ``supersedes`` edge newer -> older.  Nothing is deleted, and
 :func:`restore` undoes a false merge (superseded -> live, the edge removed).

@@ -1,4 +1,4 @@
-"""The ``embedding_indexer`` walker (spec §6): when the project has been idle ``walkers.embeddingIdleMs``
+"""The ``embedding_indexer`` walker: when the project has been idle ``walkers.embeddingIdleMs``
 and live nodes lack a vector, embed them in batches of ``walkers.embeddingBatchSize``, newest first.
 
 Bounded per run (``MAX_BATCHES`` batches) so a big backlog never holds the coordinator; the backlog left is

@@ -1,4 +1,4 @@
-"""The ``summarizer`` walker (spec §6): a parent whose live children number more than
+"""The ``summarizer`` walker: a parent whose live children number more than
 ``walkers.summarizerSubtreeThreshold`` and that has no fresh summary gets a ``summary`` node (its child)
 with ``summarizes`` edges summary -> each summarized node.  "Fresh" = no live child newer than the summary;
 a stale summary is superseded by the new one (``supersedes`` edge new -> old).

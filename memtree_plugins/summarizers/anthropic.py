@@ -1,6 +1,6 @@
 """Summaries from the Anthropic Messages API (``summarizerModel``, ``ANTHROPIC_API_KEY``), stdlib urllib.
 
-A soft dependency (spec §6): without a key ``available()`` says so and the next summarizer (extractive)
+A soft dependency: without a key ``available()`` says so and the next summarizer (extractive)
 is used.  Spending is bounded twice: ``summarizer.requestsPerMinute`` (a sliding window in this process)
 and ``summarizer.dailyCap`` (calls per UTC day, kept in store counters so restarts do not reset it).
 """

@@ -1,4 +1,5 @@
-"""The built-in walkers of spec §6 that keep the store tidy without a model:
+"""The built-in walkers that keep the store tidy without a model
+(``docs/architecture.md#data-flow-of-a-capture``, step 7):
 
 * ``filter`` (event: pending nodes) — triage captures: drop with a reason or promote to ``live``;
 * ``staleness_marker`` (interval ``walkers.stalenessIntervalMs``) — one stat per source file, ``stale``

@@ -1,4 +1,4 @@
-"""The wrapped tools of spec §4 — ``read``, ``grep``, ``bash`` — and ``get``, as MCP tool plugins.
+"""The wrapped tools — ``read``, ``grep``, ``bash`` — and ``get``, as MCP tool plugins.
 
 Each tool module has ``build(app)`` returning the plain function the daemon serves (its signature is the
 input schema, its docstring the description, its pydantic result with ``render()`` the output).  The

@@ -1,4 +1,4 @@
-"""The processes the wrapped tools start, and how to end all of them (issue 11: resource bounds).
+"""The processes the wrapped tools start, and how to end all of them (resource bounds).
 
 Every tool subprocess (the bash tool's shell, ripgrep) runs in its own process group and carries a marker
 in its environment, ``MEMTREE_CHILD=<daemon pid>:<call token>``.  Its descendants inherit the marker even

@@ -9,7 +9,7 @@ directories, anchoring when a pattern has a ``/``; no global excludes file).
 ``MEMTREE_GREP_ENGINE=python`` (or ``rg``) forces an engine; by default ripgrep is used when
 :func:`memtree_plugins.lib.ripgrep.find_rg` finds it.
 
-Bounds (issue 11): the deadline does not depend on output -- a timer kills ripgrep's whole process group
+Resource bounds: the deadline does not depend on output -- a timer kills ripgrep's whole process group
 (and anything it started) when it passes, even if ripgrep never prints a line; files over
 :data:`MAX_FILE_BYTES` and anything that is not a regular file are skipped while walking; the fallback
 reads in blocks of :data:`BLOCK_BYTES` and searches a line longer than :data:`MAX_LINE_BYTES` in pieces

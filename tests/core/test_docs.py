@@ -6,13 +6,21 @@ Code comments cite ``docs/architecture.md#<section>``; a renamed section would l
 from __future__ import annotations
 
 import re
+import subprocess
 
+import pytest
 from helpers.common import REPO
 
 README_MAX_LINES = 600
 ARCHITECTURE = REPO / "docs" / "architecture.md"
 CITATION = re.compile(r"docs/architecture\.md#([A-Za-z0-9_-]+)")
 LINK = re.compile(r"\]\(([^)#\s]*)(?:#([^)\s]+))?\)")  # [text](path#anchor); (#anchor) is the same page
+# What a reader of the repository cannot follow: the design notes and style guide kept outside it, a numbered
+# section of the design spec, an issue number.
+OUTSIDE = re.compile(r"DESIGN\.md|STYLE\.md|§\s?\d|\bspec §|\bissues? #?\d+", re.IGNORECASE)
+CITING = ("memtree_core", "memtree_plugins", "plugin", "skills", "bin", "examples", "eval", "tests", "docs",
+          "README.md", "tox.ini", "pyproject.toml", ".ci")
+FIXTURES = ("eval/leaky", "tests/data")  # text written as input, not about the project
 
 
 def anchors(markdown: str) -> set[str]:
@@ -66,3 +74,25 @@ def test_the_anchor_rule() -> None:
     assert anchors("# Architecture\n## Data flow of a capture\n### The plugin host\n## Looking at the store: "
                    "`memtree ui`\n") == {"architecture", "data-flow-of-a-capture", "the-plugin-host",
                                          "looking-at-the-store-memtree-ui"}
+
+
+def test_nothing_cites_a_document_or_issue_outside_the_repository() -> None:
+    try:
+        tracked = subprocess.run(["git", "ls-files", "-z", "--", *CITING], cwd=REPO, check=True,
+                                 capture_output=True).stdout.decode().split("\0")
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    found = []
+    for name in sorted(filter(None, tracked)):
+        path = REPO / name
+        if name.startswith(tuple(f + "/" for f in FIXTURES)) or not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            if m := OUTSIDE.search(line):
+                found.append(f"{name}:{number}: {m.group(0)!r} in {line.strip()[:100]}")
+    assert not found, ("cite docs/architecture.md#<section> or a module or test here, or say the reason "
+                       "itself:\n" + "\n".join(found))

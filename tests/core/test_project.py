@@ -1,4 +1,5 @@
-"""Project identity exactly as spec §2, and the paths memtree keeps per project."""
+"""Project identity exactly as ``docs/architecture.md#the-plugin-host`` says, and the paths memtree keeps per
+project."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A repository's ``.memtree.json`` is untrusted input, and redaction fails closed (issue 11).
+"""A repository's ``.memtree.json`` is untrusted input, and redaction fails closed.
 
 Each finding is reproduced the way it was found: a hostile ``.memtree.json`` in the project, then the real
 daemon (``memtree serve`` + the MCP SDK client), the real ingest socket, the real CLI.  What reached the disk

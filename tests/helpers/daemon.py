@@ -158,7 +158,7 @@ def run_async(fn: Any, *args: Any) -> Any:
     return anyio.run(fn, *args)
 
 
-# -- real tools, by the contract (spec §4–§5, issue 3) ----------------------------------------------------
+# -- real tools, by the contract (docs/architecture.md#data-flow-of-a-search) -----------------------------
 
 
 def open_store(project: Path, timeout: float = 30.0) -> Any:

@@ -1,4 +1,4 @@
-"""Resource bounds (issue 11): every tool call ends whatever it reads, workers are never exhausted, slow
+"""Resource bounds: every tool call ends whatever it reads, workers are never exhausted, slow
 senders cannot starve real captures, the bash tool's timeout ends the children its command started, and a
 request naming a non-UTF-8 file is answered.
 

@@ -1,4 +1,4 @@
-"""Several sessions on one store, and what survives SIGKILL (issue 5 items 6-7), with the real daemon: two
+"""Several sessions on one store, and what survives SIGKILL, with the real daemon: two
 ``memtree serve`` sessions, concurrent senders on the real ingest socket, the daemon killed mid-burst.
 
 "Acked" means the sender read the daemon's ``{"ok": true}`` line: the capture was committed first.

@@ -123,7 +123,7 @@ def test_read_grep_get_search_through_mcp(home: Path, project: Path, env: dict[s
             assert not nothing.is_error
             assert not _ids_in(_structured(nothing))
 
-            # The spec's filters object narrows like the flat parameters (grep stored a tool_output too).
+            # The ``filters`` object narrows like the flat parameters (grep stored a tool_output too).
             kinds = {}
             for kind in ("tool_output", "file_chunk"):
                 hits = _structured(await s.call_tool("search", {"query": "quokkaword", "filters": {"kind": kind}}))

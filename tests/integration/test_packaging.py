@@ -1,7 +1,7 @@
-"""The repository is a Claude Code plugin: manifests with the fields the spec (§8) and DESIGN.md §1 ask for,
-component paths that resolve inside the plugin root, a skill that follows the Agent Skills rules, and
-Claude Code's own validator (``claude plugin validate``, pinned in package.json) accepting all of it —
-offline, without an API key.
+"""The repository is a Claude Code plugin (its root is the plugin root: ``docs/architecture.md#parts``):
+manifests with the fields a plugin and its marketplace entry need, component paths that resolve inside the
+plugin root, a skill that follows the Agent Skills rules, and Claude Code's own validator (``claude plugin
+validate``, pinned in package.json) accepting all of it — offline, without an API key.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def test_plugin_manifest_has_the_required_fields_and_no_version() -> None:
     assert m["author"]["name"].strip()
     assert m["homepage"].startswith("https://") and m["repository"].startswith("https://")
     assert m["license"] == "MIT"
-    # spec §8: no version, so every commit is a version users can pull.
+    # No version, so every commit is a version users can pull.
     assert "version" not in m
     assert m["hooks"] == "./plugin/hooks/hooks.json"
     assert m["skills"] == "./skills/"

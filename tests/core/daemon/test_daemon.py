@@ -1,4 +1,5 @@
-"""The process model (DESIGN.md §7): one daemon per project behind stdlib-only ``memtree serve`` forwarders.
+"""The process model (``docs/architecture.md#process-model``): one daemon per project behind stdlib-only
+``memtree serve`` forwarders.
 
 Real subprocesses, real sockets, the real SDK client.  Every test that starts a daemon uses ``daemon_guard``,
 which stops it and checks that no daemon process of the project is left.

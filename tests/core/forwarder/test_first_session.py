@@ -1,4 +1,4 @@
-"""A first session at Python's own speed (issue 16): with no daemon running, ``memtree serve`` answers
+"""A first session at Python's own speed: with no daemon running, ``memtree serve`` answers
 ``initialize`` (and an early ``tools/list``) from the handshake the last daemon recorded, starts the daemon,
 replays ``initialize`` to it and holds everything else until it is ready.  Anything in the record that does
 not match and the forwarder waits for the daemon, as before.

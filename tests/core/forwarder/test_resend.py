@@ -1,4 +1,4 @@
-"""A daemon that dies under two sessions (issue 16): what is safe to repeat is re-sent, the rest fails saying so.
+"""A daemon that dies under two sessions: what is safe to repeat is re-sent, the rest fails saying so.
 
 Real ``memtree serve`` forwarders driven with raw JSON-RPC lines, a real daemon, a real SIGKILL.
 """

@@ -1,4 +1,4 @@
-"""Socket directories are checked the way ssh-agent and tmux check theirs (issue 11): by the daemon when it
+"""Socket directories are checked the way ssh-agent and tmux check theirs: by the daemon when it
 binds, by ``memtree serve`` before it starts one, and by the capture hook before it sends a byte.
 
 Real directories, real sockets, the real hook scripts and the real ``memtree`` CLI.  Every test has its own

@@ -1,4 +1,4 @@
-"""A damaged store is found and said (issue 11): a truncated file, a garbage header and garbage in the middle
+"""A damaged store is found and said: a truncated file, a garbage header and garbage in the middle
 of a real store file.  ``info``/``stats`` give one line naming ``memtree doctor``, captures are refused
 (``store-damaged``, never acked ``ok``), every tool answers with the reason, and ``memtree doctor`` recovers
 what is readable into a new file, keeping the old one, after which captures work again.

@@ -23,10 +23,10 @@ def fts_ids(store: Store, term: str) -> set[str]:
     return {r[0] for r in store.query("SELECT id FROM nodes_fts WHERE nodes_fts MATCH ?", (term,))}
 
 
-def test_schema_columns_match_the_spec(store: Store) -> None:
+def test_schema_columns_keep_their_names(store: Store) -> None:
     cols = [r[1] for r in store.query("PRAGMA table_info(nodes)")]
-    # the spec's columns, in order, then memtree's own (symbols: keyword search's identifier field;
-    # tokens, tokens_by: the stored token count and the counter that made it)
+    # the columns outside tools rely on, in order, then memtree's own (symbols: keyword search's identifier
+    # field; tokens, tokens_by: the stored token count and the counter that made it)
     assert cols == ["id", "parent_id", "kind", "source_uri", "content", "content_hash", "status", "mtime",
                     "created_at", "updated_at", "truncated", "original_bytes", "metadata", "symbols",
                     "tokens", "tokens_by"]

@@ -1,4 +1,4 @@
-"""`memtree info --json`: the interface outside checks rely on (DESIGN.md §5), on this machine's Python."""
+"""`memtree info --json`: the interface outside checks rely on, on this machine's Python."""
 
 from __future__ import annotations
 

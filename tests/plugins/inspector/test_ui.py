@@ -1,4 +1,4 @@
-"""``memtree ui`` over HTTP (issue 17): the token and its cookie, loopback only, read-only, and what the pages
+"""``memtree ui`` over HTTP: the token and its cookie, loopback only, read-only, and what the pages
 say, on a store filled through the real daemon and served by the real ``memtree ui`` subprocess.  The
 browser drives every page in tests/plugins/inspector/test_ui_browser.py.
 """

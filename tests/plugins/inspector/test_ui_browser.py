@@ -1,4 +1,4 @@
-"""``memtree ui`` in a real browser (issue 17): headless Debian Chromium driven by Playwright through every
+"""``memtree ui`` in a real browser: headless Debian Chromium driven by Playwright through every
 page of a store filled through the real daemon, checking what each page says, with a screenshot of each
 saved as a test artifact (``$MEMTREE_UI_ARTIFACTS`` when set, else under the test's tmp directory), and the
 store file unchanged afterwards.
@@ -146,7 +146,7 @@ def test_every_page_in_chromium(filled: Filled, env: dict[str, str], browser: An
         assert "Included" in text and "Packed text" in text and filled.word in text
         assert page.locator("h2:text('Included') + table tbody tr").count() >= 1
 
-        # Stats: every chart the issue names, with what this store recorded.
+        # Stats: every chart the page draws, with what this store recorded.
         text = visit("/stats", "stats")
         for heading in ("Captures per hour", "Tokens kept out of the window", "Store size over time",
                         "Walker activity", "Redaction hits by rule", "Drops by reason"):

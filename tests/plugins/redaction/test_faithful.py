@@ -1,5 +1,5 @@
-"""Where redaction runs and what a read gives back (issue 12), and environment dumps recognised by what
-the output is (issue 11): real files, the real store, real subprocesses and the real ingest socket.
+"""Where redaction runs and what a read gives back, and environment dumps recognised by what
+the output is: real files, the real store, real subprocesses and the real ingest socket.
 
 What is checked is the store's own bytes (``store.db`` and its ``-wal``), not only what a query returns.
 """
@@ -34,7 +34,7 @@ def _same_draws_in_any_order() -> None:
     """Each test draws from rng as if it ran first: pytest-randomly and xdist change the order."""
     rng.seed(1212)
 
-KEY_FIRST, KEY_LAST = 187, 237  # the private key's lines in the test file (issue 12)
+KEY_FIRST, KEY_LAST = 187, 237  # the private key's lines in the test file
 
 
 def tool(app, name):

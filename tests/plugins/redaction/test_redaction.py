@@ -457,7 +457,7 @@ def test_rules_the_scan_does_not_know_still_run(home, project, monkeypatch):
         app.close()
 
 
-# ---- issue 12: what real tools print (recall) and code that must come back as it is (precision) -------
+# ---- what real tools print (recall) and code that must come back as it is (precision) -----------------
 
 def _read_gutter(lines: list[str], first: int = 187) -> str:
     return "\n".join(f"{first + i:>6}→{line}" for i, line in enumerate(lines))
@@ -541,7 +541,7 @@ CODE = [
     # a continuation whose next line is a flag, a command or a path, not a secret
     "CFLAGS=\\\n  -O2 -Wall\n", "RUN apt-get update && \\\n    apt-get install -y curl\n",
     "export TOKEN_FILE=\\\n  /etc/secrets/token.txt\n",
-    # the httpx lines of issue 12
+    # lines of httpx's own code
     "    auth: AuthTypes | None = None,", "        auth = (url.username, url.password)",
     '            v = to_bytes_or_str("[secure]", match_type_of=v)',
     'SENSITIVE_HEADERS = {"authorization", "proxy-authorization"}',

@@ -117,7 +117,7 @@ def test_without_the_semantic_plugin_semantic_is_unavailable_and_hybrid_is_keywo
         app.store.insert_node("note", "yaml config", status_="live")
         with pytest.raises(ValueError, match="not available yet"):
             search(app, "yaml", mode="semantic")
-        r = search(app, "yaml", mode="hybrid")  # the spec: hybrid falls back to keyword, saying why
+        r = search(app, "yaml", mode="hybrid")  # hybrid falls back to keyword, saying why
         assert len(r.hits) == 1 and any("fell back to keyword" in n for n in r.notes)
     finally:
         app.close()

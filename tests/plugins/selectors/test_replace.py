@@ -1,4 +1,4 @@
-"""Shrinking native tool output (issue 8): the real sync hook from hooks.json against a real ingest server
+"""Shrinking native tool output: the real sync hook from hooks.json against a real ingest server
 (in a thread over a real App), fed real tool output (pytest, rustc, node, git log, greps of this repo)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""No capture lost while the daemon is down or restarting (issue 16): the real hook notes what it could not
+"""No capture lost while the daemon is down or restarting: the real hook notes what it could not
 deliver (ids only), the real daemon takes those calls from the session transcript at start and periodically."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Claude Code transcripts and ``memtree import`` (issue 16): past sessions' results stored once, through the
+"""Claude Code transcripts and ``memtree import``: past sessions' results stored once, through the
 same ingest path as the hook; unknown record shapes skipped and counted."""
 
 from __future__ import annotations

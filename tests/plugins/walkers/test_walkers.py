@@ -93,7 +93,7 @@ def test_duplicates_within_one_batch_and_what_is_not_a_duplicate(app: App) -> No
     note = s.insert_node("note", TEXT)  # other kind
     old = s.insert_node("tool_output", TEXT + "!", created_at=now_ms() - 2 * HOUR)
     walk(app, "filter")
-    late = s.insert_node("tool_output", TEXT + "!")  # an hour past the live copy: spec §4 keeps it
+    late = s.insert_node("tool_output", TEXT + "!")  # an hour past the live copy: outside the window, kept
     walk(app, "filter")
     got = {n.id: s.get_node(n.id).status for n in (a, b, chunk1, chunk2, note, old, late)}
     assert got == {a.id: "live", b.id: "pruned", chunk1.id: "live", chunk2.id: "live", note.id: "live",
