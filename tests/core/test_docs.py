@@ -96,3 +96,13 @@ def test_nothing_cites_a_document_or_issue_outside_the_repository() -> None:
                 found.append(f"{name}:{number}: {m.group(0)!r} in {line.strip()[:100]}")
     assert not found, ("cite docs/architecture.md#<section> or a module or test here, or say the reason "
                        "itself:\n" + "\n".join(found))
+
+
+def test_the_store_page_documents_every_method_a_plugin_may_call() -> None:
+    """docs/store.md is the store API on one page: every member of StoreAccess is on it."""
+    from memtree_core.context import StoreAccess
+
+    page = (REPO / "docs" / "store.md").read_text(encoding="utf-8")
+    members = {n for n in vars(StoreAccess) if not n.startswith("_")} | set(StoreAccess.__annotations__)
+    missing = sorted(n for n in members if f"`{n}" not in page)
+    assert not missing, f"docs/store.md does not document: {', '.join(missing)}"
