@@ -504,7 +504,7 @@ def phase(name: str, every_s: float = 5.0):
 
 # Counters that report a walker looked at something, not that it changed the store.
 WORK_KEYS_IGNORED = {"passes_completed", "checked", "swept", "files_checked", "chunks_covered", "chunks_checked",
-                     "stats", "vacuumed_pages"}
+                     "stats", "vacuumed_pages", "batches", "done"}
 # While the fixture is indexed, the daemon's own walkers wait: left to their clocks, whether (say) a summary
 # was written before or after dedupe would depend on timing.  `settle` then runs them all to a fixed point.
 QUIET_WALKERS = {"MEMTREE_WALKERS__EMBEDDING_IDLE_MS": "3600000", "MEMTREE_WALKERS__DEDUPE_INTERVAL_MS": "3600000",
