@@ -21,6 +21,11 @@ if TYPE_CHECKING:
     from memtree_core.store import NodeRow
 
 
+def members(protocol: type) -> set[str]:
+    """The public members a protocol declares: its methods, properties and annotated attributes."""
+    return {n for n in vars(protocol) if not n.startswith("_")} | set(protocol.__annotations__)
+
+
 @dataclass(frozen=True)
 class Chunk:
     """One slice of a file: 1-based inclusive line range, its text and a short outline."""
