@@ -115,9 +115,8 @@ class App:
 
     # -- plugin conveniences -------------------------------------------------------------------------
     def plugin_settings(self, name: str) -> Any:
-        """Plugin ``name``'s own settings (its ``memtree_settings_model``, with every layer applied), or None
-        when it declares none or is not loaded: a third-party plugin's ``plugins.config.<name>`` values, a
-        built-in's top-level keys (with its ``plugins.config`` values as ``config``)."""
+        """Plugin ``name``'s own settings (:func:`memtree_core.plugin_settings.apply`), or None when it declares
+        none or is not loaded."""
         return self.plugins.plugin_settings.get(name)
 
     def count_tokens(self, text: str) -> int:
@@ -216,11 +215,8 @@ class App:
         return redaction_gate.unavailable_reason(self.settings, self.plugins)
 
     def record_redactions(self, hits: dict[str, int]) -> None:
-        """Count values redacted from what memtree stored or returned, per rule, for ``memtree stats``.
-
-        Every path that redacts (the ingest socket and the read, grep and bash tools) records here, so the
-        counters do not depend on how an output came in.
-        """
+        """Count values redacted from what memtree stored or returned, per rule, for ``memtree stats``: every
+        path that redacts (captures, the read, grep and bash tools) records here."""
         if not hits:
             return  # no write lock for the common case
         with self.store.tx():

@@ -191,11 +191,7 @@ def _plain_serve(argv: list[str]) -> tuple[bool, str | None]:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     plain, project = _plain_serve(argv)
-    if plain:
-        problem = project_problem(project)
-        if problem:
-            print(f"memtree serve: {problem}", file=sys.stderr)
-            return 2
+    if plain and not project_problem(project):  # (a bad --project is reported below, as for any command)
         from memtree_core.daemon.commands.serve import serve
 
         return serve(project)

@@ -276,14 +276,17 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
     for name, obj in extra or []:
         register(PluginInfo(name, f"extra:{type(obj).__name__}", "pending"), lambda o=obj: o)
 
+    def missing(name: str, source: str, message: str) -> None:
+        info = PluginInfo(name, source, "missing")
+        report.append(info)
+        fail(info, message)
+        info.status = "missing"
+
     for name, spec in settings.plugins.require.items():
         version = seen_dists.get(name.lower())
         loaded = any(p.name == name and p.status == "loaded" for p in report)
         if version is None and not loaded:
-            info = PluginInfo(name, "required", "missing")
-            report.append(info)
-            fail(info, f"required plugin {name!r} is not installed (pip install {name})")
-            info.status = "missing"
+            missing(name, "required", f"required plugin {name!r} is not installed (pip install {name})")
             continue
         if spec and version:
             from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -293,11 +296,8 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
             except InvalidSpecifier:
                 ok = False
             if not ok:
-                info = PluginInfo(name, f"required {spec}", "missing")
-                report.append(info)
-                fail(info, f"plugin {name!r} {version} does not satisfy the required {spec!r} "
-                           f"(pip install '{name}{spec}')")
-                info.status = "missing"
+                missing(name, f"required {spec}", f"plugin {name!r} {version} does not satisfy the required "
+                                                  f"{spec!r} (pip install '{name}{spec}')")
 
     # Before any register hook: a plugin whose settings model is unusable registers nothing.
     models, sections = _settings_models(pm, report, fail) if not kinds else ({}, {})
@@ -344,12 +344,9 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
     if counter is None:
         # Every budget needs one: say so now, in the report (and fatally under MEMTREE_STRICT_PLUGINS),
         # and make each use fail with the same sentence rather than with an AttributeError on None.
-        info = PluginInfo("token counter", "required", "missing")
-        report.append(info)
         message = ("no plugin provides a token counter (memtree_token_counter): the built-in 'tokens' plugin "
                    "is disabled or failed; re-enable it or install a plugin that provides one")
-        fail(info, message)
-        info.status = "missing"
+        missing("token counter", "required", message)
         counter = MissingTokenCounter(message)
     return PluginSet(pm, registries, report, counter, models, sections)
 

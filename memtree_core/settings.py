@@ -1,28 +1,21 @@
-"""Settings: the spec's ``config.json`` keys with its defaults, layered by pydantic-settings' own sources
-(:meth:`Settings.settings_customise_sources`)
+"""Settings: the host's keys of ``config.json`` and the layering, on pydantic-settings' own sources
+(:meth:`Settings.settings_customise_sources`), weakest first:
 
     defaults < user config ($MEMTREE_HOME/config.json) < the repo's .memtree.json < MEMTREE_* environment < init
 
-Keys are camelCase in files (as in the spec); the environment is pydantic-settings' ``EnvSettingsSource``
-(prefix ``MEMTREE_``, ``__`` between levels), so ``MEMTREE_CAPTURE__MAX_BYTES`` sets ``capture.maxBytes``; a
-variable's name is first checked against the model (any case, underscores inside a key optional), so a typo is
-an error, not a silently unused variable.  Each source validates what it gives, so an error names the file (or
-variable), the key and the type.
+Keys are camelCase in files; the environment is pydantic-settings' ``EnvSettingsSource`` (prefix ``MEMTREE_``,
+``__`` between levels: ``MEMTREE_CAPTURE__MAX_BYTES`` sets ``capture.maxBytes``), each variable's name checked
+against the model first (any case, underscores inside a key optional), so a typo is an error.  Each source
+validates what it gives, so an error names the file (or variable), the key and the type.
 
-This module holds the host's own keys (:class:`Settings`: capture's size cap and Bash switch, redaction's gate,
-the daemon, the store, the plugin set) and the layering.  Every other key belongs to the plugin that uses it:
-a built-in's top-level keys (:class:`memtree_core.plugin_settings.BuiltinSettings`) and any plugin's
-``plugins.config.<name>`` (:class:`memtree_core.plugin_settings.PluginSettings`) are sections of the same
-model, composed with the host's once the plugins are loaded (:mod:`memtree_core.project_settings`), so one
-set of sources, repository rules and messages serves them all.
+:class:`Settings` holds the host's own keys (capture's size cap and Bash switch, redaction, the daemon, the
+store, the plugin set); every other key is a plugin's (:mod:`memtree_core.plugin_settings`), composed with
+these once the plugins are loaded (:mod:`memtree_core.project_settings`), under the same sources and rules.
 
-The repository's ``.memtree.json`` arrives with the code, so it is untrusted input: it may set only the fields
-marked :data:`REPO_SAFE` (its plugin set, budgets, search defaults and the like).  Whatever weakens a
-protection, sends data off the machine or sizes resources and retention is the user's alone (their
-``config.json`` or ``MEMTREE_*`` variables; :class:`UserOnly` says why).  A repository's other keys, and its
-bad or out-of-bound values, are dropped with a warning (``memtree info`` lists them), never an error: a
-cloned repository cannot stop memtree from working.  Every check is made on the parsed value, never on the
-raw JSON.
+The repository's ``.memtree.json`` arrives with the code, so it is untrusted: it may set only the fields marked
+:data:`REPO_SAFE`; what weakens a protection, sends data off the machine or sizes resources and retention is
+the user's alone (:class:`UserOnly` says why).  Its other keys, and its bad or out-of-bound values, are dropped
+with a warning (``memtree info`` lists them), never an error; every check is made on the parsed value.
 """
 
 from __future__ import annotations
@@ -56,10 +49,9 @@ def _strict_flag(value: Any) -> bool:
     strings), nothing else: "off", "no", 0.0 or a number are mistakes, not a quiet ``False``."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "1"):
-        return True
-    if isinstance(value, str) and value.strip().lower() in ("false", "0"):
-        return False
+    word = value.strip().lower() if isinstance(value, str) else None
+    if word in ("true", "1", "false", "0"):
+        return word in ("true", "1")
     raise ValueError('expected true or false (or the strings "true", "false", "1", "0")')
 
 
