@@ -26,6 +26,7 @@ import stat
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import reduce
 from pathlib import Path
 from typing import Annotated, Any, Literal, NamedTuple
 
@@ -126,7 +127,7 @@ class StoreSettings(Section):
 
 
 class PluginSet(Section):
-    # A repository chooses its plugin set (narrowing the user's, never widening it: see load_settings).
+    # A repository chooses its plugin set (narrowing the user's, never widening it: _keep_user_plugin_choices).
     load: Annotated[list[str], REPO_SAFE] = []
     disable: Annotated[list[str], REPO_SAFE] = []
     require: Annotated[dict[str, str], REPO_SAFE] = {}  # distribution or plugin name -> version specifier
@@ -137,8 +138,7 @@ class Settings(BaseSettings):
     """The host's own keys of config.json; each built-in plugin adds the top-level keys it owns
     (:func:`memtree_core.plugin_settings.compose`), so a project's settings model is this one plus theirs."""
 
-    model_config = SettingsConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid",
-                                      allow_inf_nan=False, env_prefix="MEMTREE_", env_nested_delimiter="__")
+    model_config = SettingsConfigDict(**Section.model_config, env_prefix="MEMTREE_", env_nested_delimiter="__")
 
     capture: Capture = Capture()
     redaction: Annotated[Redaction, UserOnly(WHAT_IS_CAPTURED)] = Redaction()
@@ -307,17 +307,23 @@ def _describe(err: dict[str, Any], model: type[BaseModel]) -> str:
 def _unknown(path: tuple[str, ...], model: type[BaseModel]) -> str:
     """What to say of an unknown key: a plugin's names its settings."""
     if len(path) > 3 and path[:2] == ("plugins", "config"):
-        own = _section(model, path[:3])
+        own = _along(model, path[:3])[1]
         keys = ", ".join(info.alias or name for name, info in own.model_fields.items()) if own else "none"
         return f"plugins.config.{path[2]}: unknown key {_shown(path[3])} ({path[2]}'s settings: {keys})"
     return f"unknown key {_shown('.'.join(path))}"
 
 
-def _section(model: Any, path: tuple[str, ...]) -> Any:
+def _along(model: Any, path: tuple[str, ...]) -> tuple[list[Any], Any]:
+    """The metadata of every field along ``path`` (camelCase keys), outermost first, and the section model at
+    its end (None when the path ends on a plain key or leaves the model)."""
+    marks: list[Any] = []
     for key in path:
         hit = _model_field(model, key) if model is not None else None
-        model = hit[2] if hit else None
-    return model
+        if hit is None:
+            return marks, None
+        marks.extend(model.model_fields[hit[0]].metadata)
+        model = hit[2]
+    return marks, model
 
 
 def _shown(value: Any, limit: int = 80) -> str:
@@ -496,26 +502,13 @@ def _drop_dormant(data: dict[str, Any], model: type[BaseModel], job: _Load, orig
 REPO_UNDISABLEABLE = ("redaction", "walkers")
 
 
-def _marks(model: type[BaseModel], path: tuple[str, ...]) -> list[Any]:
-    """The metadata of every field along ``path`` (camelCase keys), outermost first."""
-    out: list[Any] = []
-    node: Any = model
-    for key in path:
-        hit = _model_field(node, key) if node is not None else None
-        if hit is None:
-            break
-        out.extend(node.model_fields[hit[0]].metadata)
-        node = hit[2]
-    return out
-
-
 def _repo_may_set(model: type[BaseModel], path: tuple[str, ...]) -> bool:
-    return any(m is REPO_SAFE for m in _marks(model, path))
+    return any(m is REPO_SAFE for m in _along(model, path)[0])
 
 
 def _repo_safe_inside(model: type[BaseModel], path: tuple[str, ...]) -> bool:
     """Whether some key under the section at ``path`` is repo-safe (a repository gave it a scalar)."""
-    node = _section(model, path)
+    node = _along(model, path)[1]
     return node is not None and any(any(m is REPO_SAFE for m in info.metadata) or _repo_safe_inside(node, (name,))
                                     for name, info in node.model_fields.items())
 
@@ -523,7 +516,7 @@ def _repo_safe_inside(model: type[BaseModel], path: tuple[str, ...]) -> bool:
 def _why_user_only(model: type[BaseModel], path: tuple[str, ...]) -> str:
     if path[:2] == ("plugins", "config") and len(path) > 2:
         return f"plugin {path[2]!r} does not mark it repo-safe"
-    reasons = [m.reason for m in _marks(model, path) if isinstance(m, UserOnly)]
+    reasons = [m.reason for m in _along(model, path)[0] if isinstance(m, UserOnly)]
     if reasons:
         return reasons[-1]
     if path[0].lower().endswith("url"):
@@ -561,16 +554,9 @@ def _leaves(data: dict[str, Any], model: type[BaseModel], prefix: tuple[str, ...
     return out
 
 
-def _nest(path: tuple[str, ...], value: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {path[-1]: value}
-    for key in reversed(path[:-1]):
-        out = {key: out}
-    return out
-
-
 def _parse_leaf(path: tuple[str, ...], names: tuple[str, ...], value: Any, model: type[BaseModel]) -> Any:
     """The value as the settings model parses it (bounds and all); raises ValidationError."""
-    parsed: Any = _validate(model, _nest(path, value))
+    parsed: Any = _validate(model, reduce(lambda inner, key: {key: inner}, reversed(path), value))
     for name in names:
         parsed = getattr(parsed, name)
     return parsed.model_dump(by_alias=True) if isinstance(parsed, BaseModel) else parsed
