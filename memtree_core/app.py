@@ -2,7 +2,7 @@
 
 Everything that serves a project — the daemon, the CLI, ``memtree walk`` — starts from :meth:`App.open`.
 What plugins are handed at run time is not the App but its :attr:`App.context`, a :class:`HostContext`: exactly
-what :class:`~memtree_core.context.Context` declares, and nothing else.
+what :class:`~memtree_core.context.Context` declares (:func:`narrow`), and nothing else.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from memtree_core.context import Context, PluginsView
 from memtree_core.daemon import redaction_gate
 from memtree_core.daemon.redacting import Redacted
 from memtree_core.forwarder import records
@@ -23,7 +24,7 @@ from memtree_core.plugins import MissingTokenCounter, PluginSet, short_error
 from memtree_core.project_settings import load as load_project_settings
 from memtree_core.settings import LoadedSettings, Settings
 from memtree_core.store import Store, StoreDamaged
-from memtree_core.types import Chunk, Chunker, tiles
+from memtree_core.types import Chunk, Chunker, members, tiles
 
 log = logging.getLogger("memtree.app")
 
@@ -42,7 +43,8 @@ class App:
         # Shared scratch space for plugins that keep per-daemon state (e.g. walker clocks).
         self.state: dict[str, Any] = {}
         self._ingester: Any = None  # the capture path plugins reach through ingest_once
-        self.context = HostContext(self)  # what plugins are handed
+        view = HostPlugins(plugins, registries=MappingProxyType(plugins.registries))
+        self.context = HostContext(self, plugins=view)  # what plugins are handed
         self._note_earlier_item_failures()
         self._configure_items()
 
@@ -113,9 +115,8 @@ class App:
 
     # -- plugin conveniences -------------------------------------------------------------------------
     def plugin_settings(self, name: str) -> Any:
-        """Plugin ``name``'s own settings (its ``memtree_settings_model``, with every layer applied), or None
-        when it declares none or is not loaded: a third-party plugin's ``plugins.config.<name>`` values, a
-        built-in's top-level keys (with its ``plugins.config`` values as ``config``)."""
+        """Plugin ``name``'s own settings (:func:`memtree_core.plugin_settings.apply`), or None when it declares
+        none or is not loaded."""
         return self.plugins.plugin_settings.get(name)
 
     def count_tokens(self, text: str) -> int:
@@ -214,11 +215,8 @@ class App:
         return redaction_gate.unavailable_reason(self.settings, self.plugins)
 
     def record_redactions(self, hits: dict[str, int]) -> None:
-        """Count values redacted from what memtree stored or returned, per rule, for ``memtree stats``.
-
-        Every path that redacts (the ingest socket and the read, grep and bash tools) records here, so the
-        counters do not depend on how an output came in.
-        """
+        """Count values redacted from what memtree stored or returned, per rule, for ``memtree stats``: every
+        path that redacts (captures, the read, grep and bash tools) records here."""
         if not hits:
             return  # no write lock for the common case
         with self.store.tx():
@@ -276,81 +274,23 @@ def _read_item_failures(path: Path) -> list[dict[str, Any]]:
     return [f for f in value if isinstance(f, dict)] if isinstance(value, list) else []
 
 
-class HostContext:
-    """The host as plugins get it at run time: exactly the members :class:`~memtree_core.context.Context`
-    declares, each handed through from the :class:`App` (its store as it is), and nothing else; its
-    ``plugins`` is a :class:`HostPlugins`.  One per App (:attr:`App.context`)."""
+def narrow(protocol: type, name: str) -> type:
+    """A class ``name`` whose instances, ``cls(host, **fixed)``, have exactly the members ``protocol`` declares,
+    each read off ``host`` when asked (as it is: its store, its bound methods) or given in ``fixed``; nothing
+    else, and none can be set."""
 
-    __slots__ = ("_app", "plugins")
+    def member(m: str) -> property:
+        return property(lambda self: self._fixed[m] if m in self._fixed else getattr(self._host, m))
 
-    def __init__(self, app: App) -> None:
-        self._app = app
-        self.plugins = HostPlugins(app.plugins)
+    def __init__(self: Any, host: object, **fixed: Any) -> None:
+        self._host, self._fixed = host, fixed
 
-    def __repr__(self) -> str:
-        return f"<memtree context of {self._app.identity.root}>"
-
-    # attributes
-    identity = property(lambda self: self._app.identity)
-    paths = property(lambda self: self._app.paths)
-    environ = property(lambda self: self._app.environ)
-    loaded = property(lambda self: self._app.loaded)
-    state = property(lambda self: self._app.state)
-    settings = property(lambda self: self._app.settings)
-    store = property(lambda self: self._app.store)
-    project_root = property(lambda self: self._app.project_root)
-    redaction_unavailable = property(lambda self: self._app.redaction_unavailable)
-
-    # services
-    def plugin_settings(self, name: str) -> Any:
-        return self._app.plugin_settings(name)
-
-    def count_tokens(self, text: str) -> int:
-        return self._app.count_tokens(text)
-
-    def chunker_for(self, path: str) -> Chunker:
-        return self._app.chunker_for(path)
-
-    def chunk(self, path: str, text: str) -> tuple[list[Chunk], str, list[str]]:
-        return self._app.chunk(path, text)
-
-    def redact(self, text: str) -> tuple[str, dict[str, int]]:
-        return self._app.redact(text)
-
-    def redact_lines(self, text: str) -> Redacted:
-        return self._app.redact_lines(text)
-
-    def record_redactions(self, hits: dict[str, int]) -> None:
-        self._app.record_redactions(hits)
-
-    def command_denied(self, command: str) -> str | None:
-        return self._app.command_denied(command)
-
-    def ingest_once(self, payload: dict[str, Any], replayed: bool = False) -> tuple[list[str], bool]:
-        return self._app.ingest_once(payload, replayed)
+    return type(name, (), {"__slots__": ("_host", "_fixed"), "__init__": __init__,
+                           "__repr__": lambda self: f"<{name} of {self._host!r}>",
+                           **{m: member(m) for m in members(protocol)}})
 
 
-class HostPlugins:
-    """The plugin set as plugins get it: what :class:`~memtree_core.context.PluginsView` declares (the
-    registries by kind, the token counter, the load report), never the pluggy manager behind them."""
-
-    __slots__ = ("_plugins",)
-
-    def __init__(self, plugins: PluginSet) -> None:
-        self._plugins = plugins
-
-    chunkers = property(lambda self: self._plugins.registries["chunkers"])
-    filters = property(lambda self: self._plugins.registries["filters"])
-    walkers = property(lambda self: self._plugins.registries["walkers"])
-    tools = property(lambda self: self._plugins.registries["tools"])
-    embedders = property(lambda self: self._plugins.registries["embedders"])
-    summarizers = property(lambda self: self._plugins.registries["summarizers"])
-    rankers = property(lambda self: self._plugins.registries["rankers"])
-    selectors = property(lambda self: self._plugins.registries["selectors"])
-    retrievers = property(lambda self: self._plugins.registries["retrievers"])
-    capture_adapters = property(lambda self: self._plugins.registries["capture_adapters"])
-    output_replacers = property(lambda self: self._plugins.registries["output_replacers"])
-    token_counter = property(lambda self: self._plugins.token_counter)
-    report = property(lambda self: self._plugins.report)
-    failures = property(lambda self: self._plugins.failures)
-    registries = property(lambda self: MappingProxyType(self._plugins.registries))
+# What plugins are handed: the App as Context declares it, the plugin set as PluginsView does (its registries
+# read-only, never the pluggy manager).  One per App (App.context).
+HostPlugins = narrow(PluginsView, "HostPlugins")
+HostContext = narrow(Context, "HostContext")

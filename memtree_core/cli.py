@@ -1,10 +1,10 @@
 """The ``memtree`` command line: host dispatch only.
 
 The commands come from plugins through ``memtree_register_commands`` (the built-in ones from
-``memtree_plugins.commands``), except the host's own in ``memtree_core/commands/``: ``serve`` and ``daemon``
-(their start must stay fast, and ``serve`` stdlib-only, so they are dispatched before any plugin loads),
-``stop``, ``doctor`` and ``plugins`` (they must work when a plugin is broken or disabled).  A command's module
-is imported only when it runs or its ``--help`` is asked; ``memtree --help`` lists every command's one line.
+``memtree_plugins.commands``), except the host's own (:data:`HOST_COMMANDS`): ``plugins`` and the daemon's
+``serve``, ``daemon``, ``stop`` and ``doctor`` (:mod:`memtree_core.daemon.commands`), dispatched before any
+plugin loads, so they start fast and work when a plugin is broken.  A command's module is imported only when it
+runs or its ``--help`` is asked.
 
 The built-in plugins' commands are also listed here (:data:`BUILTIN_COMMANDS`, kept equal to what those plugins
 register by tests/core/test_cli.py): when nothing can change that list (no third-party plugin installed, no plugin
@@ -31,12 +31,12 @@ HOST_COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("plugins", "which plugins loaded from where, which failed and why, which are disabled",
             "memtree_core.commands.plugins"),
     Command("serve", "the MCP server on stdio (forwards to the project's daemon, starting it when needed)",
-            "memtree_core.commands.serve"),
+            "memtree_core.daemon.commands.serve"),
     Command("daemon", "run the project's daemon in the foreground (normally started by 'serve')",
-            "memtree_core.commands.daemon"),
-    Command("stop", "stop the project's daemon", "memtree_core.commands.stop"),
+            "memtree_core.daemon.commands.daemon"),
+    Command("stop", "stop the project's daemon", "memtree_core.daemon.commands.stop"),
     Command("doctor", "check the store; recover a damaged one into a new file (the old one is kept)",
-            "memtree_core.commands.doctor"),
+            "memtree_core.daemon.commands.doctor"),
 )}
 # The built-in plugins' commands: name -> (one-line help, plugin, handler module), in `memtree --help`'s order.
 BUILTIN_COMMANDS: dict[str, tuple[str, str, str]] = {name: (text, plugin, f"memtree_plugins.{plugin}.{module}")
@@ -188,35 +188,13 @@ def _plain_serve(argv: list[str]) -> tuple[bool, str | None]:
     return False, None
 
 
-def _serve(project: str | None) -> int:
-    problem = project_problem(project)
-    if problem:
-        print(f"memtree serve: {problem}", file=sys.stderr)
-        return 2
-    from memtree_core.forwarder.records import answer
-
-    try:
-        early = answer(project)  # initialize, from the daemon's record, before the forwarder's imports
-        from memtree_core.forwarder.main import main as forward
-
-        return forward(project, early, _run_daemon)
-    except KeyboardInterrupt:
-        return 130
-
-
-def _run_daemon(root: str, project_hash: str, log_fd: int, status_fd: int) -> None:
-    """What a daemon forked by ``memtree serve`` runs (the forwarder imports nothing of the daemon's)."""
-    from memtree_core.daemon.control import run_forked
-    from memtree_core.daemon.main import run
-
-    run_forked(run, root, project_hash, log_fd, status_fd)
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     plain, project = _plain_serve(argv)
-    if plain:
-        return _serve(project)
+    if plain and not project_problem(project):  # (a bad --project is reported below, as for any command)
+        from memtree_core.daemon.commands.serve import serve
+
+        return serve(project)
     chosen = _first_word(argv)
     host = {name: (c, "memtree") for name, c in HOST_COMMANDS.items()}
     version_only = chosen is None and "--version" in argv and not {"-h", "--help"} & set(argv)

@@ -112,31 +112,19 @@ class PluginsView(Protocol):
     by kind, each item with the plugin that registered it, in precedence order (``ranked()``); the token
     counter every budget uses; and what loaded, for the commands that report it."""
 
-    @property
-    def chunkers(self) -> Registry[Chunker]: ...
-    @property
-    def filters(self) -> Registry[Filter]: ...
-    @property
-    def walkers(self) -> Registry[Walker]: ...
-    @property
-    def tools(self) -> Registry[ToolSpec]: ...
-    @property
-    def embedders(self) -> Registry[Embedder]: ...
-    @property
-    def summarizers(self) -> Registry[Summarizer]: ...
-    @property
-    def rankers(self) -> Registry[Ranker]: ...
-    @property
-    def selectors(self) -> Registry[Selector]: ...
-    @property
-    def retrievers(self) -> Registry[Retriever]: ...
-    @property
-    def capture_adapters(self) -> Registry[CaptureAdapter]: ...
-    @property
-    def output_replacers(self) -> Registry[OutputReplacer]: ...
-
-    @property
-    def token_counter(self) -> TokenCounter: ...
+    # read-only, like every member here (the host's view has no setters)
+    chunkers: Registry[Chunker]
+    filters: Registry[Filter]
+    walkers: Registry[Walker]
+    tools: Registry[ToolSpec]
+    embedders: Registry[Embedder]
+    summarizers: Registry[Summarizer]
+    rankers: Registry[Ranker]
+    selectors: Registry[Selector]
+    retrievers: Registry[Retriever]
+    capture_adapters: Registry[CaptureAdapter]
+    output_replacers: Registry[OutputReplacer]
+    token_counter: TokenCounter
 
     # -- what loaded (`memtree info` reports it) --------------------------------------------------------
     @property

@@ -1,23 +1,18 @@
 """memtree's hook specifications: every extension point a plugin can implement.
 
-Register-style hooks receive a :class:`~memtree_core.registry.Register` bound to the calling plugin.
-Call it with an item to add it (``register(item)``), with ``replaces=True`` to override an item of the
-same name from another plugin, or ``register.remove(name)`` to withdraw one.  A duplicate name without
-``replaces`` is an error that names both plugins; the newcomer's item is skipped.
+Register-style hooks receive a :class:`~memtree_core.registry.Register` bound to the calling plugin:
+``register(item)`` adds an item, ``replaces=True`` overrides another plugin's item of the same name (without
+it, a duplicate name is an error naming both plugins and the newcomer's item is skipped), and
+``register.remove(name)`` withdraws one.  Built-in plugins (``memtree_plugins``) implement these hooks exactly
+as a third-party plugin would, registered first with ``trylast=True``.
 
-Built-in plugins (``memtree_plugins``) implement these hooks exactly as a third-party plugin would, and are
-registered first with ``trylast=True``.
-
-**Precedence, one rule for every kind.**  The host calls each register hook through pluggy, one plugin at a
-time, and pluggy's documented call order is the precedence: ``tryfirst`` implementations, then the rest with
-the most recently registered first, then ``trylast`` ones in registration order (the built-ins, in their
-listed order).  The hooks run in the reverse of that order, so the plugin with the highest precedence
-registers last and its ``replaces=True`` and ``register.remove`` see everything the others registered.
-Every registry gives its items in one order, :meth:`~memtree_core.registry.Registry.ranked`: the highest
-``priority`` (0 when an item has none), then precedence, then the order one plugin registered its items.
-Where one item is picked (a chunker, a selector, a summarizer, an embedder for ``"auto"``, the capture
-adapter for a tool, the output replacer that answers), it is the first that applies; where every item runs
-(redaction rules, filters, command policies, walkers), they run in that order.
+**Precedence, one rule for every kind**: pluggy's documented call order (``tryfirst``, then the most recently
+registered, then ``trylast`` ones, the built-ins, in registration order).  The register hooks run in the
+reverse of it, so the plugin with the highest precedence registers last and its ``replaces=True`` and
+``register.remove`` see everything.  A registry gives its items by ``priority`` (0 when an item has none),
+then precedence, then the order one plugin registered them (:meth:`~memtree_core.registry.Registry.ranked`):
+where one item is picked (a chunker, a selector, an embedder for ``"auto"``...), the first that applies;
+where every item runs (redaction rules, filters, command policies, walkers), in that order.
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
-"""Per-plugin settings, in the style of tox's ``tox_add_core_config`` and datasette's ``plugin_config``.
-
-A plugin declares its own pydantic model (a :class:`PluginSettings`) through ``memtree_settings_model``; its
-values live under ``plugins.config.<plugin name>``, a section of the project's settings model (:func:`compose`),
-so they come from the same sources as every setting (:mod:`memtree_core.settings`)::
-
-    defaults < $MEMTREE_HOME/config.json < the repo's .memtree.json < MEMTREE_PLUGINS__CONFIG__<NAME>__<KEY>
-
-The untrusted-repository rule holds here too: a repository may set only the fields the plugin marks with
-:data:`REPO_SAFE`, and its other or out-of-bound values are dropped with a warning (``memtree plugins``
-lists them), never an error.  A bad value in the user's own layers is an error naming the file or variable,
-the key and what it takes.  Booleans are strict (true/false, or the strings "true"/"false"/"1"/"0").
+"""Per-plugin settings (as tox's ``tox_add_core_config`` and datasette's ``plugin_config``): a plugin declares
+its pydantic model through ``memtree_settings_model``, a :class:`PluginSettings` whose values live under
+``plugins.config.<name>`` or, for a built-in, a :class:`BuiltinSettings` of the top-level keys it owns.  Both
+are sections of the project's settings model (:func:`compose`), so they come from the same sources, under the
+same repository rules and messages, as every setting (:mod:`memtree_core.settings`).
 """
 
 from __future__ import annotations
@@ -38,22 +31,16 @@ class PluginSettings(BaseModel):
 
 
 class BuiltinSettings(BaseModel):
-    """Base of a built-in plugin's settings model: its fields are the top-level keys of config.json the
-    plugin owns (``retention``, ``search``, ``ollamaUrl`` ...), as the spec and the README name them, so they
-    keep their place in the files and their ``MEMTREE_<SECTION>__<KEY>`` variables.
+    """Base of a built-in plugin's settings model: its fields are the top-level keys of config.json the plugin
+    owns (``retention``, ``search``, ``ollamaUrl`` ...), with their ``MEMTREE_<SECTION>__<KEY>`` variables.
 
-    A field whose type is a :class:`~memtree_core.settings.Section` owns the keys of that section it
-    declares: two plugins (or a plugin and the host) may share a section when their keys differ
-    (``walkers.prunerIntervalMs`` is the walkers plugin's, ``walkers.embeddingIdleMs`` the semantic
-    plugin's); one key claimed twice is an error that fails the second plugin.  Mark with
-    :data:`REPO_SAFE` what a repository may set (a section field or single keys inside it), and with
-    :class:`~memtree_core.settings.UserOnly` why the rest is the user's.  A top-level key's checks belong
-    in its type (``Annotated[str, AfterValidator(...)]``) or its section: the key joins the project's
-    settings model, a validator method of this class would not.
-
-    The optional field ``config`` (a :class:`PluginSettings`) holds the plugin's keys under
-    ``plugins.config.<name>``, as a third-party plugin's do.  Only a built-in plugin may declare top-level
-    keys: a third-party plugin's settings live under ``plugins.config.<name>``."""
+    A field whose type is a :class:`~memtree_core.settings.Section` owns the keys of that section it declares:
+    two plugins (or a plugin and the host) may share a section when their keys differ; one key claimed twice
+    fails the second plugin.  Mark with :data:`REPO_SAFE` what a repository may set, and with
+    :class:`~memtree_core.settings.UserOnly` why the rest is the user's.  Checks belong in a field's type
+    (``Annotated[str, AfterValidator(...)]``) or its section: a validator method of this class would not
+    follow its keys into the project's model.  The optional field ``config`` (a :class:`PluginSettings`)
+    holds its ``plugins.config.<name>`` keys; only a built-in may own top-level keys."""
 
     model_config = Section.model_config
 

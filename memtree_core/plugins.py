@@ -27,36 +27,27 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from types import ModuleType
 from typing import Any
 
 import pluggy
 
-from memtree_core import hookspecs
+from memtree_core import hookspecs, types
 from memtree_core.registry import Register, Registry
 from memtree_core.settings import Settings
 
-# kind of registry -> the register hook that fills it
-REGISTRY_HOOKS: dict[str, str] = {
-    "chunkers": "memtree_register_chunkers",
-    "filters": "memtree_register_filters",
-    "redaction_rules": "memtree_register_redaction_rules",
-    "walkers": "memtree_register_walkers",
-    "tools": "memtree_register_tools",
-    "embedders": "memtree_register_embedders",
-    "summarizers": "memtree_register_summarizers",
-    "rankers": "memtree_register_rankers",
-    "selectors": "memtree_register_selectors",
-    "commands": "memtree_register_commands",
+# kind of registry -> the protocol its items must keep (None: none checked); memtree_register_<kind> fills it
+KINDS: dict[str, type | None] = {
+    "chunkers": types.Chunker, "filters": types.Filter, "redaction_rules": types.RedactionRule,
+    "walkers": types.Walker, "tools": None, "embedders": types.Embedder, "summarizers": types.Summarizer,
+    "rankers": types.Ranker, "selectors": types.Selector, "commands": None,
     # the search and ingest seams
-    "retrievers": "memtree_register_retrievers",
-    "command_policies": "memtree_register_command_policies",
-    "capture_adapters": "memtree_register_capture_adapters",
-    "output_replacers": "memtree_register_output_replacers",
-    # a plugin's own tables in the store (memtree_core/store/migrations.py)
-    "store_migrations": "memtree_store_migrations",
+    "retrievers": types.Retriever, "command_policies": types.CommandPolicy,
+    "capture_adapters": types.CaptureAdapter, "output_replacers": types.OutputReplacer,
 }
+# kind of registry -> the register hook that fills it; a plugin's own tables too (memtree_core/store/migrations.py)
+REGISTRY_HOOKS = {kind: f"memtree_register_{kind}" for kind in KINDS} | {"store_migrations": "memtree_store_migrations"}
 
 # What a plugin the repository left out still registers (status ``rules-only``).
 PROTECTIVE_HOOKS = (REGISTRY_HOOKS["redaction_rules"], REGISTRY_HOOKS["command_policies"])
@@ -84,20 +75,9 @@ class PluginInfo:
     failed_items: list[dict[str, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "source": self.source, "status": self.status}
-        if self.error:
-            out["error"] = self.error
-        if self.provides:
-            out["provides"] = self.provides
-        if self.settings is not None:
-            out["settings"] = self.settings
-        if self.refused_settings:
-            out["refused_settings"] = self.refused_settings
-        if self.sections is not None:
-            out["sections"] = self.sections
-        if self.failed_items:
-            out["failed_items"] = [dict(f) for f in self.failed_items]
-        return out
+        """Its fields, leaving out those not set (``settings`` and ``sections`` only when None)."""
+        return {k: v for k, v in asdict(self).items()
+                if (v is not None if k in ("settings", "sections") else v or k in ("name", "source", "status"))}
 
 
 @dataclass
@@ -296,14 +276,17 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
     for name, obj in extra or []:
         register(PluginInfo(name, f"extra:{type(obj).__name__}", "pending"), lambda o=obj: o)
 
+    def missing(name: str, source: str, message: str) -> None:
+        info = PluginInfo(name, source, "missing")
+        report.append(info)
+        fail(info, message)
+        info.status = "missing"
+
     for name, spec in settings.plugins.require.items():
         version = seen_dists.get(name.lower())
         loaded = any(p.name == name and p.status == "loaded" for p in report)
         if version is None and not loaded:
-            info = PluginInfo(name, "required", "missing")
-            report.append(info)
-            fail(info, f"required plugin {name!r} is not installed (pip install {name})")
-            info.status = "missing"
+            missing(name, "required", f"required plugin {name!r} is not installed (pip install {name})")
             continue
         if spec and version:
             from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -313,11 +296,8 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
             except InvalidSpecifier:
                 ok = False
             if not ok:
-                info = PluginInfo(name, f"required {spec}", "missing")
-                report.append(info)
-                fail(info, f"plugin {name!r} {version} does not satisfy the required {spec!r} "
-                           f"(pip install '{name}{spec}')")
-                info.status = "missing"
+                missing(name, f"required {spec}", f"plugin {name!r} {version} does not satisfy the required "
+                                                  f"{spec!r} (pip install '{name}{spec}')")
 
     # Before any register hook: a plugin whose settings model is unusable registers nothing.
     models, sections = _settings_models(pm, report, fail) if not kinds else ({}, {})
@@ -364,12 +344,9 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
     if counter is None:
         # Every budget needs one: say so now, in the report (and fatally under MEMTREE_STRICT_PLUGINS),
         # and make each use fail with the same sentence rather than with an AttributeError on None.
-        info = PluginInfo("token counter", "required", "missing")
-        report.append(info)
         message = ("no plugin provides a token counter (memtree_token_counter): the built-in 'tokens' plugin "
                    "is disabled or failed; re-enable it or install a plugin that provides one")
-        fail(info, message)
-        info.status = "missing"
+        missing("token counter", "required", message)
         counter = MissingTokenCounter(message)
     return PluginSet(pm, registries, report, counter, models, sections)
 
@@ -419,17 +396,8 @@ def _settings_models(pm: pluggy.PluginManager, report: list[PluginInfo],
 
 def _not_a(kind: str, item: object) -> str | None:
     """Why ``item`` is not an item of ``kind`` (a member its protocol declares is missing), or None."""
-    from memtree_core import types
-
-    protocol = {"chunkers": types.Chunker, "filters": types.Filter, "redaction_rules": types.RedactionRule,
-                "walkers": types.Walker, "embedders": types.Embedder, "summarizers": types.Summarizer,
-                "rankers": types.Ranker, "selectors": types.Selector, "retrievers": types.Retriever,
-                "command_policies": types.CommandPolicy, "capture_adapters": types.CaptureAdapter,
-                "output_replacers": types.OutputReplacer}.get(kind)
-    if protocol is None:
-        return None
-    members = sorted({n for n in vars(protocol) if not n.startswith("_")} | set(protocol.__annotations__))
-    missing = [n for n in members if not hasattr(item, n)]
+    protocol = KINDS.get(kind)
+    missing = [n for n in sorted(types.members(protocol)) if not hasattr(item, n)] if protocol else []
     if not missing:
         return None
     return f"not a {protocol.__name__} (memtree_core.types): it has no {', '.join(missing)}"

@@ -110,11 +110,9 @@ class Registry(Generic[T]):
         return len(self._entries)
 
     def ranked(self) -> list[T]:
-        """The items in precedence order, the one rule for every kind (where one item is picked, it is the
-        first that applies; where every item runs, they run in this order): the highest ``priority`` first
-        (an item without one counts as 0); at equal priority, pluggy's call order of the plugins' register
-        hooks (``tryfirst`` first, then the most recently registered, ``trylast`` last: the built-ins, in
-        their listed order); within one plugin, the order it registered them."""
+        """The items in precedence order, the one rule for every kind (:mod:`memtree_core.hookspecs`): the highest
+        ``priority`` first (0 without one), then pluggy's call order of the plugins' register hooks, then the
+        order one plugin registered them."""
         return [e.item for e in self.entries()]
 
     def names(self) -> list[str]:

@@ -1,28 +1,21 @@
-"""Settings: the spec's ``config.json`` keys with its defaults, layered by pydantic-settings' own sources
-(:meth:`Settings.settings_customise_sources`)
+"""Settings: the host's keys of ``config.json`` and the layering, on pydantic-settings' own sources
+(:meth:`Settings.settings_customise_sources`), weakest first:
 
     defaults < user config ($MEMTREE_HOME/config.json) < the repo's .memtree.json < MEMTREE_* environment < init
 
-Keys are camelCase in files (as in the spec); the environment is pydantic-settings' ``EnvSettingsSource``
-(prefix ``MEMTREE_``, ``__`` between levels), so ``MEMTREE_CAPTURE__MAX_BYTES`` sets ``capture.maxBytes``; a
-variable's name is first checked against the model (any case, underscores inside a key optional), so a typo is
-an error, not a silently unused variable.  Each source validates what it gives, so an error names the file (or
-variable), the key and the type.
+Keys are camelCase in files; the environment is pydantic-settings' ``EnvSettingsSource`` (prefix ``MEMTREE_``,
+``__`` between levels: ``MEMTREE_CAPTURE__MAX_BYTES`` sets ``capture.maxBytes``), each variable's name checked
+against the model first (any case, underscores inside a key optional), so a typo is an error.  Each source
+validates what it gives, so an error names the file (or variable), the key and the type.
 
-This module holds the host's own keys (:class:`Settings`: capture's size cap and Bash switch, redaction's gate,
-the daemon, the store, the plugin set) and the layering.  Every other key belongs to the plugin that uses it:
-a built-in's top-level keys (:class:`memtree_core.plugin_settings.BuiltinSettings`) and any plugin's
-``plugins.config.<name>`` (:class:`memtree_core.plugin_settings.PluginSettings`) are sections of the same
-model, composed with the host's once the plugins are loaded (:mod:`memtree_core.project_settings`), so one
-set of sources, repository rules and messages serves them all.
+:class:`Settings` holds the host's own keys (capture's size cap and Bash switch, redaction, the daemon, the
+store, the plugin set); every other key is a plugin's (:mod:`memtree_core.plugin_settings`), composed with
+these once the plugins are loaded (:mod:`memtree_core.project_settings`), under the same sources and rules.
 
-The repository's ``.memtree.json`` arrives with the code, so it is untrusted input: it may set only the fields
-marked :data:`REPO_SAFE` (its plugin set, budgets, search defaults and the like).  Whatever weakens a
-protection, sends data off the machine or sizes resources and retention is the user's alone (their
-``config.json`` or ``MEMTREE_*`` variables; :class:`UserOnly` says why).  A repository's other keys, and its
-bad or out-of-bound values, are dropped with a warning (``memtree info`` lists them), never an error: a
-cloned repository cannot stop memtree from working.  Every check is made on the parsed value, never on the
-raw JSON.
+The repository's ``.memtree.json`` arrives with the code, so it is untrusted: it may set only the fields marked
+:data:`REPO_SAFE`; what weakens a protection, sends data off the machine or sizes resources and retention is
+the user's alone (:class:`UserOnly` says why).  Its other keys, and its bad or out-of-bound values, are dropped
+with a warning (``memtree info`` lists them), never an error; every check is made on the parsed value.
 """
 
 from __future__ import annotations
@@ -33,6 +26,7 @@ import stat
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import reduce
 from pathlib import Path
 from typing import Annotated, Any, Literal, NamedTuple
 
@@ -56,10 +50,9 @@ def _strict_flag(value: Any) -> bool:
     strings), nothing else: "off", "no", 0.0 or a number are mistakes, not a quiet ``False``."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "1"):
-        return True
-    if isinstance(value, str) and value.strip().lower() in ("false", "0"):
-        return False
+    word = value.strip().lower() if isinstance(value, str) else None
+    if word in ("true", "1", "false", "0"):
+        return word in ("true", "1")
     raise ValueError('expected true or false (or the strings "true", "false", "1", "0")')
 
 
@@ -134,7 +127,7 @@ class StoreSettings(Section):
 
 
 class PluginSet(Section):
-    # A repository chooses its plugin set (narrowing the user's, never widening it: see load_settings).
+    # A repository chooses its plugin set (narrowing the user's, never widening it: _keep_user_plugin_choices).
     load: Annotated[list[str], REPO_SAFE] = []
     disable: Annotated[list[str], REPO_SAFE] = []
     require: Annotated[dict[str, str], REPO_SAFE] = {}  # distribution or plugin name -> version specifier
@@ -145,8 +138,7 @@ class Settings(BaseSettings):
     """The host's own keys of config.json; each built-in plugin adds the top-level keys it owns
     (:func:`memtree_core.plugin_settings.compose`), so a project's settings model is this one plus theirs."""
 
-    model_config = SettingsConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid",
-                                      allow_inf_nan=False, env_prefix="MEMTREE_", env_nested_delimiter="__")
+    model_config = SettingsConfigDict(**Section.model_config, env_prefix="MEMTREE_", env_nested_delimiter="__")
 
     capture: Capture = Capture()
     redaction: Annotated[Redaction, UserOnly(WHAT_IS_CAPTURED)] = Redaction()
@@ -315,17 +307,23 @@ def _describe(err: dict[str, Any], model: type[BaseModel]) -> str:
 def _unknown(path: tuple[str, ...], model: type[BaseModel]) -> str:
     """What to say of an unknown key: a plugin's names its settings."""
     if len(path) > 3 and path[:2] == ("plugins", "config"):
-        own = _section(model, path[:3])
+        own = _along(model, path[:3])[1]
         keys = ", ".join(info.alias or name for name, info in own.model_fields.items()) if own else "none"
         return f"plugins.config.{path[2]}: unknown key {_shown(path[3])} ({path[2]}'s settings: {keys})"
     return f"unknown key {_shown('.'.join(path))}"
 
 
-def _section(model: Any, path: tuple[str, ...]) -> Any:
+def _along(model: Any, path: tuple[str, ...]) -> tuple[list[Any], Any]:
+    """The metadata of every field along ``path`` (camelCase keys), outermost first, and the section model at
+    its end (None when the path ends on a plain key or leaves the model)."""
+    marks: list[Any] = []
     for key in path:
         hit = _model_field(model, key) if model is not None else None
-        model = hit[2] if hit else None
-    return model
+        if hit is None:
+            return marks, None
+        marks.extend(model.model_fields[hit[0]].metadata)
+        model = hit[2]
+    return marks, model
 
 
 def _shown(value: Any, limit: int = 80) -> str:
@@ -504,26 +502,13 @@ def _drop_dormant(data: dict[str, Any], model: type[BaseModel], job: _Load, orig
 REPO_UNDISABLEABLE = ("redaction", "walkers")
 
 
-def _marks(model: type[BaseModel], path: tuple[str, ...]) -> list[Any]:
-    """The metadata of every field along ``path`` (camelCase keys), outermost first."""
-    out: list[Any] = []
-    node: Any = model
-    for key in path:
-        hit = _model_field(node, key) if node is not None else None
-        if hit is None:
-            break
-        out.extend(node.model_fields[hit[0]].metadata)
-        node = hit[2]
-    return out
-
-
 def _repo_may_set(model: type[BaseModel], path: tuple[str, ...]) -> bool:
-    return any(m is REPO_SAFE for m in _marks(model, path))
+    return any(m is REPO_SAFE for m in _along(model, path)[0])
 
 
 def _repo_safe_inside(model: type[BaseModel], path: tuple[str, ...]) -> bool:
     """Whether some key under the section at ``path`` is repo-safe (a repository gave it a scalar)."""
-    node = _section(model, path)
+    node = _along(model, path)[1]
     return node is not None and any(any(m is REPO_SAFE for m in info.metadata) or _repo_safe_inside(node, (name,))
                                     for name, info in node.model_fields.items())
 
@@ -531,7 +516,7 @@ def _repo_safe_inside(model: type[BaseModel], path: tuple[str, ...]) -> bool:
 def _why_user_only(model: type[BaseModel], path: tuple[str, ...]) -> str:
     if path[:2] == ("plugins", "config") and len(path) > 2:
         return f"plugin {path[2]!r} does not mark it repo-safe"
-    reasons = [m.reason for m in _marks(model, path) if isinstance(m, UserOnly)]
+    reasons = [m.reason for m in _along(model, path)[0] if isinstance(m, UserOnly)]
     if reasons:
         return reasons[-1]
     if path[0].lower().endswith("url"):
@@ -569,16 +554,9 @@ def _leaves(data: dict[str, Any], model: type[BaseModel], prefix: tuple[str, ...
     return out
 
 
-def _nest(path: tuple[str, ...], value: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {path[-1]: value}
-    for key in reversed(path[:-1]):
-        out = {key: out}
-    return out
-
-
 def _parse_leaf(path: tuple[str, ...], names: tuple[str, ...], value: Any, model: type[BaseModel]) -> Any:
     """The value as the settings model parses it (bounds and all); raises ValidationError."""
-    parsed: Any = _validate(model, _nest(path, value))
+    parsed: Any = _validate(model, reduce(lambda inner, key: {key: inner}, reversed(path), value))
     for name in names:
         parsed = getattr(parsed, name)
     return parsed.model_dump(by_alias=True) if isinstance(parsed, BaseModel) else parsed

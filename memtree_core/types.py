@@ -1,12 +1,9 @@
 """The shapes plugins provide.  Hookspecs say *when* a plugin is asked; these say *what* it hands back.
 
-Every item a register hook registers has a ``name``; the host keys its registries by it.
-Protocols are structural: a plugin needs no memtree base class, only these attributes.
-
-Every member the host (or a built-in plugin) reads of an item is declared here.  Members an item *may* have
-are declared in the small protocols under "Optional members" at the end (:class:`Configurable` for every
-kind; :class:`ReportsAvailability`, :class:`ReadsQuery`, ...), and each kind's docstring names those that
-apply to it.  ``tests/core/test_plugin_context.py`` checks that nothing reads a member declared nowhere.
+Protocols are structural: an item needs no memtree base class, only these members, and a ``name`` the host
+keys its registry by.  Every member the host (or a built-in plugin) reads of an item is declared here: those
+an item *may* have in the small protocols under "optional members" at the end, which each kind's docstring
+names (``tests/core/test_plugin_context.py`` checks that nothing reads a member declared nowhere).
 """
 
 from __future__ import annotations
@@ -19,6 +16,11 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from memtree_core.context import Context
     from memtree_core.store import NodeRow
+
+
+def members(protocol: type) -> set[str]:
+    """The public members a protocol declares: its methods, properties and annotated attributes."""
+    return {n for n in vars(protocol) if not n.startswith("_")} | set(protocol.__annotations__)
 
 
 @dataclass(frozen=True)
@@ -339,12 +341,10 @@ class CommandPolicy(Protocol):
 # that kind) checks for the member and does without it when it is missing.
 @runtime_checkable
 class Configurable(Protocol):
-    """Any item.  Once its plugin set is loaded for a project, the host calls ``configure`` on every item that
-    has it, with its own plugin's validated settings (what :meth:`Context.plugin_settings` gives for the
-    plugin that registered it: the instance of its ``memtree_settings_model``, or None when it declares none)
-    and the context (for the environment, the store, or another plugin's settings).  It is called before the
-    item is used; an item whose ``configure`` raises is reported failed, with the reason, in ``memtree
-    plugins`` and ``memtree info``, and is not used."""
+    """Any item.  Once its plugin set is loaded for a project, and before the item is used, the host calls
+    ``configure`` with its plugin's validated settings (:meth:`Context.plugin_settings` of the plugin that
+    registered it, None when it declares none) and the context.  An item whose ``configure`` raises is
+    reported failed, with the reason, in ``memtree plugins`` and ``memtree info``, and is not used."""
 
     def configure(self, settings: Any, app: Context) -> None: ...
 

@@ -1,3 +1,2 @@
-"""The host's own ``memtree`` subcommands (``serve``, ``daemon``, ``stop``, ``doctor``, ``plugins``): they run
-before any plugin loads, so they work when a plugin is broken.  Every other command is a plugin's, registered
-through ``memtree_register_commands`` (the built-in ones in ``memtree_plugins.commands``)."""
+"""The host's own ``memtree plugins`` (it works when a plugin is broken) and what every command shares; the
+daemon's commands are in :mod:`memtree_core.daemon.commands`, the plugins' through ``memtree_register_commands``."""

@@ -29,21 +29,17 @@ def run(args: Any) -> int:
         return 1 if app.plugins.failures else 0
     width = max((len(p["name"]) for p in report), default=4)
     for p in report:
-        line = f"{p['name']:<{width}}  {p['status']:<12}  {p['source']}"
+        notes = []
         if p.get("provides"):
-            line += "\n" + " " * (width + 2) + "provides: " + "; ".join(
-                f"{k} {', '.join(v)}" for k, v in p["provides"].items())
+            notes.append("provides: " + "; ".join(f"{k} {', '.join(v)}" for k, v in p["provides"].items()))
         if p.get("settings"):
-            line += "\n" + " " * (width + 2) + "settings: " + ", ".join(
-                f"{k}={v}" for k, v in p["settings"].items())
+            notes.append("settings: " + ", ".join(f"{k}={v}" for k, v in p["settings"].items()))
         if p.get("sections"):  # a built-in's top-level keys of config.json (values: --json)
-            line += "\n" + " " * (width + 2) + "owns settings: " + ", ".join(
-                _keys(k, v) for k, v in p["sections"].items())
-        for refused in p.get("refused_settings", []):
-            line += "\n" + " " * (width + 2) + "refused: " + refused
+            notes.append("owns settings: " + ", ".join(_keys(k, v) for k, v in p["sections"].items()))
+        notes += [f"refused: {refused}" for refused in p.get("refused_settings", [])]
         if p.get("error"):
-            line += "\n" + " " * (width + 2) + "error: " + p["error"]
-        for f in p.get("failed_items", []):  # items that broke their contract at run time (out of use)
-            line += "\n" + " " * (width + 2) + f"failed: {f['kind']} {f['name']}: {f['error']}"
-        print(line)
+            notes.append("error: " + p["error"])
+        # items that broke their contract at run time (out of use)
+        notes += [f"failed: {f['kind']} {f['name']}: {f['error']}" for f in p.get("failed_items", [])]
+        print(f"{p['name']:<{width}}  {p['status']:<12}  {p['source']}", *notes, sep="\n" + " " * (width + 2))
     return 1 if app.plugins.failures else 0

@@ -2,7 +2,7 @@
 
 One module per command (``add_arguments``, ``run``, ``EXAMPLE``); each is imported only when its command runs
 or its ``--help`` is asked.  The commands that must work with no plugin at all (``serve``, ``daemon``,
-``stop``, ``doctor``, ``plugins``) are the host's own, in ``memtree_core.commands``.
+``stop``, ``doctor``, ``plugins``) are the host's own (``memtree_core.cli.HOST_COMMANDS``).
 """
 
 from __future__ import annotations
