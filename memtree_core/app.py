@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from memtree_core.daemon import redaction_gate
+from memtree_core.daemon.project import Identity, identify
 from memtree_core.daemon.redacting import Redacted
-from memtree_core.forwarder.paths import Identity, ProjectPaths, identify, memtree_home
+from memtree_core.forwarder.paths import ProjectPaths, memtree_home
 from memtree_core.plugins import MissingTokenCounter, PluginSet
 from memtree_core.project_settings import load as load_project_settings
 from memtree_core.settings import LoadedSettings, Settings

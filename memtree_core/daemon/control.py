@@ -12,7 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
-from memtree_core.forwarder import records
+from memtree_core.daemon.project import write_json
+from memtree_core.forwarder.daemons import kill, running_daemon
 from memtree_core.forwarder.paths import ProjectPaths, is_locked, read_state
 
 DAEMON_PROCESS_NAME = "memtree-daemon"  # what ps -o comm, top and pgrep show for a forked daemon
@@ -35,7 +36,25 @@ def try_lock(path: Path) -> int | None:
 
 
 def write_state(paths: ProjectPaths, state: dict[str, Any]) -> None:
-    records.write(str(paths.state), state)
+    write_json(str(paths.state), state)
+
+
+def stop(paths: ProjectPaths, timeout: float = 10.0, force: bool = False) -> dict[str, Any]:
+    """SIGTERM the project's daemon and wait for it to exit (not for the lock: a new daemon may hold it);
+    ``force``: SIGKILL it after ``timeout``.  ``{"stopped": bool, "pid": int | None, "reason": str}``."""
+    import signal
+
+    state = running_daemon(paths)
+    if state is None:
+        return {"stopped": False, "pid": None, "reason": f"a daemon holds {paths.lock} but its state file names no "
+                f"live pid it owns; it may still be starting, try again" if is_locked(paths.lock) else "no daemon running"}
+    pid = int(state["pid"])
+    if kill(pid, signal.SIGTERM, timeout):
+        return {"stopped": True, "pid": pid, "reason": "stopped"}
+    if force and kill(pid, signal.SIGKILL, 5.0):
+        return {"stopped": True, "pid": pid, "reason": f"killed (no exit within {timeout:g}s of SIGTERM)"}
+    return {"stopped": False, "pid": pid,
+            "reason": f"pid {pid} did not exit within {timeout:g}s of SIGTERM; see {paths.log}, or kill -9 {pid}"}
 
 
 def daemon_status(paths: ProjectPaths) -> dict[str, Any]:

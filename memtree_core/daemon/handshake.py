@@ -18,6 +18,7 @@ import anyio
 from mcp.shared.message import SessionMessage
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+from memtree_core.daemon.project import write_json
 from memtree_core.daemon.sessions import _dump, _parse
 from memtree_core.forwarder import records
 from memtree_core.forwarder.resend import TOOL_HINTS_FILE
@@ -65,7 +66,7 @@ async def record(server: Any, directory: Path, version: str) -> None:
         # Each answer as its JSON text: a forwarder parses only the one it checks, and sends it as it is.
         texts = {protocol: {method: json.dumps(result, separators=(",", ":")) for method, result in methods.items()}
                  for protocol, methods in answers.items()}
-        records.write(str(Path(directory) / records.HANDSHAKE_FILE), {
+        write_json(str(Path(directory) / records.HANDSHAKE_FILE), {
             "format": records.HANDSHAKE_FORMAT, "version": version, "env": records.environment_mark(),
             "answers": texts})
     except Exception:
@@ -75,4 +76,4 @@ async def record(server: Any, directory: Path, version: str) -> None:
 
 def write_tool_hints(directory: Path, tools: list[dict[str, Any]]) -> None:
     """The tools' annotations (``tools/list`` shape), for forwarders whose client never listed them."""
-    records.write(str(directory / TOOL_HINTS_FILE), {"tools": tools})
+    write_json(str(directory / TOOL_HINTS_FILE), {"tools": tools})

@@ -58,29 +58,16 @@ def running_daemon(paths: ProjectPaths) -> dict[str, Any] | None:
     return state
 
 
-def stop(paths: ProjectPaths, timeout: float = 10.0, force: bool = False) -> dict[str, Any]:
-    """SIGTERM the project's daemon and wait for it to exit (not for the lock: a new daemon may hold it);
-    ``force``: SIGKILL it after ``timeout``.  ``{"stopped": bool, "pid": int | None, "reason": str}``."""
-    import signal  # here: signal.py builds enums at import, and most forwarders never stop a daemon
-
-    state = running_daemon(paths)
-    if state is None:
-        return {"stopped": False, "pid": None, "reason": f"a daemon holds {paths.lock} but its state file names no "
-                f"live pid it owns; it may still be starting, try again" if is_locked(paths.lock) else "no daemon running"}
-    pid = int(state["pid"])
-    for sig, wait, reason in ((signal.SIGTERM, timeout, "stopped"),
-                              (signal.SIGKILL, 5.0, f"killed (no exit within {timeout:g}s of SIGTERM)"))[:2 if force else 1]:
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            return {"stopped": True, "pid": pid, "reason": "it had already exited"}
-        deadline = time.monotonic() + wait
-        while pid_alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        if not pid_alive(pid):
-            return {"stopped": True, "pid": pid, "reason": reason}
-    return {"stopped": False, "pid": pid,
-            "reason": f"pid {pid} did not exit within {timeout:g}s of SIGTERM; see {paths.log}, or kill -9 {pid}"}
+def kill(pid: int, sig: int, wait: float) -> bool:
+    """Send ``sig`` to ``pid``; True once it has exited, within ``wait`` seconds."""
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        return True
+    deadline = time.monotonic() + wait
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not pid_alive(pid)
 
 
 def log_tail(paths: ProjectPaths, lines: int = 5) -> str:

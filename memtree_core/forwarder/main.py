@@ -25,11 +25,10 @@ except ImportError:  # pragma: no cover
     import socket  # type: ignore[no-redef]
 
 from memtree_core.forwarder import records
-from memtree_core.forwarder.daemons import ForkedDaemon, log_tail, running_daemon, start_daemon, stop
+from memtree_core.forwarder.daemons import ForkedDaemon, kill, log_tail, running_daemon, start_daemon
 from memtree_core.forwarder.paths import (
     ProjectPaths,
     UnsafeSocketDir,
-    identify_remembered,
     is_locked,
     memtree_home,
     read_state,
@@ -141,7 +140,8 @@ def connect(paths: ProjectPaths, root: Path, version: str, entry: DaemonEntry | 
                     return sock
                 sock.close()
                 _note(f"{what}, installed is {version}: restarting it")
-                stop(paths, timeout=10.0, force=True)
+                if state:  # SIGTERM, then SIGKILL (signal.SIGTERM and SIGKILL, without importing signal's enums)
+                    kill(state["pid"], 15, 10.0) or kill(state["pid"], 9, 5.0)
                 check_version = False  # a new daemon is of the installed version by construction
                 continue
             if proc is not None and proc.poll() not in (None, 0):
@@ -451,19 +451,11 @@ class Forwarder:
             self.from_client += data
 
 
-def main(project: str | None, early: records.Early | None = None, entry: DaemonEntry | None = None) -> int:
-    """Serve ``project``.  ``early``: what :func:`.records.answer` did first; ``entry``: what a forked daemon
-    runs (without it, the daemon is started as a new interpreter)."""
-    if early is not None and early.gone:
-        return 0  # the agent left before asking anything
-    home = memtree_home()
-    if early is not None and early.identity is not None:
-        project_hash, root = early.identity[0], Path(early.identity[1])
-    else:
-        identity = identify_remembered(records.project_dir(project), home)
-        project_hash, root = identity.hash, identity.root
-    paths = ProjectPaths.for_hash(home, project_hash)
-    forwarder = Forwarder(paths, root, early=early, entry=entry)
+def main(early: records.Early, entry: DaemonEntry | None = None) -> int:
+    """Serve the project ``early.identity`` names (``(hash, root)``); ``early``: what :func:`.records.answer`
+    did first; ``entry``: what a forked daemon runs (without it, a new interpreter runs the daemon)."""
+    paths = ProjectPaths.for_hash(memtree_home(), early.identity[0])  # type: ignore[index]
+    forwarder = Forwarder(paths, Path(early.identity[1]), early=early, entry=entry)  # type: ignore[index]
     try:
         paths.ensure()
     except UnsafeSocketDir as exc:

@@ -28,50 +28,6 @@ def memtree_home(environ: dict[str, str] | None = None) -> Path:
     return Path(home).expanduser().absolute() if home else Path.home() / ".memtree"
 
 
-def sha16(text: str) -> str:
-    import hashlib  # here: a forwarder that knows its identity hashes nothing
-
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def _git(args: list[str], cwd: Path) -> str | None:
-    import subprocess  # here: a forwarder that knows its identity starts no process
-
-    try:
-        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
-
-
-class Identity(namedtuple("Identity", ["hash", "root", "git", "first_commit"])):
-    """``root``: the git root, or the absolute workspace path."""
-
-    __slots__ = ()
-
-
-def identify(workspace: Path | str) -> Identity:
-    """hash: sha256(git root + ":" + first commit)[:16], or sha256(absolute path)[:16] without a commit."""
-    path = Path(workspace).expanduser().absolute()
-    top = _git(["rev-parse", "--show-toplevel"], path)
-    roots = _git(["rev-list", "--max-parents=0", "HEAD"], path) if top else None
-    if roots:  # merged histories have several roots; git lists the oldest last
-        first = roots.splitlines()[-1].strip()
-        return Identity(sha16(f"{top}:{first}"), Path(top), True, first)  # type: ignore[arg-type]
-    return Identity(sha16(str(path)), path, False, None)
-
-
-def identify_remembered(workspace: Path | str, home: Path) -> Identity:
-    """:func:`identify`, without git while nothing the answer depends on changed (:func:`records.lookup`)."""
-    path = str(Path(workspace).expanduser().absolute())
-    known = records.lookup(home, path)
-    if known is not None:
-        return Identity(known[0], Path(known[1]), known[2], known[3])
-    identity = identify(path)
-    records.remember(home, path, identity.hash, str(identity.root), identity.git, identity.first_commit)
-    return identity
-
-
 class ProjectPaths(namedtuple("ProjectPaths", ["home", "dir"])):
     """Every file memtree keeps for one project: ``home`` and ``dir`` (``home/<project hash>``)."""
 

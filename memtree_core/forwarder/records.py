@@ -91,25 +91,6 @@ def read(path: str, max_bytes: int) -> tuple[bytes | None, str]:
     return (raw, "") if len(raw) <= max_bytes else (None, f"{path} is too large to be one of memtree's own files")
 
 
-def write(path: str, value: Any) -> None:
-    """Replace ``path`` with ``value`` as JSON, atomically, 0600; raise what writing raises."""
-    import json  # only after initialize is answered
-
-    tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            os.fchmod(f.fileno(), 0o600)  # O_CREAT's mode does not tighten a file left by a killed writer
-            json.dump(value, f)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def code_version() -> str:
     """``<__version__>+<checksum>`` of the files every install rewrites (the packages' ``__init__`` files,
     memtree's ``RECORD``); edits in an editable checkout do not count (run ``memtree stop``).  FNV-1a, not
@@ -181,7 +162,7 @@ def _no_dotgit_between(directory: str, top: str | None) -> bool:
     return True
 
 
-def _marks(workspace: str, root: str, git: bool) -> dict[str, Any] | None:
+def marks(workspace: str, root: str, git: bool) -> dict[str, Any] | None:
     """Everything the identity of ``workspace`` depends on, or None when it cannot be checked cheaply."""
     st, real = _stat(workspace), os.path.realpath(workspace)
     if st is None or not stat.S_ISDIR(st.st_mode):
@@ -195,7 +176,7 @@ def _marks(workspace: str, root: str, git: bool) -> dict[str, Any] | None:
     return marks if None not in marks.values() and _no_dotgit_between(real, root) else None
 
 
-def _identities(home: str | Path) -> dict[str, Any]:
+def identities(home: str | Path) -> dict[str, Any]:
     raw, _why = read(os.path.join(home, IDENTITIES_FILE), 1 << 20)
     try:
         data = loads(raw) if raw is not None else None
@@ -207,41 +188,15 @@ def _identities(home: str | Path) -> dict[str, Any]:
 
 def lookup(home: str | Path, workspace: str) -> tuple[str, str, bool, str | None] | None:
     """``(hash, root, git, first_commit)`` remembered for ``workspace`` (absolute) while every check holds."""
-    entry = _identities(home).get(workspace) if not any(v in os.environ for v in GIT_DISCOVERY_ENV) else None
+    entry = identities(home).get(workspace) if not any(v in os.environ for v in GIT_DISCOVERY_ENV) else None
     try:
         project_hash, root, git, first = entry["hash"], entry["root"], entry["git"], entry["first_commit"]  # type: ignore[index]
         if isinstance(project_hash, str) and isinstance(root, str) and isinstance(git, bool) \
-                and _marks(workspace, root, git) == entry["marks"]:  # type: ignore[index]
+                and marks(workspace, root, git) == entry["marks"]:  # type: ignore[index]
             return project_hash, root, git, first if isinstance(first, str) else None
     except (KeyError, TypeError):
         pass
     return None
-
-
-def remember(home: str | Path, workspace: str, project_hash: str, root: str, git: bool, first: str | None) -> None:
-    """Record an identity git has just computed, when it can be checked cheaply later."""
-    usable = (first or not git) and not any(v in os.environ for v in GIT_DISCOVERY_ENV)
-    marks = _marks(workspace, root, git) if usable else None
-    if marks is not None:
-        entries = {k: v for k, v in _identities(home).items() if k != workspace}
-        entries[workspace] = {"hash": project_hash, "root": root, "git": git, "first_commit": first, "marks": marks}
-        _write_identities(home, dict(list(entries.items())[-64:]))
-
-
-def forget(home: str | Path, project_hash: str) -> None:
-    """Drop every directory remembered as ``project_hash`` (git says otherwise now)."""
-    entries = _identities(home)
-    kept = {k: v for k, v in entries.items() if not (isinstance(v, dict) and v.get("hash") == project_hash)}
-    if len(kept) != len(entries):
-        _write_identities(home, kept)
-
-
-def _write_identities(home: str | Path, entries: dict[str, Any]) -> None:
-    try:  # a racing forwarder's entry may be lost: it is recomputed next time
-        os.makedirs(home, mode=0o700, exist_ok=True)
-        write(os.path.join(home, IDENTITIES_FILE), {"format": 1, "entries": entries})
-    except (OSError, ValueError):
-        pass
 
 
 class Handshake:

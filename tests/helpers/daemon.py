@@ -17,7 +17,8 @@ from typing import Any
 import anyio
 
 from helpers.common import MEMTREE, wait_for
-from memtree_core.forwarder.paths import ProjectPaths, identify
+from memtree_core.daemon.project import identify
+from memtree_core.forwarder.paths import ProjectPaths
 
 PLUGIN_SOURCE = '''
 """Test tools: memtree sees them exactly as it sees any pip-installed plugin."""
