@@ -211,7 +211,7 @@ class Forwarder:
                 if sock is not None:
                     sock.close()
                 return 0
-            if early.why and early.why != "no recorded handshake":
+            if early.why:
                 _note(f"waiting for the daemon: {early.why}")
         if early.text is not None:
             self.initialize = early.message
@@ -272,13 +272,14 @@ class Forwarder:
     def _from_record(self, msg: dict[str, Any]) -> bool:
         """Answer ``tools/list`` (no cursor) from the record while the daemon is not through its handshake,
         when the ``MEMTREE_*`` settings (which choose the tools) are the record's."""
-        record, protocol = self.early.record, self.early.protocol
+        record = self.early.record
         if (record is None or not self.replay or not self.tools_from_record or msg.get("method") != "tools/list"
                 or "id" not in msg or (isinstance(msg.get("params"), dict) and msg["params"].get("cursor") is not None)
                 or record.env != records.environment_mark()):
             return False
-        text, result = record.text(protocol, "tools/list"), record.result(protocol, "tools/list")
-        if text is None or result is None:
+        text = record.text(self.early.message["params"]["protocolVersion"], "tools/list")  # type: ignore[index]
+        result = _parse(text.encode()) if text is not None else None
+        if result is None:
             return False
         self.hints.learn(result)
         self.expect_tools = result

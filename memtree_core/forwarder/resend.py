@@ -40,9 +40,8 @@ class ToolHints:
         """True/False as declared; None when the tool is unknown."""
         if name not in self.safe and not self.learnt:
             self.learnt = True  # one look at the file per session
-            raw, _why = records.read(os.path.join(self.paths.dir, TOOL_HINTS_FILE), 4 << 20)
             try:
-                self.learn(records.loads(raw) if raw is not None else None)
+                self.learn(records.loads(records.read(os.path.join(self.paths.dir, TOOL_HINTS_FILE), 4 << 20) or b"null"))
             except ValueError:
                 pass
         return self.safe.get(name)
