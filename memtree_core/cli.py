@@ -207,9 +207,16 @@ def _serve(project: str | None) -> int:
             early.identity = found.hash, str(found.root)
         from memtree_core.forwarder.main import main as forward
 
-        return forward(early, _run_daemon)
+        return forward(early, _start_daemon)
     except KeyboardInterrupt:
         return 130
+
+
+def _start_daemon(paths: Any, root: Any) -> Any:
+    """How ``memtree serve`` starts the project's daemon: forked, running :func:`_run_daemon`."""
+    from memtree_core.daemon.control import start_daemon
+
+    return start_daemon(paths, root, _run_daemon)
 
 
 def _run_daemon(root: str, project_hash: str, log_fd: int, status_fd: int) -> None:

@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover
     import socket  # type: ignore[no-redef]
 
 from memtree_core.forwarder import records
-from memtree_core.forwarder.daemons import ForkedDaemon, kill, log_tail, running_daemon, start_daemon
+from memtree_core.forwarder.daemons import kill, log_tail, running_daemon
 from memtree_core.forwarder.paths import (
     ProjectPaths,
     UnsafeSocketDir,
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from memtree_core.forwarder.daemons import DaemonEntry
+    Start = Callable[[ProjectPaths, Path], Any]  # the host's memtree_core.daemon.control.start_daemon
 
 START_TIMEOUT_S = 60.0  # a cold daemon imports the SDK; a loaded machine can take much longer
 REPLAY_TIMEOUT_S = 30.0
@@ -121,11 +121,10 @@ def _version_ok(paths: ProjectPaths, version: str, sock: socket.socket) -> bool:
         time.sleep(0.01)
 
 
-def connect(paths: ProjectPaths, root: Path, version: str, entry: DaemonEntry | None = None,
-            check_version: bool = True, pause: Callable[[ForkedDaemon | None, float], None] | None = None,
-            first: socket.socket | None = None) -> socket.socket:
-    """A socket to a daemon of the installed version, starting one when none answers.  ``pause(daemon, s)``
-    spends the waits (``daemon``: ours, not ready yet); ``first``: a socket already connected."""
+def connect(paths: ProjectPaths, root: Path, version: str, start: Start, check_version: bool = True,
+            pause: Callable[[Any, float], None] | None = None, first: socket.socket | None = None) -> socket.socket:
+    """A socket to a daemon of the installed version, ``start``-ing one when none answers.  ``pause(daemon, s)``
+    spends the waits (``daemon``: ours, forked and not ready yet); ``first``: a socket already connected."""
     deadline, proc, spawned = time.monotonic() + START_TIMEOUT_S, None, 0
     try:
         while True:
@@ -150,10 +149,9 @@ def connect(paths: ProjectPaths, root: Path, version: str, entry: DaemonEntry | 
             if not is_locked(paths.lock) and (proc is None or proc.poll() is not None):
                 if spawned >= 5:
                     raise DaemonUnavailable(f"the memtree daemon keeps exiting at start; see {paths.log}" + _tail(paths))
-                if isinstance(proc, ForkedDaemon):
-                    proc.close()
+                _close(proc)
                 try:
-                    proc, spawned = start_daemon(paths, root, entry), spawned + 1  # a loser of the lock exits 0
+                    proc, spawned = start(paths, root), spawned + 1  # a loser of the lock exits 0
                 except OSError as exc:  # no process could be made (EAGAIN, ENOMEM)
                     raise DaemonUnavailable(f"cannot start the memtree daemon: {exc}; free some memory or "
                                             f"processes, then start the session again", crashed=True) from exc
@@ -161,20 +159,24 @@ def connect(paths: ProjectPaths, root: Path, version: str, entry: DaemonEntry | 
                 raise DaemonUnavailable(f"no memtree daemon answered on {paths.mcp_socket} within "
                                         f"{START_TIMEOUT_S:g}s; see {paths.log}" + _tail(paths))
             # Sleep until our daemon says it listens (or exits): the CPU is the daemon's while it imports.
-            ours = proc if isinstance(proc, ForkedDaemon) and not proc.ready and proc.fd is not None else None
+            ours = proc if getattr(proc, "fd", None) is not None and not proc.ready else None
             if pause is not None:
                 pause(ours, 0.05 if ours else 0.003)
             else:
                 ours.wait(0.05) if ours else time.sleep(0.003)
     finally:
-        if isinstance(proc, ForkedDaemon):
-            proc.close()
+        _close(proc)
+
+
+def _close(proc: Any) -> None:
+    if hasattr(proc, "close"):  # a forked daemon's status pipe (a Popen has none)
+        proc.close()
 
 
 class Forwarder:
     def __init__(self, paths: ProjectPaths, root: Path, stdin: int = 0, stdout: int = 1,
-                 early: records.Early | None = None, entry: DaemonEntry | None = None) -> None:
-        self.paths, self.root, self.stdin, self.stdout, self.entry = paths, root, stdin, stdout, entry
+                 early: records.Early | None = None, start: Start | None = None) -> None:
+        self.paths, self.root, self.stdin, self.stdout, self.start = paths, root, stdin, stdout, start
         self.early = early or records.Early()  # initialize answered from the record: the answer to check
         self.version = self.early.version or records.code_version()
         self.sock: socket.socket | None = None
@@ -217,7 +219,7 @@ class Forwarder:
             self.initialize = early.message
             self._replay(None)
         try:
-            self.sock = connect(self.paths, self.root, self.version, self.entry,
+            self.sock = connect(self.paths, self.root, self.version, self.start,
                                 pause=self._pause if early.record is not None else None, first=sock)
         except DaemonUnavailable as exc:
             return self._fail(str(exc), self.held if early.record is not None else None)
@@ -256,7 +258,7 @@ class Forwarder:
             if self.stdin in readable:
                 self._read_client()
 
-    def _pause(self, daemon: ForkedDaemon | None, timeout: float) -> None:
+    def _pause(self, daemon: Any, timeout: float) -> None:
         """While the daemon starts: read the client (answering ``tools/list`` from the record, holding the
         rest), and wake up as soon as our daemon says it is ready."""
         fds = [self.stdin] if self.stdin_open and sum(map(len, self.held)) < MAX_BUFFER else []
@@ -404,7 +406,7 @@ class Forwarder:
                        f"see {self.paths.log}" + _tail(self.paths), pending)
         for attempt in range(3):  # a SIGKILLed daemon can reset the first reconnect
             try:
-                self.sock = connect(self.paths, self.root, self.version, self.entry, check_version=False)
+                self.sock = connect(self.paths, self.root, self.version, self.start, check_version=False)
                 break
             except DaemonUnavailable as exc:
                 if attempt == 2 or exc.crashed:
@@ -452,11 +454,11 @@ class Forwarder:
             self.from_client += data
 
 
-def main(early: records.Early, entry: DaemonEntry | None = None) -> int:
+def main(early: records.Early, start: Start) -> int:
     """Serve the project ``early.identity`` names (``(hash, root)``); ``early``: what :func:`.records.answer`
-    did first; ``entry``: what a forked daemon runs (without it, a new interpreter runs the daemon)."""
+    did first; ``start(paths, root)``: starts the daemon, detached."""
     paths = ProjectPaths.for_hash(memtree_home(), early.identity[0])  # type: ignore[index]
-    forwarder = Forwarder(paths, Path(early.identity[1]), early=early, entry=entry)  # type: ignore[index]
+    forwarder = Forwarder(paths, Path(early.identity[1]), early=early, start=start)  # type: ignore[index]
     try:
         paths.ensure()
     except UnsafeSocketDir as exc:

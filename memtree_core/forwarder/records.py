@@ -315,6 +315,7 @@ def answer(project: str | None, stdin: int = 0, stdout: int = 1) -> Early:
     early, home = Early(), os.environ.get("MEMTREE_HOME") or os.path.join(os.path.expanduser("~"), ".memtree")
     home, workspace = as_pathlib_would(home), as_pathlib_would(project_dir(project))  # type: ignore[assignment]
     known = lookup(home, workspace) if home is not None and workspace is not None else None
-    if known is not None and answer_from_record(early, os.path.join(home, known[0]), stdin, stdout):
+    if known is not None:
         early.identity = known[0], known[1]
+        answer_from_record(early, os.path.join(home, known[0]), stdin, stdout)
     return early
