@@ -1,17 +1,11 @@
-"""``memtree serve``: join the agent's stdin/stdout to the project's daemon (docs/architecture.md, process
-model), whole lines (one JSON-RPC message each) passed untouched.
-
-* No daemon answers: start one detached and wait; one from an older install is replaced.
-* ``initialize`` answered from the daemon's record (:func:`.records.answer`) is replayed to the daemon, whose answer is
-  checked (a difference drops the record); other lines are held until then.  While no daemon ran at start,
-  ``tools/list`` is answered from the record too, then checked (a difference: ``tools/list_changed``).
-* The daemon dies: a new one gets ``initialize`` (under a fresh id, its answer dropped) and
-  ``notifications/initialized`` again; requests in flight are re-sent when :mod:`.resend` says it is safe or
-  they never reached it, the others fail saying so.
+"""``memtree serve``: join the agent's stdin/stdout to the project's daemon, whole lines (one JSON-RPC message
+each) passed untouched; answers given from the daemon's record are checked against the daemon's own, and a
+daemon that dies is replaced mid-session (docs/architecture.md#the-forwarder, #process-model).
 """
 
 from __future__ import annotations
 
+import _socket as socket  # not socket.py: it turns every constant into an enum at import (~3 ms of a start)
 import json
 import os
 import select
@@ -19,20 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-try:  # the C module: socket.py turns every constant into an enum at import (~3 ms of a session's start)
-    import _socket as socket
-except ImportError:  # pragma: no cover
-    import socket  # type: ignore[no-redef]
-
 from memtree_core.forwarder import records
 from memtree_core.forwarder.daemons import kill, log_tail, running_daemon
-from memtree_core.forwarder.paths import (
-    ProjectPaths,
-    UnsafeSocketDir,
-    is_locked,
-    memtree_home,
-    read_state,
-)
+from memtree_core.forwarder.paths import ProjectPaths, UnsafeSocketDir, is_locked, memtree_home, read_state
 from memtree_core.forwarder.resend import MAX_RESENDS, Request, ToolHints
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
@@ -107,8 +90,8 @@ def try_connect(path: Path) -> socket.socket | None:
 
 
 def _version_ok(paths: ProjectPaths, version: str, sock: socket.socket) -> bool:
-    """Is the daemon on ``sock`` of ``version``?  Its state file says once it names the pid the kernel gives
-    for the socket (it follows the bind by microseconds); else the lock's holder vouches."""
+    """Is the daemon on ``sock`` of ``version``?  Its state file says once it names the socket's pid (it
+    follows the bind by microseconds); else the lock's holder vouches."""
     peer, deadline = _peer(sock), time.monotonic() + 1.0
     while True:
         state = read_state(paths) if peer is not None else {}
@@ -259,8 +242,7 @@ class Forwarder:
                 self._read_client()
 
     def _pause(self, daemon: Any, timeout: float) -> None:
-        """While the daemon starts: read the client (answering ``tools/list`` from the record, holding the
-        rest), and wake up as soon as our daemon says it is ready."""
+        """While the daemon starts: read the client, and wake up as soon as our daemon says it is ready."""
         fds = [self.stdin] if self.stdin_open and sum(map(len, self.held)) < MAX_BUFFER else []
         fds += [daemon.fd] if daemon is not None and daemon.fd is not None else []
         if not fds:
@@ -272,8 +254,8 @@ class Forwarder:
             self._read_client()
 
     def _from_record(self, msg: dict[str, Any]) -> bool:
-        """Answer ``tools/list`` (no cursor) from the record while the daemon is not through its handshake,
-        when the ``MEMTREE_*`` settings (which choose the tools) are the record's."""
+        """Answer ``tools/list`` from the record while no daemon is through its handshake, if the ``MEMTREE_*``
+        settings (which choose the tools) are the record's."""
         record = self.early.record
         if (record is None or not self.replay or not self.tools_from_record or msg.get("method") != "tools/list"
                 or "id" not in msg or (isinstance(msg.get("params"), dict) and msg["params"].get("cursor") is not None)
@@ -435,8 +417,7 @@ class Forwarder:
             self.to_daemon += json.dumps({"jsonrpc": "2.0", "id": check_id, "method": "tools/list"}).encode() + b"\n"
 
     def _fail(self, why: str, pending: list[bytes] | None) -> int:
-        """No daemon: answer every request in ``pending`` with the reason and stop; or (None) the agent's first
-        request, once it comes."""
+        """No daemon: answer every request in ``pending`` (None: the agent's first one) with ``why``; stop."""
         _note(why)
         why = f"memtree is unavailable: {why}"
         if pending is not None:

@@ -1,6 +1,5 @@
-"""A project's identity and files under ``$MEMTREE_HOME``; socket directories checked as ssh-agent and tmux
-check theirs (a directory someone else made could hold a listener that receives every capture); the
-daemon's lock (``flock`` on ``daemon.lock``, dropped by the kernel when its holder dies) and state file.
+"""A project's files under ``$MEMTREE_HOME``: socket directories checked as ssh-agent and tmux check theirs
+(one someone else made could hold a listener that receives every capture); the daemon's lock and state file.
 """
 
 from __future__ import annotations
@@ -49,11 +48,11 @@ class ProjectPaths(namedtuple("ProjectPaths", ["home", "dir"])):
         wanted, tail = self.dir / f"{name}.sock", f"{self.dir.name}-{name}.sock"
         if len(os.fsencode(wanted)) <= MAX_SOCKET_PATH:
             return wanted
-        return fallback_dir(MAX_SOCKET_PATH, len(os.fsencode(tail))) / tail
+        return fallback_dir(len(os.fsencode(tail))) / tail
 
     def ensure(self, sockets: bool = True) -> None:
-        """Create the project directory 0700 (and the home), tightening looser modes; with ``sockets``, check
-        every socket directory and raise :class:`UnsafeSocketDir` naming the fix."""
+        """Create the home and project directories 0700 (tightening them); with ``sockets``, check every socket
+        directory (:class:`UnsafeSocketDir`)."""
         self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
         if self.home.stat().st_mode & 0o077:
             self.home.chmod(0o700)
@@ -108,12 +107,11 @@ def ensure_dir(path: Path, *, tighten: bool = False, what: str = "socket directo
     return path
 
 
-def fallback_dir(fits: int, tail_len: int, environ: dict[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    runtime, tmpdir, name = env.get("XDG_RUNTIME_DIR"), env.get("TMPDIR", ""), f"memtree-{os.geteuid()}"
+def fallback_dir(tail_len: int) -> Path:
+    runtime, tmpdir, name = os.environ.get("XDG_RUNTIME_DIR"), os.environ.get("TMPDIR", ""), f"memtree-{os.geteuid()}"
     if runtime and os.path.isabs(runtime):
         return Path(runtime) / "memtree"
-    if tmpdir and os.path.isabs(tmpdir) and len(os.fsencode(Path(tmpdir) / name)) + 1 + tail_len <= fits:
+    if tmpdir and os.path.isabs(tmpdir) and len(os.fsencode(Path(tmpdir) / name)) + 1 + tail_len <= MAX_SOCKET_PATH:
         return Path(tmpdir) / name
     return Path("/tmp") / name
 
