@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import subprocess
 
 from memtree_core.daemon.project import write_json
-from memtree_core.forwarder.daemons import kill, running_daemon
+from memtree_core.forwarder.daemons import kill, pid_alive
 from memtree_core.forwarder.paths import ProjectPaths, is_locked, read_state
 
 DAEMON_PROCESS_NAME = "memtree-daemon"  # what ps -o comm, top and pgrep show for a forked daemon
@@ -43,6 +43,26 @@ def try_lock(path: Path) -> int | None:
 
 def write_state(paths: ProjectPaths, state: dict[str, Any]) -> None:
     write_json(str(paths.state), state)
+
+
+def running_daemon(paths: ProjectPaths) -> dict[str, Any] | None:
+    """The running daemon's state file, verified: the lock is held, by the state's live pid as far as the
+    kernel's lock table says (Linux): never signal a pid we cannot vouch for."""
+    state = read_state(paths) if is_locked(paths.lock) else {}
+    pid = state.get("pid")
+    if not isinstance(pid, int) or not pid_alive(pid):
+        return None
+    try:
+        st = os.stat(paths.lock)
+        with open("/proc/locks") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return state
+    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for parts in map(str.split, lines):  # "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; waiters: "->"
+        if "->" not in parts and len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == dev:
+            return state if int(parts[4]) == pid else None
+    return state
 
 
 def stop(paths: ProjectPaths, timeout: float = 10.0, force: bool = False) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from memtree_core.forwarder import records
-from memtree_core.forwarder.daemons import kill, log_tail, running_daemon
+from memtree_core.forwarder.daemons import kill, log_tail, pid_alive
 from memtree_core.forwarder.paths import ProjectPaths, UnsafeSocketDir, is_locked, memtree_home, read_state
 from memtree_core.forwarder.resend import MAX_RESENDS, Request, ToolHints
 
@@ -89,18 +89,17 @@ def try_connect(path: Path) -> socket.socket | None:
     return None
 
 
-def _version_ok(paths: ProjectPaths, version: str, sock: socket.socket) -> bool:
-    """Is the daemon on ``sock`` of ``version``?  Its state file says once it names the socket's pid (it
-    follows the bind by microseconds); else the lock's holder vouches."""
+def _daemon_state(paths: ProjectPaths, sock: socket.socket) -> dict[str, Any] | None:
+    """The state file of the daemon on ``sock``, once it names the pid the kernel gives for the socket (it
+    follows the bind by microseconds; macOS: the live pid of the lock's holder); None: cannot tell."""
     peer, deadline = _peer(sock), time.monotonic() + 1.0
     while True:
-        state = read_state(paths) if peer is not None else {}
-        if peer is None or state.get("pid") != peer[0]:
-            state = running_daemon(paths)
-        if state is not None:
-            return state.get("version") == version
+        state = read_state(paths)
+        pid = state.get("pid")
+        if (pid == peer[0]) if peer else (type(pid) is int and is_locked(paths.lock) and pid_alive(pid)):
+            return state
         if time.monotonic() > deadline:
-            return True  # cannot tell: do not stop a daemon we cannot identify
+            return None
         time.sleep(0.01)
 
 
@@ -113,17 +112,16 @@ def connect(paths: ProjectPaths, root: Path, version: str, start: Start, check_v
         while True:
             sock, first = first or try_connect(paths.mcp_socket), None
             if sock is not None:
-                if not check_version or _version_ok(paths, version, sock):
+                state = _daemon_state(paths, sock) if check_version else None
+                if state is None or state.get("version") == version:  # None: do not stop what we cannot identify
                     return sock
-                state = running_daemon(paths) or {}
-                theirs, what = state.get("installed_at"), f"daemon pid {state.get('pid')} runs {state.get('version')}"
+                theirs, what = state.get("installed_at"), f"daemon pid {state['pid']} runs {state.get('version')}"
                 if type(theirs) is int and theirs > records.installed_at():  # or each restarts the other's
                     _note(f"{what}, from a newer install than this one ({version}): using it")
                     return sock
                 sock.close()
                 _note(f"{what}, installed is {version}: restarting it")
-                if state:  # SIGTERM, then SIGKILL (signal.SIGTERM and SIGKILL, without importing signal's enums)
-                    kill(state["pid"], 15, 10.0) or kill(state["pid"], 9, 5.0)
+                kill(state["pid"], 15, 10.0) or kill(state["pid"], 9, 5.0)  # SIGTERM, SIGKILL (no signal's enums)
                 check_version = False  # a new daemon is of the installed version by construction
                 continue
             if proc is not None and proc.poll() not in (None, 0):

@@ -132,7 +132,7 @@ def daemon_processes(project: Path) -> list[int]:
 
 
 def state_pid(project: Path) -> int | None:
-    from memtree_core.forwarder.daemons import running_daemon
+    from memtree_core.daemon.control import running_daemon
 
     state = running_daemon(project_paths(project))
     return state["pid"] if state else None
