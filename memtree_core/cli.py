@@ -193,18 +193,19 @@ def _serve(project: str | None) -> int:
     if problem:
         print(f"memtree serve: {problem}", file=sys.stderr)
         return 2
-    from memtree_core.forwarder.records import answer, project_dir
+    from memtree_core.forwarder.records import answer, answer_from_record, project_dir
 
     try:
         early = answer(project)  # initialize, from the daemon's record, before the forwarder's imports
-        if early.gone:
-            return 0  # the agent left before asking anything
         if early.identity is None:  # not remembered: git says
             from memtree_core.daemon.project import identify_remembered
             from memtree_core.forwarder.paths import memtree_home
 
             found = identify_remembered(project_dir(project), memtree_home())
             early.identity = found.hash, str(found.root)
+            answer_from_record(early, str(memtree_home() / found.hash))
+        if early.gone:
+            return 0  # the agent left before asking anything
         from memtree_core.forwarder.main import main as forward
 
         return forward(early, _start_daemon)

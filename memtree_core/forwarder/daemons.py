@@ -34,10 +34,12 @@ def kill(pid: int, sig: int, wait: float) -> bool:
     return not pid_alive(pid)
 
 
-def log_tail(paths: ProjectPaths, lines: int = 5) -> str:
+def see_log(paths: ProjectPaths) -> str:
+    """"see <the log>", with its last lines."""
     try:
         with open(paths.log, "rb") as f:
             f.seek(max(0, f.seek(0, os.SEEK_END) - 4096))
-            return "\n".join(f.read().decode("utf-8", "replace").splitlines()[-lines:])
+            tail = "\n".join(f.read().decode("utf-8", "replace").splitlines()[-5:])
     except OSError:
-        return ""
+        tail = ""
+    return f"see {paths.log}" + (f"\nlast lines of the log:\n{tail}" if tail else "")

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from memtree_core.forwarder import records
-from memtree_core.forwarder.daemons import kill, log_tail, pid_alive
+from memtree_core.forwarder.daemons import kill, pid_alive, see_log
 from memtree_core.forwarder.paths import ProjectPaths, UnsafeSocketDir, is_locked, memtree_home, read_state
 from memtree_core.forwarder.resend import MAX_RESENDS, Request, ToolHints
 
@@ -60,11 +60,6 @@ def _key(value: Any) -> str:
 
 def _error(rid: Any, message: str) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": DAEMON_LOST, "message": message}}).encode() + b"\n"
-
-
-def _tail(paths: ProjectPaths) -> str:
-    tail = log_tail(paths)
-    return f"\nlast lines of the log:\n{tail}" if tail else ""
 
 
 def _peer(sock: socket.socket) -> tuple[int, int] | None:
@@ -126,10 +121,10 @@ def connect(paths: ProjectPaths, root: Path, version: str, start: Start, check_v
                 continue
             if proc is not None and proc.poll() not in (None, 0):
                 raise DaemonUnavailable(f"the memtree daemon exited with status {proc.returncode} while starting; "
-                                        f"see {paths.log}" + _tail(paths), crashed=True)
+                                        + see_log(paths), crashed=True)
             if not is_locked(paths.lock) and (proc is None or proc.poll() is not None):
                 if spawned >= 5:
-                    raise DaemonUnavailable(f"the memtree daemon keeps exiting at start; see {paths.log}" + _tail(paths))
+                    raise DaemonUnavailable("the memtree daemon keeps exiting at start; " + see_log(paths))
                 _close(proc)
                 try:
                     proc, spawned = start(paths, root), spawned + 1  # a loser of the lock exits 0
@@ -138,7 +133,7 @@ def connect(paths: ProjectPaths, root: Path, version: str, start: Start, check_v
                                             f"processes, then start the session again", crashed=True) from exc
             if time.monotonic() > deadline:
                 raise DaemonUnavailable(f"no memtree daemon answered on {paths.mcp_socket} within "
-                                        f"{START_TIMEOUT_S:g}s; see {paths.log}" + _tail(paths))
+                                        f"{START_TIMEOUT_S:g}s; " + see_log(paths))
             # Sleep until our daemon says it listens (or exits): the CPU is the daemon's while it imports.
             ours = proc if getattr(proc, "fd", None) is not None and not proc.ready else None
             if pause is not None:
@@ -189,13 +184,8 @@ class Forwarder:
         sock = try_connect(self.paths.mcp_socket)
         self.tools_from_record = sock is None  # a daemon that runs answers tools/list in a millisecond
         early = self.early
-        if early.text is None and not records.answer_from_record(early, str(self.paths.dir), self.stdin, self.stdout):
-            if early.gone:  # the client left before asking anything
-                if sock is not None:
-                    sock.close()
-                return 0
-            if early.why:
-                _note(f"waiting for the daemon: {early.why}")
+        if early.why:
+            _note(f"waiting for the daemon: {early.why}")
         if early.text is not None:
             self.initialize = early.message
             self._replay(None)
@@ -383,7 +373,7 @@ class Forwarder:
         self.silent_losses += 1
         if self.silent_losses >= MAX_SILENT_LOSSES:
             self._fail(f"the memtree daemon exited {self.silent_losses} times in a row without answering; "
-                       f"see {self.paths.log}" + _tail(self.paths), pending)
+                       + see_log(self.paths), pending)
         for attempt in range(3):  # a SIGKILLed daemon can reset the first reconnect
             try:
                 self.sock = connect(self.paths, self.root, self.version, self.start, check_version=False)
