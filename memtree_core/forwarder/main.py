@@ -54,8 +54,7 @@ def _parse(line: bytes) -> Any:
         return None  # not ours to judge: the daemon answers it with a parse error
 
 
-def _key(value: Any) -> str:
-    return json.dumps(value)
+_key = json.dumps  # a JSON-RPC id as a dict key: 1 and "1" are different ids
 
 
 def _error(rid: Any, message: str) -> bytes:
@@ -150,11 +149,9 @@ def _close(proc: Any) -> None:
 
 
 class Forwarder:
-    def __init__(self, paths: ProjectPaths, root: Path, stdin: int = 0, stdout: int = 1,
-                 early: records.Early | None = None, start: Start | None = None) -> None:
-        self.paths, self.root, self.stdin, self.stdout, self.start = paths, root, stdin, stdout, start
-        self.early = early or records.Early()  # initialize answered from the record: the answer to check
-        self.version = self.early.version or records.code_version()
+    def __init__(self, paths: ProjectPaths, root: Path, early: records.Early, start: Start) -> None:
+        self.paths, self.root, self.early, self.start, self.stdin, self.stdout = paths, root, early, start, 0, 1
+        self.version = early.version or records.code_version()
         self.sock: socket.socket | None = None
         self.from_client, self.from_daemon = self.early.read, bytearray()  # partial lines
         self.to_daemon, self.head_sent = bytearray(), False  # whole lines; the first one partly sent
@@ -338,8 +335,7 @@ class Forwarder:
             self.sock.close()
             self.sock = None
         self.from_daemon.clear()
-        # Lines the kernel never took are safe to send to the next daemon (the handshake is redone); a partly
-        # sent one is not.
+        # Lines the kernel never took may go to the next daemon (the handshake is redone); a partly sent one not.
         unsent = bytes(self.to_daemon).partition(b"\n")[2] if self.head_sent else bytes(self.to_daemon)
         self.to_daemon.clear()
         self.head_sent = False
@@ -427,7 +423,7 @@ def main(early: records.Early, start: Start) -> int:
     """Serve the project ``early.identity`` names (``(hash, root)``); ``early``: what :func:`.records.answer`
     did first; ``start(paths, root)``: starts the daemon, detached."""
     paths = ProjectPaths.for_hash(memtree_home(), early.identity[0])  # type: ignore[index]
-    forwarder = Forwarder(paths, Path(early.identity[1]), early=early, start=start)  # type: ignore[index]
+    forwarder = Forwarder(paths, Path(early.identity[1]), early, start)  # type: ignore[index]
     try:
         paths.ensure()
     except UnsafeSocketDir as exc:
