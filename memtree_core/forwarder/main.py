@@ -41,8 +41,7 @@ class DaemonUnavailable(Exception):
 
 def _note(message: str) -> None:
     try:
-        sys.stderr.write(f"memtree serve: {message}\n")
-        sys.stderr.flush()
+        print(f"memtree serve: {message}", file=sys.stderr, flush=True)
     except (OSError, ValueError):
         pass
 
@@ -97,7 +96,7 @@ def _daemon_state(paths: ProjectPaths, sock: socket.socket) -> dict[str, Any] | 
         time.sleep(0.01)
 
 
-def connect(paths: ProjectPaths, root: Path, version: str, start: Start, check_version: bool = True,
+def connect(paths: ProjectPaths, root: Path, version: str, start: Start,
             pause: Callable[[Any, float], None] | None = None, first: socket.socket | None = None) -> socket.socket:
     """A socket to a daemon of the installed version, ``start``-ing one when none answers.  ``pause(daemon, s)``
     spends the waits (``daemon``: ours, forked and not ready yet); ``first``: a socket already connected."""
@@ -106,7 +105,7 @@ def connect(paths: ProjectPaths, root: Path, version: str, start: Start, check_v
         while True:
             sock, first = first or try_connect(paths.mcp_socket), None
             if sock is not None:
-                state = _daemon_state(paths, sock) if check_version else None
+                state = _daemon_state(paths, sock)
                 if state is None or state.get("version") == version:  # None: do not stop what we cannot identify
                     return sock
                 theirs, what = state.get("installed_at"), f"daemon pid {state['pid']} runs {state.get('version')}"
@@ -116,7 +115,6 @@ def connect(paths: ProjectPaths, root: Path, version: str, start: Start, check_v
                 sock.close()
                 _note(f"{what}, installed is {version}: restarting it")
                 kill(state["pid"], 15, 10.0) or kill(state["pid"], 9, 5.0)  # SIGTERM, SIGKILL (no signal's enums)
-                check_version = False  # a new daemon is of the installed version by construction
                 continue
             if proc is not None and proc.poll() not in (None, 0):
                 raise DaemonUnavailable(f"the memtree daemon exited with status {proc.returncode} while starting; "
@@ -331,9 +329,7 @@ class Forwarder:
 
     def _lost(self, why: str) -> None:
         _note(f"lost the daemon ({why}); restarting it")
-        if self.sock is not None:
-            self.sock.close()
-            self.sock = None
+        self.sock.close()  # type: ignore[union-attr]
         self.from_daemon.clear()
         # Lines the kernel never took may go to the next daemon (the handshake is redone); a partly sent one not.
         unsent = bytes(self.to_daemon).partition(b"\n")[2] if self.head_sent else bytes(self.to_daemon)
@@ -372,7 +368,7 @@ class Forwarder:
                        + see_log(self.paths), pending)
         for attempt in range(3):  # a SIGKILLed daemon can reset the first reconnect
             try:
-                self.sock = connect(self.paths, self.root, self.version, self.start, check_version=False)
+                self.sock = connect(self.paths, self.root, self.version, self.start)
                 break
             except DaemonUnavailable as exc:
                 if attempt == 2 or exc.crashed:
@@ -430,7 +426,4 @@ def main(early: records.Early, start: Start) -> int:
         return forwarder._fail(str(exc), None)
     except OSError as exc:  # e.g. MEMTREE_HOME not writable: one line, never a traceback
         return forwarder._fail(f"cannot prepare {exc.filename or paths.dir}: {exc.strerror or exc}", None)
-    try:
-        return forwarder.run()
-    except KeyboardInterrupt:
-        return 130
+    return forwarder.run()  # KeyboardInterrupt: the host's

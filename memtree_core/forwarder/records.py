@@ -80,8 +80,8 @@ def read(path: str, max_bytes: int) -> bytes | None:
 
 
 def code_version() -> str:
-    """``<__version__>+<FNV-1a of the packages' __init__ files, which every install rewrites>`` (not hashlib:
-    loading OpenSSL costs a session's start); an editable checkout's edits do not count (run ``memtree stop``)."""
+    """``<__version__>+<FNV-1a of the files every install rewrites>`` (the packages' ``__init__`` files, memtree's
+    ``RECORD``; not hashlib: loading OpenSSL costs a session's start).  Edits in an editable checkout do not count."""
     h = 0x811C9DC5
     for byte in "".join(f"{m}:{st.st_mtime_ns}:{st.st_size}\n" for m, st in _install_marks()).encode(
             "utf-8", "surrogateescape"):
@@ -97,6 +97,16 @@ def installed_at() -> int:
 def _install_marks() -> list[tuple[str, os.stat_result]]:
     base = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     marks = [os.path.join(base, package, "__init__.py") for package in ("memtree_core", "memtree_plugins")]
+    dist_info = sys.modules["memtree_core"].DISTRIBUTION.replace("-", "_") + "-"
+    for entry in dict.fromkeys([base, *filter(None, sys.path)]):  # a wheel's .dist-info is beside the packages
+        try:
+            found = [os.path.join(entry, n, "RECORD") for n in os.listdir(entry)
+                     if n.startswith(dist_info) and n.endswith(".dist-info")]
+        except OSError:
+            continue
+        marks += found
+        if found and entry == base:
+            break
     return [(mark, st) for mark in marks if (st := _stat(mark)) is not None]
 
 
