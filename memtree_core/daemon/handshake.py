@@ -2,8 +2,7 @@
 tools' annotations (:mod:`memtree_core.forwarder.resend`).
 
 Once the tools are registered, the daemon runs one short in-memory session per protocol version it speaks
--- the same low-level ``Server.run`` a socket session runs -- asks ``initialize`` and ``tools/list``, and
-writes the answers.  Recording what the server really answers (rather than building the answer by hand)
+-- the same low-level ``Server.run`` a socket session runs -- asks ``initialize``, and writes the answers.  Recording what the server really answers (rather than building the answer by hand)
 keeps the cache true to the SDK whatever it adds to a handshake.
 """
 
@@ -29,7 +28,7 @@ ASK_TIMEOUT_S = 10.0
 
 
 async def _ask(server: Any, protocol: str) -> dict[str, Any]:
-    """``initialize`` then ``tools/list`` in one private session; method -> result."""
+    """``initialize`` in one private session; method -> result."""
     to_server, from_client = anyio.create_memory_object_stream[SessionMessage | Exception](8)
     to_client, from_server = anyio.create_memory_object_stream[SessionMessage](8)
     lowlevel = server._lowlevel_server  # as sessions.serve_connection does
@@ -37,8 +36,6 @@ async def _ask(server: Any, protocol: str) -> dict[str, Any]:
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": protocol, "capabilities": {},
                     "clientInfo": {"name": "memtree-handshake-recorder", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]
     answers: dict[str, Any] = {}
     async with to_server, from_server, anyio.create_task_group() as tg:
@@ -67,8 +64,7 @@ async def record(server: Any, directory: Path, version: str) -> None:
         texts = {protocol: {method: json.dumps(result, separators=(",", ":")) for method, result in methods.items()}
                  for protocol, methods in answers.items()}
         write_json(str(Path(directory) / records.HANDSHAKE_FILE), {
-            "format": records.HANDSHAKE_FORMAT, "version": version, "env": records.environment_mark(),
-            "answers": texts})
+            "format": records.HANDSHAKE_FORMAT, "version": version, "answers": texts})
     except Exception:
         log.exception("cannot record the handshake for forwarders; sessions start as before")
         (Path(directory) / records.HANDSHAKE_FILE).unlink(missing_ok=True)

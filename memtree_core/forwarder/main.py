@@ -96,14 +96,12 @@ def _daemon_state(paths: ProjectPaths, sock: socket.socket) -> dict[str, Any] | 
         time.sleep(0.01)
 
 
-def connect(paths: ProjectPaths, root: Path, version: str, start: Start,
-            pause: Callable[[Any, float], None] | None = None, first: socket.socket | None = None) -> socket.socket:
-    """A socket to a daemon of the installed version, ``start``-ing one when none answers.  ``pause(daemon, s)``
-    spends the waits (``daemon``: ours, forked and not ready yet); ``first``: a socket already connected."""
+def connect(paths: ProjectPaths, root: Path, version: str, start: Start) -> socket.socket:
+    """A socket to a daemon of the installed version, ``start``-ing one when none answers."""
     deadline, proc, spawned = time.monotonic() + START_TIMEOUT_S, None, 0
     try:
         while True:
-            sock, first = first or try_connect(paths.mcp_socket), None
+            sock = try_connect(paths.mcp_socket)
             if sock is not None:
                 state = _daemon_state(paths, sock)
                 if state is None or state.get("version") == version:  # None: do not stop what we cannot identify
@@ -132,11 +130,10 @@ def connect(paths: ProjectPaths, root: Path, version: str, start: Start,
                 raise DaemonUnavailable(f"no memtree daemon answered on {paths.mcp_socket} within "
                                         f"{START_TIMEOUT_S:g}s; " + see_log(paths))
             # Sleep until our daemon says it listens (or exits): the CPU is the daemon's while it imports.
-            ours = proc if getattr(proc, "fd", None) is not None and not proc.ready else None
-            if pause is not None:
-                pause(ours, 0.05 if ours else 0.003)
+            if getattr(proc, "fd", None) is not None and not proc.ready:
+                proc.wait(0.05)
             else:
-                ours.wait(0.05) if ours else time.sleep(0.003)
+                time.sleep(0.003)
     finally:
         _close(proc)
 
@@ -161,38 +158,28 @@ class Forwarder:
         self.replay: str | None = None  # id key of our replayed initialize; its answer is not the agent's
         self.replay_deadline, self.replays, self.silent_losses = 0.0, 0, 0  # losses: since a daemon's last line
         self.stdin_open, self.drain_deadline = True, 0.0
-        self.expect_tools: Any = None  # the tools/list result given from the record, until the daemon confirms
-        self.tools_check: str | None = None  # id key of our own tools/list asking the daemon for the truth
-        self.tools_from_record = False  # may tools/list be answered from the record (no daemon ran at start)
 
-    def _replay(self, timeout: float | None) -> None:
-        """Hold lines from here until the daemon answers our initialize (sent now, unless ``timeout`` is None)."""
-        if timeout is None:
-            self.replays += 1
-            self.replay = _key(f"memtree-serve-replay-{os.getpid()}-{self.replays}")
-        else:
-            self.replay_deadline = time.monotonic() + timeout
-            replay = dict(self.initialize or {}, id=json.loads(self.replay or "null"))
-            self.to_daemon += json.dumps(replay).encode() + b"\n"
+    def _replay(self, timeout: float) -> None:
+        """Send the agent's initialize again under an id of ours (its answer is not the agent's), and hold the
+        agent's lines until it is answered."""
+        self.replays += 1
+        rid = f"memtree-serve-replay-{os.getpid()}-{self.replays}"
+        self.replay, self.replay_deadline = _key(rid), time.monotonic() + timeout
+        self.to_daemon += json.dumps(dict(self.initialize or {}, id=rid)).encode() + b"\n"
 
     def run(self) -> int:
-        sock = try_connect(self.paths.mcp_socket)
-        self.tools_from_record = sock is None  # a daemon that runs answers tools/list in a millisecond
         early = self.early
         if early.why:
             _note(f"waiting for the daemon: {early.why}")
-        if early.text is not None:
-            self.initialize = early.message
-            self._replay(None)
         try:
-            self.sock = connect(self.paths, self.root, self.version, self.start,
-                                pause=self._pause if early.record is not None else None, first=sock)
+            self.sock = connect(self.paths, self.root, self.version, self.start)
         except DaemonUnavailable as exc:
-            return self._fail(str(exc), self.held if early.record is not None else None)
+            return self._fail(str(exc), None)
         self.sock.setblocking(False)
-        if early.record is not None:
+        if early.text is not None:  # answered from the record
+            self.initialize = early.message
             self._replay(START_TIMEOUT_S)  # a daemon just started answers after the SDK import
-        for line in self._lines(self.from_client):  # read while waiting, not answered from the record
+        for line in self._lines(self.from_client):  # read before the forwarder ran, not answered from the record
             self._from_client(line)
         while True:
             now = time.monotonic()
@@ -224,36 +211,6 @@ class Forwarder:
             if self.stdin in readable:
                 self._read_client()
 
-    def _pause(self, daemon: Any, timeout: float) -> None:
-        """While the daemon starts: read the client, and wake up as soon as our daemon says it is ready."""
-        fds = [self.stdin] if self.stdin_open and sum(map(len, self.held)) < MAX_BUFFER else []
-        fds += [daemon.fd] if daemon is not None and daemon.fd is not None else []
-        if not fds:
-            return time.sleep(timeout)
-        readable = select.select(fds, [], [], timeout)[0]
-        if daemon is not None and daemon.fd in readable:
-            daemon.poll()
-        if self.stdin in readable:
-            self._read_client()
-
-    def _from_record(self, msg: dict[str, Any]) -> bool:
-        """Answer ``tools/list`` from the record while no daemon is through its handshake, if the ``MEMTREE_*``
-        settings (which choose the tools) are the record's."""
-        record = self.early.record
-        if (record is None or not self.replay or not self.tools_from_record or msg.get("method") != "tools/list"
-                or "id" not in msg or (isinstance(msg.get("params"), dict) and msg["params"].get("cursor") is not None)
-                or record.env != records.environment_mark()):
-            return False
-        text = record.text(self.early.message["params"]["protocolVersion"], "tools/list")  # type: ignore[index]
-        result = _parse(text.encode()) if text is not None else None
-        if result is None:
-            return False
-        self.hints.learn(result)
-        self.expect_tools = result
-        self._to_client(b'{"jsonrpc":"2.0","id":' + json.dumps(msg["id"]).encode() + b',"result":' + text.encode()
-                        + b"}\n")
-        return True
-
     def _read_client(self) -> None:
         data = os.read(self.stdin, 1 << 16)
         if not data:  # the agent hung up; answers to what it sent are still delivered, within a bound
@@ -265,8 +222,6 @@ class Forwarder:
     def _from_client(self, line: bytes) -> None:
         msg = _parse(line)
         if isinstance(msg, dict):
-            if self._from_record(msg):
-                return
             method = msg.get("method")
             if method == "initialize" and "id" in msg:
                 self.initialize = msg
@@ -291,19 +246,10 @@ class Forwarder:
         self.silent_losses = 0
         out = bytearray()
         for line in self._lines(self.from_daemon):
-            msg = _parse(line) if self.inflight or self.replay or self.tools_check else None
+            msg = _parse(line) if self.inflight or self.replay else None
             key = _key(msg["id"]) if isinstance(msg, dict) and "method" not in msg and "id" in msg else None
             if key is not None and key == self.replay:
                 self._replayed(msg)  # type: ignore[arg-type]
-            elif key is not None and key == self.tools_check:  # our check of the tools given from the record
-                self.tools_check = None
-                self.hints.learn(msg.get("result"))  # type: ignore[union-attr]
-                if msg.get("result") != self.expect_tools and self.early.record is not None:  # type: ignore[union-attr]
-                    _note("the daemon lists other tools than the recorded list this session was given; the "
-                          "record is dropped and the client told to list the tools again")
-                    self.early.record.invalidate()
-                    self._to_client(b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n')
-                self.expect_tools = None
             else:
                 request = self.inflight.pop(key, None) if key is not None else None
                 if request is not None and request.method == "tools/list":
@@ -375,7 +321,6 @@ class Forwarder:
                     self._fail(str(exc), pending)
         self.sock.setblocking(False)  # type: ignore[union-attr]
         if self.initialize is not None and not initialize_inflight:
-            self._replay(None)
             self._replay(REPLAY_TIMEOUT_S)
             self.held = pending
         else:
@@ -391,10 +336,6 @@ class Forwarder:
             self.early.record.invalidate()
         self.to_daemon += (self.initialized or b"") + b"".join(self.held)
         self.held = []
-        if self.expect_tools is not None and self.tools_check is None:  # check the tools the client was given
-            check_id = f"memtree-serve-tools-{os.getpid()}"
-            self.tools_check = _key(check_id)
-            self.to_daemon += json.dumps({"jsonrpc": "2.0", "id": check_id, "method": "tools/list"}).encode() + b"\n"
 
     def _fail(self, why: str, pending: list[bytes] | None) -> int:
         """No daemon: answer every request in ``pending`` (None: the agent's first one) with ``why``; stop."""

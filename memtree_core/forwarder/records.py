@@ -188,13 +188,13 @@ def lookup(home: str | Path, workspace: str) -> tuple[str, str, bool, str | None
 class Handshake:
     """A record that passed every check, with the bytes read (to drop only this one)."""
 
-    def __init__(self, path: str, raw: bytes, answers: dict[str, Any], env: str | None) -> None:
-        self.path, self.raw, self.answers, self.env = path, raw, answers, env
+    def __init__(self, path: str, raw: bytes, answers: dict[str, Any]) -> None:
+        self.path, self.raw, self.answers = path, raw, answers
 
-    def text(self, protocol: Any, method: str) -> str | None:
-        """The recorded ``result`` of ``method`` for a client asking ``protocol``, as JSON text."""
-        entry = self.answers.get(protocol) if isinstance(protocol, str) else None
-        text = entry.get(method) if isinstance(entry, dict) else None
+    def initialize(self, protocol: str) -> str | None:
+        """The recorded ``initialize`` result for a client asking ``protocol``, as JSON text."""
+        entry = self.answers.get(protocol)
+        text = entry.get("initialize") if isinstance(entry, dict) else None
         return text if isinstance(text, str) and text.isascii() else None
 
     def invalidate(self) -> None:
@@ -221,16 +221,7 @@ def load_handshake(directory: str | Path, version: str) -> tuple[Handshake | Non
         return None, f"{path} is damaged (unknown shape)"
     if data.get("version") != version:
         return None, f"{path} was recorded by memtree {data.get('version')}, installed is {version}"
-    return Handshake(path, raw, data["answers"], data.get("env") if isinstance(data.get("env"), str) else None), ""
-
-
-def environment_mark() -> str:
-    """A digest of the ``MEMTREE_*`` variables: they choose plugins and settings, and so the tools listed."""
-    import hashlib
-    import json
-
-    items = sorted((k, v) for k, v in os.environ.items() if k.startswith("MEMTREE_"))
-    return hashlib.sha256(json.dumps(items).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return Handshake(path, raw, data["answers"]), ""
 
 
 def initialize_request(line: bytes) -> dict[str, Any] | None:
@@ -295,7 +286,7 @@ def answer_from_record(early: Early, directory: str, stdin: int = 0, stdout: int
             return False
     first = bytes(early.read).partition(b"\n")[0]
     msg = initialize_request(first) if record is not None else None
-    text = record.text(msg["params"]["protocolVersion"], "initialize") if msg is not None else None  # type: ignore[union-attr]
+    text = record.initialize(msg["params"]["protocolVersion"]) if msg is not None else None  # type: ignore[union-attr]
     if text is None or (rid := dumps_id(msg["id"])) is None:  # type: ignore[index]
         return False
     del early.read[:len(first) + 1]
