@@ -89,7 +89,8 @@ class Project:
             "MEMTREE_WALKERS__EMBEDDING_IDLE_MS": "300",
             **{k: os.environ.get(k, v) for k, v in BLAS_THREADS.items()},
         }
-        from memtree_core.forwarder.paths import ProjectPaths, identify
+        from memtree_core.daemon.project import identify
+        from memtree_core.forwarder.paths import ProjectPaths
 
         self.paths = ProjectPaths.for_hash(self.home, identify(self.root).hash)
 

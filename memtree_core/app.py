@@ -17,9 +17,10 @@ from typing import Any
 
 from memtree_core.context import Context, PluginsView
 from memtree_core.daemon import redaction_gate
+from memtree_core.daemon.project import Identity, identify, write_json
 from memtree_core.daemon.redacting import Redacted
 from memtree_core.forwarder import records
-from memtree_core.forwarder.paths import Identity, ProjectPaths, identify, memtree_home
+from memtree_core.forwarder.paths import ProjectPaths, memtree_home
 from memtree_core.plugins import MissingTokenCounter, PluginSet, short_error
 from memtree_core.project_settings import load as load_project_settings
 from memtree_core.settings import LoadedSettings, Settings
@@ -163,7 +164,7 @@ class App:
             earlier = [f for f in earlier if (f.get("plugin"), f.get("kind"), f.get("name"))
                        != (failure["plugin"], kind, name)]
             failure["source"] = _version_of(failure["source"])
-            records.write(str(path), [*earlier, failure][-MAX_ITEM_FAILURES:])
+            write_json(str(path), [*earlier, failure][-MAX_ITEM_FAILURES:])
         except (OSError, ValueError):
             log.exception("could not record the failure in %s", path)
 
@@ -266,8 +267,8 @@ def _version_of(source: str) -> str:
 def _read_item_failures(path: Path) -> list[dict[str, Any]]:
     import json
 
-    raw, _why = records.read(str(path), 1 << 20)
     try:
+        raw = records.read(str(path), 1 << 20)  # ValueError: a file not to be trusted (a link, not 0600)
         value = json.loads(raw) if raw else []
     except ValueError:
         return []

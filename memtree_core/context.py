@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from memtree_core.daemon.project import Identity
     from memtree_core.daemon.redacting import Redacted
-    from memtree_core.forwarder.paths import Identity, ProjectPaths
+    from memtree_core.forwarder.paths import ProjectPaths
     from memtree_core.plugins import PluginInfo
     from memtree_core.registry import Registry
     from memtree_core.settings import LoadedSettings, Settings

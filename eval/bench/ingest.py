@@ -150,7 +150,8 @@ def two_sessions(tmp: Path, n: int, payload) -> None:
         proc.stdin.flush()  # type: ignore[union-attr]
         proc.stdout.readline()  # type: ignore[union-attr]
         sessions.append(proc)
-    from memtree_core.forwarder.paths import ProjectPaths, identify, memtree_home
+    from memtree_core.daemon.project import identify
+    from memtree_core.forwarder.paths import ProjectPaths, memtree_home
 
     path = str(ProjectPaths.for_hash(memtree_home(), identify(project).hash).ingest_socket)
     for i in range(20):

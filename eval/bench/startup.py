@@ -9,8 +9,8 @@ by the client.
 (b) second session: ``initialize`` answered for a new ``memtree serve`` while the daemon runs.  Goal <= 100 ms.
     Floor: ``python -c pass`` with the same interpreter.
 (d) first session with a warm record: no daemon runs, but the last one recorded its handshake
-    (``handshake.json``), so ``memtree serve`` answers ``initialize`` and ``tools/list`` itself, then starts
-    the daemon.  Goals: ``initialize`` <= 3x ``python -I -S -c pass``; second session (b) <= 2x the same
+    (``handshake.json``), so ``memtree serve`` answers ``initialize`` itself, then starts the daemon (whose
+    answer ``tools/list`` waits for).  Goals: ``initialize`` <= 3x ``python -I -S -c pass``; second session (b) <= 2x the same
     floor.  Interleaved with the floors in the same rounds.
 (c) cached ``read`` of one chunk through one session, median and p95.  Goal <= 5 ms / 10 ms.  Floor: a JSON-RPC
     ``ping`` through the same session (forwarder + daemon transport, no tool).

@@ -2,8 +2,7 @@
 tools' annotations (:mod:`memtree_core.forwarder.resend`).
 
 Once the tools are registered, the daemon runs one short in-memory session per protocol version it speaks
--- the same low-level ``Server.run`` a socket session runs -- asks ``initialize`` and ``tools/list``, and
-writes the answers.  Recording what the server really answers (rather than building the answer by hand)
+-- the same low-level ``Server.run`` a socket session runs -- asks ``initialize``, and writes the answers.  Recording what the server really answers (rather than building the answer by hand)
 keeps the cache true to the SDK whatever it adds to a handshake.
 """
 
@@ -18,6 +17,7 @@ import anyio
 from mcp.shared.message import SessionMessage
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+from memtree_core.daemon.project import write_json
 from memtree_core.daemon.sessions import _dump, _parse
 from memtree_core.forwarder import records
 from memtree_core.forwarder.resend import TOOL_HINTS_FILE
@@ -28,7 +28,7 @@ ASK_TIMEOUT_S = 10.0
 
 
 async def _ask(server: Any, protocol: str) -> dict[str, Any]:
-    """``initialize`` then ``tools/list`` in one private session; method -> result."""
+    """``initialize`` in one private session; method -> result."""
     to_server, from_client = anyio.create_memory_object_stream[SessionMessage | Exception](8)
     to_client, from_server = anyio.create_memory_object_stream[SessionMessage](8)
     lowlevel = server._lowlevel_server  # as sessions.serve_connection does
@@ -36,8 +36,6 @@ async def _ask(server: Any, protocol: str) -> dict[str, Any]:
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": protocol, "capabilities": {},
                     "clientInfo": {"name": "memtree-handshake-recorder", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]
     answers: dict[str, Any] = {}
     async with to_server, from_server, anyio.create_task_group() as tg:
@@ -65,9 +63,8 @@ async def record(server: Any, directory: Path, version: str) -> None:
         # Each answer as its JSON text: a forwarder parses only the one it checks, and sends it as it is.
         texts = {protocol: {method: json.dumps(result, separators=(",", ":")) for method, result in methods.items()}
                  for protocol, methods in answers.items()}
-        records.write(str(Path(directory) / records.HANDSHAKE_FILE), {
-            "format": records.HANDSHAKE_FORMAT, "version": version, "env": records.environment_mark(),
-            "answers": texts})
+        write_json(str(Path(directory) / records.HANDSHAKE_FILE), {
+            "format": records.HANDSHAKE_FORMAT, "version": version, "answers": texts})
     except Exception:
         log.exception("cannot record the handshake for forwarders; sessions start as before")
         (Path(directory) / records.HANDSHAKE_FILE).unlink(missing_ok=True)
@@ -75,4 +72,4 @@ async def record(server: Any, directory: Path, version: str) -> None:
 
 def write_tool_hints(directory: Path, tools: list[dict[str, Any]]) -> None:
     """The tools' annotations (``tools/list`` shape), for forwarders whose client never listed them."""
-    records.write(str(directory / TOOL_HINTS_FILE), {"tools": tools})
+    write_json(str(directory / TOOL_HINTS_FILE), {"tools": tools})

@@ -29,7 +29,8 @@ from typing import Any
 
 from memtree_core.daemon import ingest
 from memtree_core.daemon.control import bind_private, try_lock, write_state
-from memtree_core.forwarder.paths import Identity, ProjectPaths, identify, memtree_home
+from memtree_core.daemon.project import Identity, identify
+from memtree_core.forwarder.paths import ProjectPaths, memtree_home
 from memtree_core.forwarder.records import code_version, installed_at
 
 log = logging.getLogger("memtree.daemon")
@@ -189,11 +190,11 @@ class Daemon:
             # A bad config fails here: tools/list and tools/call answer with the reason (and the log path).
             self.app = App.open(self.identity.root)
             if self.app.identity.hash != self.identity.hash:
-                from memtree_core.forwarder import records
+                from memtree_core.daemon import project
 
                 # The forwarder's remembered identity is out of date (a history rewritten under a branch
                 # that stayed checked out): the next session computes it afresh.
-                records.forget(self.paths.home, self.identity.hash)
+                project.forget(self.paths.home, self.identity.hash)
                 raise RuntimeError(f"the project's identity changed while the daemon started "
                                    f"({self.identity.hash} -> {self.app.identity.hash}); start it again")
             self.idle_timeout_s = float(self.app.settings.daemon.idle_timeout_s)

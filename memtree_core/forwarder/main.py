@@ -1,17 +1,11 @@
-"""``memtree serve``: join the agent's stdin/stdout to the project's daemon (docs/architecture.md, process
-model), whole lines (one JSON-RPC message each) passed untouched.
-
-* No daemon answers: start one detached and wait; one from an older install is replaced.
-* ``initialize`` answered from the daemon's record (:func:`.records.answer`) is replayed to the daemon, whose answer is
-  checked (a difference drops the record); other lines are held until then.  While no daemon ran at start,
-  ``tools/list`` is answered from the record too, then checked (a difference: ``tools/list_changed``).
-* The daemon dies: a new one gets ``initialize`` (under a fresh id, its answer dropped) and
-  ``notifications/initialized`` again; requests in flight are re-sent when :mod:`.resend` says it is safe or
-  they never reached it, the others fail saying so.
+"""``memtree serve``: join the agent's stdin/stdout to the project's daemon, whole lines (one JSON-RPC message
+each) passed untouched; answers given from the daemon's record are checked against the daemon's own, and a
+daemon that dies is replaced mid-session (docs/architecture.md#the-forwarder, #process-model).
 """
 
 from __future__ import annotations
 
+import _socket as socket  # not socket.py: it turns every constant into an enum at import (~3 ms of a start)
 import json
 import os
 import select
@@ -19,21 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-try:  # the C module: socket.py turns every constant into an enum at import (~3 ms of a session's start)
-    import _socket as socket
-except ImportError:  # pragma: no cover
-    import socket  # type: ignore[no-redef]
-
 from memtree_core.forwarder import records
-from memtree_core.forwarder.daemons import ForkedDaemon, log_tail, running_daemon, start_daemon, stop
-from memtree_core.forwarder.paths import (
-    ProjectPaths,
-    UnsafeSocketDir,
-    identify_remembered,
-    is_locked,
-    memtree_home,
-    read_state,
-)
+from memtree_core.forwarder.daemons import kill, pid_alive, see_log
+from memtree_core.forwarder.paths import ProjectPaths, UnsafeSocketDir, is_locked, memtree_home, read_state
 from memtree_core.forwarder.resend import MAX_RESENDS, Request, ToolHints
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
@@ -41,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from memtree_core.forwarder.daemons import DaemonEntry
+    Start = Callable[[ProjectPaths, Path], Any]  # the host's memtree_core.daemon.control.start_daemon
 
 START_TIMEOUT_S = 60.0  # a cold daemon imports the SDK; a loaded machine can take much longer
 REPLAY_TIMEOUT_S = 30.0
@@ -59,8 +41,7 @@ class DaemonUnavailable(Exception):
 
 def _note(message: str) -> None:
     try:
-        sys.stderr.write(f"memtree serve: {message}\n")
-        sys.stderr.flush()
+        print(f"memtree serve: {message}", file=sys.stderr, flush=True)
     except (OSError, ValueError):
         pass
 
@@ -72,17 +53,11 @@ def _parse(line: bytes) -> Any:
         return None  # not ours to judge: the daemon answers it with a parse error
 
 
-def _key(value: Any) -> str:
-    return json.dumps(value)
+_key = json.dumps  # a JSON-RPC id as a dict key: 1 and "1" are different ids
 
 
 def _error(rid: Any, message: str) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": DAEMON_LOST, "message": message}}).encode() + b"\n"
-
-
-def _tail(paths: ProjectPaths) -> str:
-    tail = log_tail(paths)
-    return f"\nlast lines of the log:\n{tail}" if tail else ""
 
 
 def _peer(sock: socket.socket) -> tuple[int, int] | None:
@@ -107,76 +82,71 @@ def try_connect(path: Path) -> socket.socket | None:
     return None
 
 
-def _version_ok(paths: ProjectPaths, version: str, sock: socket.socket) -> bool:
-    """Is the daemon on ``sock`` of ``version``?  Its state file says once it names the pid the kernel gives
-    for the socket (it follows the bind by microseconds); else the lock's holder vouches."""
+def _daemon_state(paths: ProjectPaths, sock: socket.socket) -> dict[str, Any] | None:
+    """The state file of the daemon on ``sock``, once it names the pid the kernel gives for the socket (it
+    follows the bind by microseconds; macOS: the live pid of the lock's holder); None: cannot tell."""
     peer, deadline = _peer(sock), time.monotonic() + 1.0
     while True:
-        state = read_state(paths) if peer is not None else {}
-        if peer is None or state.get("pid") != peer[0]:
-            state = running_daemon(paths)
-        if state is not None:
-            return state.get("version") == version
+        state = read_state(paths)
+        pid = state.get("pid")
+        if (pid == peer[0]) if peer else (type(pid) is int and is_locked(paths.lock) and pid_alive(pid)):
+            return state
         if time.monotonic() > deadline:
-            return True  # cannot tell: do not stop a daemon we cannot identify
+            return None
         time.sleep(0.01)
 
 
-def connect(paths: ProjectPaths, root: Path, version: str, entry: DaemonEntry | None = None,
-            check_version: bool = True, pause: Callable[[ForkedDaemon | None, float], None] | None = None,
-            first: socket.socket | None = None) -> socket.socket:
-    """A socket to a daemon of the installed version, starting one when none answers.  ``pause(daemon, s)``
-    spends the waits (``daemon``: ours, not ready yet); ``first``: a socket already connected."""
+def connect(paths: ProjectPaths, root: Path, version: str, start: Start) -> socket.socket:
+    """A socket to a daemon of the installed version, ``start``-ing one when none answers."""
     deadline, proc, spawned = time.monotonic() + START_TIMEOUT_S, None, 0
     try:
         while True:
-            sock, first = first or try_connect(paths.mcp_socket), None
+            sock = try_connect(paths.mcp_socket)
             if sock is not None:
-                if not check_version or _version_ok(paths, version, sock):
+                state = _daemon_state(paths, sock)
+                if state is None or state.get("version") == version:  # None: do not stop what we cannot identify
                     return sock
-                state = running_daemon(paths) or {}
-                theirs, what = state.get("installed_at"), f"daemon pid {state.get('pid')} runs {state.get('version')}"
+                theirs, what = state.get("installed_at"), f"daemon pid {state['pid']} runs {state.get('version')}"
                 if type(theirs) is int and theirs > records.installed_at():  # or each restarts the other's
                     _note(f"{what}, from a newer install than this one ({version}): using it")
                     return sock
                 sock.close()
                 _note(f"{what}, installed is {version}: restarting it")
-                stop(paths, timeout=10.0, force=True)
-                check_version = False  # a new daemon is of the installed version by construction
+                kill(state["pid"], 15, 10.0) or kill(state["pid"], 9, 5.0)  # SIGTERM, SIGKILL (no signal's enums)
                 continue
             if proc is not None and proc.poll() not in (None, 0):
                 raise DaemonUnavailable(f"the memtree daemon exited with status {proc.returncode} while starting; "
-                                        f"see {paths.log}" + _tail(paths), crashed=True)
+                                        + see_log(paths), crashed=True)
             if not is_locked(paths.lock) and (proc is None or proc.poll() is not None):
                 if spawned >= 5:
-                    raise DaemonUnavailable(f"the memtree daemon keeps exiting at start; see {paths.log}" + _tail(paths))
-                if isinstance(proc, ForkedDaemon):
-                    proc.close()
+                    raise DaemonUnavailable("the memtree daemon keeps exiting at start; " + see_log(paths))
+                _close(proc)
                 try:
-                    proc, spawned = start_daemon(paths, root, entry), spawned + 1  # a loser of the lock exits 0
+                    proc, spawned = start(paths, root), spawned + 1  # a loser of the lock exits 0
                 except OSError as exc:  # no process could be made (EAGAIN, ENOMEM)
                     raise DaemonUnavailable(f"cannot start the memtree daemon: {exc}; free some memory or "
                                             f"processes, then start the session again", crashed=True) from exc
             if time.monotonic() > deadline:
                 raise DaemonUnavailable(f"no memtree daemon answered on {paths.mcp_socket} within "
-                                        f"{START_TIMEOUT_S:g}s; see {paths.log}" + _tail(paths))
+                                        f"{START_TIMEOUT_S:g}s; " + see_log(paths))
             # Sleep until our daemon says it listens (or exits): the CPU is the daemon's while it imports.
-            ours = proc if isinstance(proc, ForkedDaemon) and not proc.ready and proc.fd is not None else None
-            if pause is not None:
-                pause(ours, 0.05 if ours else 0.003)
+            if getattr(proc, "fd", None) is not None and not proc.ready:
+                proc.wait(0.05)
             else:
-                ours.wait(0.05) if ours else time.sleep(0.003)
+                time.sleep(0.003)
     finally:
-        if isinstance(proc, ForkedDaemon):
-            proc.close()
+        _close(proc)
+
+
+def _close(proc: Any) -> None:
+    if hasattr(proc, "close"):  # a forked daemon's status pipe (a Popen has none)
+        proc.close()
 
 
 class Forwarder:
-    def __init__(self, paths: ProjectPaths, root: Path, stdin: int = 0, stdout: int = 1,
-                 early: records.Early | None = None, entry: DaemonEntry | None = None) -> None:
-        self.paths, self.root, self.stdin, self.stdout, self.entry = paths, root, stdin, stdout, entry
-        self.early = early or records.Early()  # initialize answered from the record: the answer to check
-        self.version = self.early.version or records.code_version()
+    def __init__(self, paths: ProjectPaths, root: Path, early: records.Early, start: Start) -> None:
+        self.paths, self.root, self.early, self.start, self.stdin, self.stdout = paths, root, early, start, 0, 1
+        self.version = early.version or records.code_version()
         self.sock: socket.socket | None = None
         self.from_client, self.from_daemon = self.early.read, bytearray()  # partial lines
         self.to_daemon, self.head_sent = bytearray(), False  # whole lines; the first one partly sent
@@ -188,43 +158,28 @@ class Forwarder:
         self.replay: str | None = None  # id key of our replayed initialize; its answer is not the agent's
         self.replay_deadline, self.replays, self.silent_losses = 0.0, 0, 0  # losses: since a daemon's last line
         self.stdin_open, self.drain_deadline = True, 0.0
-        self.expect_tools: Any = None  # the tools/list result given from the record, until the daemon confirms
-        self.tools_check: str | None = None  # id key of our own tools/list asking the daemon for the truth
-        self.tools_from_record = False  # may tools/list be answered from the record (no daemon ran at start)
 
-    def _replay(self, timeout: float | None) -> None:
-        """Hold lines from here until the daemon answers our initialize (sent now, unless ``timeout`` is None)."""
-        if timeout is None:
-            self.replays += 1
-            self.replay = _key(f"memtree-serve-replay-{os.getpid()}-{self.replays}")
-        else:
-            self.replay_deadline = time.monotonic() + timeout
-            replay = dict(self.initialize or {}, id=json.loads(self.replay or "null"))
-            self.to_daemon += json.dumps(replay).encode() + b"\n"
+    def _replay(self, timeout: float) -> None:
+        """Send the agent's initialize again under an id of ours (its answer is not the agent's), and hold the
+        agent's lines until it is answered."""
+        self.replays += 1
+        rid = f"memtree-serve-replay-{os.getpid()}-{self.replays}"
+        self.replay, self.replay_deadline = _key(rid), time.monotonic() + timeout
+        self.to_daemon += json.dumps(dict(self.initialize or {}, id=rid)).encode() + b"\n"
 
     def run(self) -> int:
-        sock = try_connect(self.paths.mcp_socket)
-        self.tools_from_record = sock is None  # a daemon that runs answers tools/list in a millisecond
         early = self.early
-        if early.text is None and not records.answer_from_record(early, str(self.paths.dir), self.stdin, self.stdout):
-            if early.gone:  # the client left before asking anything
-                if sock is not None:
-                    sock.close()
-                return 0
-            if early.why and early.why != "no recorded handshake":
-                _note(f"waiting for the daemon: {early.why}")
-        if early.text is not None:
-            self.initialize = early.message
-            self._replay(None)
+        if early.why:
+            _note(f"waiting for the daemon: {early.why}")
         try:
-            self.sock = connect(self.paths, self.root, self.version, self.entry,
-                                pause=self._pause if early.record is not None else None, first=sock)
+            self.sock = connect(self.paths, self.root, self.version, self.start)
         except DaemonUnavailable as exc:
-            return self._fail(str(exc), self.held if early.record is not None else None)
+            return self._fail(str(exc), None)
         self.sock.setblocking(False)
-        if early.record is not None:
+        if early.text is not None:  # answered from the record
+            self.initialize = early.message
             self._replay(START_TIMEOUT_S)  # a daemon just started answers after the SDK import
-        for line in self._lines(self.from_client):  # read while waiting, not answered from the record
+        for line in self._lines(self.from_client):  # read before the forwarder ran, not answered from the record
             self._from_client(line)
         while True:
             now = time.monotonic()
@@ -256,36 +211,6 @@ class Forwarder:
             if self.stdin in readable:
                 self._read_client()
 
-    def _pause(self, daemon: ForkedDaemon | None, timeout: float) -> None:
-        """While the daemon starts: read the client (answering ``tools/list`` from the record, holding the
-        rest), and wake up as soon as our daemon says it is ready."""
-        fds = [self.stdin] if self.stdin_open and sum(map(len, self.held)) < MAX_BUFFER else []
-        fds += [daemon.fd] if daemon is not None and daemon.fd is not None else []
-        if not fds:
-            return time.sleep(timeout)
-        readable = select.select(fds, [], [], timeout)[0]
-        if daemon is not None and daemon.fd in readable:
-            daemon.poll()
-        if self.stdin in readable:
-            self._read_client()
-
-    def _from_record(self, msg: dict[str, Any]) -> bool:
-        """Answer ``tools/list`` (no cursor) from the record while the daemon is not through its handshake,
-        when the ``MEMTREE_*`` settings (which choose the tools) are the record's."""
-        record, protocol = self.early.record, self.early.protocol
-        if (record is None or not self.replay or not self.tools_from_record or msg.get("method") != "tools/list"
-                or "id" not in msg or (isinstance(msg.get("params"), dict) and msg["params"].get("cursor") is not None)
-                or record.env != records.environment_mark()):
-            return False
-        text, result = record.text(protocol, "tools/list"), record.result(protocol, "tools/list")
-        if text is None or result is None:
-            return False
-        self.hints.learn(result)
-        self.expect_tools = result
-        self._to_client(b'{"jsonrpc":"2.0","id":' + json.dumps(msg["id"]).encode() + b',"result":' + text.encode()
-                        + b"}\n")
-        return True
-
     def _read_client(self) -> None:
         data = os.read(self.stdin, 1 << 16)
         if not data:  # the agent hung up; answers to what it sent are still delivered, within a bound
@@ -297,8 +222,6 @@ class Forwarder:
     def _from_client(self, line: bytes) -> None:
         msg = _parse(line)
         if isinstance(msg, dict):
-            if self._from_record(msg):
-                return
             method = msg.get("method")
             if method == "initialize" and "id" in msg:
                 self.initialize = msg
@@ -323,19 +246,10 @@ class Forwarder:
         self.silent_losses = 0
         out = bytearray()
         for line in self._lines(self.from_daemon):
-            msg = _parse(line) if self.inflight or self.replay or self.tools_check else None
+            msg = _parse(line) if self.inflight or self.replay else None
             key = _key(msg["id"]) if isinstance(msg, dict) and "method" not in msg and "id" in msg else None
             if key is not None and key == self.replay:
                 self._replayed(msg)  # type: ignore[arg-type]
-            elif key is not None and key == self.tools_check:  # our check of the tools given from the record
-                self.tools_check = None
-                self.hints.learn(msg.get("result"))  # type: ignore[union-attr]
-                if msg.get("result") != self.expect_tools and self.early.record is not None:  # type: ignore[union-attr]
-                    _note("the daemon lists other tools than the recorded list this session was given; the "
-                          "record is dropped and the client told to list the tools again")
-                    self.early.record.invalidate()
-                    self._to_client(b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n')
-                self.expect_tools = None
             else:
                 request = self.inflight.pop(key, None) if key is not None else None
                 if request is not None and request.method == "tools/list":
@@ -361,12 +275,9 @@ class Forwarder:
 
     def _lost(self, why: str) -> None:
         _note(f"lost the daemon ({why}); restarting it")
-        if self.sock is not None:
-            self.sock.close()
-            self.sock = None
+        self.sock.close()  # type: ignore[union-attr]
         self.from_daemon.clear()
-        # Lines the kernel never took are safe to send to the next daemon (the handshake is redone); a partly
-        # sent one is not.
+        # Lines the kernel never took may go to the next daemon (the handshake is redone); a partly sent one not.
         unsent = bytes(self.to_daemon).partition(b"\n")[2] if self.head_sent else bytes(self.to_daemon)
         self.to_daemon.clear()
         self.head_sent = False
@@ -400,17 +311,16 @@ class Forwarder:
         self.silent_losses += 1
         if self.silent_losses >= MAX_SILENT_LOSSES:
             self._fail(f"the memtree daemon exited {self.silent_losses} times in a row without answering; "
-                       f"see {self.paths.log}" + _tail(self.paths), pending)
+                       + see_log(self.paths), pending)
         for attempt in range(3):  # a SIGKILLed daemon can reset the first reconnect
             try:
-                self.sock = connect(self.paths, self.root, self.version, self.entry, check_version=False)
+                self.sock = connect(self.paths, self.root, self.version, self.start)
                 break
             except DaemonUnavailable as exc:
                 if attempt == 2 or exc.crashed:
                     self._fail(str(exc), pending)
         self.sock.setblocking(False)  # type: ignore[union-attr]
         if self.initialize is not None and not initialize_inflight:
-            self._replay(None)
             self._replay(REPLAY_TIMEOUT_S)
             self.held = pending
         else:
@@ -426,14 +336,9 @@ class Forwarder:
             self.early.record.invalidate()
         self.to_daemon += (self.initialized or b"") + b"".join(self.held)
         self.held = []
-        if self.expect_tools is not None and self.tools_check is None:  # check the tools the client was given
-            check_id = f"memtree-serve-tools-{os.getpid()}"
-            self.tools_check = _key(check_id)
-            self.to_daemon += json.dumps({"jsonrpc": "2.0", "id": check_id, "method": "tools/list"}).encode() + b"\n"
 
     def _fail(self, why: str, pending: list[bytes] | None) -> int:
-        """No daemon: answer every request in ``pending`` with the reason and stop; or (None) the agent's first
-        request, once it comes."""
+        """No daemon: answer every request in ``pending`` (None: the agent's first one) with ``why``; stop."""
         _note(why)
         why = f"memtree is unavailable: {why}"
         if pending is not None:
@@ -451,26 +356,15 @@ class Forwarder:
             self.from_client += data
 
 
-def main(project: str | None, early: records.Early | None = None, entry: DaemonEntry | None = None) -> int:
-    """Serve ``project``.  ``early``: what :func:`.records.answer` did first; ``entry``: what a forked daemon
-    runs (without it, the daemon is started as a new interpreter)."""
-    if early is not None and early.gone:
-        return 0  # the agent left before asking anything
-    home = memtree_home()
-    if early is not None and early.identity is not None:
-        project_hash, root = early.identity[0], Path(early.identity[1])
-    else:
-        identity = identify_remembered(records.project_dir(project), home)
-        project_hash, root = identity.hash, identity.root
-    paths = ProjectPaths.for_hash(home, project_hash)
-    forwarder = Forwarder(paths, root, early=early, entry=entry)
+def main(early: records.Early, start: Start) -> int:
+    """Serve the project ``early.identity`` names (``(hash, root)``); ``early``: what :func:`.records.answer`
+    did first; ``start(paths, root)``: starts the daemon, detached."""
+    paths = ProjectPaths.for_hash(memtree_home(), early.identity[0])  # type: ignore[index]
+    forwarder = Forwarder(paths, Path(early.identity[1]), early, start)  # type: ignore[index]
     try:
         paths.ensure()
     except UnsafeSocketDir as exc:
         return forwarder._fail(str(exc), None)
     except OSError as exc:  # e.g. MEMTREE_HOME not writable: one line, never a traceback
         return forwarder._fail(f"cannot prepare {exc.filename or paths.dir}: {exc.strerror or exc}", None)
-    try:
-        return forwarder.run()
-    except KeyboardInterrupt:
-        return 130
+    return forwarder.run()  # KeyboardInterrupt: the host's

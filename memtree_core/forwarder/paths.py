@@ -1,6 +1,5 @@
-"""A project's identity and files under ``$MEMTREE_HOME``; socket directories checked as ssh-agent and tmux
-check theirs (a directory someone else made could hold a listener that receives every capture); the
-daemon's lock (``flock`` on ``daemon.lock``, dropped by the kernel when its holder dies) and state file.
+"""A project's files under ``$MEMTREE_HOME``: socket directories checked as ssh-agent and tmux check theirs
+(one someone else made could hold a listener that receives every capture); the daemon's lock and state file.
 """
 
 from __future__ import annotations
@@ -28,50 +27,6 @@ def memtree_home(environ: dict[str, str] | None = None) -> Path:
     return Path(home).expanduser().absolute() if home else Path.home() / ".memtree"
 
 
-def sha16(text: str) -> str:
-    import hashlib  # here: a forwarder that knows its identity hashes nothing
-
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def _git(args: list[str], cwd: Path) -> str | None:
-    import subprocess  # here: a forwarder that knows its identity starts no process
-
-    try:
-        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
-
-
-class Identity(namedtuple("Identity", ["hash", "root", "git", "first_commit"])):
-    """``root``: the git root, or the absolute workspace path."""
-
-    __slots__ = ()
-
-
-def identify(workspace: Path | str) -> Identity:
-    """hash: sha256(git root + ":" + first commit)[:16], or sha256(absolute path)[:16] without a commit."""
-    path = Path(workspace).expanduser().absolute()
-    top = _git(["rev-parse", "--show-toplevel"], path)
-    roots = _git(["rev-list", "--max-parents=0", "HEAD"], path) if top else None
-    if roots:  # merged histories have several roots; git lists the oldest last
-        first = roots.splitlines()[-1].strip()
-        return Identity(sha16(f"{top}:{first}"), Path(top), True, first)  # type: ignore[arg-type]
-    return Identity(sha16(str(path)), path, False, None)
-
-
-def identify_remembered(workspace: Path | str, home: Path) -> Identity:
-    """:func:`identify`, without git while nothing the answer depends on changed (:func:`records.lookup`)."""
-    path = str(Path(workspace).expanduser().absolute())
-    known = records.lookup(home, path)
-    if known is not None:
-        return Identity(known[0], Path(known[1]), known[2], known[3])
-    identity = identify(path)
-    records.remember(home, path, identity.hash, str(identity.root), identity.git, identity.first_commit)
-    return identity
-
-
 class ProjectPaths(namedtuple("ProjectPaths", ["home", "dir"])):
     """Every file memtree keeps for one project: ``home`` and ``dir`` (``home/<project hash>``)."""
 
@@ -93,11 +48,11 @@ class ProjectPaths(namedtuple("ProjectPaths", ["home", "dir"])):
         wanted, tail = self.dir / f"{name}.sock", f"{self.dir.name}-{name}.sock"
         if len(os.fsencode(wanted)) <= MAX_SOCKET_PATH:
             return wanted
-        return fallback_dir(MAX_SOCKET_PATH, len(os.fsencode(tail))) / tail
+        return fallback_dir(len(os.fsencode(tail))) / tail
 
     def ensure(self, sockets: bool = True) -> None:
-        """Create the project directory 0700 (and the home), tightening looser modes; with ``sockets``, check
-        every socket directory and raise :class:`UnsafeSocketDir` naming the fix."""
+        """Create the home and project directories 0700 (tightening them); with ``sockets``, check every socket
+        directory (:class:`UnsafeSocketDir`)."""
         self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
         if self.home.stat().st_mode & 0o077:
             self.home.chmod(0o700)
@@ -152,12 +107,11 @@ def ensure_dir(path: Path, *, tighten: bool = False, what: str = "socket directo
     return path
 
 
-def fallback_dir(fits: int, tail_len: int, environ: dict[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    runtime, tmpdir, name = env.get("XDG_RUNTIME_DIR"), env.get("TMPDIR", ""), f"memtree-{os.geteuid()}"
+def fallback_dir(tail_len: int) -> Path:
+    runtime, tmpdir, name = os.environ.get("XDG_RUNTIME_DIR"), os.environ.get("TMPDIR", ""), f"memtree-{os.geteuid()}"
     if runtime and os.path.isabs(runtime):
         return Path(runtime) / "memtree"
-    if tmpdir and os.path.isabs(tmpdir) and len(os.fsencode(Path(tmpdir) / name)) + 1 + tail_len <= fits:
+    if tmpdir and os.path.isabs(tmpdir) and len(os.fsencode(Path(tmpdir) / name)) + 1 + tail_len <= MAX_SOCKET_PATH:
         return Path(tmpdir) / name
     return Path("/tmp") / name
 

@@ -1,11 +1,5 @@
 """What ``memtree serve`` reads before any daemon answers, and :func:`answer`, which answers ``initialize``
-from it before json, pathlib or socket are imported (a third of what the forwarder adds to Python's start).
-
-JSON goes through the ``_json`` C scanner with ``json.JSONDecoder()``'s settings (the json package imports
-``re``).  A project identity is reused while a few ``stat`` calls say nothing git's answer depends on changed
-(the directory, the ``.git`` git would find, its ``HEAD``); the daemon catches a history rewritten under an
-unchanged ``HEAD`` (:func:`forget`).  The daemon's handshake record answers an ``initialize`` the daemon
-would accept as it is, for the installed version and a protocol version it holds.
+from the daemon's record before json, pathlib or socket are imported (docs/architecture.md#the-forwarder).
 """
 
 from __future__ import annotations
@@ -13,6 +7,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from _json import encode_basestring_ascii, make_scanner
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
 if TYPE_CHECKING:
@@ -20,36 +15,29 @@ if TYPE_CHECKING:
     from typing import Any
 
 IDENTITIES_FILE, HANDSHAKE_FILE, HANDSHAKE_FORMAT = "identities.json", "handshake.json", 2
-MISSING = "missing"  # why read() gives nothing for a file that does not exist
 GIT_DISCOVERY_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
                      "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
                      "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
                      "GIT_CONFIG_NOSYSTEM", "GIT_NAMESPACE", "GIT_REPLACE_REF_BASE", "GIT_NO_REPLACE_OBJECTS")
 
 
-class _DecoderSettings:  # what _json.make_scanner reads off json.JSONDecoder()
+class _DecoderSettings:  # what _json.make_scanner reads off json.JSONDecoder(); the json package imports re
     strict, object_hook, object_pairs_hook, parse_float, parse_int, memo = True, None, None, float, int, {}
     parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
 
 
-try:
-    from _json import encode_basestring_ascii as _encode_str
-    from _json import make_scanner
-
-    _scan: Any = make_scanner(_DecoderSettings())
-except Exception:  # pragma: no cover - not CPython: json itself
-    _scan = _encode_str = None
+_scan = make_scanner(_DecoderSettings())
 
 
 def loads(data: bytes | bytearray | str) -> Any:
     """``json.loads(data)``; ValueError (``UnicodeDecodeError`` included) for what json would refuse."""
-    if isinstance(data, (bytes, bytearray)) and not (_scan is None or data[:3] == b"\xef\xbb\xbf" or 0 in data[:4]):
-        data = data.decode("utf-8", "surrogatepass")  # else a BOM or UTF-16/32: json's own detection below
-    try:
-        if isinstance(data, (bytes, bytearray)) or _scan is None or data.startswith("\ufeff"):
+    if isinstance(data, (bytes, bytearray)):
+        if data[:3] == b"\xef\xbb\xbf" or 0 in data[:4]:  # a BOM or UTF-16/32: json's own detection
             import json
 
             return json.loads(data)
+        data = data.decode("utf-8", "surrogatepass")
+    try:
         value, end = _scan(data, len(data) - len(data.lstrip(" \t\n\r")))
     except StopIteration as exc:
         raise ValueError(f"Expecting value: char {exc.value}") from None
@@ -64,56 +52,36 @@ def dumps_id(value: Any) -> bytes | None:
     """``json.dumps(value).encode()`` for an int or str JSON-RPC id; None for anything else."""
     if type(value) is int:
         return int.__repr__(value).encode()
-    return _encode_str(value).encode() if type(value) is str and _encode_str is not None else None
+    return encode_basestring_ascii(value).encode() if type(value) is str else None
 
 
-def read(path: str, max_bytes: int) -> tuple[bytes | None, str]:
-    """The bytes of ``path`` and "", or None and why they are not trusted: not a regular file of this user's
-    with no access for others (never through a symlink), or larger than ``max_bytes``."""
+def read(path: str, max_bytes: int) -> bytes | None:
+    """The bytes of ``path``, None if it does not exist; ValueError unless it is a regular file of this user's
+    closed to others (never through a symlink) of at most ``max_bytes``."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
     except OSError as exc:
-        return None, MISSING if isinstance(exc, FileNotFoundError) else f"cannot open {path}: {exc.strerror or exc}"
+        raise ValueError(f"cannot open {path}: {exc.strerror}") from None
     try:
         st, raw = os.fstat(fd), b""
-        if not stat.S_ISREG(st.st_mode):
-            return None, f"{path} is not a regular file"
-        if st.st_uid != os.geteuid():
-            return None, f"{path} belongs to another user"
-        if st.st_mode & 0o077:
-            return None, f"{path} is open to other users (mode {stat.S_IMODE(st.st_mode):o})"
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+            raise ValueError(f"{path} is not a file of this user's closed to others")
         while len(raw) <= max_bytes and (chunk := os.read(fd, 1 << 16)):
             raw += chunk
     except OSError as exc:
-        return None, f"cannot read {path}: {exc.strerror or exc}"
+        raise ValueError(f"cannot read {path}: {exc.strerror}") from None
     finally:
         os.close(fd)
-    return (raw, "") if len(raw) <= max_bytes else (None, f"{path} is too large to be one of memtree's own files")
-
-
-def write(path: str, value: Any) -> None:
-    """Replace ``path`` with ``value`` as JSON, atomically, 0600; raise what writing raises."""
-    import json  # only after initialize is answered
-
-    tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            os.fchmod(f.fileno(), 0o600)  # O_CREAT's mode does not tighten a file left by a killed writer
-            json.dump(value, f)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    if len(raw) > max_bytes:
+        raise ValueError(f"{path} is too large to be one of memtree's own files")
+    return raw
 
 
 def code_version() -> str:
-    """``<__version__>+<checksum>`` of the files every install rewrites (the packages' ``__init__`` files,
-    memtree's ``RECORD``); edits in an editable checkout do not count (run ``memtree stop``).  FNV-1a, not
-    hashlib: loading OpenSSL is a real part of a session's start."""
+    """``<__version__>+<FNV-1a of the files every install rewrites>`` (the packages' ``__init__`` files, memtree's
+    ``RECORD``; not hashlib: loading OpenSSL costs a session's start).  Edits in an editable checkout do not count."""
     h = 0x811C9DC5
     for byte in "".join(f"{m}:{st.st_mtime_ns}:{st.st_size}\n" for m, st in _install_marks()).encode(
             "utf-8", "surrogateescape"):
@@ -181,7 +149,7 @@ def _no_dotgit_between(directory: str, top: str | None) -> bool:
     return True
 
 
-def _marks(workspace: str, root: str, git: bool) -> dict[str, Any] | None:
+def marks(workspace: str, root: str, git: bool) -> dict[str, Any] | None:
     """Everything the identity of ``workspace`` depends on, or None when it cannot be checked cheaply."""
     st, real = _stat(workspace), os.path.realpath(workspace)
     if st is None or not stat.S_ISDIR(st.st_mode):
@@ -195,10 +163,9 @@ def _marks(workspace: str, root: str, git: bool) -> dict[str, Any] | None:
     return marks if None not in marks.values() and _no_dotgit_between(real, root) else None
 
 
-def _identities(home: str | Path) -> dict[str, Any]:
-    raw, _why = read(os.path.join(home, IDENTITIES_FILE), 1 << 20)
+def identities(home: str | Path) -> dict[str, Any]:
     try:
-        data = loads(raw) if raw is not None else None
+        data = loads(read(os.path.join(home, IDENTITIES_FILE), 1 << 20) or b"null")
     except ValueError:
         return {}
     entries = data.get("entries") if isinstance(data, dict) and data.get("format") == 1 else None
@@ -207,60 +174,28 @@ def _identities(home: str | Path) -> dict[str, Any]:
 
 def lookup(home: str | Path, workspace: str) -> tuple[str, str, bool, str | None] | None:
     """``(hash, root, git, first_commit)`` remembered for ``workspace`` (absolute) while every check holds."""
-    entry = _identities(home).get(workspace) if not any(v in os.environ for v in GIT_DISCOVERY_ENV) else None
+    entry = identities(home).get(workspace) if not any(v in os.environ for v in GIT_DISCOVERY_ENV) else None
     try:
         project_hash, root, git, first = entry["hash"], entry["root"], entry["git"], entry["first_commit"]  # type: ignore[index]
         if isinstance(project_hash, str) and isinstance(root, str) and isinstance(git, bool) \
-                and _marks(workspace, root, git) == entry["marks"]:  # type: ignore[index]
+                and marks(workspace, root, git) == entry["marks"]:  # type: ignore[index]
             return project_hash, root, git, first if isinstance(first, str) else None
     except (KeyError, TypeError):
         pass
     return None
 
 
-def remember(home: str | Path, workspace: str, project_hash: str, root: str, git: bool, first: str | None) -> None:
-    """Record an identity git has just computed, when it can be checked cheaply later."""
-    usable = (first or not git) and not any(v in os.environ for v in GIT_DISCOVERY_ENV)
-    marks = _marks(workspace, root, git) if usable else None
-    if marks is not None:
-        entries = {k: v for k, v in _identities(home).items() if k != workspace}
-        entries[workspace] = {"hash": project_hash, "root": root, "git": git, "first_commit": first, "marks": marks}
-        _write_identities(home, dict(list(entries.items())[-64:]))
-
-
-def forget(home: str | Path, project_hash: str) -> None:
-    """Drop every directory remembered as ``project_hash`` (git says otherwise now)."""
-    entries = _identities(home)
-    kept = {k: v for k, v in entries.items() if not (isinstance(v, dict) and v.get("hash") == project_hash)}
-    if len(kept) != len(entries):
-        _write_identities(home, kept)
-
-
-def _write_identities(home: str | Path, entries: dict[str, Any]) -> None:
-    try:  # a racing forwarder's entry may be lost: it is recomputed next time
-        os.makedirs(home, mode=0o700, exist_ok=True)
-        write(os.path.join(home, IDENTITIES_FILE), {"format": 1, "entries": entries})
-    except (OSError, ValueError):
-        pass
-
-
 class Handshake:
     """A record that passed every check, with the bytes read (to drop only this one)."""
 
-    def __init__(self, path: str, raw: bytes, answers: dict[str, Any], env: str | None) -> None:
-        self.path, self.raw, self.answers, self.env = path, raw, answers, env
+    def __init__(self, path: str, raw: bytes, answers: dict[str, Any]) -> None:
+        self.path, self.raw, self.answers = path, raw, answers
 
-    def text(self, protocol: Any, method: str) -> str | None:
-        """The recorded ``result`` of ``method`` for a client asking ``protocol``, as JSON text."""
-        entry = self.answers.get(protocol) if isinstance(protocol, str) else None
-        text = entry.get(method) if isinstance(entry, dict) else None
+    def initialize(self, protocol: str) -> str | None:
+        """The recorded ``initialize`` result for a client asking ``protocol``, as JSON text."""
+        entry = self.answers.get(protocol)
+        text = entry.get("initialize") if isinstance(entry, dict) else None
         return text if isinstance(text, str) and text.isascii() else None
-
-    def result(self, protocol: Any, method: str) -> Any:
-        try:
-            return loads(self.text(protocol, method) or "null")
-        except ValueError:
-            return None
 
     def invalidate(self) -> None:
         """Remove the file if it still holds what was read (a newer daemon may have rewritten it)."""
@@ -273,36 +208,25 @@ class Handshake:
 
 
 def load_handshake(directory: str | Path, version: str) -> tuple[Handshake | None, str]:
-    """The record for ``version``, or None and why it is not used."""
+    """The record for ``version``, or None and why it is not used ("" when there is none)."""
     path = os.path.join(directory, HANDSHAKE_FILE)
-    raw, why = read(path, 4 << 20)
     try:
+        raw = read(path, 4 << 20)
         data = loads(raw) if raw is not None else None
-    except ValueError:
-        return None, f"{path} is damaged (not JSON)"
+    except ValueError as exc:
+        return None, f"{path} is not usable ({exc})"
     if raw is None:
-        return None, "no recorded handshake" if why == MISSING else why
+        return None, ""
     if not isinstance(data, dict) or data.get("format") != HANDSHAKE_FORMAT or not isinstance(data.get("answers"), dict):
         return None, f"{path} is damaged (unknown shape)"
     if data.get("version") != version:
         return None, f"{path} was recorded by memtree {data.get('version')}, installed is {version}"
-    return Handshake(path, raw, data["answers"], data.get("env") if isinstance(data.get("env"), str) else None), ""
-
-
-def environment_mark() -> str:
-    """A digest of the ``MEMTREE_*`` variables: they choose plugins and settings, and so the tools listed."""
-    import hashlib
-    import json
-
-    items = sorted((k, v) for k, v in os.environ.items() if k.startswith("MEMTREE_"))
-    return hashlib.sha256(json.dumps(items).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return Handshake(path, raw, data["answers"]), ""
 
 
 def initialize_request(line: bytes) -> dict[str, Any] | None:
-    """The agent's first line when it is an ``initialize`` the daemon accepts as it is, every field its SDK
-    types checked (JSON-RPC 2.0; an int or str id; a str ``protocolVersion``; ``capabilities`` an object of
-    objects; ``clientInfo`` with str ``name`` and ``version``; no ``_meta``, no icons), so the recorded
-    answer is the daemon's; else None, and the daemon answers it."""
+    """The agent's first line when it is an ``initialize`` the daemon's SDK types accept as it is (so the
+    recorded answer is the daemon's); else None, and the daemon answers it."""
     try:  # a byte-order mark is refused: the daemon's parser does not skip it
         msg = None if line.startswith(b"\xef\xbb\xbf") else loads(line)
         rid, params = msg["id"], msg["params"]  # type: ignore[index]
@@ -325,15 +249,13 @@ def initialize_request(line: bytes) -> dict[str, Any] | None:
 
 
 class Early:
-    """What :func:`answer` did before the forwarder was imported.  ``read``: bytes taken from the agent;
-    when ``initialize`` was answered: ``record``, ``protocol``, ``text`` (the result given) and ``message``
-    (the request); ``identity``: ``(hash, root)`` when known here.  ``gone``: the agent left first."""
+    """What :func:`answer` did: bytes ``read`` from the agent; once ``initialize`` is answered, the ``record``,
+    the ``text`` given and the request (``message``); ``identity``: ``(hash, root)``; ``gone``: the agent left."""
 
     def __init__(self) -> None:
         self.read, self.gone, self.why, self.version = bytearray(), False, "", None
         self.identity: tuple[str, str] | None = None
         self.record: Handshake | None = None
-        self.protocol: Any = None
         self.text: str | None = None
         self.message: dict[str, Any] | None = None
 
@@ -353,8 +275,7 @@ def as_pathlib_would(path: str) -> str | None:
 
 
 def answer_from_record(early: Early, directory: str, stdin: int = 0, stdout: int = 1) -> bool:
-    """Answer the agent's first line from ``directory``'s record when it is an ``initialize`` the record
-    answers as the daemon would (``early.why``: why the record was not used)."""
+    """Answer the agent's first line from ``directory``'s record if it can (``early.why``: why not)."""
     early.version = early.version or code_version()
     record, early.why = load_handshake(directory, early.version)
     while record is not None and b"\n" not in early.read:
@@ -365,7 +286,7 @@ def answer_from_record(early: Early, directory: str, stdin: int = 0, stdout: int
             return False
     first = bytes(early.read).partition(b"\n")[0]
     msg = initialize_request(first) if record is not None else None
-    text = record.text(msg["params"]["protocolVersion"], "initialize") if msg is not None else None  # type: ignore[union-attr]
+    text = record.initialize(msg["params"]["protocolVersion"]) if msg is not None else None  # type: ignore[union-attr]
     if text is None or (rid := dumps_id(msg["id"])) is None:  # type: ignore[index]
         return False
     del early.read[:len(first) + 1]
@@ -376,7 +297,7 @@ def answer_from_record(early: Early, directory: str, stdin: int = 0, stdout: int
     except OSError:
         early.gone = True  # the agent is gone
         return False
-    early.record, early.protocol, early.text, early.message = record, msg["params"]["protocolVersion"], text, msg  # type: ignore[index]
+    early.record, early.text, early.message = record, text, msg
     return True
 
 
@@ -385,6 +306,7 @@ def answer(project: str | None, stdin: int = 0, stdout: int = 1) -> Early:
     early, home = Early(), os.environ.get("MEMTREE_HOME") or os.path.join(os.path.expanduser("~"), ".memtree")
     home, workspace = as_pathlib_would(home), as_pathlib_would(project_dir(project))  # type: ignore[assignment]
     known = lookup(home, workspace) if home is not None and workspace is not None else None
-    if known is not None and answer_from_record(early, os.path.join(home, known[0]), stdin, stdout):
+    if known is not None:
         early.identity = known[0], known[1]
+        answer_from_record(early, os.path.join(home, known[0]), stdin, stdout)
     return early

@@ -1,7 +1,5 @@
-"""Which requests in flight when the daemon died may go to the restarted one (a tool may not be idempotent):
-those that change nothing (:data:`SAFE_METHODS`) and ``tools/call`` of a tool the daemon declared
-``readOnlyHint`` or ``idempotentHint``, learnt from ``tools/list`` answers passing through, else from the
-list the daemon writes at boot (:data:`TOOL_HINTS_FILE`).  The others fail, saying why.
+"""Which requests in flight when the daemon died may go to the restarted one: those that change nothing and
+calls of tools the daemon declared read-only or idempotent (docs/architecture.md#process-model).
 """
 
 from __future__ import annotations
@@ -21,7 +19,8 @@ SAFE_METHODS = frozenset({"initialize", "ping", "tools/list", "resources/list", 
 
 
 class ToolHints:
-    """Tool name -> safe to call twice, as the daemon declared it."""
+    """Tool name -> safe to call twice, as the daemon declared it: learnt from ``tools/list`` answers passing
+    through, else from the list the daemon writes at boot (:data:`TOOL_HINTS_FILE`)."""
 
     def __init__(self, paths: Any) -> None:
         self.paths, self.safe, self.learnt = paths, {}, False
@@ -40,9 +39,8 @@ class ToolHints:
         """True/False as declared; None when the tool is unknown."""
         if name not in self.safe and not self.learnt:
             self.learnt = True  # one look at the file per session
-            raw, _why = records.read(os.path.join(self.paths.dir, TOOL_HINTS_FILE), 4 << 20)
             try:
-                self.learn(records.loads(raw) if raw is not None else None)
+                self.learn(records.loads(records.read(os.path.join(self.paths.dir, TOOL_HINTS_FILE), 4 << 20) or b"null"))
             except ValueError:
                 pass
         return self.safe.get(name)

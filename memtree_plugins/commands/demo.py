@@ -172,14 +172,16 @@ async def _raw(s: Any, structured: dict[str, Any] | None, estimate: Any) -> int:
 
 def _check_settings(project: Path, env: dict[str, str]) -> None:
     """Fail here, in one line, on a setting the server would refuse; it would otherwise die mid-handshake."""
-    from memtree_core.forwarder.paths import identify, memtree_home
+    from memtree_core.daemon.project import identify
+    from memtree_core.forwarder.paths import memtree_home
     from memtree_core.project_settings import load_settings
 
     load_settings(memtree_home(env), identify(project).root, env)  # raises SettingsError
 
 
 def _daemon_log(project: Path, env: dict[str, str]) -> Path:
-    from memtree_core.forwarder.paths import ProjectPaths, identify, memtree_home
+    from memtree_core.daemon.project import identify
+    from memtree_core.forwarder.paths import ProjectPaths, memtree_home
 
     return ProjectPaths.for_hash(memtree_home(env), identify(project).hash).log
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from helpers.common import git
 
-from memtree_core.forwarder.paths import ProjectPaths, identify
+from memtree_core.daemon.project import identify
+from memtree_core.forwarder.paths import ProjectPaths
 
 
 def spec_hash(text: str) -> str:

@@ -17,7 +17,8 @@ from typing import Any
 import anyio
 
 from helpers.common import MEMTREE, wait_for
-from memtree_core.forwarder.paths import ProjectPaths, identify
+from memtree_core.daemon.project import identify
+from memtree_core.forwarder.paths import ProjectPaths
 
 PLUGIN_SOURCE = '''
 """Test tools: memtree sees them exactly as it sees any pip-installed plugin."""
@@ -131,7 +132,7 @@ def daemon_processes(project: Path) -> list[int]:
 
 
 def state_pid(project: Path) -> int | None:
-    from memtree_core.forwarder.daemons import running_daemon
+    from memtree_core.daemon.control import running_daemon
 
     state = running_daemon(project_paths(project))
     return state["pid"] if state else None

@@ -17,7 +17,8 @@ def add_arguments(parser: Any) -> None:
 
 def run(args: Any) -> int:
     from memtree_core.daemon.control import daemon_status, try_lock
-    from memtree_core.forwarder.paths import ProjectPaths, identify, memtree_home
+    from memtree_core.daemon.project import identify
+    from memtree_core.forwarder.paths import ProjectPaths, memtree_home
     from memtree_core.store import recover
 
     identity = identify(args.project or os.getcwd())

@@ -21,15 +21,31 @@ def run(args: Any) -> int:
 
 
 def serve(project: str | None) -> int:
-    from memtree_core.forwarder.records import answer
+    from memtree_core.forwarder.records import answer, answer_from_record, project_dir
 
     try:
         early = answer(project)  # initialize, from the daemon's record, before the forwarder's imports
+        if early.identity is None:  # not remembered: git says
+            from memtree_core.daemon.project import identify_remembered
+            from memtree_core.forwarder.paths import memtree_home
+
+            found = identify_remembered(project_dir(project), memtree_home())
+            early.identity = found.hash, str(found.root)
+            answer_from_record(early, str(memtree_home() / found.hash))
+        if early.gone:
+            return 0  # the agent left before asking anything
         from memtree_core.forwarder.main import main as forward
 
-        return forward(project, early, _run_daemon)
+        return forward(early, _start_daemon)
     except KeyboardInterrupt:
         return 130
+
+
+def _start_daemon(paths: Any, root: Any) -> Any:
+    """How ``memtree serve`` starts the project's daemon: forked, running :func:`_run_daemon`."""
+    from memtree_core.daemon.control import start_daemon
+
+    return start_daemon(paths, root, _run_daemon)
 
 
 def _run_daemon(root: str, project_hash: str, log_fd: int, status_fd: int) -> None:

@@ -6,8 +6,9 @@ import json
 import os
 from typing import Any
 
-from memtree_core.forwarder.daemons import stop
-from memtree_core.forwarder.paths import ProjectPaths, identify, memtree_home
+from memtree_core.daemon.control import stop
+from memtree_core.daemon.project import identify
+from memtree_core.forwarder.paths import ProjectPaths, memtree_home
 
 # A daemon can outlive its project's directory (deleted, unmounted): stopping it must still work.
 PROJECT_MAY_BE_GONE = True

@@ -1,5 +1,5 @@
 """A first session at Python's own speed: with no daemon running, ``memtree serve`` answers
-``initialize`` (and an early ``tools/list``) from the handshake the last daemon recorded, starts the daemon,
+``initialize`` from the handshake the last daemon recorded, starts the daemon,
 replays ``initialize`` to it and holds everything else until it is ready.  Anything in the record that does
 not match and the forwarder waits for the daemon, as before.
 
@@ -70,7 +70,7 @@ def _silent_for(client: RawClient, seconds: float) -> bool:
     return not client.buf and not select.select([client.proc.stdout.fileno()], [], [], seconds)[0]
 
 
-def test_warm_record_answers_initialize_and_tools_list_before_the_daemon_and_a_call_waits_for_it(
+def test_warm_record_answers_initialize_before_the_daemon_and_the_rest_waits_for_it(
         home: Path, project: Path, env: dict[str, str], daemon_guard: list[int]) -> None:
     own_init, own_tools = _warm(project, env)
     with _no_daemon_can_start(project):
@@ -81,13 +81,13 @@ def test_warm_record_answers_initialize_and_tools_list_before_the_daemon_and_a_c
         assert answer["result"] == own_init  # identical to what the daemon itself answered
         client.send(INITIALIZED)
         client.send(TOOLS_LIST)
-        listed = client.receive()
-        assert listed["id"] == 2 and listed["result"] == own_tools
         client.send(ECHO)  # held: no daemon exists yet
         assert state_pid(project) is None
         assert _silent_for(client, 0.3)
     try:
-        echoed = client.receive(timeout=120)  # the lock is free: the forwarder starts the daemon
+        listed = client.receive(timeout=120)  # the lock is free: the forwarder starts the daemon
+        assert listed["id"] == 2 and listed["result"] == own_tools
+        echoed = client.receive(timeout=120)
         assert echoed["id"] == 3
         assert echoed["result"]["structuredContent"] == {"text": "hi", "length": 2}
         pid = state_pid(project)
@@ -96,7 +96,7 @@ def test_warm_record_answers_initialize_and_tools_list_before_the_daemon_and_a_c
     finally:
         assert client.close() == 0
     stderr = client.proc.stderr.read().decode()  # type: ignore[union-attr]
-    assert "otherwise than the recorded" not in stderr and "other tools" not in stderr, stderr
+    assert "otherwise than the recorded" not in stderr, stderr
     assert _record(project).exists()  # the daemon confirmed it: still there for the next first session
 
 
@@ -146,7 +146,7 @@ def test_a_record_that_does_not_match_in_every_way_waits_for_the_daemon(
         assert "waiting for the daemon" in client.proc.stderr.read().decode()  # type: ignore[union-attr]
 
 
-def test_a_record_the_daemon_contradicts_is_dropped_and_the_client_told_to_list_again(
+def test_a_record_the_daemon_contradicts_is_dropped(
         home: Path, project: Path, env: dict[str, str], daemon_guard: list[int]) -> None:
     own_init, own_tools = _warm(project, env)
     path = _record(project)
@@ -154,7 +154,6 @@ def test_a_record_the_daemon_contradicts_is_dropped_and_the_client_told_to_list_
     protocol = INIT["params"]["protocolVersion"]
     answers = data["answers"][protocol]  # each answer is kept as JSON text
     answers["initialize"] = json.dumps({**json.loads(answers["initialize"]), "instructions": "an older text"})
-    answers["tools/list"] = json.dumps({**json.loads(answers["tools/list"]), "tools": own_tools["tools"][:1]})
     path.write_text(json.dumps(data))
     altered = path.read_bytes()
     client = RawClient(project, env)
@@ -163,11 +162,7 @@ def test_a_record_the_daemon_contradicts_is_dropped_and_the_client_told_to_list_
         assert client.receive()["result"]["instructions"] == "an older text"  # what the record said
         client.send(INITIALIZED)
         client.send(TOOLS_LIST)
-        assert len(client.receive()["result"]["tools"]) == 1
-        changed = client.receive(timeout=120)  # once the daemon is up and lists its own tools
-        assert changed == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
-        client.send({**TOOLS_LIST, "id": 4})
-        assert client.receive(timeout=120)["result"] == own_tools
+        assert client.receive(timeout=120)["result"] == own_tools  # the daemon's own
         daemon_guard.append(wait_for(lambda: state_pid(project), 30, "the daemon"))
         # Never the contradicted record again (the new daemon records its own).
         wait_for(lambda: path.exists() and path.read_bytes() != altered, 60, "the record to be replaced")
@@ -175,7 +170,7 @@ def test_a_record_the_daemon_contradicts_is_dropped_and_the_client_told_to_list_
     finally:
         client.close()
     stderr = client.proc.stderr.read().decode()  # type: ignore[union-attr]
-    assert "otherwise than the recorded" in stderr and "other tools" in stderr, stderr
+    assert "otherwise than the recorded" in stderr, stderr
 
 
 def test_a_second_session_is_answered_from_the_record_and_then_talks_to_the_running_daemon(

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from helpers.common import git
 
+from memtree_core.daemon.project import forget, identify, identify_remembered
 from memtree_core.forwarder import records
-from memtree_core.forwarder.paths import identify, identify_remembered
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
@@ -141,7 +141,7 @@ def test_forget_drops_every_directory_of_an_identity(home: Path, git_project: Pa
     sub.mkdir()
     remembered = identify_remembered(git_project, home)
     identify_remembered(sub, home)
-    records.forget(home, remembered.hash)
+    forget(home, remembered.hash)
     assert json.loads((home / records.IDENTITIES_FILE).read_text())["entries"] == {}
     assert records.lookup(home, str(git_project)) is None
 
@@ -153,7 +153,7 @@ def test_the_daemon_refuses_a_stale_identity_and_the_next_session_recomputes_it(
     from helpers.common import wait_for
     from helpers.daemon import RawClient
 
-    from memtree_core.forwarder.daemons import stop
+    from memtree_core.daemon.control import stop
     from memtree_core.forwarder.paths import ProjectPaths
 
     stale = identify_remembered(git_project, home)
