@@ -23,7 +23,7 @@ def resolve(root: Path, path: str) -> Path:
     """An absolute, normalised path: ``~`` expanded, relative paths taken against the project root."""
     if not path or not path.strip():
         raise ValueError("path is empty; give a file path, absolute or relative to the project root")
-    if not _is_utf8(path):
+    if not is_utf8(path):
         # A name that is not UTF-8 arrives with lone surrogates (os.fsdecode's form); the store keeps paths
         # as UTF-8 text, so such a file cannot be stored under its own name.
         raise ValueError(f"the path {os.fsencode(path)!r} is not valid UTF-8, and memtree stores paths as UTF-8 "
@@ -34,7 +34,7 @@ def resolve(root: Path, path: str) -> Path:
     return Path(os.path.normpath(p))
 
 
-def _is_utf8(text: str) -> bool:
+def is_utf8(text: str) -> bool:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -11,20 +11,11 @@ from __future__ import annotations
 
 import re
 
-from memtree_core.types import Chunk
+from memtree_core.types import Chunk, split_lines
+
+__all__ = ["OUTLINE_LINE_CHARS", "crop", "generic_outline", "make_chunk", "split_lines"]
 
 OUTLINE_LINE_CHARS = 160
-
-
-def split_lines(text: str) -> list[str]:
-    """The lines of ``text`` with their line endings; no empty last item for a trailing newline."""
-    if not text:
-        return []
-    parts = text.split("\n")
-    lines = [p + "\n" for p in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
 
 
 def crop(line: str, limit: int = OUTLINE_LINE_CHARS) -> str:

@@ -26,6 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from memtree_plugins.lib.files import is_utf8
+
 DEFAULT_MAX_BYTES = 1024 * 1024
 SNIFF_BYTES = 8192
 
@@ -108,17 +110,9 @@ def by_name(rel: str) -> str | None:
     return None
 
 
-def _is_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def by_content(c: Candidate, max_bytes: int) -> tuple[str | None, os.stat_result | None]:
     """The skip reason from the file itself (type, size, first bytes), and its stat when it is taken."""
-    if not _is_utf8(str(c.path)):
+    if not is_utf8(str(c.path)):
         return "unreadable", None
     try:
         st = os.lstat(c.path)
