@@ -358,6 +358,8 @@ NOT_ITEM_READS = {
     "render": "a tool's pydantic result model",
     "memtree_spec": "a hookspec function",
     "__name__": "a function",
+    "fd": "the forwarder's handle on a daemon it starts (a status pipe, or a Popen)",
+    "close": "the forwarder's handle on a daemon it starts (a status pipe, or a Popen)",
     "search": "a plugin's settings model (the inspector reads the retrieval plugin's search.ranker)",
     "ranker": "a plugin's settings section (the inspector reads the retrieval plugin's search.ranker)",
 }
