@@ -192,9 +192,15 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     plain, project = _plain_serve(argv)
     if plain and not project_problem(project):  # (a bad --project is reported below, as for any command)
+        from memtree_core.forwarder.records import answer
+
+        try:
+            early = answer(project)  # initialize answered from the record before anything of the daemon's loads
+        except KeyboardInterrupt:
+            return 130
         from memtree_core.daemon.commands.serve import serve
 
-        return serve(project)
+        return serve(project, early)
     chosen = _first_word(argv)
     host = {name: (c, "memtree") for name, c in HOST_COMMANDS.items()}
     version_only = chosen is None and "--version" in argv and not {"-h", "--help"} & set(argv)

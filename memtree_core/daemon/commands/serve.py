@@ -20,11 +20,12 @@ def run(args: Any) -> int:
     return serve(args.project)
 
 
-def serve(project: str | None) -> int:
+def serve(project: str | None, early: Any = None) -> int:
+    """``early``: what :func:`memtree_core.forwarder.records.answer` did before this module loaded."""
     from memtree_core.forwarder.records import answer, answer_from_record, project_dir
 
     try:
-        early = answer(project)  # initialize, from the daemon's record, before the forwarder's imports
+        early = early or answer(project)  # initialize, from the daemon's record, before the forwarder's imports
         if early.identity is None:  # not remembered: git says
             from memtree_core.daemon.project import identify_remembered
             from memtree_core.forwarder.paths import memtree_home
