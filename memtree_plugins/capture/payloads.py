@@ -4,7 +4,8 @@ translation for Read, Grep and Bash.
 
 Pure translation: no store, no redaction, no denylist (the ingest server applies those). The only I/O is a
 ``stat`` of a Read file (its mtime keys staleness) and reading a Bash ``persistedOutputPath`` (Claude Code cut
-stdout and saved the whole of it there); both go through :class:`Files` so tests can point them anywhere.
+stdout and saved the whole of it there), only from the session's own ``tool-results`` directory (see
+:func:`session_tool_result`); both go through :class:`Files` so tests can point them anywhere.
 
 Every payload gives either a list of :class:`Capture` or a :class:`Dropped` with a short, stable reason
 (it becomes the counter ``capture:dropped:<reason>``). Nothing here raises on a strange payload: unknown tools,
@@ -37,8 +38,9 @@ class Files:
     def read_prefix(self, path: str, limit: int) -> tuple[str, int] | None:
         """Up to ``limit`` bytes of a regular file as text, and the file's full size; None if unreadable."""
         try:
-            # O_NONBLOCK: a FIFO planted at that path must not hang the server on open.
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            # O_NONBLOCK: a FIFO planted at that path must not hang the server on open; O_NOFOLLOW: a symlink
+            # swapped in after the path was checked is not followed.
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
         except (OSError, ValueError):
             return None
         try:
@@ -120,7 +122,7 @@ def _translate(payload: Any, max_bytes: int, files: Files) -> list[Capture] | Dr
         return _read(response, tool_input, meta, files)
     if tool == "Grep":
         return _grep(response, meta)
-    return _bash(response, meta, max_bytes, files)
+    return _bash(response, _str(payload.get("transcript_path")), meta, max_bytes, files)
 
 
 def _input_metadata(tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
@@ -218,7 +220,38 @@ def _grep(response: Any, meta: dict[str, Any]) -> list[Capture] | Dropped:
     return [Capture("tool_output", content, metadata=meta)]
 
 
-def _bash(response: Any, meta: dict[str, Any], max_bytes: int, files: Files) -> list[Capture] | Dropped:
+TOOL_RESULTS_DIR = "tool-results"
+
+
+def session_tool_result(persisted: str, transcript: str | None) -> str | None:
+    """The real path of a ``persistedOutputPath`` memtree may read, or None to refuse it.
+
+    Claude Code writes a session's transcript to ``<config>/projects/<escaped cwd>/<session>.jsonl`` and the
+    outputs it saves whole to ``<config>/projects/<escaped cwd>/<session>/tool-results/<id>.txt``, so the
+    only file read is one whose real path (symlinks resolved, ``..`` gone) sits directly in the
+    ``tool-results`` directory beside the payload's own ``transcript_path``.  Tied to that transcript rather
+    than to a config directory: the daemon cannot know Claude Code's ``CLAUDE_CONFIG_DIR`` (one daemon
+    serves every session), and a transcript handed to ``memtree import`` reaches only the files that came
+    with it, never another session's outputs nor any other file of the user's (``~/.ssh``, a credentials
+    file).  Only the directory holding the transcript is resolved (a ``~/.claude`` linked elsewhere is
+    fine); a symlink at the session directory, at ``tool-results`` or at the file leads elsewhere and is
+    refused.
+    """
+    if not transcript or not os.path.isabs(transcript) or not transcript.endswith(".jsonl"):
+        return None
+    session = os.path.basename(transcript)[: -len(".jsonl")]
+    if not session or not os.path.isabs(persisted):
+        return None
+    try:
+        allowed = os.path.join(os.path.realpath(os.path.dirname(transcript)), session, TOOL_RESULTS_DIR)
+        real = os.path.realpath(persisted)
+    except (OSError, ValueError):  # a NUL in a path, a loop
+        return None
+    return real if os.path.dirname(real) == allowed else None
+
+
+def _bash(response: Any, transcript: str | None, meta: dict[str, Any], max_bytes: int,
+          files: Files) -> list[Capture] | Dropped:
     response = _dict(response)
     if response.get("isImage"):
         return Dropped("binary:image")
@@ -229,12 +262,15 @@ def _bash(response: Any, meta: dict[str, Any], max_bytes: int, files: Files) -> 
     persisted = _str(response.get("persistedOutputPath"))
     if persisted:
         meta["persistedOutputPath"] = persisted
+        real = session_tool_result(persisted, transcript)
         # Read one byte past the cap, so the store still sees (and marks) a cut.
-        got = files.read_prefix(persisted, max_bytes + 1)
+        got = files.read_prefix(real, max_bytes + 1) if real else None
         if got is not None:
             stdout, size = got
             if size > len(stdout.encode("utf-8")):
                 original = size + len(stderr.encode("utf-8"))
+        elif real is None:
+            meta["persisted_refused"] = True  # kept without the file; counted when stored
         else:
             meta["persisted_unreadable"] = True
     if stderr:

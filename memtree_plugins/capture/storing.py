@@ -43,6 +43,9 @@ def store_captures(app: Context, payload: dict[str, Any], prepared: PreparedCapt
             ids.append(node.id)
         app.record_redactions(prepared.hits)
         store.bump(f"capture:accepted:{payload.get('tool_name')}", len(ids))
+        refused = sum(1 for cap in prepared.captures if cap.metadata.get("persisted_refused") is True)
+        if refused:  # a persistedOutputPath outside the session's tool-results (see capture.payloads)
+            store.bump("capture:persisted-output-refused", refused)
         if replayed:
             note_replayed(app, payload, ids)
     return ids

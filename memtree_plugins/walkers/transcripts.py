@@ -166,7 +166,8 @@ def calls(path: Path, scan: Scan, wanted: set[str] | None = None, root: Path | N
                 if not _inside(record.get("cwd"), root):
                     continue
                 name, tool_input = uses.pop(rid)
-                payload = _payload(record, block, name, tool_input, str(path), single=len(results) == 1)
+                payload = _payload(record, block, name, tool_input, os.path.abspath(path),
+                                   single=len(results) == 1)
                 if payload is None:
                     scan.skip(f"{name}-result-unreadable")
                     continue

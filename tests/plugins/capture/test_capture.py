@@ -114,10 +114,21 @@ def test_bash_stdout_stderr_and_interrupted() -> None:
     assert cap.metadata["interrupted"] is True and cap.metadata["tool"] == "Bash"
 
 
+def tool_results(tmp_path: Path, p: dict) -> Path:
+    """Claude Code's layout: the session transcript ``<config>/projects/<escaped cwd>/<session>.jsonl`` and,
+    beside it, the session's ``<session>/tool-results/`` directory; the payload names that transcript."""
+    projects = tmp_path / "claude" / "projects" / "-home-dev-shop"
+    results = projects / p["session_id"] / "tool-results"
+    results.mkdir(parents=True)
+    (projects / f"{p['session_id']}.jsonl").write_text("")
+    p["transcript_path"] = str(projects / f"{p['session_id']}.jsonl")
+    return results
+
+
 def test_bash_persisted_output_is_read_and_capped(tmp_path: Path) -> None:
-    full = tmp_path / "out.txt"
-    full.write_text("".join(f"line {i}\n" for i in range(5000)))
     p = fixture("post-bash.json")
+    full = tool_results(tmp_path, p) / "b5.txt"
+    full.write_text("".join(f"line {i}\n" for i in range(5000)))
     p["tool_response"]["stdout"] = "line 0\n...[cut]"
     p["tool_response"]["persistedOutputPath"] = str(full)
     (cap,) = to_captures(p, max_bytes=1000)  # type: ignore[misc]
@@ -125,9 +136,46 @@ def test_bash_persisted_output_is_read_and_capped(tmp_path: Path) -> None:
     assert cap.original_bytes == full.stat().st_size
     (cap,) = to_captures(p, max_bytes=10_000_000)  # type: ignore[misc]
     assert cap.content == full.read_text() and cap.original_bytes is None
-    p["tool_response"]["persistedOutputPath"] = str(tmp_path / "gone.txt")
+    p["tool_response"]["persistedOutputPath"] = str(full.parent / "gone.txt")
     (cap,) = to_captures(p, max_bytes=1000)  # type: ignore[misc]
     assert cap.content == "line 0\n...[cut]" and cap.metadata["persisted_unreadable"] is True
+    assert "persisted_refused" not in cap.metadata
+
+
+def test_persisted_output_is_read_only_from_the_sessions_tool_results(tmp_path: Path) -> None:
+    p = fixture("post-bash.json")
+    results = tool_results(tmp_path, p)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n")
+    (results / "link.txt").symlink_to(secret)
+    (results.parent / "tool-results-elsewhere").symlink_to(tmp_path, target_is_directory=True)
+    other = tmp_path / "claude" / "projects" / "-home-dev-shop" / "other-session" / "tool-results"
+    other.mkdir(parents=True)
+    (other / "x.txt").write_text("another session's output\n")
+    p["tool_response"]["stdout"] = "preview\n"
+    for named in ["/etc/passwd", str(secret), str(results / "link.txt"),
+                  str(results / ".." / ".." / ".." / ".." / ".." / "secret.txt"),
+                  str(results.parent / "tool-results-elsewhere" / "secret.txt"),
+                  str(other / "x.txt"), "secret.txt", str(results)]:
+        p["tool_response"]["persistedOutputPath"] = named
+        (cap,) = to_captures(p, max_bytes=100_000)  # type: ignore[misc]
+        assert cap.content == "preview\n", named  # the capture is kept, without the file
+        assert cap.metadata["persisted_refused"] is True and "persisted_unreadable" not in cap.metadata
+    # A payload that names no transcript (or not a .jsonl one) has no session directory to read from.
+    (results / "b5.txt").write_text("the full output\n")
+    p["tool_response"]["persistedOutputPath"] = str(results / "b5.txt")
+    for transcript in (None, str(results.parent), "session.jsonl"):
+        q = copy.deepcopy(p)
+        q.pop("transcript_path") if transcript is None else q.update(transcript_path=transcript)
+        (cap,) = to_captures(q, max_bytes=100_000)  # type: ignore[misc]
+        assert cap.content == "preview\n" and cap.metadata["persisted_refused"] is True, transcript
+    # Symlinks above the session directory (a ~/.claude linked elsewhere) are fine: Claude Code wrote there.
+    (tmp_path / "dotfiles").symlink_to(tmp_path / "claude", target_is_directory=True)
+    q = copy.deepcopy(p)
+    q["transcript_path"] = p["transcript_path"].replace("/claude/", "/dotfiles/")
+    q["tool_response"]["persistedOutputPath"] = str(results / "b5.txt").replace("/claude/", "/dotfiles/")
+    (cap,) = to_captures(q, max_bytes=100_000)  # type: ignore[misc]
+    assert cap.content == "the full output\n"
 
 
 def test_post_tool_use_failure_is_marked() -> None:
@@ -316,13 +364,32 @@ def test_oversize_content_is_cut_before_redaction_without_losing_a_secret_across
 
 
 def test_persisted_output_cut_is_marked_truncated(served: Served, tmp_path: Path) -> None:
-    full = tmp_path / "persisted.txt"
-    full.write_text("build log line\n" * 20000)  # 300 kB > capture.maxBytes
     p = fixture("post-bash.json")
+    full = tool_results(tmp_path, p) / "b5.txt"
+    full.write_text("build log line\n" * 20000)  # 300 kB > capture.maxBytes
     p["tool_response"]["persistedOutputPath"] = str(full)
     node = served.app.store.get_node(served.send(p)["ids"][0])
     assert node is not None and node.truncated == 1 and node.original_bytes == full.stat().st_size
     assert node.content.startswith("build log line\n")
+    assert "capture:persisted-output-refused" not in served.app.store.counters("capture:")
+
+
+def test_a_persisted_output_outside_the_sessions_tool_results_never_reaches_the_store(
+        served: Served, tmp_path: Path) -> None:
+    p = fixture("post-bash.json")
+    results = tool_results(tmp_path, p)
+    secret = tmp_path / "id_ed25519"
+    secret.write_text("not-a-key-but-private-0123456789\n")
+    (results / "b5.txt").symlink_to(secret)
+    p["tool_response"]["stdout"] = "preview\n"
+    for i, named in enumerate(("/etc/passwd", str(secret), str(results / "b5.txt"))):
+        p["tool_use_id"] = f"toolu_refused{i}"
+        p["tool_response"]["persistedOutputPath"] = named
+        ack = served.send(p)
+        assert ack["ok"] is True  # the agent's call is captured, without the file
+    dump = "\n".join(r[3] for r in rows(served.app))
+    assert "private-0123456789" not in dump and "root:" not in dump and dump.count("preview") == 3
+    assert served.app.store.counters("capture:")["capture:persisted-output-refused"] == 3
 
 
 def test_oversized_payload_is_refused_without_reading_on(served: Served, monkeypatch) -> None:

@@ -131,3 +131,42 @@ def test_the_tools_a_plugin_set_captures(home: Path, project: Path) -> None:
         assert captured_tools(app.plugins) == {"Read", "Grep", "Bash"}
     finally:
         app.close()
+
+
+def _bash_records(rid: str, persisted: str) -> list[dict[str, Any]]:
+    """A Bash call whose output Claude Code saved whole to a file, in the shapes of the fixture's records."""
+    base = {"cwd": "/home/dev/shop", "sessionId": "s", "version": "2.1.33", "timestamp": "2026-11-20T10:00:00.000Z"}
+    use = {**base, "type": "assistant", "uuid": f"a-{rid}", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": rid, "name": "Bash", "input": {"command": "make build"}}]}}
+    result = {**base, "type": "user", "uuid": f"u-{rid}", "message": {"role": "user", "content": [
+        {"tool_use_id": rid, "type": "tool_result", "content": "<persisted-output>preview</persisted-output>"}]},
+        "toolUseResult": {"stdout": f"preview of {rid}\n", "stderr": "", "interrupted": False,
+                          "persistedOutputPath": persisted, "persistedOutputSize": 100}}
+    return [use, result]
+
+
+def test_import_reads_persisted_outputs_only_from_beside_the_transcript(home: Path, project: Path,
+                                                                         tmp_path: Path) -> None:
+    shared = tmp_path / "shared"  # a transcript someone handed over, with the session's directory beside it
+    results = shared / "s" / "tool-results"
+    results.mkdir(parents=True)
+    (results / "toolu_p_ok.txt").write_text("the whole build log\n")
+    secret = tmp_path / "credentials"
+    secret.write_text("private-value-0123456789\n")
+    (results / "toolu_p_link.txt").symlink_to(secret)
+    records = (_bash_records("toolu_p_ok", str(results / "toolu_p_ok.txt"))
+               + _bash_records("toolu_p_passwd", "/etc/passwd")
+               + _bash_records("toolu_p_secret", str(secret))
+               + _bash_records("toolu_p_link", str(results / "toolu_p_link.txt")))
+    (shared / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = subprocess.run([MEMTREE, "import", "--project", str(project), "--json", "s.jsonl"], cwd=shared,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["stored"] == 4  # every call is kept; only the files are refused
+    contents = dict(stored(project))
+    assert contents["toolu_p_ok"] == "the whole build log\n"
+    for rid in ("toolu_p_passwd", "toolu_p_secret", "toolu_p_link"):
+        assert contents[rid] == f"preview of {rid}\n"
+    stats = subprocess.run([MEMTREE, "stats", "--project", str(project), "--json"], capture_output=True,
+                           text=True, timeout=120)
+    assert json.loads(stats.stdout)["counters"]["capture:persisted-output-refused"] == 3
