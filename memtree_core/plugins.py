@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -137,9 +138,7 @@ class PluginSet:
 
 
 def _names(value: str | None) -> list[str] | None:
-    if value is None:
-        return None
-    return [v.strip() for v in value.split(",") if v.strip()]
+    return None if value is None else [v.strip() for v in value.split(",") if v.strip()]
 
 
 def short_error(exc: BaseException) -> str:
@@ -182,9 +181,7 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
     strict = env.get("MEMTREE_STRICT_PLUGINS", "") not in ("", "0", "false", "no")
     disabled = set(_names(env.get("MEMTREE_DISABLE_PLUGINS")) or []) | set(settings.plugins.disable)
     env_only = _names(env.get("MEMTREE_LOAD_PLUGINS"))
-    only = env_only
-    if only is None and settings.plugins.load:
-        only = list(settings.plugins.load)
+    only = env_only if env_only is not None else (list(settings.plugins.load) or None)
     own = user_plugins if user_plugins is not None else settings.plugins
     own_disabled = set(_names(env.get("MEMTREE_DISABLE_PLUGINS")) or []) | set(own.disable)
     own_only = env_only if env_only is not None else (list(own.load) or None)
@@ -282,22 +279,23 @@ def build(settings: Settings, environ: dict[str, str] | None = None, *,
         fail(info, message)
         info.status = "missing"
 
-    for name, spec in settings.plugins.require.items():
-        version = seen_dists.get(name.lower())
-        loaded = any(p.name == name and p.status == "loaded" for p in report)
-        if version is None and not loaded:
-            missing(name, "required", f"required plugin {name!r} is not installed (pip install {name})")
+    # A repository's entry is shown only once valid, and never as install advice: it may name a typosquat.
+    mine = own.require if user_plugins is not None else settings.plugins.require
+    for number, (name, raw_spec) in enumerate(settings.plugins.require.items(), 1):
+        theirs, spec = mine.get(name) != raw_spec, _specifier(name, raw_spec)
+        if spec is None:
+            what = "of the repository's .memtree.json" if theirs else f"{name!r}: {raw_spec!r}"
+            missing(f"invalid requirement {number}", "required", f"plugins.require entry {what} is not a valid "
+                    "requirement (a distribution name and a version specifier such as '>=1.0'); ignored")
             continue
-        if spec and version:
-            from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-            try:
-                ok = SpecifierSet(spec).contains(version, prereleases=True)
-            except InvalidSpecifier:
-                ok = False
-            if not ok:
-                missing(name, f"required {spec}", f"plugin {name!r} {version} does not satisfy the required "
-                                                  f"{spec!r} (pip install '{name}{spec}')")
+        version = seen_dists.get(name.lower())
+        advice = ("the repository's .memtree.json names it: install it only if you trust that name" if theirs
+                  else f"pip install '{name}{spec}'")
+        if version is None and not any(p.name == name and p.status == "loaded" for p in report):
+            missing(name, "required", f"required plugin {name!r} is not installed ({advice})")
+        elif spec and version and not spec.contains(version, prereleases=True):
+            missing(name, f"required {spec}", f"plugin {name!r} {version} does not satisfy the required "
+                                              f"'{spec}' ({advice})")
 
     # Before any register hook: a plugin whose settings model is unusable registers nothing.
     models, sections = _settings_models(pm, report, fail) if not kinds else ({}, {})
@@ -392,6 +390,18 @@ def _settings_models(pm: pluggy.PluginManager, report: list[PluginInfo],
             if own is not None:
                 models[info.name] = own
     return models, sections
+
+
+def _specifier(name: str, spec: str) -> Any:
+    """``spec`` as a SpecifierSet when ``name`` is a distribution's name (PEP 508) and ``spec`` a version
+    specifier (no URL, extras, marker or pip option), else None."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        ok = re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,98}[A-Za-z0-9])?", name) and len(spec) <= 100
+        return SpecifierSet(spec) if ok else None
+    except InvalidSpecifier:
+        return None
 
 
 def _not_a(kind: str, item: object) -> str | None:

@@ -345,11 +345,13 @@ def _message(err: dict[str, Any]) -> str:
 MAX_CONFIG_BYTES = 1024 * 1024  # a config file is a few hundred bytes; more is a mistake or an attack
 
 
-def _read_text(path: Path) -> str | None:
+def _read_text(path: Path, link_ok: bool = True) -> str | None:
     """The file's text, or None when there is none; only a regular file of at most MAX_CONFIG_BYTES is read,
-    so a FIFO, a device or a huge file in a cloned repository can neither hang memtree nor fill its memory."""
+    so a FIFO, a device, a huge file or (not ``link_ok``) a link out of a cloned repository can neither hang
+    memtree, fill its memory nor be read."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if link_ok else os.O_NOFOLLOW)
     try:
-        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)), "rb") as f:
+        with os.fdopen(os.open(path, flags), "rb") as f:
             info = os.fstat(f.fileno())
             if not stat.S_ISREG(info.st_mode):
                 raise SettingsError(f"{path}: not a regular file")
@@ -360,6 +362,8 @@ def _read_text(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
+        if not link_ok and os.path.islink(path):
+            raise SettingsError(f"{path}: a symbolic link, never followed (make it a plain file)") from None
         raise SettingsError(f"{path}: cannot read it: {exc.strerror or exc}") from None
     if len(raw) > MAX_CONFIG_BYTES:
         raise SettingsError(f"{path}: more than {MAX_CONFIG_BYTES:,} bytes; a config file may not be that big")
@@ -374,8 +378,8 @@ class ConfigFile(NamedTuple):
     data: dict[str, Any]  # its values as written
 
 
-def _read_json(path: Path) -> ConfigFile | None:
-    text = _read_text(path)
+def _read_json(path: Path, link_ok: bool = True) -> ConfigFile | None:
+    text = _read_text(path, link_ok)
     if text is None:
         return None
     try:
@@ -449,7 +453,7 @@ def read_layers(home: Path, project_root: Path | None, environ: dict[str, str] |
     repo: ConfigFile | None = None
     if project_root:
         try:
-            repo = _read_json(project_root / REPO_CONFIG_NAME)
+            repo = _read_json(project_root / REPO_CONFIG_NAME, link_ok=False)
         except SettingsError as exc:
             warnings.append(f"{exc}; the whole file is ignored")
     return RawLayers(user, repo, environ, warnings)
@@ -498,8 +502,8 @@ def _drop_dormant(data: dict[str, Any], model: type[BaseModel], job: _Load, orig
 
 
 # Built-in plugins a repository may not disable: redaction protects secrets; walkers enforce retention (the
-# pruner) and the user's store size cap.
-REPO_UNDISABLEABLE = ("redaction", "walkers")
+# pruner) and the user's store size cap; capture is what records the session at all.
+REPO_UNDISABLEABLE = ("capture", "redaction", "walkers")
 
 
 def _repo_may_set(model: type[BaseModel], path: tuple[str, ...]) -> bool:

