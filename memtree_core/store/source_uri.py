@@ -6,6 +6,12 @@ nothing else, so a plain path reads back as itself, a path prefix is a string pr
 first ``#`` starts the fragment: ``#L<a>-<b>`` for a line range.  Every writer (the read and grep tools,
 captures) and every reader (staleness, indexing, search's path filter, source labels) goes through here.
 
+**Paths redaction changed.**  A path is stored text like any other: every writer builds a URI from the path
+as redaction leaves it (:func:`clean_file_uri`), so a token in a directory name is a ``[REDACTED:rule]`` mark
+in ``source_uri`` as it is in the metadata.  Such a URI names no file that can be stat'ed, so the staleness
+walker skips it (:func:`is_redacted`): its nodes stay as they are until the file is read or indexed again.
+(A real path that holds the mark's text itself is skipped the same way.)
+
 **mtime** of ``file`` and ``file_chunk`` nodes is the source file's ``st_mtime_ns``: nanoseconds since the
 epoch, exact integers (no float rounding), compared as integers.  Stores written before this module held
 milliseconds for captures and unescaped URIs for the read tool; migration 5 rewrites them
@@ -16,9 +22,11 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 SCHEME = "file://"
+REDACTION_MARK = "[REDACTED:"  # the start of every redaction mark (memtree_core.daemon.redacting.MARK)
 _FRAGMENT = re.compile(r"#L(\d+)-(\d+)$")
 _ESCAPED = re.compile(r"%(25|23)")
 
@@ -37,6 +45,18 @@ def file_uri(path: Any, start: int | None = None, end: int | None = None) -> str
     """``file:///abs/path`` or, with a line range, ``file:///abs/path#L<start>-<end>``."""
     uri = SCHEME + escape(str(path))
     return uri if start is None or end is None else f"{uri}#L{start}-{end}"
+
+
+def clean_file_uri(redact: Callable[[str], tuple[str, Any]], path: Any, start: int | None = None,
+                   end: int | None = None) -> str:
+    """:func:`file_uri` of ``path`` as ``redact`` (``app.redact``) leaves it: the one way a writer turns a path
+    it was given into a stored URI (see the module doc)."""
+    return file_uri(redact(str(path))[0], start, end)
+
+
+def is_redacted(uri: str) -> bool:
+    """Whether a file URI's path holds a redaction mark: it names no file that can be stat'ed."""
+    return REDACTION_MARK in key(uri)
 
 
 def is_file_uri(uri: str | None) -> bool:

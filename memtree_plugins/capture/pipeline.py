@@ -9,7 +9,7 @@ sees the payload) and asks ``memtree_prepare_capture``; this is the built-in ans
   built-ins translate Read, Grep and Bash: :mod:`.payloads`); unknown events and tools, and an adapter that
   fails or answers something else than captures, are drops with a short, stable reason;
 * content far over ``capture.maxBytes`` is cut before redaction (a secret across the cut is still seen);
-* each capture is redacted whole, its metadata and a non-file URI too; a slice of a file is cut from the
+* each capture is redacted whole, its metadata and its URI too (a file URI's path); a slice of a file is cut from the
   redacted whole file when the file still holds it, grep hits from their files, a process environment file
   keeps names only, and a print-only command's output is masked when it prints a secret-named variable
   (:mod:`memtree_plugins.lib.masking`).
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from memtree_core.daemon.ingest import Refused
 from memtree_core.daemon.redaction_gate import RedactionUnavailable
+from memtree_core.store import source_uri
 from memtree_core.types import Capture, Dropped, PreparedCapture
 from memtree_plugins.lib.masking.environ_files import is_environ_file, mask_values
 from memtree_plugins.lib.masking.in_context import redact_grep_lines, redact_slice
@@ -61,8 +62,14 @@ def prepare(app: Context, payload: dict[str, Any]) -> PreparedCapture:
             meta = {k: _redact(app, clean_text(v), hits) if isinstance(v, str) else v
                     for k, v in cap.metadata.items()}
             uri = cap.source_uri and clean_text(cap.source_uri)
-            if uri and not uri.startswith("file://"):
-                uri = _redact(app, uri, hits)  # a plugin adapter's URL may carry a token in its query
+            if uri and source_uri.is_file_uri(uri) and source_uri.file_uri(*source_uri.parse(uri)) == uri:
+                # A token in a directory name: the path is stored as redaction leaves it, as the read tool
+                # stores it and as metadata's file_path is (the value is counted there).  The staleness
+                # walker skips such a URI (memtree_core.store.source_uri).
+                uri = source_uri.clean_file_uri(app.redact, *source_uri.parse(uri))
+            elif uri:
+                # A plugin adapter's URL may carry a token in its query (or an odd file URI in its fragment).
+                uri = _redact(app, uri, hits)
         except RedactionUnavailable as exc:
             log.warning("capture not stored: %s", exc.why)
             raise Refused(exc.reason) from None

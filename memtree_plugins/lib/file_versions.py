@@ -5,7 +5,8 @@ metadata holds the chunk table (id, lines, kind, symbol, outline, tokens) and wh
 outline, plus one live ``file_chunk`` child per chunk (``file:///abs#La-b``).  Writing a changed file's new
 version moves the old version's live nodes to ``stale`` and adds ``supersedes`` edges newer -> older (file
 -> file; chunk -> the old chunk with the same kind and symbol, else the one it overlaps most).  The whole
-text is redacted before it is chunked, so everything stored went through ``app.redact_lines()``.
+text is redacted before it is chunked, so everything stored went through ``app.redact_lines()``; so does the
+path, in the URIs, the metadata and the outline (:func:`source_of`; a token in a directory name).
 
 Shared so that an indexed file and a read file are the same nodes: a later ``read`` of an indexed file is
 served from the store.
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memtree_core.store.source_uri import file_uri
+from memtree_core.store.source_uri import clean_file_uri, file_uri
 from memtree_core.store.store import new_id
 from memtree_core.store.upkeep import marks
 from memtree_core.types import Chunk
@@ -59,6 +60,23 @@ MAX_REDACTED_LINES = 2000
 def _version_from_meta(file_id: str, meta: dict[str, Any]) -> Version:
     return Version(file_id, int(meta.get("lines", 0)), [ChunkEntry(*row) for row in meta.get("chunks", [])],
                    list(meta.get("notes", [])), {int(n): list(r) for n, r in meta.get("redacted", [])})
+
+
+def source_of(app: Context, p: Path | str) -> str:
+    """The ``file://`` URI a version of file ``p`` is stored under: its path as redaction leaves it (a path
+    redaction changed is skipped by the staleness walker, see :mod:`memtree_core.store.source_uri`)."""
+    return clean_file_uri(app.redact, p)
+
+
+def live_source(app: Context, p: Path) -> tuple[str, list[tuple[str, int, str]]]:
+    """:func:`source_of` ``p`` and :func:`live_files` of it.  Every stored URI went through redaction, so a
+    plain URI with live file nodes is already clean: a file read again costs no redaction pass."""
+    uri = file_uri(p)
+    rows = live_files(app.store, uri)
+    if rows:
+        return uri, rows
+    clean = source_of(app, p)
+    return clean, (live_files(app.store, clean) if clean != uri else rows)
 
 
 def live_files(store: StoreAccess, uri: str) -> list[tuple[str, int, str]]:
@@ -176,12 +194,15 @@ def write_version(app: Context, p: Path, shown: str, uri: str) -> tuple[Version,
     loaded = load_text(p, shown)
     notes = list(loaded.notes)
     chunks, chunker, clean = _redacted_chunks(app, str(p), loaded.text, notes)
+    path, _ = app.redact(str(p))  # stored paths hide what stored text hides (see source_of)
+    if path != str(p):
+        shown, _ = app.redact(shown)
     chunks = _split_oversize(chunks, store.max_bytes)
     total = len(split_lines(clean.text))
     entries = [ChunkEntry(new_id(), c.start_line, c.end_line, c.kind, c.symbol, c.outline,
                           app.count_tokens(c.text)) for c in chunks]
     texts = {e.id: c.text for e, c in zip(entries, chunks, strict=True)}
-    meta = {"path": str(p), "size": loaded.size, "mtime_ns": loaded.mtime, "lines": total, "chunker": chunker,
+    meta = {"path": path, "size": loaded.size, "mtime_ns": loaded.mtime, "lines": total, "chunker": chunker,
             "notes": notes, "tokens": sum(e.tokens for e in entries),
             "redacted": [[line, rules] for line, rules in sorted(clean.lines.items())[:MAX_REDACTED_LINES]],
             "chunks": [[e.id, e.start, e.end, e.kind, e.symbol, e.outline, e.tokens] for e in entries]}
@@ -196,9 +217,9 @@ def write_version(app: Context, p: Path, shown: str, uri: str) -> tuple[Version,
                                       status_="live", mtime=loaded.mtime, metadata=meta)
         for e, chunk in zip(entries, chunks, strict=True):
             store.insert_node("file_chunk", texts[e.id], parent_id=file_node.id,
-                              source_uri=file_uri(p, e.start, e.end), status_="live", mtime=loaded.mtime,
+                              source_uri=file_uri(path, e.start, e.end), status_="live", mtime=loaded.mtime,
                               node_id=e.id,
-                              metadata={"path": str(p), "start_line": e.start, "end_line": e.end,
+                              metadata={"path": path, "start_line": e.start, "end_line": e.end,
                                         "symbol": e.symbol, "kind": e.kind, "outline": e.outline,
                                         "tokens": e.tokens, "chunker": chunker, **_definition(chunk),
                                         **_chunk_redactions(clean.lines, e.start, e.end)})

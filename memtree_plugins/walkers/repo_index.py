@@ -55,7 +55,7 @@ MAX_ERRORS_KEPT = 20
 
 def known_versions(app: Context, root: Path) -> dict[str, set[tuple[int, int]]]:
     """``file://`` URI -> (mtime_ns, size) of each live ``file`` node under ``root``, in one query."""
-    prefix = source_uri.prefix(f"{root}/")
+    prefix = source_uri.prefix(app.redact(f"{root}/")[0])  # stored paths are redacted (file_versions.source_of)
     rows = live_file_versions(app.store, prefix, prefix[:-1] + "0")
     out: dict[str, set[tuple[int, int]]] = {}
     for uri, mtime, size in rows:
@@ -72,7 +72,7 @@ def index_directory(app: Context, root: Path, max_bytes: int = DEFAULT_MAX_BYTES
     With ``max_writes``, stop after writing that many files (the daemon's bounded tick: the next pass
     finds the written ones unchanged and goes on)."""
     from memtree_core.store.source_uri import file_uri
-    from memtree_plugins.lib.file_versions import write_version
+    from memtree_plugins.lib.file_versions import source_of, write_version
     from memtree_plugins.lib.files import display
 
     started = time.monotonic()
@@ -92,12 +92,14 @@ def index_directory(app: Context, root: Path, max_bytes: int = DEFAULT_MAX_BYTES
             reason, st = by_content(c, max_bytes)
         if reason is not None or st is None:
             summary.skipped[reason or "unreadable"] += 1
-        elif (st.st_mtime_ns, st.st_size) in known.get(file_uri(c.path), ()):
+        elif (st.st_mtime_ns, st.st_size) in known.get(file_uri(c.path), ()):  # stored URIs are clean already
+            summary.unchanged += 1
+        elif (st.st_mtime_ns, st.st_size) in known.get(uri := source_of(app, c.path), ()):
             summary.unchanged += 1
         else:
             try:
                 version, _texts, _raced = write_version(app, c.path, display(c.path, project_root),
-                                                        file_uri(c.path))
+                                                        uri)
             except (ValueError, NotFound, OSError) as exc:  # gone or changed to binary since the look
                 summary.skipped["unreadable"] += 1
                 if len(summary.errors) < MAX_ERRORS_KEPT:

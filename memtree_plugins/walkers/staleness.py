@@ -14,6 +14,9 @@ A live ``file``/``file_chunk`` node goes stale (reason ``staleness:<why>``) when
   the mtime), judged against what this walker saw at its previous check of the file;
 * the node has no mtime and the file's (mtime, size) differ from the previous check (``changed``).
 
+A source whose path redaction changed (a token in a directory name) is stored redacted and cannot be stat'ed:
+it is skipped (``redacted_paths_skipped``), never taken for a file gone.
+
 Source URIs are read back by :mod:`memtree_core.store.source_uri`, the one place that writes them.
 """
 
@@ -100,6 +103,11 @@ class StalenessMarker:
         forgotten = [key for key in wanted if key not in present]
         now = now_ms()
         for key, chunks in live.items():
+            if source_uri.is_redacted(key):
+                # A path redaction changed is stored redacted (source_uri.clean_file_uri): it names no file
+                # to stat, so "file gone" would be a lie; its nodes stay live until read or indexed again.
+                add(counters, "redacted_paths_skipped")
+                continue
             path = path_of(key, app.project_root)
             if path is None:
                 add(counters, "unparsable")

@@ -355,7 +355,8 @@ def _store(app: Context, args: dict, result: GrepResult, blocks: list[_Block], c
             kids = store.query("SELECT id, status FROM nodes WHERE parent_id = ? ORDER BY rowid", (old,))
             if len(kids) == len(blocks) and all(s == "live" for _, s in kids):
                 return [k for k, _ in kids], old, True
-        meta = {"tool": "grep", **args, "engine": result.engine, "matches": result.matches,
+        meta = {"tool": "grep", **{k: app.redact(v)[0] if isinstance(v, str) else v for k, v in args.items()},
+                "engine": result.engine, "matches": result.matches,
                 "files": result.files, "hits": result.hits_total, "hits_stored": len(blocks),
                 "complete": result.complete, "bytes": full_bytes}
         node = store.insert_node("tool_output", content, source_uri=uri, status_="live", metadata=meta)
@@ -370,10 +371,11 @@ def _store(app: Context, args: dict, result: GrepResult, blocks: list[_Block], c
                     mtimes[abs_path] = mtime_of(os.stat(abs_path))
                 except OSError:
                     mtimes[abs_path] = 0
+            path, _ = app.redact(abs_path)  # a token in a directory name (see source_uri.clean_file_uri)
             child = store.insert_node(
-                "file_chunk", clean, parent_id=node.id, source_uri=file_uri(abs_path, b.start, b.end),
+                "file_chunk", clean, parent_id=node.id, source_uri=file_uri(path, b.start, b.end),
                 status_="live", mtime=mtimes[abs_path],
-                metadata={"tool": "grep", "kind": "grep_hit", "path": abs_path, "start_line": b.start,
+                metadata={"tool": "grep", "kind": "grep_hit", "path": path, "start_line": b.start,
                           "end_line": b.end, "match_lines": [n for n, _, m in b.lines if m]})
             ids.append(child.id)
     return ids, node.id, False

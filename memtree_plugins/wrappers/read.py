@@ -23,14 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, PrivateAttr
 
-from memtree_core.store.source_uri import file_uri
 from memtree_core.store.source_uri import mtime as mtime_of
 from memtree_core.store.upkeep import marks
 from memtree_plugins.lib.file_versions import (
     ChunkEntry,
     Version,
     current_version,
-    live_files,
+    live_source,
     live_texts,
     write_version,
 )
@@ -320,10 +319,9 @@ def read(app: Context, path: str, lines: str | None = None, budget_tokens: int |
     want = parse_lines(lines)
     st = stat_file(p, shown)
     mtime = mtime_of(st)
-    uri = file_uri(p)
     store = app.store
     memo = _memo(app)
-    rows = live_files(store, uri)
+    uri, rows = live_source(app, p)
     for file_id, node_mtime, _meta in rows:
         hit = memo.get((file_id, shown, want, budget)) if node_mtime == mtime else None
         if hit is not None and hit[0] == st.st_size and _all_live(store, hit[1]):

@@ -114,3 +114,13 @@ def test_a_store_with_the_older_forms_is_migrated_and_nothing_goes_stale(home: P
         assert result["marked_stale"] == 3, result  # every file node of it, whichever form it was written in
     finally:
         app.close()
+
+
+def test_a_path_redaction_changed_is_stored_redacted_and_known_as_such() -> None:
+    def redact(text: str) -> tuple[str, dict[str, int]]:
+        return text.replace("tok3n", "[REDACTED:t]"), {}
+
+    uri = source_uri.clean_file_uri(redact, "/w/tok3n/a#b.py", 3, 9)
+    assert uri == "file:///w/[REDACTED:t]/a%23b.py#L3-9" and source_uri.is_redacted(uri)
+    plain = source_uri.clean_file_uri(redact, "/w/src/a.py")
+    assert plain == source_uri.file_uri("/w/src/a.py") and not source_uri.is_redacted(plain)

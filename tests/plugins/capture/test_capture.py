@@ -556,3 +556,46 @@ def test_a_captured_print_of_a_secret_named_variable_is_masked(served: Served) -
     ack = served.send(p)
     node = served.app.store.get_node(ack["ids"][0])
     assert node is not None and value not in node.content and "[REDACTED:printed-secret]" in node.content
+
+
+# -- a token in a path -------------------------------------------------------------------------------------------
+PATH_TOKEN = "ghp_" + "Q7rZt4XwN2lBk9PdM3sV8yH1cF6gJ0aE5uLo"  # the shape of a GitHub token (36 after ghp_)
+
+
+def stored_text(app: App) -> str:
+    """Every node's source URI, content and metadata, read from the SQLite file itself."""
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect(f"file:{app.store.path}?mode=ro", uri=True)) as conn:
+        got = conn.execute("SELECT source_uri, content, metadata FROM nodes").fetchall()
+    return "\n".join(str(v) for row in got for v in row)
+
+
+def test_a_token_in_a_read_files_path_is_stored_nowhere_and_the_walker_keeps_the_chunk(served: Served,
+                                                                                      project: Path) -> None:
+    from memtree_core.daemon.coordinator import Coordinator
+    from memtree_plugins.retrieval.search import search
+
+    src = project / PATH_TOKEN / "deploy-notes.txt"
+    src.parent.mkdir()
+    src.write_text("the quarterly deploy checklist for the gateway\n" * 3)
+    p = fixture("post-read-text.json")
+    p["cwd"] = str(project)
+    p["tool_input"]["file_path"] = str(src)
+    p["tool_response"]["file"].update(filePath=str(src), content=src.read_text(), startLine=1, numLines=3,
+                                      totalLines=3)
+    ack = served.send(p)
+    assert ack["ok"] is True
+    node = served.app.store.get_node(ack["ids"][0])
+    assert node.source_uri.startswith(f"file://{project}/[REDACTED:") and node.source_uri.endswith(
+        "/deploy-notes.txt#L1-3")
+    assert node.meta["file_path"] == node.source_uri[len("file://"):].split("#")[0]
+    assert PATH_TOKEN not in stored_text(served.app)
+
+    Coordinator(served.app).run_once("filter")  # pending -> live
+    walked = Coordinator(served.app).run_once("staleness_marker")["staleness_marker"]
+    assert served.app.store.get_node(node.id).status == "live"  # not "file gone": its path cannot be stat'ed
+    assert walked.get("redacted_paths_skipped") == 1 and "stats" not in walked
+    found = search(served.app, "quarterly deploy checklist")
+    assert [h.id for h in found.hits] == [node.id] and PATH_TOKEN not in found.model_dump_json()

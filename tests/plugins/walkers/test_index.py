@@ -104,6 +104,24 @@ def test_a_second_run_finds_everything_unchanged_and_a_changed_file_alone_is_rei
     assert statuses == ["live", "stale"]  # the old version retired, as read retires it
 
 
+def test_a_token_in_a_directory_name_is_indexed_redacted_and_found_unchanged_next_time(
+        home: Path, project: Path) -> None:
+    import sqlite3
+    from contextlib import closing
+
+    token = "ghp_" + "Q7rZt4XwN2lBk9PdM3sV8yH1cF6gJ0aE5uLo"  # the shape of a GitHub token
+    (project / token).mkdir()
+    (project / token / "rates.py").write_text(APP_PY)
+    first = index(project)
+    second = index(project)
+    assert (first["indexed"], second["indexed"], second["unchanged"]) == (1, 0, 1)
+    assert live_files(project) == {"[REDACTED:github-pat]/rates.py"}
+    db = next((home).rglob("*.db"))
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        stored = conn.execute("SELECT source_uri, content, metadata FROM nodes").fetchall()
+    assert stored and token not in repr(stored)
+
+
 def test_a_directory_outside_git_is_walked_without_tool_and_vendored_directories(home: Path, project: Path) -> None:
     (project / "lib").mkdir()
     (project / "lib" / "core.rb").write_text("class Cart\n  def total\n    0\n  end\nend\n")

@@ -276,6 +276,46 @@ def tree(project: Path) -> Path:
     return project
 
 
+PATH_TOKEN = "ghp_" + "Q7rZt4XwN2lBk9PdM3sV8yH1cF6gJ0aE5uLo"  # the shape of a GitHub token (36 after ghp_)
+
+
+def stored_text(app) -> str:
+    """Every node's source URI, content and metadata, read from the SQLite file itself."""
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect(f"file:{app.store.path}?mode=ro", uri=True)) as conn:
+        got = conn.execute("SELECT source_uri, content, metadata FROM nodes").fetchall()
+    return "\n".join(str(v) for row in got for v in row)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_token_in_a_paths_directory_is_stored_nowhere_by_read_or_grep(app, project: Path, engine: str,
+                                                                          monkeypatch) -> None:
+    from memtree_core.daemon.coordinator import Coordinator
+    from memtree_plugins.retrieval.search import search
+
+    monkeypatch.setenv("MEMTREE_GREP_ENGINE", engine)
+    f = project / PATH_TOKEN / "settlement.py"
+    f.parent.mkdir()
+    f.write_text(python_source(3, 2).replace("arithmetic", "reconciliation"))
+    read = tool(app, "read")
+    r = read(f"{PATH_TOKEN}/settlement.py")
+    assert r.content == f.read_text()  # the agent asked for that path: its answer is the file
+    uri = app.store.get_node(r.file_id).source_uri
+    assert uri == f"file://{project}/[REDACTED:github-pat]/settlement.py"
+    assert read(str(f)).cached  # the same (redacted) URI finds the stored version again
+    g = tool(app, "grep")("reconciliation", path=PATH_TOKEN)
+    assert g.hits and g.node_id
+    assert PATH_TOKEN not in stored_text(app)
+
+    walked = Coordinator(app).run_once("staleness_marker")["staleness_marker"]
+    assert walked.get("redacted_paths_skipped") == 1 and "files_gone" not in walked
+    assert app.store.get_node(r.file_id).status == "live"
+    found = search(app, "reconciliation")
+    assert found.hits and PATH_TOKEN not in found.model_dump_json()
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_grep_finds_stores_and_previews(app, tree: Path, engine: str, monkeypatch) -> None:
     monkeypatch.setenv("MEMTREE_GREP_ENGINE", engine)
