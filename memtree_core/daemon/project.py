@@ -24,12 +24,31 @@ def sha16(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+# git reads the repository's own config, and a repository is input like any other: its config can name
+# programs that even a read-only command runs.  Those that apply to what memtree asks (`rev-parse`, `rev-list`,
+# `ls-files`) are switched off here; the command line wins over every config file.
+#   core.fsmonitor: a program `ls-files` asks which files changed;
+#   core.hooksPath: hooks, should a command write the index (post-index-change) or a later git run one;
+#   a partial clone's lazy fetch: `rev-list` fetching a missing commit from a "promisor" remote runs that
+#   remote's transport (remote.<name>.uploadpack, core.sshCommand); GIT_NO_LAZY_FETCH (git 2.39.4 and later)
+#   turns it off, where protocol.allow=never would not (a repository's protocol.<name>.allow overrides it).
+GIT_SAFE_CONFIG = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
+
+
+def run_git(args: list[str], cwd: str | Path, timeout: float) -> subprocess.CompletedProcess[bytes]:
+    """``git ARGS`` in ``cwd``, output captured, with nothing the repository's config names run; raises what
+    :func:`subprocess.run` raises (``OSError`` without git, ``TimeoutExpired``)."""
+    return subprocess.run(["git", *GIT_SAFE_CONFIG, *args], cwd=cwd, capture_output=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL, env={**os.environ, "GIT_NO_LAZY_FETCH": "1"}, check=False)
+
+
 def _git(args: list[str], cwd: Path) -> str | None:
     try:
-        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10)
+        out = run_git(args, cwd, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
+    text = os.fsdecode(out.stdout).strip()
+    return text if out.returncode == 0 and text else None
 
 
 def identify(workspace: Path | str) -> Identity:

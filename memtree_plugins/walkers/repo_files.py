@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from memtree_core.daemon.project import run_git
 from memtree_plugins.lib.files import is_utf8
 
 DEFAULT_MAX_BYTES = 1024 * 1024
@@ -79,8 +80,7 @@ def candidates(root: Path) -> Iterator[Candidate]:
 
 def _git_files(root: Path) -> list[str] | None:
     try:
-        done = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "-co", "--exclude-standard"],
-                              capture_output=True, timeout=300, check=False)
+        done = run_git(["ls-files", "-z", "-co", "--exclude-standard"], root, timeout=300)
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode != 0:

@@ -11,7 +11,8 @@
 # uses perl's built-in socket functions with the few constants spelled out (AF_UNIX = 1, SOCK_STREAM = 1,
 # SHUT_WR = 1 everywhere memtree runs; MSG_DONTWAIT and the sockaddr_un layout differ on BSD/macOS).
 # No strict/warnings either (each is a module load).  Exits 0 on every path and prints nothing except a
-# complete replacement; an undelivered capture is one line in the drop log (never its content).
+# complete replacement; an undelivered capture is one line in the drop log (never its content).  Stdin has a
+# deadline and a size cap of its own: a payload that never ends is dropped (stdin-timeout, oversized).
 
 $SIG{PIPE} = 'IGNORE';  # a daemon that hangs up must give us EPIPE, not kill us silently
 my $bsd = $^O =~ /darwin|bsd|dragonfly/i;
@@ -21,6 +22,27 @@ my $MISSED = '.missed-captures';  # in the project's roots/ directory; the daemo
 my $MISSED_CAP = 262144;
 my $KEEP = 65536;  # bytes kept from each end of the payload, where its transcript_path and tool_use_id are
 my ($head, $tail) = ('', '');
+# The whole payload is read within 3-4 s (time() counts whole seconds; hooks.json gives the hook 10 s, the ack
+# 5 of them) and is at most what the daemon accepts (MAX_PAYLOAD_BYTES in memtree_core/daemon/ingest.py).
+my $STDIN_END = time() + 4;
+my $STDIN_CAP = 32 * 1024 * 1024;
+my ($stdin_taken, $stdin_gave_up) = (0, '');
+
+# The next chunk of the payload into $_[0]: its length, 0 at its end; undef past the deadline or the cap
+# ($stdin_gave_up says which), and on every call after: what is left of an endless stdin is never read.
+sub read_stdin {
+    return undef if $stdin_gave_up ne '';
+    my $left = $STDIN_END - time();
+    my $bits = '';
+    vec($bits, fileno(STDIN), 1) = 1;
+    my $ready = $left > 0 ? select(my $r = $bits, undef, undef, $left) : 0;
+    if ($ready <= 0) { $stdin_gave_up = 'stdin-timeout'; return undef; }
+    my $n = sysread(STDIN, $_[0], 262144);
+    return $n unless $n;
+    $stdin_taken += $n;
+    if ($stdin_taken > $STDIN_CAP) { $stdin_gave_up = 'oversized'; return undef; }
+    return $n;
+}
 
 sub remember {
     my ($chunk) = @_;
@@ -35,7 +57,8 @@ sub remember {
 sub note_missed {
     my $buf;
     while (1) {
-        my $n = sysread(STDIN, $buf, 262144);
+        my $n = read_stdin($buf);
+        return unless defined $n || $stdin_gave_up eq '';  # the payload's end, where its id is, never came
         last unless $n;
         remember($buf);
     }
@@ -157,7 +180,8 @@ if (!defined $reply_ms) {
     alarm 30;  # a daemon that stops reading mid-payload cannot hold us forever
     my $buf;
     while (1) {
-        my $n = sysread(STDIN, $buf, 262144);
+        my $n = read_stdin($buf);
+        if (!defined $n && $stdin_gave_up ne '') { drop($stdin_gave_up); exit 0; }
         last unless $n;
         remember($buf);
         my $off = 0;

@@ -1,14 +1,17 @@
 """memtree capture sender, run by ./capture as `python3 -I -S send.py [--here DIR]`, and by ./replace as
 `python3 -I -S send.py --reply MS` (the synchronous replacement hook, when perl is missing).
 
-Builtin modules only (posix, _socket, sys, time): with -I -S nothing else is imported, which keeps this at
+Builtin modules only (posix, _signal, _socket, sys, time): with -I -S nothing else is imported, which keeps this at
 the cost of a bare interpreter start (see the header of ./capture for the measurements).
 
 --here DIR: the current directory holds the project's `.ingest.sock` link (./capture found it); DIR is the
 project dir, named in the drop log.  Without it the payload is buffered and its `cwd` decides the project.
 Exits 0 on every path and never prints: a capture that cannot be delivered is one line in the drop log.
+Stdin has a deadline and a size cap of its own: a payload that never ends is dropped (stdin-timeout,
+oversized), never waited for.
 """
 
+import _signal
 import _socket
 import posix
 import sys
@@ -16,6 +19,8 @@ import time
 
 CHUNK = 1 << 18
 ACK_TIMEOUT_S = 5.0
+STDIN_DEADLINE_S = 4.0  # the whole payload read by then (hooks.json gives the hook 10 s, the ack 5 of them)
+MAX_PAYLOAD = 32 * 1024 * 1024  # what the daemon accepts (MAX_PAYLOAD_BYTES in memtree_core/daemon/ingest.py)
 LOG_CAP = 65536
 MISSED = ".missed-captures"  # in the project's roots/ directory; the daemon backfills these (memtree_plugins/walkers/backfill.py)
 MISSED_CAP = 262144
@@ -29,6 +34,44 @@ class Seen:
     head = b""
     tail = b""
     at_project = False
+
+
+class StdinGaveUp(Exception):
+    """The payload did not end within the deadline or the cap; args[0] is the drop reason."""
+
+
+class Stdin:
+    deadline = time.monotonic() + STDIN_DEADLINE_S
+    taken = 0
+    gave_up = ""
+
+
+def _time_is_up(signum, frame):
+    raise StdinGaveUp("stdin-timeout")
+
+
+def read_stdin():
+    """The next chunk of the payload, b"" at its end; raises StdinGaveUp past the deadline or the cap (and
+    on every call after: what is left of an endless stdin is never read)."""
+    if Stdin.gave_up:
+        raise StdinGaveUp(Stdin.gave_up)
+    try:
+        left = Stdin.deadline - time.monotonic()
+        if left <= 0:
+            raise StdinGaveUp("stdin-timeout")
+        _signal.signal(_signal.SIGALRM, _time_is_up)
+        _signal.setitimer(_signal.ITIMER_REAL, left)
+        try:
+            chunk = posix.read(0, CHUNK)
+        finally:
+            _signal.setitimer(_signal.ITIMER_REAL, 0)
+        Stdin.taken += len(chunk)
+        if Stdin.taken > MAX_PAYLOAD:
+            raise StdinGaveUp("oversized")
+        return chunk
+    except StdinGaveUp as exc:
+        Stdin.gave_up = exc.args[0]
+        raise
 
 
 def remember(chunk):
@@ -62,12 +105,12 @@ def note_missed():
         return
     try:
         while True:
-            chunk = posix.read(0, CHUNK)
+            chunk = read_stdin()
             if not chunk:
                 break
             remember(chunk)
-    except OSError:
-        pass
+    except (OSError, StdinGaveUp):
+        return  # the payload's end, where its id is, never came
     path = string_field(Seen.head, b"transcript_path", False)
     tid = string_field(Seen.tail, b"tool_use_id", True)
     if not path or not tid or len(tid) > 128 or len(path) > 4096 or not path.startswith(b"/") \
@@ -228,7 +271,7 @@ def connect_checked(sock):
 def read_all():
     parts = []
     while True:
-        chunk = posix.read(0, CHUNK)
+        chunk = read_stdin()
         if not chunk:
             return b"".join(parts)
         parts.append(chunk)
@@ -249,7 +292,11 @@ def reply(ms):
     """The replacement hook: payload out (after the header), reply in, all within `ms` milliseconds; print
     what follows the ack line when it is a complete JSON line.  Silent on every failure."""
     deadline = time.monotonic() + ms / 1000
-    data = b"MEMTREE-REPLACE 1\n" + read_all()
+    Stdin.deadline = min(Stdin.deadline, deadline)
+    try:
+        data = b"MEMTREE-REPLACE 1\n" + read_all()
+    except (OSError, StdinGaveUp):
+        return
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(max(0.001, deadline - time.monotonic()))
@@ -290,7 +337,10 @@ def main(argv):
         project = argv[2]
         Seen.at_project = True
     else:
-        buffered = read_all()
+        try:
+            buffered = read_all()
+        except StdinGaveUp as exc:
+            return drop(exc.args[0], "")
         project = payload_cwd(buffered)
         if not project:
             return drop("no-cwd", "")
@@ -314,7 +364,7 @@ def main(argv):
             sock.sendall(buffered)
         else:
             while True:
-                chunk = posix.read(0, CHUNK)
+                chunk = read_stdin()
                 if not chunk:
                     break
                 remember(chunk)
@@ -336,7 +386,7 @@ def main(argv):
             reason = string_field(ack, b"reason", False) or b""
             if reason in (b"busy", b"timeout") or reason.startswith(b"error"):
                 note_missed()
-    except Unsafe as exc:
+    except (Unsafe, StdinGaveUp) as exc:
         drop(str(exc), project)
     except OSError as exc:
         drop(reason_of(exc), project)

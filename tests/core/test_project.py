@@ -47,6 +47,28 @@ def test_missing_git_binary_falls_back(project: Path, monkeypatch) -> None:
     assert identify(project).hash == spec_hash(str(project.absolute()))
 
 
+def test_a_repository_config_runs_no_program_while_the_project_is_identified(
+        git_project: Path, tmp_path: Path) -> None:
+    """git reads the repository's own config.  One that says it is a partial clone makes ``git rev-list`` fetch
+    a missing commit from its "promisor" remote, running the program ``remote.<name>.uploadpack`` (or
+    ``core.sshCommand``) names; ``core.fsmonitor`` is another program.  Identifying the project runs none."""
+    marker = tmp_path / "ran"
+    script = tmp_path / "evil.sh"
+    script.write_text(f'#!/bin/sh\necho "$0 $*" >> {marker}\n')
+    script.chmod(0o755)
+    first = git(git_project, "rev-list", "--max-parents=0", "HEAD").strip()
+    git(git_project, "commit", "-q", "--allow-empty", "-m", "second")
+    (git_project / ".git" / "objects" / first[:2] / first[2:]).unlink()  # the root commit is "not fetched yet"
+    for key, value in (("core.repositoryformatversion", "1"), ("extensions.partialClone", "origin"),
+                       ("remote.origin.url", f"file://{tmp_path}/elsewhere"), ("remote.origin.promisor", "true"),
+                       ("remote.origin.uploadpack", str(script)), ("protocol.file.allow", "always"),
+                       ("core.fsmonitor", str(script))):
+        git(git_project, "config", key, value)
+    ident = identify(git_project)
+    assert not marker.exists(), marker.read_text()
+    assert ident.hash == spec_hash(str(git_project.absolute()))  # no first commit to hash: the path it is
+
+
 def test_paths_modes_and_socket_fallback(tmp_path: Path, private_tmpdir: Path) -> None:
     # private_tmpdir: the fallback parent is this test's own, never the shared /tmp/memtree-<uid>.
     paths = ProjectPaths.for_hash(private_tmpdir / "home", "0123456789abcdef")  # short: no fallback

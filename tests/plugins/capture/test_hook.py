@@ -3,11 +3,17 @@ payload on stdin, talking to a real ingest server (in a thread over a real App).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import signal
+import subprocess
 import threading
+import time
 from pathlib import Path
 
+import pytest
 from helpers.common import REPO
 from helpers.hook import FIXTURES, HOOKS, contents, drops, hook_command, payload, run_hook
 
@@ -202,3 +208,60 @@ def test_the_perl_sender_delivers_and_logs_drops_where_nc_would_be_chosen(home: 
     r = run_hook((FIXTURES / "post-bash.json").read_bytes(), project)  # the daemon is gone now
     assert (r.returncode, r.stdout) == (0, b"")
     assert drops(home) == {"no-daemon": 1}
+
+
+def _hook_on_endless_stdin(project: Path | None, stdin: int, limit: float) -> tuple[int | None, float]:
+    """The capture hook run as Claude Code runs it, on a stdin that never ends: (exit status or None when it
+    was still running at ``limit`` seconds, seconds taken).  Its whole process group is killed after."""
+    environ = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    environ["CLAUDE_PLUGIN_ROOT"] = str(REPO)
+    if project is not None:
+        environ["CLAUDE_PROJECT_DIR"] = str(project)
+    started = time.monotonic()
+    proc = subprocess.Popen(["/bin/sh", "-c", hook_command()], stdin=stdin, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=environ, start_new_session=True)
+    try:
+        return proc.wait(limit), time.monotonic() - started
+    except subprocess.TimeoutExpired:
+        return None, time.monotonic() - started
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+@pytest.mark.parametrize("sender", ["perl", "python", "python without CLAUDE_PROJECT_DIR"])
+@pytest.mark.parametrize("stdin", ["silent", "endless"])
+def test_a_stdin_that_never_ends_is_dropped_within_the_hooks_own_deadline(
+        served: App, project: Path, home: Path, sender: str, stdin: str) -> None:
+    for _ in range(100):
+        if (home / hook_sender.SENDER_FILE).exists():
+            break
+        time.sleep(0.05)
+    kind = sender.split()[0]
+    if kind == "perl" and not shutil.which("perl"):
+        pytest.skip("no perl here")
+    assert hook_sender.write_sender_file(home, {**os.environ, "MEMTREE_HOOK_SENDER": kind})[0] == kind
+    limit = next(h["timeout"] for g in HOOKS["hooks"]["PostToolUse"] for h in g["hooks"] if h.get("async")) - 1
+    if stdin == "silent":  # a pipe kept open and never written to
+        read_end, write_end = os.pipe()
+        try:
+            status, took = _hook_on_endless_stdin(None if "without" in sender else project, read_end, limit)
+        finally:
+            os.close(read_end)
+            os.close(write_end)
+        expected = "stdin-timeout"
+    else:  # `yes`: bytes as fast as the hook takes them, for ever
+        yes = subprocess.Popen(["yes", '{"tool_name": "Bash"}'], stdout=subprocess.PIPE)
+        assert yes.stdout is not None
+        try:
+            status, took = _hook_on_endless_stdin(None if "without" in sender else project, yes.stdout.fileno(),
+                                                  limit)
+        finally:
+            yes.kill()
+            yes.wait()
+            yes.stdout.close()
+        expected = "oversized"
+    assert status == 0, f"still running after {took:.1f} s"
+    assert drops(home) == {expected: 1}
+    assert contents(served) == []

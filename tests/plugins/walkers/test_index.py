@@ -135,6 +135,25 @@ def test_a_directory_outside_git_is_walked_without_tool_and_vendored_directories
     assert result["skipped"] == {}
 
 
+def test_a_repository_config_runs_no_program_while_it_is_indexed(home: Path, project: Path, tmp_path: Path) -> None:
+    """git reads the repository's own config: ``core.fsmonitor`` names a program ``git ls-files`` runs, and a
+    hook directory (``core.hooksPath``) is another.  Indexing a hostile repository must run neither."""
+    expected = make_repo(project)
+    marker = tmp_path / "ran"
+    script = tmp_path / "evil.sh"
+    script.write_text(f'#!/bin/sh\necho "$0 $*" >> {marker}\n')
+    script.chmod(0o755)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    for name in ("post-index-change", "post-checkout", "reference-transaction"):
+        (hooks / name).symlink_to(script)
+    git(project, "config", "core.fsmonitor", str(script))
+    git(project, "config", "core.hooksPath", str(hooks))
+    index(project)
+    assert not marker.exists(), marker.read_text()
+    assert live_files(project) == expected  # git's list is still the one used
+
+
 def test_path_argument_limits_the_run_and_the_summary_table_is_printed(home: Path, project: Path) -> None:
     make_repo(project)
     done = run_memtree("index", "--project", str(project), str(project / "src"), "--no-progress")
