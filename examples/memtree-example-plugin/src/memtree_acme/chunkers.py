@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from memtree_core.types import Chunk
+from memtree_core.types import Chunk, split_lines  # the host's own line split: what its tiling rule counts
 
 # `[section]`, `[a.b."c d"]`, `[[array.of.tables]]`; a trailing comment is allowed.  Only at column 0:
 # an indented `[1, 2]` is far more often the last row of a multi-line TOML array than a header.
@@ -18,17 +18,6 @@ HEADER = re.compile(r"^(\[\[?)\s*([^\[\]]+?)\s*(\]\]?)\s*(?:[#;].*)?$")
 KEY = re.compile(r"^\s*([A-Za-z0-9_.\-\"' ]+?)\s*[=:]")
 MAX_SECTION_LINES = 200  # a longer section is cut into windows that keep the section as their symbol
 OUTLINE_KEYS = 6
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines with their endings, split on ``\\n`` only (how editors and grep -n count)."""
-    if not text:
-        return []
-    parts = text.split("\n")
-    lines = [p + "\n" for p in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
 
 
 def _outline(header: str | None, lines: list[str]) -> str:
