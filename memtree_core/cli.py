@@ -50,6 +50,8 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str, str]] = {name: (text, plugin, f"memt
     ("reembed", "re-embed every live node with the configured embedding model", "semantic", "reembed"),
     ("import", "bring past Claude Code sessions' Read/Grep/Bash results into the store", "walkers", "import_"),
     ("index", "index a repository's files up front, so search finds code not read yet", "commands", "index"),
+    ("redact", "print what memtree would store for a file or stdin; --explain: each span and rule", "redaction",
+     "command"),
     ("ui", "a read-only web inspector of the store on 127.0.0.1 (tree, nodes, search, compose, stats)",
      "inspector", "command"),
 )}

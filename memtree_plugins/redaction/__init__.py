@@ -5,7 +5,8 @@ Each rule is registered under its own name, so a third-party plugin can ``regist
 single built-in rule, or ``register(rule, replaces=True)`` to swap in its own version of it.  The rule set
 is versioned (``RULESET_VERSION``) so an audit can say which rules a store was written under.
 
-Also the command policies (:mod:`.denylist`): ``env-dump`` and the user's ``bash.deny``.
+Also the command policies (:mod:`.denylist`): ``env-dump`` and the user's ``bash.deny``; and ``memtree redact``
+(:mod:`.command`), which shows what these rules leave of a file.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from memtree_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from memtree_core.command import Command
     from memtree_core.registry import Register
     from memtree_core.types import CommandPolicy, RedactionRule
 
@@ -36,3 +38,11 @@ def memtree_register_command_policies(register: Register[CommandPolicy]) -> None
 
     register(EnvDumpPolicy())
     register(UserDenyPolicy())
+
+
+@hookimpl(trylast=True)
+def memtree_register_commands(register: Register[Command]) -> None:
+    from memtree_core.command import Command
+
+    register(Command("redact", "print what memtree would store for a file or stdin; --explain: each span and rule",
+                     "memtree_plugins.redaction.command"))
