@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from helpers.common import run_memtree
+
 from memtree_plugins.redaction.command import spans
-from tests.helpers.common import run_memtree
 
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzz9aBcdEf1"
 GITHUB = "ghp_" + "0123456789abcdefABCDEF0123456789abcd"
