@@ -1,5 +1,5 @@
 """Built-in redaction: the environment-dump rule (:mod:`.envdump`), then every rule of
-:mod:`memtree_plugins.redaction.rules`, one by one.
+:mod:`memtree_plugins.redaction.rules`, one by one, then bare random tokens (:mod:`.entropy`).
 
 Each rule is registered under its own name, so a third-party plugin can ``register.remove("<name>")`` a
 single built-in rule, or ``register(rule, replaces=True)`` to swap in its own version of it.  The rule set
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 @hookimpl(trylast=True)
 def memtree_register_redaction_rules(register: Register[RedactionRule]) -> None:
+    from memtree_plugins.redaction import entropy
     from memtree_plugins.redaction.envdump import EnvDumpRule
     from memtree_plugins.redaction.rules import RULES
 
@@ -30,6 +31,8 @@ def memtree_register_redaction_rules(register: Register[RedactionRule]) -> None:
     register(EnvDumpRule())
     for rule in RULES:
         register(rule)
+    # Last: a bare random token only when no rule that knows its shape or its context took it first.
+    register(entropy.RULE)
 
 
 @hookimpl(trylast=True)
