@@ -65,7 +65,8 @@ def _parser_class() -> type[argparse.ArgumentParser]:
         """argparse, but a bad argument is one line on stderr (no usage block) that says where help is."""
 
         def error(self, message: str) -> NoReturn:
-            self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+            where = getattr(self, "help_for", self.prog)  # the subcommand's own help, where one was named
+            self.exit(2, f"{self.prog}: {message} (see '{where} --help')\n")
 
     return _Parser
 
@@ -220,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
         table = {**table, **host}
     parser, module = _parser(table, chosen if chosen in table else None)
+    parser.help_for = f"memtree {chosen}" if module is not None else "memtree"  # type: ignore[attr-defined]
     args = parser.parse_args(argv)  # bad arguments: argparse prints usage and one line, exit 2
     if args.version:
         from memtree_core import __version__

@@ -51,6 +51,13 @@ def test_serve_reads_its_own_arguments_as_argparse_would(home: Path, tmp_path: P
     assert helped.returncode == 0 and "memtree serve --project ~/src/myrepo" in helped.stdout
 
 
+def test_a_bad_option_points_at_the_commands_own_help(home: Path, tmp_path: Path) -> None:
+    out = run_memtree("search", "--frobnicate", "x", cwd=tmp_path)
+    assert_one_line_error(out, "unrecognized arguments: --frobnicate", "see 'memtree search --help'")
+    out = run_memtree("frobnicate", cwd=tmp_path)
+    assert_one_line_error(out, "invalid choice: 'frobnicate'", "see 'memtree --help'")
+
+
 def test_a_file_given_as_the_project_is_one_line(home: Path, tmp_path: Path) -> None:
     out = run_memtree("demo", "--project", str(REPO / "README.md"), cwd=tmp_path)
     assert_one_line_error(out, "memtree demo:", "not a directory")
