@@ -159,7 +159,8 @@ def test_dedupe_marks_older_superseded_never_deletes_and_undo_works(sapp: App) -
 
 def test_summarizer_without_a_key_writes_extractive_summaries(sapp: App) -> None:
     parent = sapp.store.insert_node("tool_output", "pytest run", status_="live")
-    kids = [sapp.store.insert_node("tool_output", f"line one of output {i}\nERROR: thing {i} failed",
+    passed = "".join(f"tests/test_mod.py::test_case_{j} PASSED\n" for j in range(10))
+    kids = [sapp.store.insert_node("tool_output", f"line one of output {i}\n{passed}ERROR: thing {i} failed",
                                    parent_id=parent.id, status_="live") for i in range(4)]
     walker = SummarizerWalker()
     assert walker.has_work(sapp)
