@@ -48,8 +48,8 @@ def _note(message: str) -> None:
 
 
 def _parse(line: bytes) -> Any:
-    try:
-        return json.loads(line)
+    try:  # bytes that are not UTF-8 (a file name) are carried as the daemon reads them: surrogate escapes
+        return json.loads(line.decode("utf-8", "surrogateescape"))
     except (ValueError, RecursionError):
         return None
 

@@ -8,7 +8,7 @@ read-only and defaults to live nodes; pass ``status`` to look at others.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -63,6 +63,7 @@ def merge_filters(flat: dict[str, object], filters: SearchFilters | None) -> dic
 
 
 def _search_tool(app: Context):
+    from memtree_plugins.lib.once import first_time
     from memtree_plugins.retrieval.search import Filters
     from memtree_plugins.retrieval.search import search as run
 
@@ -83,6 +84,7 @@ def _search_tool(app: Context):
         filters: Annotated[SearchFilters | None, Field(description="the same filters as an object: kind, "
                                                                    "status, path_prefix, since, until, "
                                                                    "parent_id")] = None,
+        memtree_request_context: Any = None,
     ) -> SearchResult:
         """Keyword search (FTS5 bm25) over the store: node ids, snippets, scores, token counts.
 
@@ -90,8 +92,11 @@ def _search_tool(app: Context):
         Use compose or get on the ids to read more."""
         given = merge_filters({"kind": kind, "status": status, "path_prefix": path_prefix, "since": since,
                                "until": until, "parent_id": parent_id}, filters)
-        return run(app, query, mode=mode, limit=limit,
-                   filters=Filters.build(**given, project_root=app.project_root))  # type: ignore[arg-type]
+        result = run(app, query, mode=mode, limit=limit,
+                     filters=Filters.build(**given, project_root=app.project_root))  # type: ignore[arg-type]
+        if result.degraded and not first_time(memtree_request_context, result.degraded):
+            result.degraded = None  # the session was told at its first search
+        return result
 
     return search
 

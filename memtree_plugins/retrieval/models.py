@@ -50,12 +50,14 @@ class SearchResult(BaseModel):
     candidates: int = Field(0, description="how many matching nodes were ranked")
     hits: list[SearchHit] = []
     notes: list[str] = []
+    degraded: str | None = Field(None, description="why this search ran as keyword only, in a few words; an MCP "
+                                                   "session is told once, `memtree info` gives the details")
 
     def render(self) -> str:
         head = f"search {self.query!r} ({self.mode}, {self.strategy}, {self.ranking}): {len(self.hits)} hit(s)"
         if self.approximate:
             head += f", approximate: ranked the newest {self.candidates} matches"
-        out = [head, *(f"note: {n}" for n in self.notes)]
+        out = [head, *(f"note: {n}" for n in self.notes), *([f"note: {self.degraded}"] if self.degraded else [])]
         for i, h in enumerate(self.hits, 1):
             some = "" if h.matched == "all" else " [some terms]"
             out.append(f"{i}. {h.label()} score={h.score:.3f}{some}")

@@ -94,7 +94,7 @@ def test_natural_language_query_finds_the_chunk_through_search(sapp: App) -> Non
     assert "copytree" in by_symbol and "rmtree" in by_symbol
     assert not semantic.available(sapp)[0]  # nothing embedded yet: keyword, with the reason
     before = search(sapp, "copy directory tree recursively", limit=5)  # mode='auto'
-    assert before.mode == "keyword" and any("embedded yet" in n for n in before.notes)
+    assert before.mode == "keyword" and "embedded yet" in before.degraded
     sapp.state.pop("retrieval.auto_mode")  # the auto decision is reused for a few seconds
     assert _embed_all(sapp) == vectors.backlog(sapp.store) + sapp.store.query_one(
         "SELECT count(*) FROM nodes_vec")[0]
