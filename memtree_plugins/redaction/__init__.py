@@ -47,5 +47,5 @@ def memtree_register_command_policies(register: Register[CommandPolicy]) -> None
 def memtree_register_commands(register: Register[Command]) -> None:
     from memtree_core.command import Command
 
-    register(Command("redact", "print what memtree would store for a file or stdin; --explain: each span and rule",
+    register(Command("redact", "what memtree would store for a file or stdin (--explain: each span)",
                      "memtree_plugins.redaction.command"))
