@@ -62,6 +62,12 @@ def merge_filters(flat: dict[str, object], filters: SearchFilters | None) -> dic
     return out
 
 
+def _rooted(app: Context, result: Any) -> Any:
+    """The result, naming files relative to the project root in its text (its structured form keeps URIs)."""
+    result.root = str(app.project_root)
+    return result
+
+
 def _search_tool(app: Context):
     from memtree_plugins.lib.once import first_time
     from memtree_plugins.retrieval.search import Filters
@@ -96,7 +102,7 @@ def _search_tool(app: Context):
                      filters=Filters.build(**given, project_root=app.project_root))  # type: ignore[arg-type]
         if result.degraded and not first_time(memtree_request_context, result.degraded):
             result.degraded = None  # the session was told at its first search
-        return result
+        return _rooted(app, result)
 
     return search
 
@@ -112,7 +118,7 @@ def _neighbors_tool(app: Context):
         status: Status = "live",
     ) -> NeighborsResult:
         """Nodes around a node: parent, children and lateral edges (both directions), with distances."""
-        return run(app, node_id, depth=depth, edge_kinds=edge_kinds, status=status)
+        return _rooted(app, run(app, node_id, depth=depth, edge_kinds=edge_kinds, status=status))
 
     return neighbors
 
@@ -122,7 +128,7 @@ def _path_tool(app: Context):
 
     def path_to_root(node_id: str) -> PathResult:
         """The chain of parents from the root down to this node (root first)."""
-        return run(app, node_id)
+        return _rooted(app, run(app, node_id))
 
     return path_to_root
 
@@ -137,7 +143,7 @@ def _recent_tool(app: Context):
         status: Status = "live",
     ) -> RecentResult:
         """The newest nodes first (what was captured or stored lately)."""
-        return run(app, since=since, kind=kind, limit=limit, status=status)
+        return _rooted(app, run(app, since=since, kind=kind, limit=limit, status=status))
 
     return recent
 
