@@ -67,7 +67,7 @@ def _parser_class() -> type[argparse.ArgumentParser]:
         """argparse, but a bad argument is one line on stderr (no usage block) that says where help is."""
 
         def error(self, message: str) -> NoReturn:
-            where = getattr(self, "help_for", self.prog)  # the subcommand's own help, where one was named
+            where = vars(self).get("help_for", self.prog)  # the subcommand's own help, where one was named
             self.exit(2, f"{self.prog}: {message} (see '{where} --help')\n")
 
     return _Parser

@@ -234,12 +234,12 @@ def run(args: Any) -> int:
             raise UsageError(f"{project} has no files to show; run it on a project with some code in it")
         print(wrap(header, width))
         started = True
-        # Indexed up front, as `memtree index` would on a user's repository: no agent's window pays for it.
-        indexed = subprocess.run([MEMTREE, "index", "--project", str(project), "--no-progress", "--json"], env=env,
-                                 capture_output=True, text=True, timeout=600)
-        if indexed.returncode != 0:
-            raise UsageError(f"indexing {project} failed: {indexed.stderr.strip()[-300:]}")
         try:
+            # Indexed up front, as `memtree index` would on a user's repository: no agent's window pays for it.
+            indexed = subprocess.run([MEMTREE, "index", "--project", str(project), "--no-progress", "--json"],
+                                     env=env, capture_output=True, text=True, timeout=600)
+            if indexed.returncode != 0:
+                raise RuntimeError(f"memtree index exited {indexed.returncode}: {indexed.stderr.strip()[-300:]}")
             anyio.run(_drive, project, files, env, width)
         except Exception as exc:
             failed = True  # keep a scratch store: its daemon log is what explains the failure

@@ -112,7 +112,7 @@ def test_an_installed_wheel_runs_the_demo_in_an_empty_directory(wheel: Path, tmp
     out = subprocess.run([str(env_dir / "bin" / "memtree"), "demo"], cwd=empty, env=env, capture_output=True,
                          text=True, timeout=240)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert "copy of the sample project" in out.stdout and "kept out of the window" in out.stdout
+    assert "copy of the sample project" in out.stdout and "every call counted" in out.stdout
     assert "error:" not in out.stdout
     assert not any(empty.iterdir())  # the demo works on a scratch copy, never in the directory it runs in
 
