@@ -1,11 +1,12 @@
 """Built-in redaction: the environment-dump rule (:mod:`.envdump`), then every rule of
-:mod:`memtree_plugins.redaction.rules`, one by one.
+:mod:`memtree_plugins.redaction.rules`, one by one, then bare random tokens (:mod:`.entropy`).
 
 Each rule is registered under its own name, so a third-party plugin can ``register.remove("<name>")`` a
 single built-in rule, or ``register(rule, replaces=True)`` to swap in its own version of it.  The rule set
 is versioned (``RULESET_VERSION``) so an audit can say which rules a store was written under.
 
-Also the command policies (:mod:`.denylist`): ``env-dump`` and the user's ``bash.deny``.
+Also the command policies (:mod:`.denylist`): ``env-dump`` and the user's ``bash.deny``; and ``memtree redact``
+(:mod:`.command`), which shows what these rules leave of a file.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from typing import TYPE_CHECKING
 from memtree_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from memtree_core.command import Command
     from memtree_core.registry import Register
     from memtree_core.types import CommandPolicy, RedactionRule
 
 
 @hookimpl(trylast=True)
 def memtree_register_redaction_rules(register: Register[RedactionRule]) -> None:
+    from memtree_plugins.redaction import entropy
     from memtree_plugins.redaction.envdump import EnvDumpRule
     from memtree_plugins.redaction.rules import RULES
 
@@ -28,6 +31,8 @@ def memtree_register_redaction_rules(register: Register[RedactionRule]) -> None:
     register(EnvDumpRule())
     for rule in RULES:
         register(rule)
+    # Last: a bare random token only when no rule that knows its shape or its context took it first.
+    register(entropy.RULE)
 
 
 @hookimpl(trylast=True)
@@ -36,3 +41,11 @@ def memtree_register_command_policies(register: Register[CommandPolicy]) -> None
 
     register(EnvDumpPolicy())
     register(UserDenyPolicy())
+
+
+@hookimpl(trylast=True)
+def memtree_register_commands(register: Register[Command]) -> None:
+    from memtree_core.command import Command
+
+    register(Command("redact", "what memtree would store for a file or stdin (--explain: each span)",
+                     "memtree_plugins.redaction.command"))

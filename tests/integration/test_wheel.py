@@ -25,7 +25,7 @@ from memtree_core import DISTRIBUTION
 
 # What a checkout holds that the build reads; the demo's sample is examples/bookshop, which a link in the commands
 # plugin reaches (copied as a link, as a checkout has it).
-SOURCES = ("pyproject.toml", "README.md", "bin", "memtree_core", "memtree_plugins", "examples/bookshop")
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "bin", "memtree_core", "memtree_plugins", "examples/bookshop")
 SAMPLE_IN_WHEEL = "memtree_plugins/commands/demo-project"
 
 
@@ -80,6 +80,8 @@ def test_the_wheel_is_named_for_pypi_and_carries_the_whole_sample(wheel: Path) -
     # memtree's packages and the sample's files, nothing else (no examples/, no sample package of memtree)
     tops = {n.split("/")[0] for n in names if ".dist-info/" not in n and ".data/" not in n}
     assert tops == {"memtree_core", "memtree_plugins"}, tops
+    # The licence travels with the code: the project's own, beside the metadata.
+    assert [n for n in names if re.search(r"\.dist-info/(?:licenses/)?LICENSE$", n)], sorted(names)[:5]
 
 
 def test_an_installed_wheel_runs_the_demo_in_an_empty_directory(wheel: Path, tmp_path: Path) -> None:
@@ -110,7 +112,7 @@ def test_an_installed_wheel_runs_the_demo_in_an_empty_directory(wheel: Path, tmp
     out = subprocess.run([str(env_dir / "bin" / "memtree"), "demo"], cwd=empty, env=env, capture_output=True,
                          text=True, timeout=240)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert "copy of the sample project" in out.stdout and "kept out of the window" in out.stdout
+    assert "copy of the sample project" in out.stdout and "every call counted" in out.stdout
     assert "error:" not in out.stdout
     assert not any(empty.iterdir())  # the demo works on a scratch copy, never in the directory it runs in
 

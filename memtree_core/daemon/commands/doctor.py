@@ -1,5 +1,11 @@
-"""``memtree doctor``: check the project's store and recover a damaged one into a new file, keeping the old
-one (``memtree_core.store.recover``).  The daemon must be stopped first: it holds the store open."""
+"""``memtree doctor``: what puts the project's data at risk, then the store: check it and recover a damaged one
+into a new file, keeping the old one (``memtree_core.store.recover``).  The daemon must be stopped for the store
+part: it holds the store open.
+
+The risks are what weakens the protection of the user's data, each with its fix: redaction off or unavailable
+(nothing is stored then), repository config keys refused, plugins that failed to load, what a repository's git
+config asks for that memtree does not do, and captures the daemon refused or dropped (from the store's counters).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +21,66 @@ def add_arguments(parser: Any) -> None:
                         help="only check the store: exit 0 when sound, 1 when damaged")
 
 
+# Store counters that mean something was refused or lost, and what to do about each.
+RISK_COUNTERS = {
+    "capture:persisted-output-refused": "Bash payloads named an output file outside Claude Code's tool-results "
+                                        "directory; the file was not read (a hostile payload or transcript?)",
+    "capture:dropped:redaction-unavailable": "captures were dropped because redaction was unavailable; see "
+                                             "'memtree info'",
+}
+
+
+def risks(root: str) -> list[str]:
+    """What weakens the protection of this project's data, in words a user can act on."""
+    try:
+        from memtree_core.app import App
+
+        app = App.open(root)
+    except Exception as exc:  # settings or plugins: the store part of doctor still runs
+        return [f"settings or plugins could not load ({type(exc).__name__}: {exc}); 'memtree info' says more"]
+    out: list[str] = []
+    why = app.redaction_unavailable
+    if why:
+        out.append(f"NOTHING IS STORED: redaction is unavailable ({why})")
+    elif not app.settings.redaction.enabled:
+        out.append(f"redaction is OFF (redaction.enabled = false, set by {app.loaded.origin('redaction.enabled')}):"
+                   f" secrets are stored as they are; remove that setting to turn it back on")
+    out.extend(app.loaded.warnings)  # refused repository keys, ignored or unsafe config files
+    for p in app.plugins.failures:
+        if p.error:
+            out.append(f"plugin {p.name} {p.status}: {p.error}")
+        out.extend(f"plugin {p.name}: {f['kind']} {f['name']!r} failed: {f['error']}" for f in p.failed_items)
+    out.extend(_git_config_notes(app.identity.root))
+    return out
+
+
+def _git_config_notes(root: Any) -> list[str]:
+    """Repository git settings that run code, which memtree's own git calls switch off."""
+    from memtree_core.daemon.project import _git
+
+    notes = []
+    for key in ("core.fsmonitor", "core.hooksPath"):
+        value = _git(["config", "--local", "--get", key], root)
+        if value:
+            notes.append(f"the repository's git config sets {key} = {value.strip()[:80]!r}: memtree's git calls "
+                         f"ignore it (fsmonitor off, no hooks); check it if you did not set it yourself")
+    return notes
+
+
+def _counter_risks(store: Any) -> list[str]:
+    from memtree_core.store.readonly import open_readonly
+
+    try:
+        ro = open_readonly(store, vectors=False)
+        try:
+            counters = ro.counters("capture:")
+        finally:
+            ro.close()
+    except Exception:
+        return []
+    return [f"{counters[name]:,} {text}" for name, text in RISK_COUNTERS.items() if counters.get(name)]
+
+
 def run(args: Any) -> int:
     from memtree_core.daemon.control import daemon_status, try_lock
     from memtree_core.daemon.project import identify
@@ -24,6 +90,10 @@ def run(args: Any) -> int:
     identity = identify(args.project or os.getcwd())
     paths = ProjectPaths.for_hash(memtree_home(), identity.hash)
     store = paths.store
+    found = risks(str(identity.root)) + (_counter_risks(store) if store.exists() else [])
+    print("risks:" if found else "risks: none found")
+    for line in found:
+        print(f"  ! {line}")
     if not store.exists():
         print(f"no store yet at {store}: nothing to check")
         return 0
