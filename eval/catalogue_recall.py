@@ -36,8 +36,8 @@ Run it::
     python -m eval.catalogue_recall measure --catalogue memtree_plugins/redaction/catalogue/gitleaks.toml
 
 ``measure`` prints recall per view, the rules that leak at least once with an example, and the rules that
-could not be sampled (or have no view B) with the reason.  It is one daemon and one hook process per sample,
-run one at a time: a full run takes a few minutes on one core.
+could not be sampled (or have no view B) with the reason.  One daemon serves the run; the hook runs once per
+sample, one at a time: the full set (about 1,000 samples) takes about 10 s on one core.
 """
 
 from __future__ import annotations
@@ -583,6 +583,185 @@ def read_samples(path: Path = SAMPLES) -> tuple[dict[str, Any], list[Sample]]:
     return header, samples
 
 
+# ---- delivery: the real hook -> socket -> daemon -> store ---------------------------------------------
+
+REPO = EVAL.parent
+MEMTREE = str(Path(sys.executable).parent / "memtree")
+
+
+def _hook_command() -> list[str]:
+    hooks = json.loads((REPO / "plugin" / "hooks" / "hooks.json").read_text())
+    for entry in hooks["hooks"]["PostToolUse"]:
+        for h in entry["hooks"]:
+            if h.get("async"):
+                return ["/bin/sh", "-c", h["command"]]
+    raise LookupError("no async PostToolUse capture hook in plugin/hooks/hooks.json")
+
+
+def _payload(sample: Sample, n: int, root: Path) -> tuple[dict[str, Any], Path | None]:
+    common = {"session_id": "catalogue-recall", "transcript_path": "/dev/null", "cwd": str(root),
+              "permission_mode": "default", "hook_event_name": "PostToolUse",
+              "tool_use_id": f"toolu_cat_{n:05d}", "duration_ms": 3}
+    if sample.view == "A":
+        # a real file in the project, one directory per sample so no read replaces another
+        file = root / f"s{n:05d}" / sample.path
+        lines = sample.text.count("\n") + (0 if sample.text.endswith("\n") else 1)
+        return {**common, "tool_name": "Read", "tool_input": {"file_path": str(file)},
+                "tool_response": {"type": "text", "file": {"filePath": str(file), "content": sample.text,
+                                                           "numLines": lines, "startLine": 1,
+                                                           "totalLines": lines}}}, file
+    return {**common, "tool_name": "Bash", "tool_input": {"command": sample.command, "description": "run"},
+            "tool_response": {"stdout": sample.text, "stderr": "", "interrupted": False,
+                              "isImage": False}}, None
+
+
+@dataclass
+class Delivery:
+    stored_ids: set[str]
+    texts: list[str]  # every text the store and the daemon's log hold
+    errors: list[str]
+
+
+def _store_texts(store: Path) -> tuple[set[str], list[str]]:
+    from memtree_core.store.sqlite_route import choose_route
+
+    conn = choose_route().module.connect(str(store), timeout=30)
+    try:
+        texts: list[str] = []
+        ids: set[str] = set()
+        for content, meta, uri in conn.execute("SELECT content, metadata, source_uri FROM nodes"):
+            texts.append(content or "")
+            texts.append(uri or "")
+            texts.append(meta or "")
+            try:  # metadata's strings unescaped too: a JSON escape must not hide a leak
+                texts.append(json.dumps(json.loads(meta or "{}"), ensure_ascii=False).replace('\\"', '"'))
+                ids.add(str(json.loads(meta or "{}").get("tool_use_id", "")))
+            except ValueError:
+                pass
+        for (reason,) in conn.execute("SELECT reason FROM transitions"):
+            texts.append(reason or "")
+    finally:
+        conn.close()
+    return ids, texts
+
+
+def deliver(samples: list[Sample], tmp: Path, timeout_s: float = 180.0, progress: bool = False) -> Delivery:
+    """Every sample through the capture hook into a fresh daemon's store; then what the store holds."""
+    import os
+    import subprocess
+    import time
+
+    from memtree_core.daemon.project import identify
+    from memtree_core.forwarder.paths import ProjectPaths
+
+    root = tmp / "project"
+    root.mkdir(parents=True)
+    (root / "README.md").write_text("A project whose config files the agent reads.\n")
+    home = tmp / "home"
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", str(tmp)),
+           "MEMTREE_HOME": str(home), "MEMTREE_LOAD_PLUGINS": "", "MEMTREE_DAEMON__IDLE_TIMEOUT_S": "3600"}
+    paths = ProjectPaths.for_hash(home, identify(root).hash)
+    errors: list[str] = []
+    with open(tmp / "daemon.stderr", "wb") as err:
+        daemon = subprocess.Popen([MEMTREE, "daemon", "--project", str(root)], env=env, cwd=root,
+                                  stdin=subprocess.DEVNULL, stdout=err, stderr=err)
+    try:
+        link = home / "roots" / str(root).lstrip("/") / ".ingest.sock"
+        t0 = time.monotonic()
+        while not (link.exists() and paths.ingest_socket.exists()):
+            if daemon.poll() is not None or time.monotonic() - t0 > 60:
+                raise RuntimeError(f"the daemon did not start: {(tmp / 'daemon.stderr').read_text()[-500:]}")
+            time.sleep(0.1)
+        hook_env = {**env, "CLAUDE_PROJECT_DIR": str(root), "CLAUDE_PLUGIN_ROOT": str(REPO)}
+        cmd = _hook_command()
+        for n, sample in enumerate(samples):
+            payload, file = _payload(sample, n, root)
+            if file is not None:
+                file.parent.mkdir(parents=True, exist_ok=True)
+                file.write_text(sample.text)
+            out = subprocess.run(cmd, input=json.dumps(payload).encode(), env=hook_env, capture_output=True,
+                                 timeout=30)
+            if out.returncode != 0 or out.stdout:
+                errors.append(f"hook for sample {n} ({sample.rule}): exit {out.returncode} {out.stdout[:80]!r}")
+            if progress and n and n % 100 == 0:
+                print(f"  ... {n}/{len(samples)} sent", file=sys.stderr, flush=True)
+        want = {f"toolu_cat_{n:05d}" for n in range(len(samples))}
+        t0 = time.monotonic()
+        ids: set[str] = set()
+        while time.monotonic() - t0 < timeout_s:
+            ids, _ = _store_texts(paths.store) if paths.store.exists() else (set(), [])
+            if want <= ids:
+                break
+            time.sleep(0.5)
+    finally:
+        subprocess.run([MEMTREE, "stop", "--project", str(root)], env=env, capture_output=True, timeout=60)
+        try:
+            daemon.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            daemon.wait()
+            errors.append("the daemon did not stop within 30 s of `memtree stop`; killed")
+    ids, texts = _store_texts(paths.store)
+    for extra in (paths.log, home / "hook-drops.log", tmp / "daemon.stderr"):
+        if extra.exists():
+            texts.append(extra.read_text(errors="replace"))
+    for raw in (paths.store, Path(f"{paths.store}-wal")):  # pages on disk, free ones too
+        if raw.exists():
+            texts.append(raw.read_bytes().decode("latin-1"))
+    drops = home / "hook-drops.log"
+    if drops.exists():
+        errors.append(f"hook drops: {drops.read_text()[-300:]}")
+    return Delivery(ids, texts, errors)
+
+
+def leaked(samples: list[Sample], texts: list[str]) -> dict[int, str]:
+    """Sample index -> the piece of its secret found: the secret, or any piece of at least
+    max(8, half its length) characters, anywhere in ``texts`` (one Aho-Corasick pass)."""
+    import ahocorasick_rs
+
+    pieces: dict[str, set[int]] = {}
+    for i, s in enumerate(samples):
+        for secret in s.secrets:
+            size = min(len(secret), max(8, (len(secret) + 1) // 2))
+            for k in range(len(secret) - size + 1):
+                pieces.setdefault(secret[k:k + size], set()).add(i)
+    if not pieces:
+        return {}
+    patterns = list(pieces)
+    ac = ahocorasick_rs.AhoCorasick(patterns)
+    out: dict[int, str] = {}
+    for text in texts:
+        for idx, _start, _end in ac.find_matches_as_indexes(text, overlapping=True):
+            for i in pieces[patterns[idx]]:
+                out.setdefault(i, patterns[idx])
+    return out
+
+
+def measure(samples: list[Sample], tmp: Path, progress: bool = False) -> dict[str, Any]:
+    d = deliver(samples, tmp, progress=progress)
+    leaks = leaked(samples, d.texts)
+    result: dict[str, Any] = {"views": {}, "leaking_rules": {}, "not_stored": [], "errors": d.errors}
+    for view in ("A", "B"):
+        idx = [i for i, s in enumerate(samples) if s.view == view]
+        stored = [i for i in idx if f"toolu_cat_{i:05d}" in d.stored_ids]
+        missed = [i for i in stored if i in leaks]
+        result["views"][view] = {"samples": len(idx), "stored": len(stored), "leaked": len(missed),
+                                 "recall": (1 - len(missed) / len(stored)) if stored else None,
+                                 "rules": len({samples[i].rule for i in idx}),
+                                 "rules_leaking": len({samples[i].rule for i in missed})}
+        result["not_stored"] += [f"{view}:{samples[i].rule}" for i in idx if i not in stored]
+    for i, piece in sorted(leaks.items()):
+        s = samples[i]
+        if f"toolu_cat_{i:05d}" not in d.stored_ids:
+            continue
+        entry = result["leaking_rules"].setdefault(s.rule, {"A": 0, "B": 0, "example": ""})
+        entry[s.view] += 1
+        if not entry["example"]:
+            line = next((ln for ln in s.text.splitlines() if piece in ln), s.text.strip())
+            entry["example"] = f"{s.view}: {line[:100]}"
+    return result
+
+
 # ---- command line --------------------------------------------------------------------------------------
 
 def _summary(header: dict[str, Any], samples: list[Sample]) -> str:
@@ -610,6 +789,70 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+
+def _select(args: argparse.Namespace) -> tuple[dict[str, Any], list[Sample]]:
+    catalogue = Path(args.catalogue)
+    if catalogue.resolve() != CATALOGUE.resolve() or args.seed != SEED:
+        header, samples = generate(catalogue, args.seed, PER_RULE)  # another catalogue: its own samples
+    else:
+        header, samples = read_samples(Path(args.samples))
+    if args.view:
+        samples = [s for s in samples if s.view == args.view]
+    if args.rules:
+        samples = [s for s in samples if any(fnmatch.fnmatch(s.rule, pat) for pat in args.rules)]
+    if args.every > 1:
+        samples = samples[::args.every]
+    return header, samples
+
+
+def cmd_measure(args: argparse.Namespace) -> int:
+    import shutil
+    import tempfile
+    import time
+
+    header, samples = _select(args)
+    print(_summary(header, samples), flush=True)
+    base = args.tmp or None
+    if base:
+        Path(base).mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="memtree-catalogue-", dir=base))
+    t0 = time.perf_counter()
+    try:
+        result = measure(samples, tmp, progress=True)
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print(f"delivered through the capture hook to a real daemon in {time.perf_counter() - t0:.0f} s"
+          + (f" (kept {tmp})" if args.keep else ""))
+    for view, v in result["views"].items():
+        if not v["samples"]:
+            continue
+        recall = "n/a" if v["recall"] is None else f"{v['recall']:.3f}"
+        print(f"view {view}: recall {recall} ({v['leaked']} of {v['stored']} stored samples leaked; "
+              f"{v['rules_leaking']} of {v['rules']} rules leak at least once)")
+    rules = result["leaking_rules"]
+    print(f"rules leaking at least once: {len(rules)}")
+    for rid, e in sorted(rules.items(), key=lambda kv: (-(kv[1]["A"] + kv[1]["B"]), kv[0])):
+        if args.verbose or len(rules) <= 40:
+            print(f"  {rid}: A x{e['A']} B x{e['B']}  e.g. {e['example']}")
+    if len(rules) > 40 and not args.verbose:
+        print(f"  ({', '.join(sorted(rules))}; -v for examples)")
+    if result["not_stored"]:
+        print(f"NOT STORED (dropped, so not scored): {len(result['not_stored'])}: {result['not_stored'][:8]}")
+    for e in result["errors"][:5]:
+        print(f"error: {e}")
+    print(f"unsampleable rules: {len(header['unsampleable'])}")
+    for rid, why in header["unsampleable"].items():
+        print(f"  {rid}: {why}")
+    print(f"rules with no view B: {len(header['no_view_b'])}")
+    if args.verbose:
+        for rid, why in header["no_view_b"].items():
+            print(f"  {rid}: {why}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"header": header, **result}, indent=1))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.catalogue_recall", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -622,6 +865,19 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--rules", type=lambda s: s.split(","), help="comma-separated rule ids or globs")
     g.add_argument("--write", action="store_true", help="rewrite the frozen sample file")
     g.set_defaults(func=cmd_generate)
+    m = sub.add_parser("measure", help="send the samples through hook -> socket -> daemon and score the store")
+    m.add_argument("--catalogue", default=str(CATALOGUE),
+                   help="gitleaks.toml to sample (default: eval's frozen copy, whose samples are frozen)")
+    m.add_argument("--samples", default=str(SAMPLES), help="the frozen sample file")
+    m.add_argument("--seed", type=int, default=SEED, help="another seed: samples generated afresh")
+    m.add_argument("--view", choices=("A", "B"), help="one view only")
+    m.add_argument("--rules", type=lambda s: s.split(","), help="comma-separated rule ids or globs")
+    m.add_argument("--every", type=int, default=1, help="every Nth sample only (a quick look)")
+    m.add_argument("--tmp", help="where the run's project and store go (default: $TMPDIR)")
+    m.add_argument("--keep", action="store_true", help="keep the run's directory (store, daemon log)")
+    m.add_argument("--json", help="write the full result here")
+    m.add_argument("-v", "--verbose", action="store_true", help="every leaking rule with an example; why no view B")
+    m.set_defaults(func=cmd_measure)
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -74,3 +74,21 @@ def test_frozen_samples_are_what_the_generator_makes():
     for s in frozen[::7]:
         got = {f.secret for f in findings(by_id[s.rule], s.text, s.path, globals_)}
         assert set(s.secrets) <= got, s.rule
+
+
+def test_measure_scores_what_the_real_daemon_stores(tmp_path):
+    from eval.catalogue_recall import Sample, leaked, measure
+
+    pat = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5"
+    plain = "Quokka7Wombat3Numbat9"  # no rule knows this: it is stored as it came, so it leaks
+    samples = [
+        Sample("github-pat", "A", f"region = eu-west-1\ntoken {pat}\n", [pat], path="config/settings.conf"),
+        Sample("github-pat", "B", f"[12:00:01] uploading {pat} (3 kB)\n", [pat], command="make deploy"),
+        Sample("made-up", "B", f"[12:00:02] uploading {plain} (3 kB)\n", [plain], command="make deploy"),
+    ]
+    result = measure(samples, tmp_path)
+    assert result["not_stored"] == [] and result["errors"] == []
+    assert result["views"]["A"]["recall"] == 1.0 and result["views"]["B"]["leaked"] == 1
+    assert set(result["leaking_rules"]) == {"made-up"}
+    # a piece of max(8, half) characters is a leak; a shorter one is not
+    assert leaked(samples[2:], [plain[3:14]]) == {0: plain[3:14]} and leaked(samples[2:], [plain[:9]]) == {}
