@@ -92,3 +92,25 @@ def test_measure_scores_what_the_real_daemon_stores(tmp_path):
     assert set(result["leaking_rules"]) == {"made-up"}
     # a piece of max(8, half) characters is a leak; a shorter one is not
     assert leaked(samples[2:], [plain[3:14]]) == {0: plain[3:14]} and leaked(samples[2:], [plain[:9]]) == {}
+
+
+def test_code_precision_counts_redactions_and_checks_every_language_parses(tmp_path):
+    from eval.code_precision import Skipped, measure, parses, sources
+
+    for kind, good, bad in [("python", "x = 1\n", "x = (\n"), ("json", '{"a": 1}', '{"a": }'),
+                            ("javascript", "const a = 1;\n", "const a = ;\n"),
+                            ("typescript", "let a: number = 1;\n", "let a: = ;\n"),
+                            ("go", "package a\n\nvar x = 1\n", "package a\n\nvar x = \n"),
+                            ("rust", "fn main() { let a = 1; }\n", "fn main() { let a = ; }\n"),
+                            ("c", "int a = 1;\n", "int a = ;\n")]:
+        assert parses(kind, good) and not parses(kind, bad), kind
+    lib = tmp_path / "python" / "somelib-1.0"
+    (lib / "tests").mkdir(parents=True)
+    (lib / "tests" / "conf.py").write_text("x = 1\n")  # a test folder is left out
+    (lib / "core.py").write_text('KEY_ID = "AKIA' + 'Q3EGRIQZ7LXKB5TN"\nx = 1\n')
+    (lib / "data.json").write_text('{"n": 1}\n')
+    skipped = Skipped()
+    assert sorted(p.name for p, _, _ in sources(lib, skipped)) == ["core.py", "data.json"] and skipped.tests == 1
+    r = measure(tmp_path, libraries=(("python", "site-packages", "somelib"), ("go", "debian", "absent-dev")))
+    assert r["total"]["files"] == 2 and r["total"]["lines"] == 3 and r["total"]["redactions"] == 1
+    assert r["broken"] == [] and len(r["missing"]) == 1 and "fetch" in r["missing"][0]
