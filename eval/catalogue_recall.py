@@ -790,6 +790,39 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 
+RECALL_FLOORS = {"A": 0.95, "B": 0.99}
+
+
+def catalogue_gates(run: Any, gate: bool = False) -> None:
+    """For ``python -m eval``: the frozen samples through hook -> socket -> daemon; recall per view against
+    its floor (gates with ``gate``, reported otherwise), the leaking rules, the unsampleable ones."""
+    import shutil
+    import tempfile
+
+    section = "redaction"
+    header, samples = read_samples()
+    tmp = Path(tempfile.mkdtemp(prefix="memtree-catalogue-"))
+    try:
+        result = measure(samples, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    for view, floor in RECALL_FLOORS.items():
+        v = result["views"][view]
+        recall = v["recall"] if v["recall"] is not None else 0.0
+        detail = (f"{recall:.3f} of {v['stored']} samples of {v['rules']} rules (floor {floor}); "
+                  f"{v['rules_leaking']} rules leak")
+        name = f"gitleaks catalogue view {view}: recall"
+        if gate:
+            run.gate(section, name, recall >= floor and v["stored"] == v["samples"], detail)
+        else:
+            run.report(section, name, detail)
+    leaking = sorted(result["leaking_rules"])
+    run.report(section, "  catalogue rules leaking", f"{len(leaking)}: {', '.join(leaking[:12])}"
+               + (" ..." if len(leaking) > 12 else "") + "  (python -m eval.catalogue_recall measure -v)")
+    run.report(section, "  catalogue rules unsampleable",
+               "; ".join(f"{k}: {v}" for k, v in header["unsampleable"].items()) or "none")
+
+
 def _select(args: argparse.Namespace) -> tuple[dict[str, Any], list[Sample]]:
     catalogue = Path(args.catalogue)
     if catalogue.resolve() != CATALOGUE.resolve() or args.seed != SEED:

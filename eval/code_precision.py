@@ -69,6 +69,12 @@ MINIFIED_LINE = 500  # mean characters per line above which a .js file is a bund
 
 # ---- fetch ---------------------------------------------------------------------------------------------
 
+def _run(cmd: list[str], cwd: Path) -> None:
+    out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=900)
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:3])} failed (exit {out.returncode}): {out.stderr.strip()[-300:]}")
+
+
 def _fetch_python(name: str, cache: Path) -> str:
     import importlib.metadata
     import importlib.util
@@ -91,7 +97,7 @@ def _fetch_npm(cache: Path) -> None:
     for name in ("package.json", "package-lock.json"):
         shutil.copy(REPO / name, root / name)
     if not (root / "node_modules").exists():
-        subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=root, check=True)
+        _run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], root)
 
 
 def _fetch_debian(names: list[str], cache: Path) -> None:
@@ -99,13 +105,13 @@ def _fetch_debian(names: list[str], cache: Path) -> None:
     debs.mkdir(parents=True, exist_ok=True)
     missing = [n for n in names if not list(debs.glob(f"{n}_*.deb"))]
     if missing:
-        subprocess.run(["apt-get", "download", *missing], cwd=debs, check=True)
+        _run(["apt-get", "download", *missing], debs)
     for name in names:
         dest = cache / "debian" / name
         if not dest.exists():
             (deb,) = debs.glob(f"{name}_*.deb")
             dest.mkdir(parents=True)
-            subprocess.run(["dpkg", "-x", str(deb), str(dest)], check=True)
+            _run(["dpkg", "-x", str(deb), str(dest)], debs)
 
 
 def fetch(cache: Path = CACHE) -> list[str]:
@@ -286,6 +292,36 @@ def measure(cache: Path = CACHE, langs: set[str] | None = None, examples: int = 
 
 def _per10k(c: dict[str, int]) -> float:
     return c.get("redactions", 0) / c["lines"] * 10_000 if c.get("lines") else float("nan")
+
+
+def code_gates(run: Any, gate: bool = False, cache: Path = CACHE) -> None:
+    """For ``python -m eval``: fetch what is missing, measure, and add the figures (gates with ``gate``)."""
+    section = "redaction"
+    try:
+        fetch(cache)
+        r = measure(cache)
+    except Exception as exc:  # noqa: BLE001 - a fetch that cannot reach a registry is reported as such
+        why = f"not measured: {type(exc).__name__}: {exc}"
+        if gate:
+            run.gate(section, "code in 5 languages: redactions per 10k lines", False, why)
+        else:
+            run.report(section, "code in 5 languages: redactions per 10k lines", why)
+        return
+    t = r["total"]
+    per10k = _per10k(t)
+    langs = ", ".join(f"{k} {_per10k(c):.2f}" for k, c in r["per_lang"].items())
+    detail = (f"{t.get('redactions', 0)} redactions in {t.get('lines', 0)} lines of {len(r['libraries'])} "
+              f"libraries = {per10k:.2f} per 10k lines (<= {PER_10K_LINES_CEILING}); {langs}")
+    if r["by_rule"]:
+        detail += "; by rule: " + ", ".join(f"{k} x{v}" for k, v in list(r["by_rule"].items())[:4])
+    parse = f"{len(r['broken'])} broken" + (f": {', '.join(r['broken'][:3])}" if r["broken"] else "")
+    if gate:
+        run.gate(section, "code in 5 languages: redactions per 10k lines",
+                 per10k <= PER_10K_LINES_CEILING and not r["missing"], detail)
+        run.gate(section, "code in 5 languages: parseable files still parse", not r["broken"], parse)
+    else:
+        run.report(section, "code in 5 languages: redactions per 10k lines", detail)
+        run.report(section, "code in 5 languages: parseable files still parse", parse)
 
 
 def cmd_measure(args: argparse.Namespace) -> int:

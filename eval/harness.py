@@ -557,10 +557,18 @@ def settle(project: Project, run: Run, max_rounds: int = 60) -> None:
 
 
 async def main_async(record: bool, timing: bool, semantic: bool, embed_timeout: float,
-                     retrieval: bool = True) -> Run:
+                     retrieval: bool = True, catalogue: bool = True, catalogue_gates: bool = False) -> Run:
     run = Run()
     with phase("gates: redaction recall, must-keep strings, library code"):
         redaction_gates(run)  # eval/redaction_gates.py
+    if catalogue:
+        from eval.catalogue_recall import catalogue_gates as catalogue_recall
+        from eval.code_precision import code_gates
+
+        with phase("redaction against gitleaks' catalogue, through the hook and daemon"):
+            catalogue_recall(run, catalogue_gates)  # eval/catalogue_recall.py
+        with phase("redaction precision on code in 5 languages"):
+            code_gates(run, catalogue_gates)  # eval/code_precision.py
     if retrieval:
         with phase("gates: retrieval on real libraries (questions, symbol names)"):
             retrieval_gates(run)  # eval/retrieval_gates.py
