@@ -97,7 +97,7 @@ def _fetch_npm(cache: Path) -> None:
     for name in ("package.json", "package-lock.json"):
         shutil.copy(REPO / name, root / name)
     if not (root / "node_modules").exists():
-        _run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], root)
+        _run(["npm", "ci", "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund"], root)
 
 
 def _fetch_debian(names: list[str], cache: Path) -> None:
