@@ -33,6 +33,7 @@ Run it::
     python -m eval.catalogue_recall generate --write    # rewrite eval/catalogue/samples.jsonl (on purpose)
     python -m eval.catalogue_recall measure             # both views through hook -> socket -> daemon
     python -m eval.catalogue_recall measure --view B --rules 'github-*,sendgrid-api-token' -v
+    python -m eval.catalogue_recall measure --seed 7      # a held-out set: same generator, fresh samples
     python -m eval.catalogue_recall measure --catalogue memtree_plugins/redaction/catalogue/gitleaks.toml
 
 ``measure`` prints recall per view, the rules that leak at least once with an example, and the rules that
