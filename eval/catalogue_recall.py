@@ -558,7 +558,9 @@ def generate(catalogue: Path = CATALOGUE, seed: int = SEED, per_rule: int = PER_
     rules, globals_ = load_catalogue(catalogue)
     header: dict[str, Any] = {"seed": seed, "per_rule": per_rule, "catalogue": catalogue.name,
                               "catalogue_sha256": catalogue_hash(catalogue), "rules": len(rules),
-                              "unsampleable": {}, "no_view_b": {}}
+                              "unsampleable": {}, "no_view_b": {},
+                              # re._parser's trees (so the draws) may differ between Python versions
+                              "python": "{}.{}".format(*sys.version_info[:2])}
     samples: list[Sample] = []
     for rule in rules:
         if only and not any(fnmatch.fnmatch(rule.id, pat) for pat in only):
@@ -785,6 +787,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if Path(args.samples).exists() and not args.rules:
         frozen_header, frozen = read_samples(Path(args.samples))
         same = [s.to_json() for s in frozen] == [s.to_json() for s in samples]
+        if not same and frozen_header.get("python") != header["python"]:
+            print(f"(the frozen set was made on Python {frozen_header.get('python')}, this is {header['python']})")
         print(f"frozen set {args.samples}: {'identical' if same else 'DIFFERS (generator, seed or catalogue changed)'}")
         return 0 if same else 1
     return 0

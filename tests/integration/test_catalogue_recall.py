@@ -66,8 +66,9 @@ def test_frozen_samples_are_what_the_generator_makes():
     rules, globals_ = load_catalogue(CATALOGUE)
     assert header["rules"] == len(rules)
     some = ["github-pat", "sendgrid-api-token", "generic-api-key", "vault-service-token", "curl-auth-user"]
-    _, fresh = generate(only=some)
-    assert [s.to_json() for s in fresh] == [s.to_json() for s in frozen if s.rule in some]
+    fresh_header, fresh = generate(only=some)
+    if fresh_header["python"] == header["python"]:  # re._parser's trees, so the draws, follow the version
+        assert [s.to_json() for s in fresh] == [s.to_json() for s in frozen if s.rule in some]
     # every rule is sampled or listed with its reason; every sample is a finding of its rule
     assert {s.rule for s in frozen} | set(header["unsampleable"]) == {r.id for r in rules}
     by_id = {r.id: r for r in rules}
