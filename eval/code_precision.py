@@ -17,6 +17,9 @@ Run it::
     python -m eval.code_precision fetch               # once: site-packages copy, npm ci, apt-get download
     python -m eval.code_precision measure             # every language
     python -m eval.code_precision measure --lang go,rust --examples 20
+    python -m eval.code_precision measure --half 1    # every other library of each language (2: the rest)
+
+The two halves guard a change against tuning to this corpus: fix what one half shows, confirm on the other.
 """
 
 from __future__ import annotations
@@ -142,6 +145,18 @@ def library_root(source: str, name: str, cache: Path) -> Path:
     if not root.exists():
         raise FileNotFoundError(f"{name}: not in {root} (run: python -m eval.code_precision fetch)")
     return root
+
+
+def half(n: int, libraries: tuple[tuple[str, str, str], ...] = LIBRARIES) -> tuple[tuple[str, str, str], ...]:
+    """Half ``n`` (1 or 2) of the corpus: the 1st, 3rd, 5th... (1) or the 2nd, 4th... (2) library of each
+    language, in :data:`LIBRARIES` order."""
+    seen: Counter[str] = Counter()
+    out = []
+    for lib in libraries:
+        if seen[lib[0]] % 2 == n - 1:
+            out.append(lib)
+        seen[lib[0]] += 1
+    return tuple(out)
 
 
 def _version(source: str, name: str, root: Path, cache: Path) -> str:
@@ -326,7 +341,8 @@ def code_gates(run: Any, gate: bool = False, cache: Path = CACHE) -> None:
 
 def cmd_measure(args: argparse.Namespace) -> int:
     langs = set(args.lang.split(",")) if args.lang else None
-    r = measure(Path(args.cache), langs, args.examples, progress=True)
+    libraries = half(args.half) if args.half else LIBRARIES
+    r = measure(Path(args.cache), langs, args.examples, progress=True, libraries=libraries)
     for m in r["missing"]:
         print(f"MISSING: {m}")
     print(f"{len(r['libraries'])} libraries: {', '.join(r['libraries'])}")
@@ -369,6 +385,8 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--lang", help="comma-separated: python,javascript,go,rust,c")
     m.add_argument("--examples", type=int, default=10, help="redacted lines to show")
     m.add_argument("--json", help="write the full result here")
+    m.add_argument("--half", type=int, choices=(1, 2),
+                   help="every other library of each language: 1 = the 1st, 3rd...; 2 = the 2nd, 4th...")
     m.set_defaults(func=cmd_measure)
     args = parser.parse_args(argv)
     return args.func(args)

@@ -115,3 +115,13 @@ def test_code_precision_counts_redactions_and_checks_every_language_parses(tmp_p
     r = measure(tmp_path, libraries=(("python", "site-packages", "somelib"), ("go", "debian", "absent-dev")))
     assert r["total"]["files"] == 2 and r["total"]["lines"] == 3 and r["total"]["redactions"] == 1
     assert r["broken"] == [] and len(r["missing"]) == 1 and "fetch" in r["missing"][0]
+
+
+def test_code_precision_halves_split_every_language_and_cover_the_corpus_once():
+    from eval.code_precision import LIBRARIES, half
+
+    one, two = half(1), half(2)
+    assert sorted(one + two) == sorted(LIBRARIES) and not set(one) & set(two)
+    for lang in {lib[0] for lib in LIBRARIES}:
+        n1, n2 = (sum(lib[0] == lang for lib in h) for h in (one, two))
+        assert n1 >= 1 and n2 >= 1 and n1 - n2 in (0, 1), lang
