@@ -133,7 +133,7 @@ _IDENT = r"[A-Za-z_$][\w$]*"
 _MEMBER = rf"(?:\.|::|->|\?\.)#?{_IDENT}"
 _CODE = re.compile(
     # a call, an index, a Rust macro (`try!(`, `vec![`)
-    rf"^(?:await\s+|new\s+|!{{1,2}}|-)?{_IDENT}(?:{_MEMBER})*!?(?:\(|\[)|"
+    rf"^(?:await\s+|new\s+|!{{1,2}}|-)?{_IDENT}(?:{_MEMBER})*(?:!?[(\[]|\.\()|"  # `.(`: a Go type assertion
     rf"^{_IDENT}(?:{_MEMBER})+[,;)]?$|"  # dotted path: settings.API_KEY, os.environ
     r"^[(\[{]")  # a tuple, list, dict or parenthesised expression: `auth = (url.username, url.password)`
 # A composite literal opening: Go `oauth2.Token{`, `Config{Key:`, Rust `Seed {` (the value ends at the brace).
@@ -238,12 +238,38 @@ def looks_like_code(value: str) -> bool:
         return all(_reads_as_name(seg) for seg in _PATH_SPLIT.split(lit.group(1)) if seg)
     m = _CODE.match(v)
     if m is None:
-        return False
+        return _is_arithmetic(v)
     if v[0] in "([{" or v[m.end() - 1] in "([":
         return True  # a tuple, a call, an index: no token has these
     # A dotted path: code only if its names read as names (a bearer token may have dots too).
     head = v[: m.end()].rstrip(",;)").strip()
     return all(_reads_as_name(seg.lstrip("#")) for seg in _PATH_SPLIT.split(head) if seg)
+
+
+_OPERATOR = re.compile(r"[-+*/%|^]|&&?|<<|>>")
+_NUMBER = re.compile(r"\d{1,12}(?:\.\d{1,12})?")
+
+
+def _is_arithmetic(v: str) -> bool:
+    """Operands joined by operators, one of them code: ``self.taken+len(self.tokens)``, ``n*key.size()``.
+    Base64 has ``+`` and ``/`` too, but its pieces are neither names, numbers nor code."""
+    operands = _OPERATOR.split(v)
+    if len(operands) < 2 or len(operands) > 16:
+        return False
+    code = False
+    for op in operands:
+        if not op:
+            continue
+        if _NUMBER.fullmatch(op) or (_IDENT_RX.fullmatch(op) and is_wordy(op)):
+            continue
+        if _OPERATOR.search(op) is None and looks_like_code(op):
+            code = True
+            continue
+        return False
+    return code
+
+
+_IDENT_RX = re.compile(_IDENT)
 
 
 ENTROPY_BITS = 3.0  # bits/char; see rules.py "How values are judged"

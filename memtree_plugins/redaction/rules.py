@@ -243,7 +243,11 @@ _NOT_SECRET = re.compile(
     r"HINT|LABEL|PROMPT|MESSAGE|STRENGTH|POLICY|RESET|CHANGED|CHANGED_AT|UPDATED_AT|STORE|MANAGER|TOOL|"
     r"INDEX|COLUMN|TABLE|SCHEME|STYLE|REGEX|PATTERN|VALIDATOR|FUNCTION|FN|CLASS|CALLBACK)$|"
     r"(?:PASS|SECRET|TOKEN|KEY)(?:FILE|PATH|DIR|URL|URI|LEN|LENGTH|SIZE|TYPE|NAME|COUNT|ID)$|"
-    r"_(?:HASH|HASHED|DIGEST|SALT|CHECKSUM|FINGERPRINT)$|^(?:HASHED|FAKE|DUMMY|EXAMPLE|MOCK)_")
+    r"_(?:HASH|HASHED|DIGEST|SALT|CHECKSUM|FINGERPRINT)$|^(?:HASHED|FAKE|DUMMY|EXAMPLE|MOCK)_|"
+    # a qualifier right after the secret word: KEY_ALGO_ED25519, TOKEN_TYPE_BEARER name a kind, not a value
+    # (unless another secret word follows: KEY_ALGO_SECRET)
+    r"(?:^|_)(?:KEY|TOKEN|SECRET|PASSWORD)_(?:ALGO|ALGORITHM|ALG|TYPE|KIND|FORMAT)"
+    r"(?:$|_(?![A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASS|PWD|AUTH|CRED)))")
 
 
 @lru_cache(maxsize=4096)  # the same names (password, api_key, token) come back all through a capture
@@ -347,7 +351,7 @@ _HAS_NON_LETTER = re.compile(r"[^A-Za-z\s]")
 
 _WORD_JOINER = re.compile(r"[-_ .:/]")
 _HAS_DIGIT_OR_SYMBOL = re.compile(r"[0-9!@#$%^&*?~+=]")
-_WORDS_ONLY = re.compile(r"_{0,2}[A-Za-z]+(?:(?:[-_ .:/]|__)[A-Za-z]+)*(?:[-_.]v?\d{1,2})?_{0,2}")
+_WORDS_ONLY = re.compile(r"_{0,2}[A-Za-z]+(?:[-_ .:/]{1,2}[A-Za-z]+)*(?:[-_.]v?\d{1,2})?_{0,2}")
 
 
 def is_password_shaped(value: str) -> bool:

@@ -48,6 +48,12 @@ CODE_LINES = [
     "//! Key = 000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F",
     '    assert_eq!(vec, b"Set-CookiE: a=b\\r\\nSET-COOKIE: c=d\\r\\n");',
     '        b"Set-CookiE: a=b\\r\\nContent-Encoding: gzip\\r\\nSET-COOKIE: c=d\\r\\n"',
+    # Go type assertions; a name qualified as a kind (x/crypto, go-sql-driver)
+    "\t\tecdsaPublicKey := pk.PublicKey.(*ecdsa.PublicKey)", "\tswitch key := tlscert.PrivateKey.(type) {",
+    "\t\tpubKey = pkix.(*rsa.PublicKey)", '\tKeyAlgoSKECDSA256 = "sk-ecdsa-sha2-nistp256@openssh.com"',
+    # Python (pyyaml, starlette): arithmetic on names and calls; a dotted module name in a string
+    "        token_number = self.tokens_taken+len(self.tokens)",
+    '_BODY_LIMIT_RESPONDER_SCOPE_KEY = "starlette._body_limit_responder"',
     # a multi-host URL: a port, then the next host's (documentation) credentials
     "mhu = MultiHostUrl('https://foo.com:123,foo:bar@bar.com/path')",
 ]
@@ -82,6 +88,9 @@ def _secret_lines() -> list[tuple[str, str]]:
         (f'"Cookie: session={cookie}\\r\\n"', cookie),  # a header in a string literal
         (f"password = &{s[11]}", s[11]),  # a password that starts with a sigil
         (f"secret = *{s[12]}", s[12]),
+        (f"token = {s[13][:10]}+{s[13][10:20]}/{s[13][20:]}==", s[13][:10]),  # base64 has operators too
+        (f'KEY_ALGO_SECRET = "{s[14]}"', s[14]),  # a qualifier, then a secret word again
+        (f'    let cfg = Config {{ api_key: "{s[15]}".into() }};', s[15]),  # Rust struct literal
     ]
 
 
@@ -101,9 +110,11 @@ def test_the_judgements_tell_names_from_tokens():
             [r(n) for n in (12, 20, 32, 40) for _ in range(25)]:
         assert not is_name(token), token
     for code in ("&ec::Seed", "*key.bytes()", "&[u8]", "&oauth2.Token{", "AddedKey{PrivateKey:", "try!(x",
-                 "vec![1", "this.#cache.get(k)", "rust_openssl.hpke.MLKEM768X25519PrivateKey"):
+                 "vec![1", "this.#cache.get(k)", "rust_openssl.hpke.MLKEM768X25519PrivateKey", "x.(*rsa.PublicKey",
+                 "self.taken+len(self.tokens", "n*key.size("):
         assert looks_like_code(code), code
-    for literal in ("&" + r(16), "*" + r(16), "abc.DEF123xyz.QRS456tuv", "Summer2024.Winter2025", "Pa{" + r(8)):
+    for literal in ("&" + r(16), "*" + r(16), "abc.DEF123xyz.QRS456tuv", "Summer2024.Winter2025", "Pa{" + r(8),
+                    "Summer+Winter2024", r(8) + "+" + r(8) + "/" + r(8)):
         assert not looks_like_code(literal), literal
     assert is_counting("000102030405060708090A0B0C0D0E0F") and is_counting("0123456789abcdef0123456789abcdef")
     assert not any(is_counting(r(32, "0123456789abcdef")) for _ in range(50))
