@@ -135,7 +135,9 @@ _CODE = re.compile(
     # a call, an index, a Rust macro (`try!(`, `vec![`)
     rf"^(?:await\s+|new\s+|!{{1,2}}|-)?{_IDENT}(?:{_MEMBER})*(?:!?[(\[]|\.\()|"  # `.(`: a Go type assertion
     rf"^{_IDENT}(?:{_MEMBER})+[,;)]?$|"  # dotted path: settings.API_KEY, os.environ
-    r"^[(\[{]")  # a tuple, list, dict or parenthesised expression: `auth = (url.username, url.password)`
+    # a tuple, list, dict or parenthesised expression, negated or not: `auth = (url.username, url.password)`,
+    # `active = !(transport instanceof Remote)`
+    r"^!{0,2}[(\[{]")
 # A composite literal opening: Go `oauth2.Token{`, `Config{Key:`, Rust `Seed {` (the value ends at the brace).
 _STRUCT_LITERAL = re.compile(rf"({_IDENT}(?:(?:\.|::){_IDENT})*)\{{(?:{_IDENT}:)?")
 # A reference, pointer or dereference before an expression: `&ec::Seed`, `*key.bytes()`, `&mut buf`, `&[u8]`.
@@ -239,6 +241,10 @@ def looks_like_code(value: str) -> bool:
     m = _CODE.match(v)
     if m is None:
         return _is_arithmetic(v)
+    head = v.lstrip("!")
+    if head[:1] in "([{" and head != v:  # `!(transport instanceof Remote)`: negated code, not `!(` + a token
+        inner = _IDENT_RX.match(head, 1)
+        return inner is None or is_wordy(inner.group(0))
     if v[0] in "([{" or v[m.end() - 1] in "([":
         return True  # a tuple, a call, an index: no token has these
     # A dotted path: code only if its names read as names (a bearer token may have dots too).

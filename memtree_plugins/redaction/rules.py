@@ -351,7 +351,7 @@ _HAS_NON_LETTER = re.compile(r"[^A-Za-z\s]")
 
 _WORD_JOINER = re.compile(r"[-_ .:/]")
 _HAS_DIGIT_OR_SYMBOL = re.compile(r"[0-9!@#$%^&*?~+=]")
-_WORDS_ONLY = re.compile(r"_{0,2}[A-Za-z]+(?:[-_ .:/]{1,2}[A-Za-z]+)*(?:[-_.]v?\d{1,2})?_{0,2}")
+_WORDS_ONLY = re.compile(r"(?:_{0,2}|--?)[A-Za-z]+(?:[-_ .:/]{1,2}[A-Za-z]+)*(?:[-_.]v?\d{1,2})?_{0,2}")
 
 
 def is_password_shaped(value: str) -> bool:

@@ -54,6 +54,12 @@ CODE_LINES = [
     # Python (pyyaml, starlette): arithmetic on names and calls; a dotted module name in a string
     "        token_number = self.tokens_taken+len(self.tokens)",
     '_BODY_LIMIT_RESPONDER_SCOPE_KEY = "starlette._body_limit_responder"',
+    # JavaScript bundles (@modelcontextprotocol/inspector, ext-apps): a negated parenthesised expression,
+    # flags and CSS custom properties as strings
+    "      this.directAuthRecoveryActive = !(baseTransport instanceof RemoteClientTransport);",
+    "    showAuth: !!(selectedServer && selectedServerConfig && isOAuthCapableServerConfig(selectedServerConfig)),",
+    'export type McpUiStyleVariableKey = "--color-background-primary" | "--color-background-secondary";',
+    '  const authFlag = "--use-stored-auth";',
     # a multi-host URL: a port, then the next host's (documentation) credentials
     "mhu = MultiHostUrl('https://foo.com:123,foo:bar@bar.com/path')",
 ]
@@ -89,6 +95,7 @@ def _secret_lines() -> list[tuple[str, str]]:
         (f"password = &{s[11]}", s[11]),  # a password that starts with a sigil
         (f"secret = *{s[12]}", s[12]),
         (f"token = {s[13][:10]}+{s[13][10:20]}/{s[13][20:]}==", s[13][:10]),  # base64 has operators too
+        (f"password = !({s[0]}", s[0]),  # a password that starts like a negation is judged as a value
         (f'KEY_ALGO_SECRET = "{s[14]}"', s[14]),  # a qualifier, then a secret word again
         (f'    let cfg = Config {{ api_key: "{s[15]}".into() }};', s[15]),  # Rust struct literal
     ]
