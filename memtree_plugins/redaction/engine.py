@@ -141,7 +141,7 @@ _CODE = re.compile(
 # A composite literal opening: Go `oauth2.Token{`, `Config{Key:`, Rust `Seed {` (the value ends at the brace).
 _STRUCT_LITERAL = re.compile(rf"({_IDENT}(?:(?:\.|::){_IDENT})*)\{{(?:{_IDENT}:)?")
 # A reference, pointer or dereference before an expression: `&ec::Seed`, `*key.bytes()`, `&mut buf`, `&[u8]`.
-_REFERENCE = re.compile(r"[&*]{1,3}(?:mut\b|const\b)?")
+_REFERENCE = re.compile(r"[&*](?:[&*]|mut\b|const\b)*")
 # A name as people write it: letters and underscores, a few digits at the end, no more camel steps than
 # words.  The segments of a random token (`abc.DEF123xyz.QRS456tuv`, a bearer token with dots) are not.
 _LETTERS_THEN_DIGITS = re.compile(r"[$_]*[A-Za-z][A-Za-z_$]*\d{0,3}")
