@@ -1,5 +1,6 @@
 """Built-in redaction: the environment-dump rule (:mod:`.envdump`), then every rule of
-:mod:`memtree_plugins.redaction.rules`, one by one.
+:mod:`memtree_plugins.redaction.rules`, one by one; before them all, the decoded views (:mod:`.views`), which run
+every registered rule again on folded, continued, hex-encoded and escaped text.
 
 Each rule is registered under its own name, so a third-party plugin can ``register.remove("<name>")`` a
 single built-in rule, or ``register(rule, replaces=True)`` to swap in its own version of it.  The rule set
@@ -23,7 +24,12 @@ if TYPE_CHECKING:
 def memtree_register_redaction_rules(register: Register[RedactionRule]) -> None:
     from memtree_plugins.redaction.envdump import EnvDumpRule
     from memtree_plugins.redaction.rules import RULES
+    from memtree_plugins.redaction.views import DecodedViews
 
+    # Runs first (its priority), over whatever rules are registered when it runs: the host's Register has no
+    # public read of its registry, and a plugin's rules and a replaced built-in must be seen too.
+    registry = register._registry
+    register(DecodedViews(lambda: [entry.item for entry in registry.entries()]))
     # First, so a dump's values are replaced whole before any shape rule cuts into them.
     register(EnvDumpRule())
     for rule in RULES:
