@@ -32,14 +32,15 @@ token and take the line break with it, leaving the other half with nothing to jo
 Cost is bounded: at most :data:`MAX_VIEW` characters of windows per text (a capture, ``capture.maxBytes``
 plus its margin, always fits; a whole file read through MCP may not).  Past that, hex runs that decode to
 printable text are redacted whole without asking the rules (fail closed); folds, continuations and escapes
-are left as they are (the rules still see the text as it is).  Text with nothing to undo costs a few C-speed
+are left as they are (the rules still see the text as it is), as are the folds and continuations past the
+first :data:`MAX_SEAMS` of each and the escapes past the first :data:`MAX_ESCAPES`.  Text with nothing to undo costs a few C-speed
 scans (about 0.5 ms per 100 KB of code: ``python eval/bench/decoded_views.py``).
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate, compress
 from operator import eq
@@ -53,6 +54,8 @@ MIN_HEX = 16  # shortest hex run decoded (8 bytes)
 LINE_CAP = 4096  # a longer line is cut to CONTEXT characters either side of an escape
 CONTEXT = 1024
 MAX_VIEW = 512 * 1024
+MAX_SEAMS = 4096  # line breaks joined per kind (fold, continuation) and text; the rest stay as they are
+MAX_ESCAPES = 16384  # escapes decoded per text (JSON with a URL every line has a few thousand per 100 KB)
 SEPARATOR = "\n\n"  # between windows: a blank line, which no rule's context crosses
 NAME = "decoded-view"
 
@@ -61,7 +64,7 @@ _MARKS = re.compile(re.escape(MARK) + r"([^\]\s]{1,64})\]")
 # -- finding the encoded places ----------------------------------------------------------------------------
 # An edit undoes one encoding: original span -> view text.  KIND_SEAM edits remove a line break (the view
 # text is empty); KIND_DECODED edits stand for a whole encoded run; both are "encoded" for the mapping.
-KIND_COPY, KIND_DECODED, KIND_SEAM, KIND_SEPARATOR = 0, 1, 2, 3
+KIND_COPY, KIND_DECODED, KIND_SEAM, KIND_SEPARATOR, KIND_ESCAPED = 0, 1, 2, 3, 4
 Edit = tuple[int, int, str, int]  # start, end, view text, kind
 
 _HEX_DIGITS = "0123456789abcdefABCDEF"
@@ -75,6 +78,7 @@ _HEX_LETTER = re.compile(r"[a-fA-F]")
 _DUMP_LINE = re.compile(r"(?m)^[0-9a-fA-F]{6,8}:?[ \t]+(?P<hex>[0-9a-fA-F]{2}(?:[ \t]{0,2}[0-9a-fA-F]{2}){0,63})"
                         r"[ \t]{1,64}(?P<text>\|.{1,64}\||>.{1,64}<|\S.{0,63}?)\r?$")
 _BACKSLASHED = re.compile(r"\\(?:\r?\n|u00[2-7]|/)")  # a literal start: searched at C speed
+_DUMP_HINT = re.compile(rb"\nx{6,8}:? {1,2}xx(?: |xx )")  # over ``mapped``: an offset, then the first bytes
 _ESCAPE = re.compile(r"\\\\|\\u00([2-7][0-9a-fA-F])|\\/")
 _PRINTABLE_GONE = str.maketrans("", "", "\n\r\t")
 _BLANK = re.compile(r"\s")
@@ -84,9 +88,9 @@ _LEADING = re.compile(r"\S+")
 # three characters (a listing: paths, sums, rows); the lines of a listing are never looked at one by one.
 _SOLID_LINE = re.compile(r"\n(?![0-9a-fA-F]++\r?(?:\n|\Z))(?P<p>[^\s]{3})[^\s]{" + str(MIN_WIDTH - 3)
                          + r",}+(?=\r?(?:\n(?!(?P=p))|\Z))")
-# A line that starts a record (a comment, `name=value`, `name: value`, a call): not the rest of a cut token.
-# `abc==` is the padded end of base64, no record.
-_RECORD = re.compile(r"[ \t]*(?:[#;!]|//|--|[A-Za-z_$][\w.$-]{0,127}[ \t]*(?:=(?![=\r]|$)|:|\())")
+# A line that starts a record (a comment, a prompt, `name=value`, `name: value`, a call): not the rest of a cut
+# token.  `abc==` is the padded end of base64, no record.
+_RECORD = re.compile(r"[ \t]*(?:[#;!]|//|--|[$>%] |[A-Za-z_$][\w.$-]{0,127}[ \t]*(?:=(?!=)|:|\())")
 
 
 def _as_text(raw: bytes) -> str | None:
@@ -171,7 +175,7 @@ def _hex_edits(text: str, raw: bytes, mapped: bytes) -> list[tuple[Edit, tuple[i
 
 def _dump_edits(text: str, mapped: bytes) -> list[tuple[Edit, tuple[int, int]]]:
     """Blocks of hex dump lines (xxd, hexdump -C, od -A x -t x1z), decoded whole."""
-    if b"\nxxxxxx" not in mapped and not mapped.startswith(b"xxxxxx"):
+    if _DUMP_HINT.search(b"\n" + mapped) is None:
         return []
     out: list[tuple[Edit, tuple[int, int]]] = []
     block: list[bytes] = []
@@ -200,20 +204,72 @@ def _dump_block(text: str, first: int, last: int, block: list[bytes]) -> list[tu
     return [] if decoded is None else [((first, last, decoded, KIND_DECODED), (first, last))]
 
 
+class Escaped(str):
+    """A stretch of text with its escapes decoded, and where each decoded character came from: ``view`` (its
+    offset in this string), ``orig`` (the escape's offset in the stretch of original text), ``size`` (the
+    escape's length).  The rest maps one to one."""
+
+    view: list[int]
+    orig: list[int]
+    size: list[int]
+
+    def original(self, a: int, b: int) -> tuple[int, int, bool]:
+        """Offsets ``[a, b)`` of this string as offsets of the original stretch, and whether they hold a
+        decoded character (then its whole escape is in the span)."""
+        k = bisect_right(self.view, a) - 1
+        lo = self.orig[k] if k >= 0 and self.view[k] == a else a + (self._shift(k) if k >= 0 else 0)
+        k = bisect_right(self.view, b - 1) - 1
+        hi = (self.orig[k] + self.size[k] if k >= 0 and self.view[k] == b - 1
+              else b + (self._shift(k) if k >= 0 else 0))
+        j = bisect_left(self.view, a)
+        return lo, hi, j < len(self.view) and self.view[j] < b
+
+    def _shift(self, k: int) -> int:
+        return self.orig[k] + self.size[k] - self.view[k] - 1
+
+
 def _escape_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
-    """``\\u00XX`` escapes of printable ASCII and ``\\/`` (JSON), decoded one by one.  Other characters
-    are no part of a token, so their escapes are left as they are."""
+    """``\\u00XX`` escapes of printable ASCII and ``\\/`` (JSON), decoded; other characters are no part of a
+    token, so their escapes are left as they are.  Escapes close together make one edit (an :class:`Escaped`
+    stretch), so a JSON document full of them costs one regex pass and a list append per escape."""
     out: list[tuple[Edit, tuple[int, int]]] = []
+    group: list[re.Match[str]] = []
     line = (-1, -1)
+
+    def flush() -> None:
+        lo, hi = group[0].start(), group[-1].end()
+        parts, view, orig, size, pos, v = [], [], [], [], lo, 0
+        for m in group:
+            parts.append(text[pos:m.start()])
+            v += m.start() - pos
+            code = m.group(1)
+            parts.append(chr(int(code, 16)) if code else "/")
+            view.append(v)
+            orig.append(m.start() - lo)
+            size.append(m.end() - m.start())
+            v += 1
+            pos = m.end()
+        stretch = Escaped("".join(parts))
+        stretch.view, stretch.orig, stretch.size = view, orig, size
+        window = line if line[1] - line[0] <= LINE_CAP else (max(line[0], lo - CONTEXT), min(line[1], hi + CONTEXT))
+        out.append(((lo, hi, stretch, KIND_ESCAPED), window))
+        group.clear()
+
+    count = 0
     for m in _ESCAPE.finditer(text):
-        code = m.group(1)
-        if code is None and m.group(0) != "\\/":
+        if m.group(1) is None and m.group(0) != "\\/":
             continue  # an escaped backslash: what follows it is no escape
-        start, end = m.span()
+        count += 1
+        if count > MAX_ESCAPES:
+            break
+        start = m.start()
+        if group and (start >= line[1] or start - group[-1].end() > CONTEXT):
+            flush()
         if not line[0] <= start < line[1]:
-            line = _line_span(text, start, end)
-        window = line if line[1] - line[0] <= LINE_CAP else _clipped(text, start, end)
-        out.append(((start, end, chr(int(code, 16)) if code else "/", KIND_DECODED), window))
+            line = _line_span(text, start, m.end())
+        group.append(m)
+    if group:
+        flush()
     return out
 
 
@@ -286,28 +342,28 @@ def _repeated_width_seams(text: str, armour: list[tuple[int, int]]) -> list[tupl
     """Cuts between lines of a fold that have blanks in them (``fold -w 32`` of a log line with a token in
     it): two lines of one width ``W`` >= MIN_WIDTH, then the cut after each of them into a line no longer,
     each cut inside a run of MIN_WIDTH or more non-blanks (a token), into a line that starts no record and
-    not like the line before it, with its blanks elsewhere (rows of a table line up).  Line widths are compared at C speed (``map``), so text without two such
-    lines costs no more."""
+    not like the line before it, with its blanks elsewhere (rows of a table line up).  Line widths are
+    compared at C speed (``map``), so text without two such lines costs no more."""
     lines = text.split("\n")
     lens = list(map(len, lines))
     pairs = [i for i in compress(range(len(lens) - 1), map(eq, lens, lens[1:])) if lens[i] >= MIN_WIDTH]
     if not pairs:
         return []
-    starts = list(accumulate((n + 1 for n in lens), initial=0))
+    acc = list(accumulate(lens, initial=0))  # line i starts at acc[i] + i
     out: list[tuple[Edit, tuple[int, int]]] = []
     for i in sorted({j for p in pairs for j in (p, p + 1) if j + 1 < len(lines)}):
         left, right = lines[i].removesuffix("\r"), lines[i + 1].removesuffix("\r")
-        if not 0 < len(right) <= len(left) or not _seam_ok(left, right) or left[:3] == right[:3]:
+        if not right or right[0].isspace() or left[:3] == right[:3] or not 0 < len(right) <= len(left):
             continue
-        if left.find(" ") == right.find(" ") or left.rfind(" ") == right.rfind(" "):
+        if not _seam_ok(left, right) or left.find(" ") == right.find(" ") or left.rfind(" ") == right.rfind(" "):
             continue  # columns that line up: a table's rows (sha256sum, ls -l, ps), not a cut line
         tail, head = _TRAILING.search(left), _LEADING.match(right)
         if tail is None or head is None or len(tail.group(0)) + len(head.group(0)) < MIN_WIDTH or _RECORD.match(right):
             continue
-        lo, cut = starts[i], starts[i] + len(left)
+        lo, nxt = acc[i] + i, acc[i + 1] + i + 1
         if any(b <= lo < e for b, e in armour):
             continue
-        out.append(((cut, starts[i + 1], "", KIND_SEAM), (lo, starts[i + 1] + len(right))))
+        out.append(((lo + len(left), nxt, "", KIND_SEAM), (lo, nxt + len(right))))
     return out
 
 
@@ -334,21 +390,27 @@ def find_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
     mapped = raw.translate(_HEXMAP)
     backslashed = _BACKSLASHED.search(text) is not None
     found = (_dump_edits(text, mapped) + _hex_edits(text, raw, mapped)
-             + (_escape_edits(text) + _continuation_edits(text) if backslashed else []) + _fold_edits(text))
+             + (_escape_edits(text) + _continuation_edits(text)[:MAX_SEAMS] if backslashed else [])
+             + _fold_edits(text)[:MAX_SEAMS])
     if not found:
         return []
-    kept: list[tuple[Edit, tuple[int, int]]] = []
-    ends: list[int] = []  # kept edits sorted by start, with their ends, to test overlaps
-    starts: list[int] = []
-    for item in found:
-        s, e = item[0][0], item[0][1]
-        k = bisect_right(starts, s)
-        if (k > 0 and ends[k - 1] > s) or (k < len(starts) and starts[k] < e):
-            continue
-        starts.insert(k, s)
-        ends.insert(k, e)
-        kept.insert(k, item)
-    return kept
+    return _without_overlaps(found)
+
+
+def _without_overlaps(found: list[tuple[Edit, tuple[int, int]]]) -> list[tuple[Edit, tuple[int, int]]]:
+    """``found`` in order of start, an edit dropped where it overlaps one before it in ``found``."""
+    order = sorted(range(len(found)), key=lambda k: (found[k][0][0], k))
+    kept: list[int] = []
+    for k in order:
+        s = found[k][0][0]
+        # the kept edit just before (by start) is the only one that can overlap, once those before it are kept
+        while kept and found[kept[-1]][0][1] > s:
+            if kept[-1] < k:  # the earlier one in found wins
+                break
+            kept.pop()
+        else:
+            kept.append(k)
+    return [found[k] for k in kept]
 
 
 # -- the view ------------------------------------------------------------------------------------------------
@@ -365,6 +427,7 @@ class View:
         self.o0: list[int] = []
         self.o1: list[int] = []
         self.kind: list[int] = []
+        self.stretch: dict[int, Escaped] = {}  # segment index -> its escapes
         self.window_of: list[int] = []
         v = 0
         k = 0
@@ -383,6 +446,8 @@ class View:
                     self._seg(v, v + s - pos, pos, s, KIND_COPY, w)
                     parts.append(text[pos:s])
                     v += s - pos
+                if kind == KIND_ESCAPED:
+                    self.stretch[len(self.v0)] = new  # type: ignore[assignment]
                 self._seg(v, v + len(new), s, e, kind, w)
                 parts.append(new)
                 v += len(new)
@@ -415,6 +480,11 @@ class View:
                 lo, hi = self.o0[i], self.o1[i]
             elif kind == KIND_SEAM and a < v0 < b:
                 lo, hi = self.o0[i], self.o1[i]
+            elif kind == KIND_ESCAPED and v0 < b and v1 > a:
+                lo, hi, decoded = self.stretch[i].original(max(a, v0) - v0, min(b, v1) - v0)
+                lo, hi = lo + self.o0[i], hi + self.o0[i]
+                if not decoded:
+                    kind = KIND_COPY  # a stretch between its escapes: one to one
             if lo >= 0:
                 got = spans.setdefault(self.window_of[i], [lo, hi, False])
                 got[0], got[1] = min(got[0], lo), max(got[1], hi)
