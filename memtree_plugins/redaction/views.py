@@ -563,7 +563,11 @@ class DecodedViews:
     def _run(self, text: str) -> str:
         for rule in self._rules():
             if rule is not self and not isinstance(rule, DecodedViews):
-                text, _ = rule.redact(text)
+                try:
+                    text, _ = rule.redact(text)
+                except Exception as exc:  # the gate refuses the text; say which rule it was
+                    raise RuntimeError(f"rule {getattr(rule, 'name', rule)!r} failed on a decoded view: "
+                                       f"{type(exc).__name__}: {exc}") from exc
         return text
 
     def redact(self, text: str) -> tuple[str, int]:

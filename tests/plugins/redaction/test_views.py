@@ -236,3 +236,35 @@ def test_a_decoded_character_maps_back_to_its_whole_escape():
     assert view.original(at, at + 1) == [(start, start + 6, True)]
     assert view.original(view.text.index("a"), at) == [(text.index("a"), text.index("\\u"), False)]
     assert json.loads(text[2:-2]) == "abcd"
+
+
+class Fragile:
+    """A plugin rule that fails on some text: on a decoded view too, the text is refused, naming the rule."""
+
+    name = "fragile"
+
+    def redact(self, text: str) -> tuple[str, int]:
+        if "ghp_" in text:
+            raise ValueError("cannot cope")
+        return text, 0
+
+
+class FragileRules:
+    @hookimpl
+    def memtree_register_redaction_rules(self, register):
+        register(Fragile())
+
+
+def test_a_rule_failing_on_a_view_refuses_the_text_and_is_named(home, project):
+    from memtree_core.app import App
+    from memtree_core.daemon.redaction_gate import RedactionUnavailable
+    from memtree_core.daemon.redaction_gate import redact as gate
+
+    app = App.open(project, extra=[("fragile", FragileRules())])
+    try:
+        text = tool(["fold", "-w", "20"], "ghp_" + r(36) + "\n").replace("ghp_", "ghX_")  # only the view holds it
+        text = text.replace("ghX_", "ghp\\u005f")
+        with pytest.raises(RedactionUnavailable, match="'fragile' failed on a decoded view: ValueError: cannot cope"):
+            gate(app.settings, app.plugins, text)
+    finally:
+        app.close()
