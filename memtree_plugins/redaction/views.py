@@ -6,8 +6,9 @@ A secret the rules would find can reach a capture in a shape no rule matches:
   width, each cut mid-token, joined back;
 * **continued** with backslash-newline (``export T=ghp_abc\\`` then ``def`` on the next line): the
   ``\\`` + line break removed, as the shell and C do;
-* **hex-encoded**: ``xxd -p`` blocks, plain hex runs (``6768705f...``), and hex dumps (``xxd``,
-  ``hexdump -C``, ``od -A x -t x1z``) decoded, when they decode to printable text;
+* **hex-encoded**: ``xxd -p`` blocks, plain hex runs (``6768705f...``), spaced or colon-separated hex bytes
+  (``od -t x1 -A n``), and hex dumps (``xxd``, ``hexdump -C``, ``od -A x -t x1z``) decoded, when they decode
+  to printable text;
 * **escaped** inside a JSON string: ``\\u00XX`` (a printable ASCII character of the token spelled as an
   escape) and ``\\/`` (``https:\\/\\/joe:pass@host\\/x``, as PHP's ``json_encode`` writes URLs) decoded.
 
@@ -74,6 +75,8 @@ _X_RUN = re.compile(rb"x+")
 _WORDISH = re.compile(r"[0-9A-Za-z_]")
 _HEX_LINE = re.compile(r"[0-9a-fA-F]{2,}\r?")
 _HEX_LETTER = re.compile(r"[a-fA-F]")
+_SPACED_HEX = re.compile(r"(?<![0-9A-Za-z_:])[0-9a-fA-F]{2}(?:(?:[ :]|\r?\n[ \t]{0,8})[0-9a-fA-F]{2}){7,}+(?![0-9A-Za-z_])")
+_NOT_HEX = re.compile(r"[^0-9a-fA-F]")
 # a hex dump line: offset, bytes in groups, the printable column (|...| >...< or bare)
 _DUMP_LINE = re.compile(r"(?m)^[0-9a-fA-F]{6,8}:?[ \t]+(?P<hex>[0-9a-fA-F]{2}(?:[ \t]{0,2}[0-9a-fA-F]{2}){0,63})"
                         r"[ \t]{1,64}(?P<text>\|.{1,64}\||>.{1,64}<|\S.{0,63}?)\r?$")
@@ -170,6 +173,22 @@ def _hex_edits(text: str, raw: bytes, mapped: bytes) -> list[tuple[Edit, tuple[i
         decoded = _as_text(bytes.fromhex(joined))
         if decoded is not None:
             out.append(((start, end, decoded, KIND_DECODED), _clipped(text, start, end)))
+    return out
+
+
+def _spaced_hex_edits(text: str, mapped: bytes) -> list[tuple[Edit, tuple[int, int]]]:
+    """Bytes written as spaced or colon-separated hex pairs (``od -t x1 -A n``, ``bytes.hex(" ")``, a
+    packet dump), over lines too, that decode to printable text; 8 bytes at least (a MAC address is 6)."""
+    if b"xx xx xx xx xx xx xx xx" not in mapped and b"xx:xx:xx:xx:xx:xx:xx:xx" not in mapped:
+        return []
+    out: list[tuple[Edit, tuple[int, int]]] = []
+    for m in _SPACED_HEX.finditer(text):
+        joined = _NOT_HEX.sub("", m.group(0))
+        if joined[:16:2].strip("01234567") or not _HEX_LETTER.search(joined):
+            continue  # random bytes (a fingerprint, a key), or digits only
+        decoded = _as_text(bytes.fromhex(joined))
+        if decoded is not None:
+            out.append(((m.start(), m.end(), decoded, KIND_DECODED), _clipped(text, m.start(), m.end())))
     return out
 
 
@@ -389,7 +408,7 @@ def find_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
     raw = text.encode("utf-8", "surrogatepass")
     mapped = raw.translate(_HEXMAP)
     backslashed = _BACKSLASHED.search(text) is not None
-    found = (_dump_edits(text, mapped) + _hex_edits(text, raw, mapped)
+    found = (_dump_edits(text, mapped) + _hex_edits(text, raw, mapped) + _spaced_hex_edits(text, mapped)
              + (_escape_edits(text) + _continuation_edits(text)[:MAX_SEAMS] if backslashed else [])
              + _fold_edits(text)[:MAX_SEAMS])
     if not found:

@@ -81,6 +81,8 @@ def bypasses() -> dict[str, tuple[str, list[str]]]:
         "xxd of an .env": (tool(["xxd"], env), [ghp, aws]),
         "hexdump -C of an .env": (tool(["hexdump", "-C"], env), [ghp, aws]),
         "od -A x -t x1z of an .env": (tool(["od", "-A", "x", "-t", "x1z"], env), [ghp, aws]),
+        "od -t x1 -A n of a token": (tool(["od", "-t", "x1", "-A", "n"], ghp), [ghp]),
+        "colon-separated hex bytes": ("bytes " + ":".join(f"{b:02x}" for b in aws.encode()) + "\n", [aws]),
         "hex run in a log line": (f"debug: token bytes {ghp.encode().hex()} (hex)\n", [ghp]),
         "0x hex run": (f"const KEY = 0x{aws.encode().hex()};\n", [aws]),
         "\\u escape inside a token": ('{"level":"info","msg":"pushing with ' + escape_one(ghp, 11) + ' now"}\n', [ghp]),
@@ -143,6 +145,10 @@ def _must_keep() -> dict[str, str]:
         "hex run of a digest": f"sha256:{hashlib.sha256(b'x').hexdigest()} 0x{rng.randbytes(32).hex()}\n",
         "hex of harmless text": f"payload {b'hello world, nothing to see here'.hex()}\n",
         "decimal run": "id 2024120412345678901234 ok\n",
+        "fingerprints and MACs": ("SHA256 Fingerprint=" + ":".join(f"{b:02X}" for b in rng.randbytes(32)) + "\n"
+                                  "ether 02:42:ac:11:00:02  txqueuelen 0\n    Modulus:\n        "
+                                  + "\n        ".join(":".join(f"{b:02x}" for b in rng.randbytes(15)) for _ in range(8))
+                                  + "\n"),
         "type stub": stub,
         "config records": conf,
         "listing": listing,
