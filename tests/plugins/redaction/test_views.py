@@ -47,10 +47,13 @@ def pieces(secret: str) -> set[str]:
 
 
 def leaks(out: str, *secrets: str) -> list[str]:
+    """The secrets, or their hex forms, of which a piece is in ``out`` (hex also with the blanks and colons
+    between its bytes taken out)."""
     found = []
+    packed = re.sub(r"[\s:]", "", out)
     for secret in secrets:
-        for form in (secret, secret.encode().hex()):
-            if any(p in out for p in pieces(form)):
+        for form, where in ((secret, out), (secret.encode().hex(), packed)):
+            if any(p in where for p in pieces(form)):
                 found.append(form)
     return found
 
