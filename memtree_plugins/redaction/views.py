@@ -30,12 +30,13 @@ sums (random bytes, never printable text) come back byte-identical.
 This rule runs first (``priority``): a rule that ran before it could redact half of a folded or continued
 token and take the line break with it, leaving the other half with nothing to join.
 
-Cost is bounded: at most :data:`MAX_VIEW` characters of windows per text (a capture, ``capture.maxBytes``
-plus its margin, always fits; a whole file read through MCP may not).  Past that, hex runs that decode to
-printable text are redacted whole without asking the rules (fail closed); folds, continuations and escapes
-are left as they are (the rules still see the text as it is), as are the folds and continuations past the
-first :data:`MAX_SEAMS` of each and the escapes past the first :data:`MAX_ESCAPES`.  Text with nothing to undo costs a few C-speed
-scans (about 0.5 ms per 100 KB of code: ``python eval/bench/decoded_views.py``).
+Cost is bounded: at most :data:`MAX_VIEW` characters of windows per text (a capture at the default
+``capture.maxBytes``, plus its margin, always fits; a whole file read through MCP may not).  Past that, hex
+runs that decode to printable text are redacted whole without asking the rules (fail closed); folds,
+continuations and escapes are left as they are (the rules still see the text as it is), as are the folds and
+continuations past the first :data:`MAX_SEAMS` of each and the escapes past the first :data:`MAX_ESCAPES`.
+Text with nothing to undo costs a few C-speed scans: under 1 ms per 100 KB of code or logs, a few
+microseconds for a typical capture (``python eval/bench/decoded_views.py``).
 """
 
 from __future__ import annotations
