@@ -358,11 +358,23 @@ def _fold_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
     return seams
 
 
+def _run_of_width(lens: list[int], i: int) -> int:
+    """How many lines of line ``i``'s width stand together around it (at most 3 looked at either way)."""
+    n, w = 1, lens[i]
+    for step in (-1, 1):
+        j = i + step
+        while 0 <= j < len(lens) and lens[j] == w and abs(j - i) <= 3:
+            n += 1
+            j += step
+    return n
+
+
 def _repeated_width_seams(text: str, armour: list[tuple[int, int]]) -> list[tuple[Edit, tuple[int, int]]]:
     """Cuts between lines of a fold that have blanks in them (``fold -w 32`` of a log line with a token in
     it): two lines of one width ``W`` >= MIN_WIDTH, then the cut after each of them into a line no longer,
-    each cut inside a run of MIN_WIDTH or more non-blanks (a token), into a line that starts no record and
-    not like the line before it, with its blanks elsewhere (rows of a table line up).  Line widths are
+    each cut inside a run of MIN_WIDTH or more non-blanks (a token), into a line that starts no record (unless
+    three lines of one width say fold and the cut line has no blank: a name cut in two) and not like the line
+    before it, with its blanks elsewhere (rows of a table line up).  Line widths are
     compared at C speed (``map``), so text without two such lines costs no more."""
     lines = text.split("\n")
     lens = list(map(len, lines))
@@ -378,8 +390,10 @@ def _repeated_width_seams(text: str, armour: list[tuple[int, int]]) -> list[tupl
         if not _seam_ok(left, right) or left.find(" ") == right.find(" ") or left.rfind(" ") == right.rfind(" "):
             continue  # columns that line up: a table's rows (sha256sum, ls -l, ps), not a cut line
         tail, head = _TRAILING.search(left), _LEADING.match(right)
-        if tail is None or head is None or len(tail.group(0)) + len(head.group(0)) < MIN_WIDTH or _RECORD.match(right):
+        if tail is None or head is None or len(tail.group(0)) + len(head.group(0)) < MIN_WIDTH:
             continue
+        if _RECORD.match(right) and (_BLANK.search(left) or _run_of_width(lens, i) < 3):
+            continue  # a record, unless three lines of one width and no blank say fold (a name cut: `ke` / `y = v`)
         lo, nxt = acc[i] + i, acc[i + 1] + i + 1
         if any(b <= lo < e for b, e in armour):
             continue

@@ -70,11 +70,14 @@ def bypasses() -> dict[str, tuple[str, list[str]]]:
     slack = "xoxb-" + r(12, string.digits) + "-" + r(12, string.digits) + "-" + r(24)
     env = f"GITHUB_TOKEN={ghp}\nAWS_ACCESS_KEY_ID={aws}\nLOG_LEVEL=info\n"
     password = r(18)
+    secret_key = r(40, AN + "/+")
     return {
         "fold -w 20 of an export line": (tool(["fold", "-w", "20"], f"export GITHUB_TOKEN={ghp}\n"), [ghp]),
         "fold -w 20 of a bare token": (tool(["fold", "-w", "20"], f"{ghp}\n"), [ghp]),
         "fold -w 32 of a log line": (tool(["fold", "-w", "32"], f"deploy: pushing with {ghp} as ci-bot\n"), [ghp]),
         "fold -w 16 of an aws key": (tool(["fold", "-w", "16"], f"AWS_ACCESS_KEY_ID={aws}\n"), [aws]),
+        "fold -w 20 of a key name and value": (tool(["fold", "-w", "20"], f"aws_secret_access_key = {secret_key}\n"),
+                                               [secret_key]),
         "fold -w 24 of a slack token": (tool(["fold", "-w", "24"], f"{slack}\n") + "posted\n", [slack]),
         "continued header": (f'curl -sS -H "Authorization: token {ghp[:18]}\\\n{ghp[18:]}" https://api.github.com/user\n',
                              [ghp]),
