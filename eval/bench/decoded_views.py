@@ -15,6 +15,11 @@ Inputs, each cut to 100 KB:
 Figures: ms per 100 KB with the views (every registered built-in rule) and without (the same rules minus
 ``decoded-view``), their ratio, and the views' own scan (``find_edits``) against one ``str.lower`` of the same
 text (the floor).  Best of N runs: the machine is shared, the fastest run is the least disturbed.
+
+    python eval/bench/decoded_views.py --corpus DIR [DIR ...]
+
+instead counts what the views alone redact in every UTF-8 file under the folders (100 KB at a time, as a
+capture): per 10k lines, with the first few shown.  On code, logs and configs it should be 0.
 """
 
 from __future__ import annotations
@@ -107,12 +112,43 @@ def best_ms(fn, text: str, repeat: int) -> float:
     return min(times)
 
 
+def corpus(folders: list[str], rules: list) -> None:
+    rule = next(r for r in rules if r.name == views.NAME)
+    hits = lines = size = files = 0
+    t0 = time.process_time()
+    for folder in folders:
+        for path in sorted(Path(folder).rglob("*")):
+            try:
+                if not path.is_file() or path.stat().st_size > 2_000_000:
+                    continue
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            files += 1
+            for i in range(0, len(text), SIZE):
+                chunk = text[i:i + SIZE]
+                size += len(chunk)
+                lines += chunk.count("\n")
+                out, n = rule.redact(chunk)
+                if n:
+                    hits += n
+                    if hits <= 10:
+                        print(f"  {path}: {n} redacted")
+    seconds = time.process_time() - t0
+    print(f"{files} files, {size / 1e6:.1f} MB, {lines} lines: {hits} redactions by the views = "
+          f"{hits / max(lines, 1) * 1e4:.3f} per 10k lines; {size / 1e6 / max(seconds, 1e-9):.1f} MB/s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--corpus", nargs="+", metavar="DIR", help="count the views' redactions in these folders")
     args = ap.parse_args()
 
     rules = build(Settings(), {"MEMTREE_LOAD_PLUGINS": ""}).redaction_rules.ranked()
+    if args.corpus:
+        corpus(args.corpus, rules)
+        return
     without = [rule for rule in rules if rule.name != views.NAME]
     assert len(without) == len(rules) - 1, "the decoded-view rule is not registered"
 
