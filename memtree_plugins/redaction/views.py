@@ -298,7 +298,7 @@ def _continuation_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
     out: list[tuple[Edit, tuple[int, int]]] = []
     for needle in ("\\\n", "\\\r\n"):
         i = text.find(needle)
-        while i >= 0:
+        while i >= 0 and len(out) < MAX_SEAMS:
             end = i + len(needle)
             if (i > 0 and not text[i - 1].isspace() and text[i - 1] != "\\" and end < len(text)
                     and not text[end].isspace()):
@@ -328,7 +328,7 @@ def _fold_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
     armour = _armoured(text) if "-----BEGIN " in text else []
     seams: list[tuple[Edit, tuple[int, int]]] = []
     n, pos = len(text), 0
-    while (m := _SOLID_LINE.search(padded, pos)) is not None:
+    while len(seams) < MAX_SEAMS and (m := _SOLID_LINE.search(padded, pos)) is not None:
         lo, hi = m.start(), m.end() - 1
         pos = m.end()
         if armour:
@@ -383,7 +383,7 @@ def _repeated_width_seams(text: str, armour: list[tuple[int, int]]) -> list[tupl
         return []
     acc = list(accumulate(lens, initial=0))  # line i starts at acc[i] + i
     out: list[tuple[Edit, tuple[int, int]]] = []
-    for i in sorted({j for p in pairs for j in (p, p + 1) if j + 1 < len(lines)}):
+    for i in sorted({j for p in pairs[:MAX_SEAMS] for j in (p, p + 1) if j + 1 < len(lines)}):
         left, right = lines[i].removesuffix("\r"), lines[i + 1].removesuffix("\r")
         if not right or right[0].isspace() or left[:3] == right[:3] or not 0 < len(right) <= len(left):
             continue
@@ -424,8 +424,7 @@ def find_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
     mapped = raw.translate(_HEXMAP)
     backslashed = _BACKSLASHED.search(text) is not None
     found = (_dump_edits(text, mapped) + _hex_edits(text, raw, mapped) + _spaced_hex_edits(text, mapped)
-             + (_escape_edits(text) + _continuation_edits(text)[:MAX_SEAMS] if backslashed else [])
-             + _fold_edits(text)[:MAX_SEAMS])
+             + (_escape_edits(text) + _continuation_edits(text) if backslashed else []) + _fold_edits(text))
     if not found:
         return []
     return _without_overlaps(found)
