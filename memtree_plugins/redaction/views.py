@@ -44,6 +44,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
+from functools import lru_cache
 from itertools import accumulate, compress
 from operator import eq
 from typing import Any
@@ -74,7 +75,6 @@ _HEX_DIGITS = "0123456789abcdefABCDEF"
 _HEXMAP = bytes(ord("x") if chr(i) in _HEX_DIGITS else i if chr(i) in "\n :" else ord(".") for i in range(256))
 _X_RUN = re.compile(rb"x+")
 _WORDISH = re.compile(r"[0-9A-Za-z_]")
-_HEX_LINE = re.compile(r"[0-9a-fA-F]{2,}\r?")
 _HEX_LETTER = re.compile(r"[a-fA-F]")
 _SPACED_HEX = re.compile(r"(?<![0-9A-Za-z_:])[0-9a-fA-F]{2}(?:(?:[ :]|\r?\n[ \t]{0,8})[0-9a-fA-F]{2}){7,}+(?![0-9A-Za-z_])")
 _NOT_HEX = re.compile(r"[^0-9a-fA-F]")
@@ -121,14 +121,15 @@ def _clipped(text: str, start: int, end: int) -> tuple[int, int]:
     return max(lo, start - CONTEXT), min(hi, end + CONTEXT)
 
 
-def _hex_runs(text: str, raw: bytes, mapped: bytes) -> Iterator[tuple[int, int, int]]:
+def _hex_runs(text: str, raw: bytes, mapped: bytes, resume: list[int]) -> Iterator[tuple[int, int, int]]:
     """Runs of MIN_HEX or more hex digits not glued to a word (an ``0x`` before is allowed) whose first 8
     bytes would be ASCII (random bytes pass once in 256: a git SHA or a sha256 sum is dropped here): where
     the run starts (``0x`` included), where its digits start and end.  ``bytes.find`` over ``mapped`` finds
-    the runs at C speed; on text that is not ASCII a run's offset is found again in ``text``."""
+    the runs at C speed; on text that is not ASCII a run's offset is found again in ``text``.  On ASCII text
+    the search goes on from ``resume[0]`` when the caller moved it past a block it took whole."""
     needle, n, pos, at = b"x" * MIN_HEX, len(text), 0, 0
     ascii_only = len(raw) == n
-    while (p := mapped.find(needle, pos)) >= 0:
+    while (p := mapped.find(needle, max(pos, resume[0]) if ascii_only else pos)) >= 0:
         e = _X_RUN.match(mapped, p).end()  # type: ignore[union-attr]
         pos = e
         if not ascii_only:  # byte offsets are not character offsets: find the run (the first one after the last)
@@ -146,31 +147,33 @@ def _hex_runs(text: str, raw: bytes, mapped: bytes) -> Iterator[tuple[int, int, 
             yield p, p, e
 
 
+@lru_cache(maxsize=64)
+def _hex_block(width: int) -> re.Pattern[str]:
+    """Lines of ``width`` hex digits, then a last one no longer: an ``xxd -p`` block (one C-speed match)."""
+    return re.compile(r"(?:[0-9a-fA-F]{%d}\r?\n)*[0-9a-fA-F]{1,%d}" % (width, width))  # noqa: UP031
+
+
 def _hex_edits(text: str, raw: bytes, mapped: bytes) -> list[tuple[Edit, tuple[int, int]]]:
     """xxd -p blocks and plain hex runs that decode to printable text."""
     if b"x" * MIN_HEX not in mapped:
         return []
     out: list[tuple[Edit, tuple[int, int]]] = []
-    done = 0
-    for first, start, end in _hex_runs(text, raw, mapped):
-        if start < done:
+    resume = [0]
+    for first, start, end in _hex_runs(text, raw, mapped, resume):
+        if start < resume[0]:
             continue
-        hexes = [text[start:end]]
         line_lo, line_hi = _line_span(text, start, end)
         if first == line_lo and (end == line_hi or text[end:line_hi] == "\r"):
             # a whole line of hex: an xxd -p block goes on over lines of one width, the last one shorter
-            width, pos = end - start, line_hi + 1
-            while pos < len(text) and len(hexes[-1]) == width:
-                nxt = text.find("\n", pos)
-                nxt = len(text) if nxt < 0 else nxt
-                if _HEX_LINE.fullmatch(text, pos, nxt) is None:
-                    break
-                hexes.append(text[pos:nxt].rstrip("\r"))
-                end, line_hi, pos = pos + len(hexes[-1]), nxt, nxt + 1
-        joined = "".join(hexes)
-        done = end
-        if len(joined) % 2 or not _HEX_LETTER.search(joined):
-            continue  # an odd run is no byte string; digits only are a number
+            end = _hex_block(end - start).match(text, start).end()  # type: ignore[union-attr]
+            joined = _NOT_HEX.sub("", text[start:end])
+        else:
+            joined = text[start:end]
+        resume[0] = end
+        if not _HEX_LETTER.search(joined):
+            continue  # digits only: a number
+        if len(joined) % 2:
+            joined = joined[:-1]  # the bytes before a half one
         decoded = _as_text(bytes.fromhex(joined))
         if decoded is not None:
             out.append(((start, end, decoded, KIND_DECODED), _clipped(text, start, end)))
