@@ -1,5 +1,7 @@
 """Built-in redaction: the environment-dump rule (:mod:`.envdump`), then every rule of
-:mod:`memtree_plugins.redaction.rules`, one by one, then bare random tokens (:mod:`.entropy`).
+:mod:`memtree_plugins.redaction.rules`, one by one, then bare random tokens (:mod:`.entropy`); before them all,
+the decoded views (:mod:`.views`), which run every registered rule again on folded, continued, hex-encoded and
+escaped text.
 
 Each rule is registered under its own name, so a third-party plugin can ``register.remove("<name>")`` a
 single built-in rule, or ``register(rule, replaces=True)`` to swap in its own version of it.  The rule set
@@ -26,7 +28,10 @@ def memtree_register_redaction_rules(register: Register[RedactionRule]) -> None:
     from memtree_plugins.redaction import entropy
     from memtree_plugins.redaction.envdump import EnvDumpRule
     from memtree_plugins.redaction.rules import RULES
+    from memtree_plugins.redaction.views import DecodedViews
 
+    # Runs first (its priority), over every rule the project registers (configure() hands it the registry).
+    register(DecodedViews())
     # First, so a dump's values are replaced whole before any shape rule cuts into them.
     register(EnvDumpRule())
     for rule in RULES:

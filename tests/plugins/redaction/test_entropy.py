@@ -59,3 +59,14 @@ def test_digests_uuids_and_paths_are_kept() -> None:
 def test_a_long_run_costs_one_attempt() -> None:
     text = "aB3" * 400_000  # one 1.2 MB run: longer than any token, judged once
     assert RULE.redact(text) == (text, 0)
+
+
+def test_lines_of_a_base64_block_are_data() -> None:
+    import base64
+
+    rnd = random.Random(11)
+    blob = base64.encodebytes(bytes(rnd.getrandbits(8) for _ in range(3000))).decode()
+    assert RULE.redact(blob) == (blob, 0)  # 76-character lines, some with no + or / by chance
+    token = tokens(ALPHABETS["base62"], 76, 1, seed=12)[0]
+    line = f"session {token} opened\n"
+    assert RULE.redact(line)[1] == 1  # the same shape inside a log line is a token
