@@ -41,6 +41,7 @@ HOST_COMMANDS: dict[str, Command] = {c.name: c for c in (
 # The built-in plugins' commands: name -> (one-line help, plugin, handler module), in `memtree --help`'s order.
 BUILTIN_COMMANDS: dict[str, tuple[str, str, str]] = {name: (text, plugin, f"memtree_plugins.{plugin}.{module}")
                                                      for name, text, plugin, module in (
+    ("setup", "wire memtree's MCP server and capture hooks into Claude Code", "capture", "setup"),
     ("info", "what is working and what is degraded, and why", "commands", "info"),
     ("stats", "nodes per kind and status, store size, walker and redaction counters", "commands", "stats"),
     ("search", "keyword search over the store, as the MCP 'search' tool does it", "commands", "search"),
