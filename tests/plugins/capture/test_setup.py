@@ -2,7 +2,7 @@
 ``$CLAUDE_CONFIG_DIR`` and project; the files it writes checked against Claude Code's documented settings, hooks
 and MCP schemas (tests/helpers/claude_code.py); merging, idempotence, uninstall and refusal of bad files; then
 the written server and hook commands run for real, as Claude Code runs them, and the capture reaches the store
-of a real daemon."""
+of a real daemon, which ``memtree doctor`` then reports."""
 
 from __future__ import annotations
 
@@ -249,9 +249,13 @@ def run_written_hook(command: str, payload: dict[str, Any], project: Path,
 
 
 @pytest.mark.usefixtures("home")
-def test_the_written_server_and_hooks_capture_into_a_real_daemon(
+def test_the_written_server_and_hooks_capture_into_a_real_daemon_and_doctor_says_so(
         claude_env: dict[str, str], project: Path, daemon_guard: list[int]) -> None:
     env = {**claude_env, **{k: v for k, v in os.environ.items() if k.startswith("MEMTREE_")}}
+    before = subprocess.run([MEMTREE, "doctor", "--project", str(project)], env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert "capture: NOT wired" in before.stdout and "memtree setup claude-code" in before.stdout, before.stdout
+
     assert setup("--project", str(project), env=env).returncode == 0
     server = load(project / ".mcp.json")["mcpServers"]["memtree"]
     hooks = load(project / ".claude" / "settings.json")["hooks"]
@@ -288,3 +292,29 @@ def test_the_written_server_and_hooks_capture_into_a_real_daemon(
                 assert (r.returncode, r.stdout) == (0, b""), r
 
     run_async(session)
+    assert subprocess.run([MEMTREE, "stop", "--project", str(project)], env=env, capture_output=True,
+                          timeout=60).returncode == 0
+    after = subprocess.run([MEMTREE, "doctor", "--project", str(project)], env=env, capture_output=True,
+                           text=True, timeout=60)
+    assert after.returncode == 0, after.stderr
+    assert f"capture: wired (hooks in {project / '.claude' / 'settings.json'})" in after.stdout, after.stdout
+    (last,) = [line for line in after.stdout.splitlines() if line.startswith("last capture: ")]
+    assert " ago)" in last and "accepted: Bash 1" in last, last
+    assert "output shrinking" not in after.stdout  # both hooks are there
+
+
+def test_doctor_finds_the_plugin_and_says_when_a_settings_file_is_unreadable(
+        claude_env: dict[str, str], project: Path, home: Path) -> None:
+    env = {**claude_env, **{k: v for k, v in os.environ.items() if k.startswith("MEMTREE_")}}
+    user = Path(claude_env["HOME"]) / ".claude"
+    user.mkdir()
+    (user / "settings.json").write_text(json.dumps({"enabledPlugins": {"memtree@memtree": True}}))
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.local.json").write_text("{oops")
+    out = subprocess.run([MEMTREE, "doctor", "--project", str(project)], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert f"capture: wired (the memtree plugin (memtree@memtree, enabled in {user / 'settings.json'}))" \
+        in out.stdout, out.stdout
+    assert "settings.local.json is not valid JSON" in out.stdout
+    assert "last capture: none (no store yet)" in out.stdout
