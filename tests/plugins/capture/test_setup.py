@@ -318,3 +318,59 @@ def test_doctor_finds_the_plugin_and_says_when_a_settings_file_is_unreadable(
         in out.stdout, out.stdout
     assert "settings.local.json is not valid JSON" in out.stdout
     assert "last capture: none (no store yet)" in out.stdout
+
+
+# -- Claude Code itself reads what was written -----------------------------------------------------------------
+def claude(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The pinned Claude Code (package.json) offline: no API key, the test's own HOME."""
+    from helpers.npm_tools import npm_tool
+
+    environ = {k: v for k, v in env.items() if not k.startswith("ANTHROPIC_")}
+    return subprocess.run([*npm_tool("@anthropic-ai/claude-code", "claude"), *args], env=environ, cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_claude_codes_own_validator_accepts_the_written_hooks_and_server(claude_env: dict[str, str],
+                                                                          tmp_path: Path) -> None:
+    """`claude plugin validate` checks hooks files and .mcp.json with Claude Code's own schemas (it warns
+    that an entry would be ignored at runtime, errs when a server would be dropped): the written ones, put in a
+    scratch plugin, pass with nothing to say."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    assert setup("--project", str(project), env=claude_env).returncode == 0
+    hooks = load(project / ".claude" / "settings.json")["hooks"]
+    plugin = tmp_path / "check-plugin"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "plugin.json").write_text(json.dumps({
+        "name": "setup-check", "version": "1.0.0", "description": "the files memtree setup wrote",
+        "author": {"name": "test"}, "hooks": "./hooks.json", "mcpServers": "./.mcp.json"}))
+    (plugin / "hooks.json").write_text(json.dumps({"hooks": hooks}))
+    (plugin / ".mcp.json").write_bytes((project / ".mcp.json").read_bytes())
+    r = claude("plugin", "validate", "--json", str(plugin), env=claude_env, cwd=tmp_path)
+    report = json.loads(r.stdout)
+    assert r.returncode == 0 and report["success"] is True, r.stdout
+    files = [report["manifest"], *report["contents"]]
+    assert [m for f in files for m in f["errors"] + f["warnings"]] == [], r.stdout
+    assert {(h["event"], h["matcher"], h["type"], h["command"]) for h in report["provides"]["hooks"]} == {
+        (event, g["matcher"], h["type"], h["command"]) for event, groups in hooks.items() for g in groups
+        for h in g["hooks"]}
+    assert report["provides"]["mcpServers"] == [{"name": "memtree", "type": "stdio", "target": MEMTREE,
+                                                 "args": ["serve"]}]
+
+
+@pytest.mark.parametrize("scope", ["project", "user"])
+def test_claude_code_finds_the_server_in_each_scope(claude_env: dict[str, str], project: Path, home: Path,
+                                                    daemon_guard: list[int], scope: str) -> None:
+    """`claude mcp get` reads .mcp.json (project scope, waiting for the user's approval) and ~/.claude.json
+    (user scope, which it starts and connects to: a real MCP handshake with this install's memtree serve)."""
+    env = {**claude_env, **{k: v for k, v in os.environ.items() if k.startswith("MEMTREE_")}}
+    args = ["--user"] if scope == "user" else ["--project", str(project)]
+    assert setup(*args, env=env, cwd=project).returncode == 0
+    r = claude("mcp", "get", "memtree", env=env, cwd=project)
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = r.stdout
+    assert f"Command: {MEMTREE}" in text and "Args: serve" in text and "Type: stdio" in text, text
+    if scope == "user":
+        assert "Scope: User config" in text and "Connected" in text, text
+    else:
+        assert "Scope: Project config" in text, text
