@@ -243,6 +243,11 @@ def run(args: Any) -> int:
             continue
         if uninstall and not new and path != cs.user_state(environ):
             path.unlink()  # it held nothing but what setup wrote
+            if path.parent.name == ".claude" and not args.user:
+                try:
+                    path.parent.rmdir()  # the project's .claude, when setup's file was all it held
+                except OSError:
+                    pass
             print(f"{path}: removed {what}; the file held nothing else and is deleted")
             continue
         _write(path, new, text, private=path == cs.user_state(environ))
