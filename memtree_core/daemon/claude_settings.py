@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Any
 
 # The scripts memtree's hooks run: the copy an install carries (package data of the capture plugin) or the
-# Claude Code plugin's own (its hooks.json names them under ${CLAUDE_PLUGIN_ROOT}).
-INSTALLED_HOOK = re.compile(r"memtree_plugins/capture/claude-code-hooks/(capture|replace)\b['\"]?\s*$")
+# Claude Code plugin's own (its hooks.json names them under ${CLAUDE_PLUGIN_ROOT}); a shell comment may follow.
 ANY_HOOK = re.compile(r"(?:memtree_plugins/capture/claude-code-hooks|plugin/hooks)/(capture|replace)\b"
-                      r"['\"]?\s*$")
+                      r"['\"]?\s*(?:#.*)?$")
+# What `memtree setup claude-code` ends its commands with: its entries, and only those, are its to replace or
+# remove (a hook of the user's own may run the same script, e.g. for one more tool).
+SETUP_MARK = "# added by memtree setup claude-code"
 PLUGIN_ID = "memtree@"  # the plugin's name, then its marketplace
 
 
@@ -68,7 +70,7 @@ def read_json(path: Path) -> tuple[Any, str | None]:
         return None, f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
 
 
-def hook_commands(settings: Any, pattern: re.Pattern[str] = ANY_HOOK) -> list[tuple[str, str, str]]:
+def hook_commands(settings: Any) -> list[tuple[str, str, str]]:
     """``(event, script, command)`` of each memtree hook in a settings object (script: capture or replace)."""
     out: list[tuple[str, str, str]] = []
     hooks = settings.get("hooks") if isinstance(settings, dict) else None
@@ -78,7 +80,7 @@ def hook_commands(settings: Any, pattern: re.Pattern[str] = ANY_HOOK) -> list[tu
         for group in groups if isinstance(groups, list) else []:
             for hook in group.get("hooks", []) if isinstance(group, dict) else []:
                 command = hook.get("command") if isinstance(hook, dict) else None
-                if isinstance(command, str) and (m := pattern.search(command)):
+                if isinstance(command, str) and (m := ANY_HOOK.search(command)):
                     out.append((event, m.group(1), command))
     return out
 

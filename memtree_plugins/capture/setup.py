@@ -8,10 +8,9 @@ the project; user scope: ``~/.claude.json`` and ``~/.claude/settings.json`` (``$
 honoured); see :mod:`memtree_core.daemon.claude_settings`.
 
 Every file is merged, never replaced: other keys, servers and hooks stay as they are.  memtree's entries are
-known by their shape (the server named ``memtree`` running ``<dir>/memtree serve``; hook commands running
-a script under ``memtree_plugins/capture/claude-code-hooks/``), so running it again writes the same thing
-once, an install elsewhere replaces the entries of the previous one, and ``--uninstall`` removes exactly
-those.  A file that is not valid JSON, or whose shape is not Claude Code's, is refused before anything is
+known by their shape (the server named ``memtree`` running ``<dir>/memtree serve``; hook commands ending
+with the comment ``# added by memtree setup claude-code``), so running it again writes the same thing once,
+an install elsewhere replaces the entries of the previous one, and ``--uninstall`` removes exactly those.  A file that is not valid JSON, or whose shape is not Claude Code's, is refused before anything is
 written.
 """
 
@@ -101,7 +100,7 @@ def hook_groups() -> dict[str, list[dict[str, Any]]]:
                 if not os.access(script, os.R_OK):
                     raise _error(f"this install lacks the hook script {script}; reinstall memtree-mcp")
                 # through sh: the script needs no executable bit (an installer may drop it)
-                hooks.append({**hook, "command": f"/bin/sh {shlex.quote(str(script))}"})
+                hooks.append({**hook, "command": f"/bin/sh {shlex.quote(str(script))} {cs.SETUP_MARK}"})
             out.setdefault(event, []).append({**group, "hooks": hooks})
     return out
 
@@ -174,7 +173,7 @@ def merge_hooks(doc: dict[str, Any], path: Path, uninstall: bool) -> dict[str, A
 
 def _our_hook(hook: Any) -> bool:
     command = hook.get("command") if isinstance(hook, dict) else None
-    return isinstance(command, str) and bool(cs.INSTALLED_HOOK.search(command))
+    return isinstance(command, str) and command.rstrip().endswith(cs.SETUP_MARK)
 
 
 # -- files ---------------------------------------------------------------------------------------------------
@@ -192,10 +191,13 @@ def _load(path: Path) -> tuple[dict[str, Any], str | None]:
     return value, text
 
 
-def _indent(text: str | None) -> str | int:
-    """The file's own indentation (of its first nested line), so a merge changes only what it must."""
+def _indent(text: str | None) -> str | int | None:
+    """The file's own indentation (of its first nested line; None for a file on one line), so a merge changes
+    only what it must."""
     import re
 
+    if text and "\n" not in text.strip():
+        return None
     m = re.match(r"\{[ \t]*\r?\n([ \t]+)\S", text or "")
     return m.group(1) if m else 2
 
@@ -204,7 +206,9 @@ def _write(path: Path, value: dict[str, Any], old_text: str | None, private: boo
     target = Path(os.path.realpath(path))  # through a link (dotfiles managers), never replacing the link
     target.parent.mkdir(parents=True, exist_ok=True)
     indent = _indent(old_text)
-    text = json.dumps(value, indent=indent, ensure_ascii=False) + "\n"
+    before = old_text or ""
+    newline = "\n" if not before.strip() or before.endswith("\n") else ""
+    text = json.dumps(value, indent=indent, ensure_ascii=False) + newline
     try:
         mode = target.stat().st_mode & 0o777
     except FileNotFoundError:

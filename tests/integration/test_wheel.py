@@ -161,10 +161,11 @@ def test_an_installed_wheel_wires_claude_code_to_its_own_files(wheel: Path, tmp_
     assert server["command"] == memtree and server["args"] == ["serve"]
     hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
     commands = {h["command"] for groups in hooks.values() for g in groups for h in g["hooks"]}
-    scripts = {Path(c.removeprefix("/bin/sh ")) for c in commands}
+    scripts = {Path(c.removeprefix("/bin/sh ").removesuffix(" # added by memtree setup claude-code"))
+               for c in commands}
     assert {s.name for s in scripts} == {"capture", "replace"}
     assert all(s.is_relative_to(env_dir) and s.is_file() for s in scripts), scripts
-    (capture,) = [c for c in commands if c.endswith("/capture")]
+    (capture,) = [c for c in commands if "/capture " in c]
     payload = json.loads((REPO / "tests" / "data" / "claude-code-payloads" / "post-bash.json").read_text())
     payload |= {"cwd": str(project), "tool_use_id": "toolu_wheel_setup"}
     run_env = {**env, "CLAUDE_PROJECT_DIR": str(project), "MEMTREE_HOOK_SENDER": "python"}

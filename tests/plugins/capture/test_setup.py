@@ -48,9 +48,13 @@ def snapshot(*paths: Path) -> dict[Path, bytes | None]:
     return {p: p.read_bytes() if p.exists() else None for p in paths}
 
 
+MARK = " # added by memtree setup claude-code"
+
+
 def script_of(command: str) -> Path:
-    assert command.startswith("/bin/sh "), command
-    return Path(command.removeprefix("/bin/sh "))
+    """The script a written command runs: ``/bin/sh <script> # added by memtree setup claude-code``."""
+    assert command.startswith("/bin/sh ") and command.endswith(MARK), command
+    return Path(command.removeprefix("/bin/sh ").removesuffix(MARK))
 
 
 def assert_ours(mcp: dict[str, Any], settings: dict[str, Any]) -> None:
@@ -166,16 +170,34 @@ def test_an_install_elsewhere_replaces_the_entries_of_the_previous_one(claude_en
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"memtree": {
         "type": "stdio", "command": "/opt/old-venv/bin/memtree", "args": ["serve"], "env": {}}}}))
     (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PostToolUse": [
-        {"matcher": "Read|Grep|Bash", "hooks": [{"type": "command", "command": f"/bin/sh {old}/capture",
+        {"matcher": "Read|Grep|Bash", "hooks": [{"type": "command", "command": f"/bin/sh {old}/capture{MARK}",
                                                  "async": True, "timeout": 10}]},
         {"matcher": "Bash", "hooks": [{"type": "command", "command": "mine.sh"},
-                                      {"type": "command", "command": f"/bin/sh {old}/replace", "timeout": 5}]}]}}))
+                                      {"type": "command", "command": f"/bin/sh {old}/replace{MARK}",
+                                       "timeout": 5}]}]}}))
     assert setup("--project", str(project), env=claude_env).returncode == 0
     settings = load(project / ".claude" / "settings.json")
     assert_ours(load(project / ".mcp.json"), settings)
     assert old not in json.dumps(settings)
     assert settings["hooks"]["PostToolUse"][0] == {"matcher": "Bash",
                                                    "hooks": [{"type": "command", "command": "mine.sh"}]}
+
+
+def test_a_hook_of_the_users_own_running_the_same_script_is_kept(claude_env: dict[str, str],
+                                                                 tmp_path: Path) -> None:
+    """The example plugin's README has users send WebFetch calls to the capture script with a hook of their
+    own: neither setup nor --uninstall touches it, though it runs the very script setup points at."""
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    mine = {"matcher": "WebFetch", "hooks": [{"type": "command", "async": True, "timeout": 10,
+            "command": f"/bin/sh {PACKAGE / 'capture' / 'claude-code-hooks' / 'capture'}"}]}
+    (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PostToolUse": [mine]}}))
+    before = snapshot(project / ".claude" / "settings.json")
+    assert setup("--project", str(project), env=claude_env).returncode == 0
+    settings = load(project / ".claude" / "settings.json")
+    assert settings["hooks"]["PostToolUse"][0] == mine and len(settings["hooks"]["PostToolUse"]) == 3
+    assert setup("--project", str(project), "--uninstall", env=claude_env).returncode == 0
+    assert snapshot(project / ".claude" / "settings.json") == before
 
 
 def test_uninstall_with_nothing_installed_changes_nothing(claude_env: dict[str, str], tmp_path: Path) -> None:
