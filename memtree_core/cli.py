@@ -41,6 +41,7 @@ HOST_COMMANDS: dict[str, Command] = {c.name: c for c in (
 # The built-in plugins' commands: name -> (one-line help, plugin, handler module), in `memtree --help`'s order.
 BUILTIN_COMMANDS: dict[str, tuple[str, str, str]] = {name: (text, plugin, f"memtree_plugins.{plugin}.{module}")
                                                      for name, text, plugin, module in (
+    ("setup", "wire memtree's MCP server and capture hooks into Claude Code", "capture", "setup"),
     ("info", "what is working and what is degraded, and why", "commands", "info"),
     ("stats", "nodes per kind and status, store size, walker and redaction counters", "commands", "stats"),
     ("search", "keyword search over the store, as the MCP 'search' tool does it", "commands", "search"),
@@ -105,8 +106,7 @@ def plugin_commands(environ: dict[str, str] | None = None) -> dict[str, tuple[Co
 
 
 def _plugin_metadata_present() -> bool:
-    """Whether an installed distribution declares ``memtree`` entry points (a zip on the path: maybe), read from
-    the ``*.dist-info``/``*.egg-info`` folders: importing importlib.metadata costs more than --help besides."""
+    """Whether a distribution declares ``memtree`` entry points, from its ``*-info`` folder (importlib.metadata costs more)."""
     for base in (p or "." for p in sys.path):
         if os.path.isfile(base):
             return True  # a zipped distribution: only importlib.metadata reads those
