@@ -21,10 +21,13 @@ if TYPE_CHECKING:
 
 @hookimpl(trylast=True)
 def memtree_register_redaction_rules(register: Register[RedactionRule]) -> None:
+    from memtree_plugins.redaction.dense import DenseLines
     from memtree_plugins.redaction.envdump import EnvDumpRule
     from memtree_plugins.redaction.rules import RULES
 
-    # First, so a dump's values are replaced whole before any shape rule cuts into them.
+    # Before all: a hostile line no rule could judge in time is replaced whole (dense.py).
+    register(DenseLines())
+    # Then, so a dump's values are replaced whole before any shape rule cuts into them.
     register(EnvDumpRule())
     for rule in RULES:
         register(rule)

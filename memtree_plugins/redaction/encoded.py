@@ -20,7 +20,7 @@ import binascii
 import re
 from collections.abc import Callable, Sequence
 
-from memtree_plugins.redaction.engine import placeholder, shannon_entropy
+from memtree_plugins.redaction.engine import placeholder, shannon_entropy, start_of_line
 
 MIN_RUN = 20
 MAX_ALONE = 32  # blobs judged one by one when the joined pass cannot be split back
@@ -128,7 +128,7 @@ class EncodedSecrets:
     def _block(self, text: str, at: int) -> tuple[list[tuple[int, int]], str]:
         """The wrapped block of base64 lines around the run at ``at``: each line's run span, and the joined
         base64."""
-        line_start = text.rfind("\n", 0, at) + 1
+        line_start = start_of_line(text, at)
         spans: list[tuple[int, int]] = []
         # up: earlier full-width lines
         start = line_start

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +49,27 @@ def lowered(text: str) -> str:
     low = text.lower()
     _last_lower = (text, low)
     return low
+
+
+_last_newlines: tuple[str, list[int]] = ("", [])
+_NEWLINE = re.compile("\n")
+NEAR = 4096  # characters searched back for a line's start before the text's line index is built
+
+
+def start_of_line(text: str, pos: int) -> int:
+    """Where the line holding ``pos`` starts.  ``text.rfind("\\n", 0, pos)`` costs the line's length, once
+    per match: on a megabyte-long line of matches that is quadratic.  Past :data:`NEAR` characters the
+    text's newlines are indexed once (one-entry cache, as :func:`lowered`) and bisected."""
+    i = text.rfind("\n", max(0, pos - NEAR), pos)
+    if i >= 0 or pos <= NEAR:
+        return i + 1
+    global _last_newlines
+    cached = _last_newlines
+    if cached[0] is not text:
+        cached = (text, [m.start() for m in _NEWLINE.finditer(text)])
+        _last_newlines = cached
+    k = bisect_left(cached[1], pos)
+    return cached[1][k - 1] + 1 if k else 0
 
 
 _QUOTED = re.compile(r"(\\{0,7})([\"'])(.*)\1\2", re.S)
@@ -98,6 +120,9 @@ _PLACEHOLDER_HINT = re.compile(
     r"^value\.\.")
 
 
+MAX_PLACEHOLDER = 1024
+
+
 def is_placeholder(value: str) -> bool:
     """True for values that stand for a secret rather than being one: template references, markers,
     dummy words, masked runs.  Used by the context rules only: a token with a vendor prefix is
@@ -105,6 +130,8 @@ def is_placeholder(value: str) -> bool:
     v = value.strip().strip("\"'`")
     if not v or v.startswith(MARK):
         return True
+    if len(v) > MAX_PLACEHOLDER:
+        return False  # placeholders are short; judging a megabyte "value" costs more than redacting it
     if v.lower() in _PLACEHOLDER_WORDS or _REPEATED.match(v):
         return True
     return bool(_TEMPLATE.search(v) or _PLACEHOLDER_HINT.search(v))

@@ -82,9 +82,10 @@ from memtree_plugins.redaction.engine import (
     looks_like_code,
     placeholder,
     quoted_span,
+    start_of_line,
 )
 
-RULESET_VERSION = "2026.12"
+RULESET_VERSION = "2026.12.1"
 
 # Token boundaries: a token must not be glued to more token characters on either side.
 L = r"(?<![A-Za-z0-9_])"
@@ -187,7 +188,7 @@ _YAML_KEY_PREFIX = re.compile(r"[ \t]*(?:-[ \t]+)?\Z")
 
 def yaml_token_value(m: re.Match[str]) -> bool:
     """Only a YAML key that starts its line (kubeconfig ``users:`` entries, ``- token: ...``)."""
-    line_start = m.string.rfind("\n", 0, m.start()) + 1
+    line_start = start_of_line(m.string, m.start())
     if not _YAML_KEY_PREFIX.match(m.string, line_start, m.start()):
         return False
     value, quoted = _unquote(m.group("secret"))
@@ -368,7 +369,7 @@ def is_identifier(value: str) -> bool:
 
 def _line_prefix_is_gutter(text: str, start: int) -> bool:
     """Only a gutter, indentation and a YAML list dash stand between the line's start and ``start``."""
-    line_start = text.rfind("\n", 0, start) + 1
+    line_start = start_of_line(text, start)
     g = _GUTTER_RX.match(text, line_start, start)
     return bool(_YAML_KEY_PREFIX.match(text, g.end() if g else line_start, start))
 
@@ -414,9 +415,9 @@ def yaml_next_line_value(m: re.Match[str]) -> bool:
     kind = secret_name(m.group("name"))
     if kind is None:
         return False
-    key_start = text.rfind("\n", 0, m.start()) + 1
+    key_start = start_of_line(text, m.start())
     value_start = m.start("secret")
-    value_line = text.rfind("\n", 0, value_start) + 1
+    value_line = start_of_line(text, value_start)
     if _indent_after_gutter(text, value_line, value_start) <= _indent_after_gutter(text, key_start, m.start()):
         return False
     value, quoted = _unquote(m.group("secret").rstrip())

@@ -62,6 +62,15 @@ class Needles:
         # Matches come in order of their end; one needle's ends (same length) order its starts.
         return found
 
+    def count(self, text: str, low: str) -> int:
+        """How many occurrences :meth:`find` would give, counted without a Python step per occurrence."""
+        n = 0
+        if self._lit is not None:
+            n += len(self._lit.find_matches_as_indexes(text, overlapping=True))
+        if self._kw is not None:
+            n += len(self._kw.find_matches_as_indexes(low, overlapping=True))
+        return n
+
 
 # A rule that redacts more than this in one text (a pathological input) makes the next rule scan afresh.
 _MAX_EDITS = 64

@@ -62,7 +62,7 @@ def test_clean_corpus_is_untouched(app, path):
 
 def test_every_builtin_rule_is_registered_by_name(app):
     names = app.plugins.redaction_rules.names()
-    assert names == ["env-dump"] + [rule.name for rule in RULES]  # envdump.py's rule runs first
+    assert names == ["dense-line", "env-dump"] + [rule.name for rule in RULES]  # dense.py, envdump.py first
     assert len(set(names)) == len(names) >= 50
     assert all(app.plugins.redaction_rules.entry(n).plugin == "redaction" for n in names)
     assert RULESET_VERSION
