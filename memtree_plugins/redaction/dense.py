@@ -11,7 +11,7 @@ gone with it — and leaves the rules after this one nothing to look at.
 Which lines: at least :data:`MIN_LINE` characters long (shorter lines cost little however dense they are)
 holding more keyword occurrences than :func:`allowance` gives it: :data:`PER_4K` per 4 KB on average, at
 most :data:`PER_LINE` in all unless the line is over a megabyte (then :data:`PER_4K_LONG` per 4 KB).  The count is the shared keyword scan's (:mod:`.scan`: every rule's keywords and literals,
-overlapping occurrences included), taken block by block in C and stopped as soon as the line is over its
+overlapping occurrences included) plus the environment's variable names (:mod:`.envdump` looks for them), taken block by block in C and stopped as soon as the line is over its
 allowance, so even a hostile line costs a few milliseconds per megabyte here.  Real long lines stay well
 under it: minified JavaScript holds at most ~45 per 4 KB (rustdoc's bundles, lines of 4-80 KB), a
 multi-megabyte search index ~5.  What a judged line can cost is bounded by the same allowance: ~50 ms per
@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from memtree_plugins.redaction import scan
 from memtree_plugins.redaction.engine import placeholder
+from memtree_plugins.redaction.envdump import count_names
 
 MIN_LINE = 4096  # characters; shorter lines are judged whatever they hold
-BLOCK = 4096  # characters counted per call into the automaton
+BLOCK = 16384  # characters counted per call into the automata (a hostile block costs ~1 ms to count)
 PER_4K = 64  # keyword occurrences per 4 KB a line may hold on average: 1 in 64 characters ...
 PER_LINE = 3072  # ... up to this many in one line (~40 ms of judging at worst) ...
 PER_4K_LONG = 16  # ... or, in a line longer than a megabyte, this many per 4 KB
@@ -34,8 +35,8 @@ TAG = "dense-line"
 
 def allowance(length: int) -> int:
     """How many keyword occurrences a line of ``length`` characters may hold and still be judged."""
-    blocks = length / BLOCK
-    return int(min(PER_4K * blocks, max(PER_LINE, PER_4K_LONG * blocks)))
+    units = length / 4096
+    return int(min(PER_4K * units, max(PER_LINE, PER_4K_LONG * units)))
 
 
 def too_dense(line: str, needles: scan.Needles) -> bool:
@@ -50,7 +51,7 @@ def too_dense(line: str, needles: scan.Needles) -> bool:
         end = at + BLOCK + needles.longest - 1
         block = line[at:end]
         try:
-            seen += needles.count(block, low[at:end] if exact else block.lower())
+            seen += needles.count(block, low[at:end] if exact else block.lower()) + count_names(block)
         except ValueError:  # lone surrogates: the automaton cannot read them, nor can the scan
             return False
         if seen > budget:

@@ -39,6 +39,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 
 from memtree_plugins.redaction.engine import is_number_or_flag, is_pathlike, placeholder
 
@@ -116,6 +117,8 @@ class _Names:
     key: frozenset[str]
     # (text, enough): whole-word (name, offset) occurrences; stops at ``enough`` distinct names if given
     find: Callable[[str, int | None], list[tuple[str, int]]]
+    # text -> how many times the names occur (words or not), counted in C where the automaton is: dense.py
+    count: Callable[[str], int]
 
 
 _names_cache: _Names | None = None
@@ -135,18 +138,32 @@ def _names(environ: Mapping[str, str]) -> _Names:
         def find(text: str, enough: int | None) -> list[tuple[str, int]]:
             found: list[tuple[str, int]] = []
             distinct: set[str] = set()
-            for i, start, end in automaton.find_matches_as_indexes(text):
+            matches = automaton.find_matches_as_indexes(text)
+            if enough is not None and len(set(map(itemgetter(0), matches))) < enough:
+                return found  # too few names even before the word test (counted in C: a line of one name)
+            for i, start, end in matches:
                 if (start == 0 or not _is_word(text[start - 1])) and (end == len(text) or not _is_word(text[end])):
                     found.append((ordered[i], start))
                     distinct.add(ordered[i])
                     if enough is not None and len(distinct) >= enough:
                         break
             return found
+
+        def count(text: str) -> int:
+            return len(automaton.find_matches_as_indexes(text))
     else:
         def find(text: str, enough: int | None) -> list[tuple[str, int]]:
             return [(n, m.start()) for n in ordered if n in text for m in re.finditer(rf"(?<!\w){n}(?!\w)", text)]
-    cached = _names_cache = _Names(key, find)
+
+        def count(text: str) -> int:
+            return sum(text.count(n) for n in ordered)
+    cached = _names_cache = _Names(key, find, count)
     return cached
+
+
+def count_names(text: str) -> int:
+    """How many times the live environment's variable names (and the common ones) occur in ``text``."""
+    return _names(os.environ).count(text)
 
 
 def _is_word(c: str) -> bool:
