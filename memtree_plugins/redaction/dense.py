@@ -9,40 +9,65 @@ line break kept, so line numbers still match the file), which fails closed — w
 gone with it — and leaves the rules after this one nothing to look at.
 
 Which lines: at least :data:`MIN_LINE` characters long (shorter lines cost little however dense they are)
-holding more keyword occurrences than :func:`allowance` gives it: :data:`PER_4K` per 4 KB on average, at
-most :data:`PER_LINE` in all unless the line is over a megabyte (then :data:`PER_4K_LONG` per 4 KB).  The count is the shared keyword scan's (:mod:`.scan`: every rule's keywords and literals,
-overlapping occurrences included) plus the environment's variable names (:mod:`.envdump` looks for them), taken block by block in C and stopped as soon as the line is over its
-allowance, so even a hostile line costs a few milliseconds per megabyte here.  Real long lines stay well
-under it: minified JavaScript holds at most ~45 per 4 KB (rustdoc's bundles, lines of 4-80 KB), a
-multi-megabyte search index ~5.  What a judged line can cost is bounded by the same allowance: ~50 ms per
-megabyte at worst (eval/bench/redaction.py measures it).
+holding more occurrences than :func:`allowance` gives them, of two kinds counted apart (:data:`JUDGED`:
+keywords of the rules that judge each value, and the environment's variable names; :data:`ANY`: every
+keyword and vendor prefix of the shared scan, :mod:`.scan`).  The counts are taken block by block in C and
+stopped as soon as the line is over its allowance, so even a hostile line costs a few milliseconds per
+megabyte here.  Real long lines stay well under it (figures beside the limits), and what a line within its
+allowance can cost the rules is bounded by it: ~50 ms per megabyte at worst (eval/bench/redaction.py).
 """
 
 from __future__ import annotations
 
 from memtree_plugins.redaction import scan
-from memtree_plugins.redaction.engine import placeholder
+from memtree_plugins.redaction.engine import PatternRule, placeholder
 from memtree_plugins.redaction.envdump import count_names
 
 MIN_LINE = 4096  # characters; shorter lines are judged whatever they hold
 BLOCK = 16384  # characters counted per call into the automata (a hostile block costs ~1 ms to count)
-PER_4K = 64  # keyword occurrences per 4 KB a line may hold on average: 1 in 64 characters ...
-PER_LINE = 3072  # ... up to this many in one line (~40 ms of judging at worst) ...
-PER_4K_LONG = 16  # ... or, in a line longer than a megabyte, this many per 4 KB
+
+# Occurrences a line may hold and still be judged, per 4 KB on average and per line (for lines over a
+# megabyte, per 4 KB again); see allowance().  Two counts, as two costs:
+# * judged: the keywords of rules that judge each value they find (context rules: ~10-40 us a value) and the
+#   environment's variable names.  Real long lines: at most ~80 per 4 KB (rustdoc's trait.Default.js, 29 KB
+#   of "Default"), ~5 in a search index's megabytes.
+JUDGED = (128, 2048, 8)
+# * any: every keyword and vendor prefix (a token rule tries its regex once per prefix: ~1 us).  Real long
+#   lines: at most ~185 per 4 KB (source maps, where "EAA" is a common segment), ~19 in megabyte lines.
+ANY = (512, 16384, 32)
 
 TAG = "dense-line"
 
 
-def allowance(length: int) -> int:
-    """How many keyword occurrences a line of ``length`` characters may hold and still be judged."""
+def allowance(length: int, limits: tuple[int, int, int] = JUDGED) -> int:
+    """How many occurrences a line of ``length`` characters may hold and still be judged: ``per_4k`` on
+    average, at most ``per_line`` unless the line is so long that ``per_4k_long`` gives more."""
+    per_4k, per_line, per_4k_long = limits
     units = length / 4096
-    return int(min(PER_4K * units, max(PER_LINE, PER_4K_LONG * units)))
+    return int(min(per_4k * units, max(per_line, per_4k_long * units)))
+
+
+_judged: tuple[scan.Needles, scan.Needles] | None = None
+
+
+def judged_needles(needles: scan.Needles) -> scan.Needles:
+    """The keywords and literals of the built-in rules that judge their values (not the token shapes)."""
+    global _judged
+    cached = _judged
+    if cached is None or cached[0] is not needles:
+        from memtree_plugins.redaction.rules import RULES, not_masked
+
+        rules = [r for r in RULES if isinstance(r, PatternRule) and (r.rewrite or r.check not in (None, not_masked))]
+        judged = scan.Needles([s for r in rules for s in r.literals], [k for r in rules for k in r.keywords])
+        cached = _judged = (needles, judged)
+    return cached[1]
 
 
 def too_dense(line: str, needles: scan.Needles) -> bool:
-    """True once ``line`` holds more keyword occurrences than its :func:`allowance`."""
-    budget = allowance(len(line))
-    seen = 0
+    """True once ``line`` holds more occurrences than its :func:`allowance`, of judged needles or of any."""
+    judged = judged_needles(needles)
+    budget_judged, budget_any = allowance(len(line), JUDGED), allowance(len(line), ANY)
+    seen_judged = seen_any = 0
     low = line.lower()
     exact = len(low) == len(line)  # else ("İ") each block is lowered on its own
     for at in range(0, len(line), BLOCK):
@@ -50,11 +75,14 @@ def too_dense(line: str, needles: scan.Needles) -> bool:
         # count only has to be right within a factor, not exact).
         end = at + BLOCK + needles.longest - 1
         block = line[at:end]
+        block_low = low[at:end] if exact else block.lower()
         try:
-            seen += needles.count(block, low[at:end] if exact else block.lower()) + count_names(block)
+            names = count_names(block)
+            seen_judged += judged.count(block, block_low) + names
+            seen_any += needles.count(block, block_low) + names
         except ValueError:  # lone surrogates: the automaton cannot read them, nor can the scan
             return False
-        if seen > budget:
+        if seen_judged > budget_judged or seen_any > budget_any:
             return True
     return False
 

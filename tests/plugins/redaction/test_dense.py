@@ -84,7 +84,9 @@ def minified(size: int, rate: float) -> str:
 def test_real_long_lines_are_still_judged_one_value_at_a_time(app, size, rate):
     line = minified(size, rate)
     needles = scan.current_needles()
-    assert needles.count(line, line.lower()) <= dense.allowance(len(line)) * 3 // 4  # under, as real code
+    judged = dense.judged_needles(needles)
+    assert judged.count(line, line.lower()) <= dense.allowance(len(line), dense.JUDGED) * 3 // 4  # as real code
+    assert needles.count(line, line.lower()) <= dense.allowance(len(line), dense.ANY) * 3 // 4
     token = "ghp_" + secret(36)
     text = line + ";const t='" + token + "';" + line[:4000]
     out, hits = app.redact(text)
@@ -97,18 +99,31 @@ def test_real_long_lines_are_still_judged_one_value_at_a_time(app, size, rate):
 
 
 def test_the_allowance_grows_with_the_line():
-    assert dense.allowance(dense.MIN_LINE) == dense.PER_4K
-    assert dense.allowance(MB) == max(dense.PER_LINE, dense.PER_4K_LONG * 256)
-    assert dense.allowance(8 * MB) == dense.PER_4K_LONG * 8 * 256  # a search index's megabytes stay judged
+    for limits in (dense.JUDGED, dense.ANY):
+        per_4k, per_line, per_4k_long = limits
+        assert dense.allowance(4096, limits) == per_4k
+        assert dense.allowance(MB, limits) == max(per_line, per_4k_long * 256)
+        assert dense.allowance(8 * MB, limits) == per_4k_long * 8 * 256  # a search index's megabytes stay judged
 
 
-def test_just_over_the_allowance_is_dense_just_under_is_judged():
+@pytest.mark.parametrize(("needle", "limits"), [("AKIA", dense.ANY), ("password=", dense.JUDGED)])
+def test_just_over_the_allowance_is_dense_just_under_is_judged(needle, limits):
     needles = scan.current_needles()
-    unit = "x" * 200 + "AKIA"  # one occurrence per unit
-    line = unit * (dense.allowance(len(unit) * 3000) + 1)
-    assert dense.too_dense(line, needles)
-    sparse = ("x" * 400 + "AKIA") * 3000  # half the density
-    assert not dense.too_dense(sparse, needles)
+    counter = needles if limits is dense.ANY else dense.judged_needles(needles)
+    size = 300_000
+    allowed = dense.allowance(size, limits)
+
+    def line(n: int) -> tuple[str, int]:
+        text = (("x" * (size // n - len(needle)) + needle) * n).ljust(size, "x")
+        return text, counter.count(text, text.lower())
+
+    n = 16
+    while line(n)[1] <= allowed * 5 // 4:
+        n *= 2
+    over, under = line(n), line(n // 4)
+    assert over[1] > allowed >= under[1]
+    assert dense.too_dense(over[0], needles)
+    assert not dense.too_dense(under[0], needles)
 
 
 def test_start_of_line_agrees_with_rfind_far_from_the_line_start():
