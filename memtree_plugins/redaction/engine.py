@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memtree_core.daemon.redacting import check_deadline
 from memtree_plugins.redaction import scan
 
 MARK = "[REDACTED:"
@@ -221,6 +222,9 @@ def _back_pattern(chars: str) -> re.Pattern[str]:
     return pat
 
 
+_CHECK_EVERY = 1023  # matches tried between two looks at the deadline (memtree_core.daemon.redacting)
+
+
 # ---- the rule type -----------------------------------------------------------------------------------
 
 Check = Callable[[re.Match[str]], bool]
@@ -363,10 +367,13 @@ class PatternRule:
         has_group = "secret" in self.pattern.groupindex
         judge = self._judge
         edits: list[tuple[int, int, str]] = []
-        hits = 0
+        hits = tried = 0
         if starts is None:
             def replace(m: re.Match[str]) -> str:
-                nonlocal hits
+                nonlocal hits, tried
+                tried += 1
+                if not tried & _CHECK_EVERY:
+                    check_deadline()
                 lo, hi, new, n = judge(m, text, mark, has_group)
                 hits += n
                 if new is None:
@@ -383,6 +390,9 @@ class PatternRule:
         for pos in starts:
             if pos < resume:  # inside the previous match, as re.sub would skip it
                 continue
+            tried += 1
+            if not tried & _CHECK_EVERY:
+                check_deadline()
             m = match(text, pos)
             if m is None or m.end() == pos:
                 continue
