@@ -19,6 +19,7 @@ from helpers.common import wait_for
 from helpers.daemon import mcp_session, project_paths, run_async, state_pid, text_of
 
 from memtree_core.daemon import redacting, redaction_gate
+from memtree_core.daemon.main import STOP_GRACE_S
 from memtree_core.forwarder.daemons import pid_alive
 
 MB = 1 << 20
@@ -90,8 +91,8 @@ def test_sigterm_stops_the_daemon_in_the_middle_of_a_long_redaction(
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(reader)
-                # The read has reached the daemon once its thread is busy: wait for the log to show the call
-                # or a second to pass, then stop the daemon while it redacts 20 MB.
+                # Give the read time to reach the daemon (the file is 20 MB: redacting it takes seconds, and
+                # is refused past 4 s), then stop the daemon while it redacts.
                 await anyio.sleep(1.5)
                 os.kill(pid, signal.SIGTERM)
                 t0 = time.monotonic()
@@ -100,8 +101,9 @@ def test_sigterm_stops_the_daemon_in_the_middle_of_a_long_redaction(
                 tg.cancel_scope.cancel()
             tail = log.read_text(errors="replace")[size:]
             assert "stopping: signal SIGTERM" in tail, tail[-2000:]
-            # Not a timing assertion on redaction: the stop path is bounded by STOP_GRACE_S whatever it waits on.
-            assert elapsed < 30
+            # The stop's own bound (not redaction's speed): gone within STOP_GRACE_S of the signal, whatever it
+            # waited on (the redaction gives up at once; faulthandler's watchdog ends anything else).
+            assert elapsed < STOP_GRACE_S + 1, f"the daemon took {elapsed:.1f} s to stop"
 
     run_async(main)
 
