@@ -58,6 +58,9 @@ Two tiers decide how much context is enough:
 Encoded secrets (encoded.py): base64 blobs whose decoded text holds a secret (``base64 .env``, Kubernetes
 Secret data, docker auths) and PEM key body lines seen without their BEGIN line are redacted whole.
 
+Hostile lines (dense.py, registered before every rule): a line too dense with keywords to judge one value at a
+time (a megabyte of ``token: ``) is replaced whole by ``[REDACTED:dense-line]``, line break kept.
+
 Not redacted on purpose (false-positive guards): git SHAs, ``sha256:``/``sha512-`` digests and integrity
 hashes, UUIDs and ULIDs on their own, public keys and certificates, Stripe publishable keys (``pk_``).
 """
