@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from memtree_plugins.redaction import scan
 from memtree_plugins.redaction.engine import PatternRule, placeholder
-from memtree_plugins.redaction.envdump import count_names
+from memtree_plugins.redaction.envdump import current_names
 
 MIN_LINE = 4096  # characters; shorter lines are judged whatever they hold
 BLOCK = 16384  # characters counted per call into the automata (a hostile block costs ~1 ms to count)
@@ -47,24 +47,28 @@ def allowance(length: int, limits: tuple[int, int, int] = JUDGED) -> int:
     return int(min(per_4k * units, max(per_line, per_4k_long * units)))
 
 
-_judged: tuple[scan.Needles, scan.Needles] | None = None
+_judged: tuple[scan.Needles, frozenset[str], scan.Needles] | None = None
 
 
 def judged_needles(needles: scan.Needles) -> scan.Needles:
-    """The keywords and literals of the built-in rules that judge their values (not the token shapes)."""
+    """What counts as judged: every keyword (the rules that have keywords are context rules, nearly all of
+    which judge a value), the literals of the built-in rules that judge their values (``PASS``, ``TOKEN``...
+    of the UPPER_SNAKE rules, not the vendor prefixes of the token shapes) and the environment's names."""
     global _judged
+    names = current_names()
     cached = _judged
-    if cached is None or cached[0] is not needles:
+    if cached is None or cached[0] is not needles or cached[1] != names:
         from memtree_plugins.redaction.rules import RULES, not_masked
 
         rules = [r for r in RULES if isinstance(r, PatternRule) and (r.rewrite or r.check not in (None, not_masked))]
-        judged = scan.Needles([s for r in rules for s in r.literals], [k for r in rules for k in r.keywords])
-        cached = _judged = (needles, judged)
-    return cached[1]
+        judged = scan.Needles([*(s for r in rules for s in r.literals), *sorted(names)], needles.keywords)
+        cached = _judged = (needles, names, judged)
+    return cached[2]
 
 
 def too_dense(line: str, needles: scan.Needles) -> bool:
-    """True once ``line`` holds more occurrences than its :func:`allowance`, of judged needles or of any."""
+    """True once ``line`` holds more occurrences than its :func:`allowance`, of judged needles or of any.
+    Three passes of an automaton per block: keywords (in the lower-cased text), literals, judged literals."""
     judged = judged_needles(needles)
     budget_judged, budget_any = allowance(len(line), JUDGED), allowance(len(line), ANY)
     seen_judged = seen_any = 0
@@ -73,15 +77,15 @@ def too_dense(line: str, needles: scan.Needles) -> bool:
     for at in range(0, len(line), BLOCK):
         # Blocks overlap by the longest needle, so one cut in two is still counted (once or twice: the
         # count only has to be right within a factor, not exact).
-        end = at + BLOCK + needles.longest - 1
+        end = at + BLOCK + max(needles.longest, judged.longest) - 1
         block = line[at:end]
-        block_low = low[at:end] if exact else block.lower()
         try:
-            names = count_names(block)
-            seen_judged += judged.count(block, block_low) + names
-            seen_any += needles.count(block, block_low) + names
+            lit, kw = needles.counts(block, low[at:end] if exact else block.lower())
+            judged_lit, _ = judged.counts(block, "")  # its keywords are the needles' own, counted above
         except ValueError:  # lone surrogates: the automaton cannot read them, nor can the scan
             return False
+        seen_judged += kw + judged_lit
+        seen_any += kw + lit + judged_lit
         if seen_judged > budget_judged or seen_any > budget_any:
             return True
     return False

@@ -46,7 +46,11 @@ def candidates(text: str) -> dict[str, None]:
     """The distinct runs of base64 characters of at least MIN_RUN, in order of first appearance (a leading
     ``+``, a diff's, is dropped: blobs whose first character is ``+`` are rare)."""
     raw = b" " + text.encode("utf-8", "surrogatepass").translate(_ONLY_B64)
-    return dict.fromkeys(r.decode("ascii").removeprefix("+") for r in _LONG_RUN.findall(raw))
+    if (len(raw) - raw.count(b" ")) * 5 < len(raw):  # mostly blanks: few words, and split() skips blanks fast
+        runs = [r for r in raw.split() if len(r) >= MIN_RUN]
+    else:
+        runs = _LONG_RUN.findall(raw)
+    return dict.fromkeys(r.decode("ascii").removeprefix("+") for r in runs)
 
 
 def _may_be_text(run: str) -> bool:

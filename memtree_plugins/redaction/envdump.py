@@ -117,8 +117,6 @@ class _Names:
     key: frozenset[str]
     # (text, enough): whole-word (name, offset) occurrences; stops at ``enough`` distinct names if given
     find: Callable[[str, int | None], list[tuple[str, int]]]
-    # text -> how many times the names occur (words or not), counted in C where the automaton is: dense.py
-    count: Callable[[str], int]
 
 
 _names_cache: _Names | None = None
@@ -148,22 +146,16 @@ def _names(environ: Mapping[str, str]) -> _Names:
                     if enough is not None and len(distinct) >= enough:
                         break
             return found
-
-        def count(text: str) -> int:
-            return len(automaton.find_matches_as_indexes(text))
     else:
         def find(text: str, enough: int | None) -> list[tuple[str, int]]:
             return [(n, m.start()) for n in ordered if n in text for m in re.finditer(rf"(?<!\w){n}(?!\w)", text)]
-
-        def count(text: str) -> int:
-            return sum(text.count(n) for n in ordered)
-    cached = _names_cache = _Names(key, find, count)
+    cached = _names_cache = _Names(key, find)
     return cached
 
 
-def count_names(text: str) -> int:
-    """How many times the live environment's variable names (and the common ones) occur in ``text``."""
-    return _names(os.environ).count(text)
+def current_names() -> frozenset[str]:
+    """The names this rule looks for now: the live environment's (longer than one letter) and the common ones."""
+    return _names(os.environ).key
 
 
 def _is_word(c: str) -> bool:

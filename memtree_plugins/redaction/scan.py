@@ -68,12 +68,13 @@ class Needles:
 
     def count(self, text: str, low: str) -> int:
         """How many occurrences :meth:`find` would give, counted without a Python step per occurrence."""
-        n = 0
-        if self._lit is not None:
-            n += len(self._lit.find_matches_as_indexes(text, overlapping=True))
-        if self._kw is not None:
-            n += len(self._kw.find_matches_as_indexes(low, overlapping=True))
-        return n
+        return sum(self.counts(text, low))
+
+    def counts(self, text: str, low: str) -> tuple[int, int]:
+        """:meth:`count` as (literals, keywords)."""
+        lit = len(self._lit.find_matches_as_indexes(text, overlapping=True)) if self._lit is not None else 0
+        kw = len(self._kw.find_matches_as_indexes(low, overlapping=True)) if self._kw is not None else 0
+        return lit, kw
 
 
 _PART = 1 << 16
