@@ -26,12 +26,12 @@ from memtree_plugins.redaction.envdump import current_names
 MIN_LINE = 4096  # characters; shorter lines are judged whatever they hold
 BLOCK = 16384  # characters counted per call into the automata (a hostile block costs ~1 ms to count)
 
-# Occurrences a line may hold and still be judged, per 4 KB on average and per line (for lines over a
-# megabyte, per 4 KB again); see allowance().  Two counts, as two costs:
-# * judged: the keywords of rules that judge each value they find (context rules: ~10-40 us a value) and the
-#   environment's variable names.  Real long lines: at most ~80 per 4 KB (rustdoc's trait.Default.js, 29 KB
-#   of "Default"), ~5 in a search index's megabytes.
-JUDGED = (128, 2048, 8)
+# Occurrences a line may hold and still be judged, per 4 KB on average and per line (for lines so long that
+# it gives more, per 4 KB again); see allowance().  Two counts, as two costs:
+# * judged: every keyword, the literals of rules that judge each value they find (context rules: ~10-40 us a
+#   value) and the environment's variable names.  Real long lines: at most ~80 per 4 KB (rustdoc's
+#   trait.Default.js, 29 KB of "Default"), ~14 in a 370 KB line, ~5 in a search index's megabytes.
+JUDGED = (128, 1536, 6)
 # * any: every keyword and vendor prefix (a token rule tries its regex once per prefix: ~1 us).  Real long
 #   lines: at most ~185 per 4 KB (source maps, where "EAA" is a common segment), ~19 in megabyte lines.
 ANY = (512, 16384, 32)
