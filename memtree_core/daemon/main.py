@@ -16,6 +16,7 @@ Boot order (what a capture or a forwarder can see, as early as possible):
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import os
 import signal
@@ -30,12 +31,14 @@ from typing import Any
 from memtree_core.daemon import ingest
 from memtree_core.daemon.control import bind_private, try_lock, write_state
 from memtree_core.daemon.project import Identity, identify
+from memtree_core.daemon.redacting import stop_all as stop_redactions
 from memtree_core.forwarder.paths import ProjectPaths, memtree_home
 from memtree_core.forwarder.records import code_version, installed_at
 
 log = logging.getLogger("memtree.daemon")
 
 POLL_S = 0.2  # how often the main loop looks at the stop flag and the idle clock
+STOP_GRACE_S = 4.0  # after a stop signal the process is gone by then, cleaned up or not (_hard_stop_later)
 BOOT_SWITCH_INTERVAL_S = 0.0005  # see _main_loop
 DEFAULT_IDLE_TIMEOUT_S = 1800.0  # settings' default; the real value arrives with the settings
 
@@ -128,6 +131,7 @@ class Daemon:
         self.t0 = time.perf_counter()
         self.on_ready = on_ready  # told once the sockets and the state file are in place
         self.switch_interval = sys.getswitchinterval()  # restored once the boot thread is done
+        self.watchdog: Any = None  # the log, open for faulthandler once a stop signal came (_hard_stop_later)
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def run(self) -> int:
@@ -158,6 +162,8 @@ class Daemon:
         def on_signal(signum: int, _frame: Any) -> None:
             self.stop_reason = f"signal {signal.Signals(signum).name}"
             self.stop_event.set()
+            stop_redactions()  # a tool call redacting a big file gives up instead of holding the stop
+            self._hard_stop_later()
 
         # Whoever started us may have ignored SIGCHLD (inherited across fork and exec): the kernel would then
         # reap our children itself and every subprocess (the bash tool, git) would report exit status 0.
@@ -165,6 +171,19 @@ class Daemon:
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
         signal.signal(signal.SIGHUP, on_signal)
+
+    def _hard_stop_later(self) -> None:
+        """Whatever still holds the stop up (a thread in a long call, a lock), the process exits within
+        :data:`STOP_GRACE_S` of the signal: faulthandler's watchdog is a C thread that needs no GIL; it writes
+        every thread's stack to the log, then ``_exit(1)``s.  A daemon killed so leaves its socket and state
+        file behind, which the next one replaces (as after a crash); the kernel releases the lock."""
+        if self.watchdog is not None:
+            return
+        try:
+            self.watchdog = open(self.paths.log, "a")  # noqa: SIM115 - kept open until the process ends
+            faulthandler.dump_traceback_later(STOP_GRACE_S, exit=True, file=self.watchdog)
+        except (OSError, ValueError, RuntimeError):
+            log.exception("cannot arm the stop watchdog")
 
     def _serve(self) -> int:
         return_big_allocations()

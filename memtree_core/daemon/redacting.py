@@ -18,6 +18,8 @@ is the host's: a plugin's rules get the same line keeping as the built-ins'.
 from __future__ import annotations
 
 import re
+import threading
+import time
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -130,15 +132,52 @@ def changed_lines(before: str, after: str) -> dict[int, list[str]]:
     return lines
 
 
-def redact(rules: Iterable[RedactionRule], text: str) -> Redacted:
+class TooSlow(Exception):
+    """Redaction went past its deadline: the text must be neither stored nor returned."""
+
+
+_deadline = threading.local()
+_stopping = threading.Event()
+
+
+def stop_all() -> None:
+    """The daemon is stopping: every redaction still running gives up at its next check (:class:`TooSlow`)."""
+    _stopping.set()
+
+
+def stopping() -> bool:
+    return _stopping.is_set()
+
+
+def check_deadline() -> None:
+    """Raise :class:`TooSlow` when the redaction running on this thread is past its deadline, or the daemon
+    is stopping.  The host checks between rules; a rule with a long loop of its own may call this now and
+    then to stop sooner."""
+    at = getattr(_deadline, "at", None)
+    if (at is not None and time.monotonic() > at) or _stopping.is_set():
+        raise TooSlow
+
+
+def redact(rules: Iterable[RedactionRule], text: str, deadline: float | None = None) -> Redacted:
     """Apply ``rules`` in order to the whole of ``text``, keeping its line count (see module doc).
 
     Per-line records name each rule by the tag of its mark (``[REDACTED:<tag>]``), which for the built-in
-    rules is the rule's name or its family's."""
+    rules is the rule's name or its family's.  ``deadline`` (``time.monotonic()``): raise :class:`TooSlow`
+    past it, between rules or from a rule that calls :func:`check_deadline`."""
+    previous = getattr(_deadline, "at", None)
+    _deadline.at = deadline if previous is None or deadline is None else min(previous, deadline)
+    try:
+        return _redact(rules, text)
+    finally:
+        _deadline.at = previous
+
+
+def _redact(rules: Iterable[RedactionRule], text: str) -> Redacted:
     out = Redacted(text)
     current = text
     newlines = text.count("\n")
     for rule in rules:
+        check_deadline()
         new, n = rule.redact(current)
         if not n:
             continue

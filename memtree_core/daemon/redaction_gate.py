@@ -8,15 +8,17 @@ own config (or environment) set ``redaction.enabled`` to false: a repository can
 was not stored, and ``read``/``grep`` answer with a tool error.  ``memtree info`` gives the same reason.
 
 A rule that raises while redacting closes the gate for that text only: whatever it was meant to catch may
-still be in there, so that text is not stored either.
+still be in there, so that text is not stored either.  So does a big text whose redaction runs past its
+deadline (:data:`DEADLINE_S`): refused with a reason, never stored half-redacted.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
-from memtree_core.daemon.redacting import Redacted
+from memtree_core.daemon.redacting import Redacted, TooSlow, stopping
 from memtree_core.daemon.redacting import redact as redact_all
 
 REASON = "redaction-unavailable"
@@ -31,6 +33,23 @@ class RedactionUnavailable(Exception):
     def __init__(self, why: str) -> None:
         super().__init__(f"nothing was stored: redaction is unavailable ({why})")
         self.why = why
+
+
+class RedactionTooSlow(RedactionUnavailable):
+    """A big text whose redaction did not finish in :data:`DEADLINE_S`: refused, not kept half-judged."""
+
+    def __init__(self, size: int) -> None:
+        Exception.__init__(self, f"nothing was stored: redacting this {size / 2**20:.1f} MB text took longer than "
+                           f"{DEADLINE_S:g} s (it is dense with secret-like keywords), so it was refused rather than "
+                           f"returned or kept half-redacted; split it into smaller files to read it through memtree")
+        self.why = f"redaction took longer than {DEADLINE_S:g} s"
+
+
+# Texts over BIG_TEXT (an MCP read of a whole file, up to 20 MB) get DEADLINE_S to be redacted: a hostile
+# file must not hold a tool call, and the daemon, for minutes.  Real code redacts at ~7 MB/s; captures are
+# cut to 100 kB before they get here.
+BIG_TEXT = 1 << 20
+DEADLINE_S = 4.0
 
 
 def unavailable_reason(settings: Any, plugins: Any) -> str | None:
@@ -62,7 +81,13 @@ def redact(settings: Any, plugins: Any, text: str) -> Redacted:
     why = unavailable_reason(settings, plugins)
     if why is not None:
         raise RedactionUnavailable(why)
-    return redact_all(_guarded(plugins.redaction_rules.entries()), text)
+    deadline = time.monotonic() + DEADLINE_S if len(text) > BIG_TEXT else None
+    try:
+        return redact_all(_guarded(plugins.redaction_rules.entries()), text, deadline)
+    except TooSlow:
+        if stopping():
+            raise RedactionUnavailable("the daemon is stopping") from None
+        raise RedactionTooSlow(len(text)) from None
 
 
 class _Guarded:
@@ -75,6 +100,8 @@ class _Guarded:
     def redact(self, text: str) -> tuple[str, int]:
         try:
             return self.entry.item.redact(text)
+        except TooSlow:
+            raise
         except Exception as exc:
             raise RedactionUnavailable(f"rule {self.entry.name!r} from plugin {self.entry.plugin} failed: "
                                        f"{type(exc).__name__}: {exc}") from exc

@@ -26,13 +26,16 @@ if TYPE_CHECKING:
 @hookimpl(trylast=True)
 def memtree_register_redaction_rules(register: Register[RedactionRule]) -> None:
     from memtree_plugins.redaction import entropy
+    from memtree_plugins.redaction.dense import DenseLines
     from memtree_plugins.redaction.envdump import EnvDumpRule
     from memtree_plugins.redaction.rules import RULES
     from memtree_plugins.redaction.views import DecodedViews
 
-    # Runs first (its priority), over every rule the project registers (configure() hands it the registry).
+    # Before all (its priority): a hostile line no rule could judge in time is replaced whole (dense.py).
+    register(DenseLines())
+    # Then (its priority) the decoded views, over every rule the project registers (configure() hands it them).
     register(DecodedViews())
-    # First, so a dump's values are replaced whole before any shape rule cuts into them.
+    # Then, so a dump's values are replaced whole before any shape rule cuts into them.
     register(EnvDumpRule())
     for rule in RULES:
         register(rule)

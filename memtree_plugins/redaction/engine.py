@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memtree_core.daemon.redacting import check_deadline
 from memtree_plugins.redaction import scan
 
 MARK = "[REDACTED:"
@@ -48,6 +50,27 @@ def lowered(text: str) -> str:
     low = text.lower()
     _last_lower = (text, low)
     return low
+
+
+_last_newlines: tuple[str, list[int]] = ("", [])
+_NEWLINE = re.compile("\n")
+NEAR = 4096  # characters searched back for a line's start before the text's line index is built
+
+
+def start_of_line(text: str, pos: int) -> int:
+    """Where the line holding ``pos`` starts.  ``text.rfind("\\n", 0, pos)`` costs the line's length, once
+    per match: on a megabyte-long line of matches that is quadratic.  Past :data:`NEAR` characters the
+    text's newlines are indexed once (one-entry cache, as :func:`lowered`) and bisected."""
+    i = text.rfind("\n", max(0, pos - NEAR), pos)
+    if i >= 0 or pos <= NEAR:
+        return i + 1
+    global _last_newlines
+    cached = _last_newlines
+    if cached[0] is not text:
+        cached = (text, [m.start() for m in _NEWLINE.finditer(text)])
+        _last_newlines = cached
+    k = bisect_left(cached[1], pos)
+    return cached[1][k - 1] + 1 if k else 0
 
 
 _QUOTED = re.compile(r"(\\{0,7})([\"'])(.*)\1\2", re.S)
@@ -116,6 +139,9 @@ def is_counting(value: str) -> bool:
     return step != 0 and all((b - a) % 256 == step for a, b in zip(octets, octets[1:], strict=False))
 
 
+MAX_PLACEHOLDER = 1024
+
+
 def is_placeholder(value: str) -> bool:
     """True for values that stand for a secret rather than being one: template references, markers,
     dummy words, masked runs, counting runs.  Used by the context rules only: a token with a vendor prefix
@@ -123,6 +149,8 @@ def is_placeholder(value: str) -> bool:
     v = value.strip().strip("\"'`")
     if not v or v.startswith(MARK):
         return True
+    if len(v) > MAX_PLACEHOLDER:
+        return False  # placeholders are short; judging a megabyte "value" costs more than redacting it
     if v.lower() in _PLACEHOLDER_WORDS or _REPEATED.match(v):
         return True
     return bool(_TEMPLATE.search(v) or _PLACEHOLDER_HINT.search(v)) or is_counting(v)
@@ -312,6 +340,9 @@ def _back_pattern(chars: str) -> re.Pattern[str]:
     return pat
 
 
+_CHECK_EVERY = 1023  # matches tried between two looks at the deadline (memtree_core.daemon.redacting)
+
+
 # ---- the rule type -----------------------------------------------------------------------------------
 
 Check = Callable[[re.Match[str]], bool]
@@ -454,10 +485,13 @@ class PatternRule:
         has_group = "secret" in self.pattern.groupindex
         judge = self._judge
         edits: list[tuple[int, int, str]] = []
-        hits = 0
+        hits = tried = 0
         if starts is None:
             def replace(m: re.Match[str]) -> str:
-                nonlocal hits
+                nonlocal hits, tried
+                tried += 1
+                if not tried & _CHECK_EVERY:
+                    check_deadline()
                 lo, hi, new, n = judge(m, text, mark, has_group)
                 hits += n
                 if new is None:
@@ -474,6 +508,9 @@ class PatternRule:
         for pos in starts:
             if pos < resume:  # inside the previous match, as re.sub would skip it
                 continue
+            tried += 1
+            if not tried & _CHECK_EVERY:
+                check_deadline()
             m = match(text, pos)
             if m is None or m.end() == pos:
                 continue

@@ -39,6 +39,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 
 from memtree_plugins.redaction.engine import is_number_or_flag, is_pathlike, placeholder
 
@@ -135,7 +136,10 @@ def _names(environ: Mapping[str, str]) -> _Names:
         def find(text: str, enough: int | None) -> list[tuple[str, int]]:
             found: list[tuple[str, int]] = []
             distinct: set[str] = set()
-            for i, start, end in automaton.find_matches_as_indexes(text):
+            matches = automaton.find_matches_as_indexes(text)
+            if enough is not None and len(set(map(itemgetter(0), matches))) < enough:
+                return found  # too few names even before the word test (counted in C: a line of one name)
+            for i, start, end in matches:
                 if (start == 0 or not _is_word(text[start - 1])) and (end == len(text) or not _is_word(text[end])):
                     found.append((ordered[i], start))
                     distinct.add(ordered[i])
@@ -147,6 +151,11 @@ def _names(environ: Mapping[str, str]) -> _Names:
             return [(n, m.start()) for n in ordered if n in text for m in re.finditer(rf"(?<!\w){n}(?!\w)", text)]
     cached = _names_cache = _Names(key, find)
     return cached
+
+
+def current_names() -> frozenset[str]:
+    """The names this rule looks for now: the live environment's (longer than one letter) and the common ones."""
+    return _names(os.environ).key
 
 
 def _is_word(c: str) -> bool:

@@ -61,6 +61,9 @@ Two tiers decide how much context is enough:
 Encoded secrets (encoded.py): base64 blobs whose decoded text holds a secret (``base64 .env``, Kubernetes
 Secret data, docker auths) and PEM key body lines seen without their BEGIN line are redacted whole.
 
+Hostile lines (dense.py, registered before every rule): a line too dense with keywords to judge one value at a
+time (a megabyte of ``token: ``) is replaced whole by ``[REDACTED:dense-line]``, line break kept.
+
 Not redacted on purpose (false-positive guards): git SHAs, ``sha256:``/``sha512-`` digests and integrity
 hashes, UUIDs and ULIDs on their own, public keys and certificates, Stripe publishable keys (``pk_``).
 """
@@ -86,9 +89,10 @@ from memtree_plugins.redaction.engine import (
     looks_like_code,
     placeholder,
     quoted_span,
+    start_of_line,
 )
 
-RULESET_VERSION = "2026.12.3"
+RULESET_VERSION = "2026.12.4"
 
 # Token boundaries: a token must not be glued to more token characters on either side.
 L = r"(?<![A-Za-z0-9_])"
@@ -191,7 +195,7 @@ _YAML_KEY_PREFIX = re.compile(r"[ \t]*(?:-[ \t]+)?\Z")
 
 def yaml_token_value(m: re.Match[str]) -> bool:
     """Only a YAML key that starts its line (kubeconfig ``users:`` entries, ``- token: ...``)."""
-    line_start = m.string.rfind("\n", 0, m.start()) + 1
+    line_start = start_of_line(m.string, m.start())
     if not _YAML_KEY_PREFIX.match(m.string, line_start, m.start()):
         return False
     value, quoted = _unquote(m.group("secret"))
@@ -392,7 +396,7 @@ def is_identifier(value: str) -> bool:
 
 def _line_prefix_is_gutter(text: str, start: int) -> bool:
     """Only a gutter, indentation and a YAML list dash stand between the line's start and ``start``."""
-    line_start = text.rfind("\n", 0, start) + 1
+    line_start = start_of_line(text, start)
     g = _GUTTER_RX.match(text, line_start, start)
     return bool(_YAML_KEY_PREFIX.match(text, g.end() if g else line_start, start))
 
@@ -438,9 +442,9 @@ def yaml_next_line_value(m: re.Match[str]) -> bool:
     kind = secret_name(m.group("name"))
     if kind is None:
         return False
-    key_start = text.rfind("\n", 0, m.start()) + 1
+    key_start = start_of_line(text, m.start())
     value_start = m.start("secret")
-    value_line = text.rfind("\n", 0, value_start) + 1
+    value_line = start_of_line(text, value_start)
     if _indent_after_gutter(text, value_line, value_start) <= _indent_after_gutter(text, key_start, m.start()):
         return False
     value, quoted = _unquote(m.group("secret").rstrip())

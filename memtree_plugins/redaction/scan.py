@@ -25,6 +25,8 @@ from collections.abc import Iterable
 from itertools import accumulate
 from operator import add, sub
 
+from memtree_core.daemon.redacting import check_deadline
+
 try:
     import ahocorasick_rs
 except ImportError:  # declared in pyproject; without it the rules fall back to their own search
@@ -53,14 +55,39 @@ class Needles:
         the automaton cannot take (lone surrogates)."""
         found: dict[int, list[int]] = {}
         if self._lit is not None:
-            for i, start, _ in self._lit.find_matches_as_indexes(text, overlapping=True):
-                found.setdefault(i, []).append(start)
+            for part in _parts(self._lit.find_matches_as_indexes(text, overlapping=True)):
+                for i, start, _ in part:
+                    found.setdefault(i, []).append(start)
         if self._kw is not None:
             base = self.n_literals
-            for j, start, _ in self._kw.find_matches_as_indexes(low, overlapping=True):
-                found.setdefault(base + j, []).append(start)
+            for part in _parts(self._kw.find_matches_as_indexes(low, overlapping=True)):
+                for j, start, _ in part:
+                    found.setdefault(base + j, []).append(start)
         # Matches come in order of their end; one needle's ends (same length) order its starts.
         return found
+
+    def count(self, text: str, low: str) -> int:
+        """How many occurrences :meth:`find` would give, counted without a Python step per occurrence."""
+        return sum(self.counts(text, low))
+
+    def counts(self, text: str, low: str) -> tuple[int, int]:
+        """:meth:`count` as (literals, keywords)."""
+        lit = len(self._lit.find_matches_as_indexes(text, overlapping=True)) if self._lit is not None else 0
+        kw = len(self._kw.find_matches_as_indexes(low, overlapping=True)) if self._kw is not None else 0
+        return lit, kw
+
+
+_PART = 1 << 16
+
+
+def _parts(matches: list[tuple[int, int, int]]) -> Iterable[list[tuple[int, int, int]]]:
+    """``matches`` in slices, the redaction's deadline checked before each (a hostile text has millions)."""
+    if len(matches) <= _PART:
+        yield matches
+        return
+    for at in range(0, len(matches), _PART):
+        check_deadline()
+        yield matches[at:at + _PART]
 
 
 # A rule that redacts more than this in one text (a pathological input) makes the next rule scan afresh.

@@ -9,8 +9,10 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -230,8 +232,34 @@ def _hook_on_endless_stdin(project: Path | None, stdin: int, limit: float) -> tu
         proc.wait()
 
 
+def _feed(stdin: str, project: Path | None, limit: float) -> tuple[int | None, float, str]:
+    """Run the hook on a stdin that never ends: ``silent`` (a pipe kept open, never written to),
+    ``endless`` (`yes`: bytes as fast as the hook takes them) or ``trickle`` (a byte now and then: never idle
+    for long, never big); (exit status or None, seconds taken, the drop reason expected)."""
+    if stdin == "silent":
+        read_end, write_end = os.pipe()
+        try:
+            status, took = _hook_on_endless_stdin(project, read_end, limit)
+        finally:
+            os.close(read_end)
+            os.close(write_end)
+        return status, took, "stdin-timeout"
+    argv = (["yes", '{"tool_name": "Bash"}'] if stdin == "endless" else
+            ["/bin/sh", "-c", """printf '{"tool_name": "Bash", "tool_response": {"stdout": "'; """
+                              "while printf x; do sleep 0.5; done"])
+    feeder = subprocess.Popen(argv, stdout=subprocess.PIPE)
+    assert feeder.stdout is not None
+    try:
+        status, took = _hook_on_endless_stdin(project, feeder.stdout.fileno(), limit)
+    finally:
+        feeder.kill()
+        feeder.wait()
+        feeder.stdout.close()
+    return status, took, "oversized" if stdin == "endless" else "stdin-timeout"
+
+
 @pytest.mark.parametrize("sender", ["perl", "python", "python without CLAUDE_PROJECT_DIR"])
-@pytest.mark.parametrize("stdin", ["silent", "endless"])
+@pytest.mark.parametrize("stdin", ["silent", "endless", "trickle"])
 def test_a_stdin_that_never_ends_is_dropped_within_the_hooks_own_deadline(
         served: App, project: Path, home: Path, sender: str, stdin: str) -> None:
     for _ in range(100):
@@ -243,25 +271,50 @@ def test_a_stdin_that_never_ends_is_dropped_within_the_hooks_own_deadline(
         pytest.skip("no perl here")
     assert hook_sender.write_sender_file(home, {**os.environ, "MEMTREE_HOOK_SENDER": kind})[0] == kind
     limit = next(h["timeout"] for g in HOOKS["hooks"]["PostToolUse"] for h in g["hooks"] if h.get("async")) - 1
-    if stdin == "silent":  # a pipe kept open and never written to
-        read_end, write_end = os.pipe()
-        try:
-            status, took = _hook_on_endless_stdin(None if "without" in sender else project, read_end, limit)
-        finally:
-            os.close(read_end)
-            os.close(write_end)
-        expected = "stdin-timeout"
-    else:  # `yes`: bytes as fast as the hook takes them, for ever
-        yes = subprocess.Popen(["yes", '{"tool_name": "Bash"}'], stdout=subprocess.PIPE)
-        assert yes.stdout is not None
-        try:
-            status, took = _hook_on_endless_stdin(None if "without" in sender else project, yes.stdout.fileno(),
-                                                  limit)
-        finally:
-            yes.kill()
-            yes.wait()
-            yes.stdout.close()
-        expected = "oversized"
+    status, took, expected = _feed(stdin, None if "without" in sender else project, limit)
     assert status == 0, f"still running after {took:.1f} s"
     assert drops(home) == {expected: 1}
     assert contents(served) == []
+
+
+@pytest.fixture
+def nc_served(project: Path, home: Path, monkeypatch) -> Iterator[tuple[App, Path]]:
+    """A served project whose hook sender is nc, with a home short enough that the hook really uses nc (a
+    socket in a fallback directory hands nc's place to perl)."""
+    if not (shutil.which("nc") and shutil.which("timeout")):
+        pytest.skip("no nc (or no timeout) here")
+    short = Path(tempfile.mkdtemp(prefix="mt", dir="/tmp"))
+    monkeypatch.setenv("MEMTREE_HOME", str(short))
+    app = App.open(project)
+    sock = ingest.bind(app.paths, app.identity.root)
+    stop = threading.Event()
+    thread = threading.Thread(target=ingest.serve, args=(sock, app, stop), daemon=True)
+    thread.start()
+    try:
+        assert hook_sender.write_sender_file(short, {**os.environ, "MEMTREE_HOOK_SENDER": "nc"})[0] == "nc"
+        assert not list((short / "roots").rglob(".sock-elsewhere"))
+        yield app, short
+    finally:
+        stop.set()
+        thread.join(10)
+        app.close()
+        shutil.rmtree(short, ignore_errors=True)
+
+
+def test_the_nc_sender_delivers(nc_served: tuple[App, Path], project: Path) -> None:
+    app, short = nc_served
+    for f in sorted(FIXTURES.glob("*.json")):
+        r = run_hook(f.read_bytes(), project)
+        assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+    assert len(contents(app)) == 5 and drops(short) == {}
+
+
+@pytest.mark.parametrize("stdin", ["silent", "endless", "trickle"])
+def test_the_nc_sender_has_a_stdin_deadline_and_cap_of_its_own(nc_served: tuple[App, Path], project: Path,
+                                                               stdin: str) -> None:
+    app, short = nc_served
+    limit = next(h["timeout"] for g in HOOKS["hooks"]["PostToolUse"] for h in g["hooks"] if h.get("async")) - 1
+    status, took, expected = _feed(stdin, project, limit)
+    assert status == 0, f"still running after {took:.1f} s"
+    assert drops(short) == {expected: 1}
+    assert contents(app) == []
