@@ -136,7 +136,11 @@ class TooSlow(Exception):
     """Redaction went past its deadline: the text must be neither stored nor returned."""
 
 
-_deadline = threading.local()
+class _Deadline(threading.local):
+    at: float | None = None  # this thread's redaction deadline (time.monotonic()), or none
+
+
+_deadline = _Deadline()
 _stopping = threading.Event()
 
 
@@ -153,7 +157,7 @@ def check_deadline() -> None:
     """Raise :class:`TooSlow` when the redaction running on this thread is past its deadline, or the daemon
     is stopping.  The host checks between rules; a rule with a long loop of its own may call this now and
     then to stop sooner."""
-    at = getattr(_deadline, "at", None)
+    at = _deadline.at
     if (at is not None and time.monotonic() > at) or _stopping.is_set():
         raise TooSlow
 
@@ -164,7 +168,7 @@ def redact(rules: Iterable[RedactionRule], text: str, deadline: float | None = N
     Per-line records name each rule by the tag of its mark (``[REDACTED:<tag>]``), which for the built-in
     rules is the rule's name or its family's.  ``deadline`` (``time.monotonic()``): raise :class:`TooSlow`
     past it, between rules or from a rule that calls :func:`check_deadline`."""
-    previous = getattr(_deadline, "at", None)
+    previous = _deadline.at
     _deadline.at = deadline if previous is None or deadline is None else min(previous, deadline)
     try:
         return _redact(rules, text)

@@ -290,17 +290,20 @@ def _is_arithmetic(v: str) -> bool:
     operands = _OPERATOR.split(v)
     if len(operands) < 2 or len(operands) > 16:
         return False
-    code = False
+    code = evident = False
     for op in operands:
         if not op:
             continue
         if _NUMBER.fullmatch(op) or (_IDENT_RX.fullmatch(op) and is_wordy(op)):
+            evident = evident or op[0].isdigit()
             continue
         if _OPERATOR.search(op) is None and looks_like_code(op):
             code = True
+            evident = evident or "(" in op or "[" in op
             continue
         return False
-    return code
+    # Names and dots joined by `-` with no call, index or number (`XoNRJ4.SEy-QEHxwCIA_`) read as a token.
+    return code and evident
 
 
 _IDENT_RX = re.compile(_IDENT)
