@@ -40,6 +40,7 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
     "symbols": ([], ["--per-language", "0", "--embed"]),
     "core_size": ([], []),
     "cli": (["--runs", "10"], ["--runs", "30"]),
+    "overhead": ([], ["--runs", "3"]),
 }
 
 
