@@ -31,7 +31,7 @@ CONTINUED = "+"  # prefix of a rule name in Redacted.lines: the line is part of 
 @dataclass
 class Redacted:
     text: str
-    hits: dict[str, int] = field(default_factory=dict)  # rule name -> values redacted
+    hits: dict[str, int] = field(default_factory=dict)  # rule name (or the tag it reports) -> values redacted
     # 1-based line -> the rule of each value redacted on it (``+rule``: the line held part of a value
     # that started on an earlier line; it is blank or cut now)
     lines: dict[int, list[str]] = field(default_factory=dict)
@@ -142,7 +142,9 @@ def redact(rules: Iterable[RedactionRule], text: str) -> Redacted:
         new, n = rule.redact(current)
         if not n:
             continue
-        out.hits[rule.name] = out.hits.get(rule.name, 0) + n
+        # A rule standing for many (the secret catalogue) says how many values each of its tags took.
+        for name, k in (getattr(n, "by_tag", None) or {rule.name: n}).items():
+            out.hits[name] = out.hits.get(name, 0) + k
         if new is current or new == current:
             continue
         if new.count("\n") != newlines:

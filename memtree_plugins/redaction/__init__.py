@@ -1,5 +1,6 @@
 """Built-in redaction: the environment-dump rule (:mod:`.envdump`), then every rule of
-:mod:`memtree_plugins.redaction.rules`, one by one.
+:mod:`memtree_plugins.redaction.rules`, one by one, then the secret catalogue (:mod:`.catalogue`: gitleaks'
+default rules plus the user's ``redaction.ruleFiles``, rule ``gitleaks``, marks tagged with each rule's id).
 
 Each rule is registered under its own name, so a third-party plugin can ``register.remove("<name>")`` a
 single built-in rule, or ``register(rule, replaces=True)`` to swap in its own version of it.  The rule set
@@ -15,12 +16,14 @@ from typing import TYPE_CHECKING
 from memtree_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from memtree_core.plugin_settings import BuiltinSettings
     from memtree_core.registry import Register
     from memtree_core.types import CommandPolicy, RedactionRule
 
 
 @hookimpl(trylast=True)
 def memtree_register_redaction_rules(register: Register[RedactionRule]) -> None:
+    from memtree_plugins.redaction.catalogue.matcher import CatalogueRule
     from memtree_plugins.redaction.envdump import EnvDumpRule
     from memtree_plugins.redaction.rules import RULES
 
@@ -28,6 +31,16 @@ def memtree_register_redaction_rules(register: Register[RedactionRule]) -> None:
     register(EnvDumpRule())
     for rule in RULES:
         register(rule)
+    # Last: breadth after memtree's context rules, which keep more of the line and judge values on code.
+    register(CatalogueRule())
+
+
+@hookimpl(trylast=True)
+def memtree_settings_model() -> type[BuiltinSettings]:
+    # ``redaction.ruleFiles``: memtree_plugins.redaction.settings
+    from memtree_plugins.redaction.settings import RedactionSettings
+
+    return RedactionSettings
 
 
 @hookimpl(trylast=True)

@@ -256,6 +256,12 @@ def secret_name(name: str) -> str | None:
     return None
 
 
+def qualified_not_secret(name: str) -> bool:
+    """True for a name whose last part says it holds no secret: ``token_id``, ``secret_name``, ``key_path``."""
+    norm = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).upper().replace("-", "_").replace(".", "_")
+    return bool(_NOT_SECRET.search(norm.strip("_")))
+
+
 _SPACED_EQUALS = re.compile(r"[ \t]=|=[ \t]")
 
 

@@ -1,0 +1,326 @@
+"""The catalogue run as one redaction rule: a keyword prefilter, then google-re2 (linear time), then what
+gitleaks checks on each finding (secret group, entropy, allowlists), then memtree's own judgement of the
+generic rules' values.
+
+How a text is scanned (:meth:`Engine.findings`):
+
+1. One Aho-Corasick pass over the lower-cased text finds every rule keyword; a rule runs only when one of
+   its keywords occurs (a rule without keywords always runs), as gitleaks does.
+2. Each selected rule's regex runs over the UTF-8 bytes of the whole text with google-re2 (RE2: time
+   linear in the text, no backtracking, the syntax gitleaks' Go regexes are written in: every regex of
+   the shipped catalogue compiles as is; a user rule that RE2 rejects is an error naming the rule).
+   When a Hyperscan database of the catalogue is cached (:mod:`.hyperscan_db`), one Hyperscan pass
+   first tells which selected rules can match at all in an ASCII text, and only those run under RE2.
+3. A finding's secret is its ``secretGroup`` (else the first non-empty group, else the whole match, as
+   gitleaks takes it); it must have more entropy than the rule's ``entropy`` and pass the global and the
+   rule's allowlists.  For the ``generic-*`` rules memtree also vetoes a placeholder (``your_api_key``,
+   ``${TOKEN}``) and, unquoted, code (``settings.API_KEY_V2``): :mod:`memtree_plugins.redaction.engine`.
+4. Secrets that overlap are merged and replaced once, tagged with the most specific rule (a vendor rule
+   over a generic one).  A value already replaced by an earlier rule (``[REDACTED:...]``) is left alone.
+
+The rule reports its hits per tag (:class:`TagHits`), so ``memtree stats`` counts each gitleaks id.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memtree_plugins.redaction.catalogue import Allowlist, Catalogue, CatalogueError, Rule, builtin, load
+from memtree_plugins.redaction.engine import MARK, is_placeholder, looks_like_code, lowered, shannon_entropy
+from memtree_plugins.redaction.rules import qualified_not_secret
+
+_MARK_B = MARK.encode()
+_QUOTES = b"\"'`"
+
+
+class TagHits(int):
+    """A hit count that also says how many values each tag (each gitleaks rule id) redacted;
+    :func:`memtree_core.daemon.redacting.redact` records the tags instead of the rule's name."""
+
+    by_tag: dict[str, int]
+
+    def __new__(cls, by_tag: dict[str, int]) -> TagHits:
+        self = super().__new__(cls, sum(by_tag.values()))
+        self.by_tag = by_tag
+        return self
+
+
+@dataclass(frozen=True)
+class _Allow:
+    regexes: Any  # one compiled re2 alternation, or None
+    stopwords: tuple[str, ...]
+    target: str
+    all_of: bool
+    needs_path: bool
+
+    def allows(self, secret: str, match: str, line: str) -> bool:
+        """gitleaks' checkFindingAllowed for one allowlist, with no file path or commit to match."""
+        target = match if self.target == "match" else line if self.target == "line" else secret
+        regex_ok = bool(self.regexes is not None and target and self.regexes.search(target))
+        low = secret.lower()
+        stop_ok = bool(secret) and any(w in low for w in self.stopwords)
+        if not self.all_of:
+            return regex_ok or stop_ok
+        if self.needs_path:
+            return False
+        checks = ([regex_ok] if self.regexes is not None else []) + ([stop_ok] if self.stopwords else [])
+        return bool(checks) and all(checks)
+
+
+def _compile_allow(a: Allowlist, where: str) -> _Allow:
+    import re2
+
+    rx = None
+    if a.regexes:
+        try:
+            # Go's MatchString on any of them: one alternation of non-capturing groups.
+            rx = re2.compile("|".join(f"(?:{r})" for r in a.regexes))
+        except re2.error as exc:
+            raise CatalogueError(f"{where}: an allowlist regex does not compile under RE2 ({exc}); fix it") from exc
+    return _Allow(rx, a.stopwords, a.target, a.all_of, a.needs_path)
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    rule: Rule
+    regex: Any  # re2 pattern over bytes
+    groups: int
+    allows: tuple[_Allow, ...]
+    generic: bool
+
+
+class Engine:
+    """A catalogue compiled for matching; immutable, shared by threads."""
+
+    def __init__(self, catalogue: Catalogue) -> None:
+        import ahocorasick_rs
+        import re2
+
+        self.catalogue = catalogue
+        glob = tuple(_compile_allow(a, "global allowlist") for a in catalogue.allowlists)
+        compiled: list[_Compiled] = []
+        for rule in catalogue.rules:
+            where = f"{rule.source}: rule {rule.id}"
+            try:
+                regex = re2.compile(rule.regex.encode("utf-8"))
+            except re2.error as exc:
+                raise CatalogueError(f"{where}: the regex does not compile under RE2 (Go syntax, no "
+                                     f"lookaround or backreference): {exc}; rewrite it") from exc
+            if rule.secret_group > regex.groups:
+                raise CatalogueError(f"{where}: secretGroup {rule.secret_group} but the regex has only "
+                                     f"{regex.groups} group(s)")
+            allows = glob + tuple(_compile_allow(a, where) for a in rule.allowlists)
+            compiled.append(_Compiled(rule, regex, regex.groups, allows, rule.id.startswith("generic")))
+        self.rules = compiled
+        self.always = [i for i, c in enumerate(compiled) if not c.rule.keywords]
+        words = sorted({k for c in compiled for k in c.rule.keywords})
+        self.keyword_rules: list[list[int]] = [[] for _ in words]
+        index = {w: i for i, w in enumerate(words)}
+        for i, c in enumerate(compiled):
+            for k in set(c.rule.keywords):
+                self.keyword_rules[index[k]].append(i)
+        self._ac = ahocorasick_rs.AhoCorasick(words, implementation=ahocorasick_rs.Implementation.DFA) \
+            if words else None
+        self.prefilter: Callable[[bytes, list[int]], list[int]] | None = None  # Hyperscan, when cached
+
+    def candidates(self, text: str) -> list[int]:
+        """The rules whose keywords occur in ``text`` (case-insensitive), and those without keywords."""
+        found = set(self.always)
+        if self._ac is not None:
+            low = lowered(text)
+            try:
+                hits = self._ac.find_matches_as_indexes(low, overlapping=True)
+            except ValueError:  # lone surrogates: the automaton cannot take them; run every rule
+                return list(range(len(self.rules)))
+            for nid in {h[0] for h in hits}:
+                found.update(self.keyword_rules[nid])
+        return sorted(found)
+
+    def findings(self, text: str) -> list[tuple[int, int, int]]:
+        """Every finding as ``(start, end, rule index)``: the secret's span in ``text`` (characters)."""
+        if not text:
+            return []
+        selected = self.candidates(text)
+        if not selected:
+            return []
+        data = text.encode("utf-8", "surrogatepass")
+        if self.prefilter is not None and len(data) == len(text):
+            selected = self.prefilter(data, selected)
+        marks = _mark_spans(data)
+        out: list[tuple[int, int, int]] = []
+        for i in selected:
+            c = self.rules[i]
+            for m in c.regex.finditer(data):
+                span = self._judge(c, m, data, marks)
+                if span is not None:
+                    out.append((span[0], span[1], i))
+        if out and len(data) != len(text):
+            out = [(_chars(data, s, floor=True), _chars(data, e, floor=False), i) for s, e, i in out]
+        return out
+
+    def _judge(self, c: _Compiled, m: Any, data: bytes, marks: list[tuple[int, int]]) -> tuple[int, int] | None:
+        ms, me = m.span()
+        while ms < me and data[ms] == 10:  # gitleaks trims line breaks off the match
+            ms += 1
+        while me > ms and data[me - 1] == 10:
+            me -= 1
+        if me <= ms:
+            return None
+        s, e = ms, me
+        if c.groups:
+            if c.rule.secret_group:
+                s, e = m.span(c.rule.secret_group)
+            else:
+                for g in range(1, c.groups + 1):
+                    gs, ge = m.span(g)
+                    if ge > gs:
+                        s, e = gs, ge
+                        break
+            if s < 0 or e <= s:
+                return None  # the secret group did not take part: gitleaks' secret is empty
+        secret = data[s:e].decode("utf-8", "replace")
+        if c.rule.entropy and shannon_entropy(secret) <= c.rule.entropy:
+            return None
+        if any(ms2 < e and s < me2 for ms2, me2 in marks):
+            return None  # an earlier rule replaced (part of) it already
+        if c.allows:
+            match = data[ms:me].decode("utf-8", "replace")
+            line_start = data.rfind(b"\n", 0, ms) + 1
+            line_end = data.find(b"\n", me)
+            line = data[line_start: len(data) if line_end < 0 else line_end].decode("utf-8", "replace")
+            if any(a.allows(secret, match, line) for a in c.allows):
+                return None
+        if c.generic and _vetoed(secret, data[max(ms, s - 120):s].decode("utf-8", "replace"),
+                                 s > 0 and data[s - 1] in _QUOTES):
+            return None
+        return s, e
+
+
+# The name a generic value is assigned to: the identifier before the operator the generic rules allow.
+_NAME_BEFORE = re.compile(r"([\w.$-]+)[\s'\"`]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[`'\"\s=]{0,5}$")
+
+
+def _vetoed(secret: str, before: str, quoted: bool) -> bool:
+    """memtree's judgement of a generic rule's value: a placeholder, code when unquoted (the engine's
+    judgements), or the value of a name that says it holds no secret (``token_id``, ``key_path``: rules.py)."""
+    if is_placeholder(secret) or (not quoted and looks_like_code(secret)):
+        return True
+    m = _NAME_BEFORE.search(before)
+    return bool(m and qualified_not_secret(m.group(1)))
+
+
+def _mark_spans(data: bytes) -> list[tuple[int, int]]:
+    spans = []
+    at = data.find(_MARK_B)
+    while at >= 0:
+        end = data.find(b"]", at)
+        end = len(data) if end < 0 else end + 1
+        spans.append((at, end))
+        at = data.find(_MARK_B, end)
+    return spans
+
+
+def _chars(data: bytes, at: int, floor: bool) -> int:
+    """The character offset of byte offset ``at``; inside a character, the one before (``floor``) or after."""
+    try:
+        return len(data[:at].decode("utf-8", "surrogatepass"))
+    except UnicodeDecodeError:
+        return len(data[:at].decode("utf-8", "ignore" if floor else "replace"))
+
+
+def merge(findings: Iterable[tuple[int, int, int]], engine: Engine) -> list[tuple[int, int, str]]:
+    """Overlapping secrets as one span each, tagged with the most specific rule that found part of it."""
+    spans: list[tuple[int, int, str]] = []
+    best: tuple[bool, int] | None = None
+    cur_s = cur_e = -1
+    tag = ""
+    for s, e, i in sorted(findings):
+        c = engine.rules[i]
+        rank = (not c.generic, e - s)
+        if s < cur_e:
+            cur_e = max(cur_e, e)
+            if best is None or rank > best:
+                best, tag = rank, c.rule.id
+            continue
+        if cur_e > cur_s >= 0:
+            spans.append((cur_s, cur_e, tag))
+        cur_s, cur_e, best, tag = s, e, rank, c.rule.id
+    if cur_e > cur_s >= 0:
+        spans.append((cur_s, cur_e, tag))
+    return spans
+
+
+class CatalogueRule:
+    """The catalogue (gitleaks' defaults plus the user's ``redaction.ruleFiles``) as one
+    :class:`~memtree_core.types.RedactionRule`.  It fails closed: when the catalogue or a rule file cannot
+    be loaded, :attr:`unavailable` says why (``memtree info`` shows it) and :meth:`redact` raises, so the
+    redaction gate stores nothing."""
+
+    def __init__(self, name: str = "gitleaks", base: Callable[[], Catalogue] = builtin,
+                 files: Iterable[str | Path] = ()) -> None:
+        self.name = name
+        self._base = base
+        self._files = [Path(f) for f in files]
+        self._lock = threading.Lock()
+        self._engine: Engine | None = None
+        self._error: str | None = None
+
+    def configure(self, settings: Any, app: Any) -> None:
+        """Take the user's rule files (``redaction.ruleFiles``); the engine is rebuilt on next use."""
+        files = getattr(getattr(settings, "redaction", None), "rule_files", None) or []
+        with self._lock:
+            self._files = [Path(f).expanduser() for f in files]
+            self._engine, self._error = None, None
+
+    def engine(self) -> Engine:
+        """The compiled catalogue, built once (raises :class:`CatalogueError` when it cannot be)."""
+        engine = self._engine
+        if engine is not None:
+            return engine
+        with self._lock:
+            if self._engine is None and self._error is None:
+                try:
+                    cat = self._base()
+                    for f in self._files:
+                        cat.extend(load(f))
+                    self._engine = Engine(cat)
+                    from memtree_plugins.redaction.catalogue import hyperscan_db
+                    self._engine.prefilter = hyperscan_db.cached_prefilter(self._engine)
+                except ImportError as exc:
+                    self._error = (f"the secret catalogue needs {exc.name or exc}, which is not installed; "
+                                   f"reinstall memtree (pip install memtree-mcp)")
+                except CatalogueError as exc:
+                    self._error = str(exc)
+            if self._error is not None:
+                raise CatalogueError(self._error)
+            assert self._engine is not None
+            return self._engine
+
+    @property
+    def unavailable(self) -> str | None:
+        """Why the catalogue cannot run, or None."""
+        try:
+            self.engine()
+        except CatalogueError as exc:
+            return f"the secret catalogue ({self.name}) cannot load: {exc}"
+        return None
+
+    def redact(self, text: str) -> tuple[str, int]:
+        engine = self.engine()
+        spans = merge(engine.findings(text), engine)
+        if not spans:
+            return text, 0
+        pieces: list[str] = []
+        done = 0
+        by_tag: dict[str, int] = {}
+        for s, e, tag in spans:
+            pieces += [text[done:s], f"{MARK}{tag}]"]
+            done = e
+            by_tag[tag] = by_tag.get(tag, 0) + 1
+        pieces.append(text[done:])
+        return "".join(pieces), TagHits(by_tag)
