@@ -27,12 +27,16 @@ def memtree_register_redaction_rules(register: Register[RedactionRule]) -> None:
     from memtree_plugins.redaction.envdump import EnvDumpRule
     from memtree_plugins.redaction.rules import RULES
 
-    # First, so a dump's values are replaced whole before any shape rule cuts into them.
+    catalogue = CatalogueRule()
+    # The catalogue finds its secrets in the text as it comes in (before any rule cuts into them) and
+    # redacts them last, after memtree's context rules, which keep more of the line (matcher.CatalogueScan).
+    register(catalogue.scanner())
+    # First of the rules that change text, so a dump's values are replaced whole before any shape rule cuts
+    # into them.
     register(EnvDumpRule())
     for rule in RULES:
         register(rule)
-    # Last: breadth after memtree's context rules, which keep more of the line and judge values on code.
-    register(CatalogueRule())
+    register(catalogue)
 
 
 @hookimpl(trylast=True)

@@ -255,51 +255,128 @@ def merge(findings: Iterable[tuple[int, int, int]], engine: Engine) -> list[tupl
     return spans
 
 
+_MARK_RX = re.compile(re.escape(MARK) + r"[^\]\s]{1,64}\]")
+MIN_REMNANT = 3  # a piece of a secret left beside an earlier rule's mark is redacted from this length on
+
+
+def align(old: str, new: str) -> list[int] | None:
+    """Where each character of ``old`` (one line) is in ``new`` (the same line after rules replaced spans of
+    it by marks): -1 for a character a mark replaced.  None when ``new`` is not ``old`` with spans
+    replaced (the text is not the one the scan saw)."""
+    where = [-1] * len(old)
+    pos = 0
+    at = 0
+    first = True
+    for m in [*_MARK_RX.finditer(new), None]:
+        end = len(new) if m is None else m.start()
+        piece = new[at:end]
+        if piece:
+            # the first piece starts the line, the last ends it, one between follows the previous piece
+            j = pos if first else len(old) - len(piece) if m is None else old.find(piece, pos)
+            if j < pos or not old.startswith(piece, j) or (m is None and j + len(piece) != len(old)):
+                return None
+            where[j:j + len(piece)] = range(at, end)
+            pos = j + len(piece)
+        elif first:
+            j = pos
+        first = False
+        if m is None:
+            break
+        at = m.end()
+    return where
+
+
+@dataclass
+class _Seen:
+    """What the scan before every other rule found in the text as it came in."""
+
+    text: str
+    findings: list[tuple[int, int, int]]
+    engine: Engine
+
+
+class _Shared:
+    """The engine both halves of the catalogue use, and the last scan per thread (the rules of one text run
+    one after another on one thread: :func:`memtree_core.daemon.redacting.redact`)."""
+
+    def __init__(self, base: Callable[[], Catalogue], files: Iterable[str | Path]) -> None:
+        self.base = base
+        self.files = [Path(f) for f in files]
+        self.lock = threading.Lock()
+        self.engine_: Engine | None = None
+        self.error: str | None = None
+        self.local = threading.local()
+
+    def engine(self) -> Engine:
+        engine = self.engine_
+        if engine is not None:
+            return engine
+        with self.lock:
+            if self.engine_ is None and self.error is None:
+                try:
+                    cat = self.base()
+                    for f in self.files:
+                        cat.extend(load(f))
+                    engine = Engine(cat)
+                    from memtree_plugins.redaction.catalogue import hyperscan_db
+                    engine.prefilter = hyperscan_db.cached_prefilter(engine)
+                    self.engine_ = engine
+                except ImportError as exc:
+                    self.error = (f"the secret catalogue needs {exc.name or exc}, which is not installed; "
+                                  f"reinstall memtree (pip install memtree-mcp)")
+                except CatalogueError as exc:
+                    self.error = str(exc)
+            if self.error is not None:
+                raise CatalogueError(self.error)
+            assert self.engine_ is not None
+            return self.engine_
+
+
+class CatalogueScan:
+    """The first half of the catalogue: registered before every other rule, it finds the catalogue's secrets
+    in the text as it came in and changes nothing.  The second half (:class:`CatalogueRule`, registered
+    last) redacts them where the rules in between left them, and the pieces of them those rules left:
+    a rule that took the password of ``http://user:pass@host`` (url-credentials) leaves the user, which
+    gitleaks' sidekiq rule counts as part of the secret; a shorter token shape leaves a token's tail."""
+
+    def __init__(self, shared: _Shared, name: str = "gitleaks-scan") -> None:
+        self.name = name
+        self._shared = shared
+
+    @property
+    def unavailable(self) -> str | None:
+        return None  # the second half reports it
+
+    def redact(self, text: str) -> tuple[str, int]:
+        engine = self._shared.engine()
+        self._shared.local.seen = _Seen(text, engine.findings(text), engine)
+        return text, 0
+
+
 class CatalogueRule:
-    """The catalogue (gitleaks' defaults plus the user's ``redaction.ruleFiles``) as one
-    :class:`~memtree_core.types.RedactionRule`.  It fails closed: when the catalogue or a rule file cannot
-    be loaded, :attr:`unavailable` says why (``memtree info`` shows it) and :meth:`redact` raises, so the
-    redaction gate stores nothing."""
+    """The catalogue (gitleaks' defaults plus the user's ``redaction.ruleFiles``) as a
+    :class:`~memtree_core.types.RedactionRule`; :meth:`scanner` is the half that runs first.  It fails closed:
+    when the catalogue or a rule file cannot be loaded, :attr:`unavailable` says why (``memtree info``
+    shows it) and :meth:`redact` raises, so the redaction gate stores nothing."""
 
     def __init__(self, name: str = "gitleaks", base: Callable[[], Catalogue] = builtin,
                  files: Iterable[str | Path] = ()) -> None:
         self.name = name
-        self._base = base
-        self._files = [Path(f) for f in files]
-        self._lock = threading.Lock()
-        self._engine: Engine | None = None
-        self._error: str | None = None
+        self._shared = _Shared(base, files)
+
+    def scanner(self) -> CatalogueScan:
+        return CatalogueScan(self._shared, f"{self.name}-scan")
 
     def configure(self, settings: Any, app: Any) -> None:
         """Take the user's rule files (``redaction.ruleFiles``); the engine is rebuilt on next use."""
         files = getattr(getattr(settings, "redaction", None), "rule_files", None) or []
-        with self._lock:
-            self._files = [Path(f).expanduser() for f in files]
-            self._engine, self._error = None, None
+        with self._shared.lock:
+            self._shared.files = [Path(f).expanduser() for f in files]
+            self._shared.engine_, self._shared.error = None, None
 
     def engine(self) -> Engine:
         """The compiled catalogue, built once (raises :class:`CatalogueError` when it cannot be)."""
-        engine = self._engine
-        if engine is not None:
-            return engine
-        with self._lock:
-            if self._engine is None and self._error is None:
-                try:
-                    cat = self._base()
-                    for f in self._files:
-                        cat.extend(load(f))
-                    self._engine = Engine(cat)
-                    from memtree_plugins.redaction.catalogue import hyperscan_db
-                    self._engine.prefilter = hyperscan_db.cached_prefilter(self._engine)
-                except ImportError as exc:
-                    self._error = (f"the secret catalogue needs {exc.name or exc}, which is not installed; "
-                                   f"reinstall memtree (pip install memtree-mcp)")
-                except CatalogueError as exc:
-                    self._error = str(exc)
-            if self._error is not None:
-                raise CatalogueError(self._error)
-            assert self._engine is not None
-            return self._engine
+        return self._shared.engine()
 
     @property
     def unavailable(self) -> str | None:
@@ -310,9 +387,61 @@ class CatalogueRule:
             return f"the secret catalogue ({self.name}) cannot load: {exc}"
         return None
 
+    def _carried(self, seen: _Seen, text: str) -> list[tuple[int, int, int]] | None:
+        """The first half's findings where they are in ``text``: what is left of each secret after the rules
+        in between, in pieces of :data:`MIN_REMNANT` characters or more.  None when ``text`` is not that
+        text with spans replaced (another text, or one a rule reshaped): then it is scanned afresh."""
+        old_lines, new_lines = seen.text.split("\n"), text.split("\n")
+        if len(old_lines) != len(new_lines):
+            return None
+        old_at = [0]
+        for line in old_lines:
+            old_at.append(old_at[-1] + len(line) + 1)
+        new_at = [0]
+        for line in new_lines:
+            new_at.append(new_at[-1] + len(line) + 1)
+        out: list[tuple[int, int, int]] = []
+        maps: dict[int, list[int] | None] = {}
+        from bisect import bisect_right
+        for s, e, i in seen.findings:
+            n = bisect_right(old_at, s) - 1
+            while s < e:
+                line_end = old_at[n + 1] - 1
+                piece_end = min(e, line_end)
+                o, ol = old_lines[n], s - old_at[n]
+                if o == new_lines[n]:
+                    out.append((new_at[n] + ol, new_at[n] + piece_end - old_at[n], i))
+                else:
+                    if n not in maps:
+                        maps[n] = align(o, new_lines[n])
+                    where = maps[n]
+                    if where is None:
+                        return None
+                    run: list[int] = []
+                    for col in range(ol, piece_end - old_at[n]):
+                        c = where[col]
+                        if c >= 0 and (not run or c == run[-1] + 1):
+                            run.append(c)
+                            continue
+                        if len(run) >= MIN_REMNANT:
+                            out.append((new_at[n] + run[0], new_at[n] + run[-1] + 1, i))
+                        run = [c] if c >= 0 else []
+                    if len(run) >= MIN_REMNANT:
+                        out.append((new_at[n] + run[0], new_at[n] + run[-1] + 1, i))
+                s = old_at[n + 1]
+                n += 1
+        return out
+
     def redact(self, text: str) -> tuple[str, int]:
         engine = self.engine()
-        spans = merge(engine.findings(text), engine)
+        seen = getattr(self._shared.local, "seen", None)
+        self._shared.local.seen = None
+        found = None
+        if seen is not None and seen.engine is engine:
+            found = self._carried(seen, text)
+        if found is None:
+            found = engine.findings(text)
+        spans = merge(found, engine)
         if not spans:
             return text, 0
         pieces: list[str] = []

@@ -20,7 +20,7 @@ from memtree_core.app import App
 from memtree_core.daemon import ingest
 from memtree_core.daemon.redaction_gate import RedactionUnavailable
 from memtree_plugins.redaction.catalogue import GITLEAKS, HERE, CatalogueError, builtin, parse
-from memtree_plugins.redaction.catalogue.matcher import CatalogueRule, Engine
+from memtree_plugins.redaction.catalogue.matcher import CatalogueRule, Engine, align
 
 FIXTURES = Path(__file__).resolve().parents[2] / "data" / "claude-code-payloads"
 AN = string.ascii_letters + string.digits
@@ -266,3 +266,27 @@ def test_refresh_validates_before_it_rewrites_the_catalogue(tmp_path: Path) -> N
     failed = _refresh("--file", str(broken), "--dest", str(dest))
     assert failed.returncode == 1 and "rule back" in failed.stderr and "nothing written" in failed.stderr
     assert (dest / "gitleaks.toml").read_text() == newer.read_text()
+
+
+def test_pieces_an_earlier_rule_left_of_a_catalogue_secret_are_redacted(app) -> None:
+    # url-credentials takes the password and keeps the user; gitleaks' sidekiq rule calls user:password the
+    # secret.  memtree's slack-token shape stops at the first capital; gitleaks' takes the whole token.
+    user, password = r(8, "0123456789abcdef"), r(8, "0123456789abcdef")
+    tail = r(16, AN)
+    slack = f"xapp-1-A{r(9, UP)}-{r(13, string.digits)}-{r(4, 'abcdef0123')}{tail}"
+    text = f"BUNDLE_GEMS__CONTRIBSYS__COM: http://{user}:{password}@gems.contribsys.com/\nconnecting {slack} now\n"
+    out, hits = app.redact(text)
+    for piece in (user, password, tail, slack[-12:]):
+        assert piece not in out, out
+    assert "[REDACTED:sidekiq-sensitive-url]" in out and out.endswith(" now\n") and out.count("\n") == 2
+    assert app.redact(out) == (out, {})
+
+
+def test_align_maps_each_kept_character_or_refuses_a_text_it_does_not_come_from() -> None:
+    old = "a=abcdef; b=123456 end"
+    new = "a=[REDACTED:x]; b=[REDACTED:y] end"
+    where = align(old, new)
+    assert where is not None and [new[c] for c in where if c >= 0] == list("a=; b= end")
+    assert where[2:8] == [-1] * 6 and where[12:18] == [-1] * 6
+    assert align(old, "a=[REDACTED:x]; c=[REDACTED:y] end") is None
+    assert align(old, old) == list(range(len(old)))
