@@ -9,8 +9,9 @@ How a text is scanned (:meth:`Engine.findings`):
 2. Each selected rule's regex runs over the UTF-8 bytes of the whole text with google-re2 (RE2: time
    linear in the text, no backtracking, the syntax gitleaks' Go regexes are written in: every regex of
    the shipped catalogue compiles as is; a user rule that RE2 rejects is an error naming the rule).
-   When a Hyperscan database of the catalogue is cached (:mod:`.hyperscan_db`), one Hyperscan pass
-   first tells which selected rules can match at all in an ASCII text, and only those run under RE2.
+   Once a Hyperscan database of the catalogue is cached (:mod:`.hyperscan_db`, built in the background,
+   never on the capture path), one Hyperscan pass first tells which selected rules can match at all in
+   an ASCII text, and only those run under RE2.
 3. A finding's secret is its ``secretGroup`` (else the first non-empty group, else the whole match, as
    gitleaks takes it); it must have more entropy than the rule's ``entropy`` and pass the global and the
    rule's allowlists.  For the ``generic-*`` rules memtree also vetoes a placeholder (``your_api_key``,
@@ -35,6 +36,7 @@ from memtree_plugins.redaction.engine import MARK, is_placeholder, looks_like_co
 from memtree_plugins.redaction.rules import qualified_not_secret
 
 _MARK_B = MARK.encode()
+BUSY_BYTES = 4 << 20  # scanned without a Hyperscan database: then one is built (hyperscan_db.py)
 _QUOTES = b"\"'`"
 
 
@@ -117,6 +119,7 @@ class Engine:
             allows = glob + tuple(_compile_allow(a, where) for a in rule.allowlists)
             compiled.append(_Compiled(rule, regex, regex.groups, allows, rule.id.startswith("generic")))
         self.rules = compiled
+        self.every = list(range(len(compiled)))
         self.always = [i for i, c in enumerate(compiled) if not c.rule.keywords]
         words = sorted({k for c in compiled for k in c.rule.keywords})
         self.keyword_rules: list[list[int]] = [[] for _ in words]
@@ -127,6 +130,9 @@ class Engine:
         self._ac = ahocorasick_rs.AhoCorasick(words, implementation=ahocorasick_rs.Implementation.DFA) \
             if words else None
         self.prefilter: Callable[[bytes, list[int]], list[int]] | None = None  # Hyperscan, when cached
+        # Called once after BUSY_BYTES scanned without a prefilter: builds one in the background.
+        self.when_busy: Callable[[], object] | None = None
+        self.scanned = 0
 
     def candidates(self, text: str) -> list[int]:
         """The rules whose keywords occur in ``text`` (case-insensitive), and those without keywords."""
@@ -145,12 +151,24 @@ class Engine:
         """Every finding as ``(start, end, rule index)``: the secret's span in ``text`` (characters)."""
         if not text:
             return []
-        selected = self.candidates(text)
+        data = text.encode("utf-8", "surrogatepass")
+        prefilter = self.prefilter
+        if prefilter is None and self.when_busy is not None:
+            self.scanned += len(data)
+            if self.scanned > BUSY_BYTES:
+                busy, self.when_busy = self.when_busy, None
+                busy()
+        if prefilter is not None and len(data) == len(text):
+            # Hyperscan first (which rules match at all), then the keywords of those few only.
+            selected = prefilter(data, self.every)
+            if selected:
+                low = lowered(text)
+                selected = [i for i in selected
+                            if not self.rules[i].rule.keywords or any(k in low for k in self.rules[i].rule.keywords)]
+        else:
+            selected = self.candidates(text)
         if not selected:
             return []
-        data = text.encode("utf-8", "surrogatepass")
-        if self.prefilter is not None and len(data) == len(text):
-            selected = self.prefilter(data, selected)
         marks = _mark_spans(data)
         out: list[tuple[int, int, int]] = []
         for i in selected:
@@ -302,6 +320,7 @@ class _Shared:
     def __init__(self, base: Callable[[], Catalogue], files: Iterable[str | Path]) -> None:
         self.base = base
         self.files = [Path(f) for f in files]
+        self.cache_dir: Path | None = None  # where the Hyperscan database is cached (hyperscan_db.py)
         self.lock = threading.Lock()
         self.engine_: Engine | None = None
         self.error: str | None = None
@@ -319,7 +338,9 @@ class _Shared:
                         cat.extend(load(f))
                     engine = Engine(cat)
                     from memtree_plugins.redaction.catalogue import hyperscan_db
-                    engine.prefilter = hyperscan_db.cached_prefilter(engine)
+                    cache = self.cache_dir
+                    hyperscan_db.ensure(engine, cache, build_it=False)  # the cached database, if any
+                    engine.when_busy = lambda: hyperscan_db.ensure(engine, cache)  # else built in the background
                     self.engine_ = engine
                 except ImportError as exc:
                     self.error = (f"the secret catalogue needs {exc.name or exc}, which is not installed; "
@@ -368,10 +389,13 @@ class CatalogueRule:
         return CatalogueScan(self._shared, f"{self.name}-scan")
 
     def configure(self, settings: Any, app: Any) -> None:
-        """Take the user's rule files (``redaction.ruleFiles``); the engine is rebuilt on next use."""
+        """Take the user's rule files (``redaction.ruleFiles``) and the cache directory under
+        ``$MEMTREE_HOME``; the engine is rebuilt on next use."""
         files = getattr(getattr(settings, "redaction", None), "rule_files", None) or []
+        home = getattr(getattr(app, "paths", None), "home", None)
         with self._shared.lock:
             self._shared.files = [Path(f).expanduser() for f in files]
+            self._shared.cache_dir = Path(home) / "cache" / "hyperscan" if home else None
             self._shared.engine_, self._shared.error = None, None
 
     def engine(self) -> Engine:

@@ -14,12 +14,20 @@ import threading
 from pathlib import Path
 
 import pytest
-from helpers.common import MEMTREE, ingest_ack
+from helpers.common import MEMTREE, ingest_ack, wait_for
 
 from memtree_core.app import App
 from memtree_core.daemon import ingest
 from memtree_core.daemon.redaction_gate import RedactionUnavailable
-from memtree_plugins.redaction.catalogue import GITLEAKS, HERE, CatalogueError, builtin, parse
+from memtree_plugins.redaction.catalogue import (
+    GITLEAKS,
+    HERE,
+    CatalogueError,
+    builtin,
+    hyperscan_db,
+    matcher,
+    parse,
+)
 from memtree_plugins.redaction.catalogue.matcher import CatalogueRule, Engine, align
 
 FIXTURES = Path(__file__).resolve().parents[2] / "data" / "claude-code-payloads"
@@ -290,3 +298,38 @@ def test_align_maps_each_kept_character_or_refuses_a_text_it_does_not_come_from(
     assert where[2:8] == [-1] * 6 and where[12:18] == [-1] * 6
     assert align(old, "a=[REDACTED:x]; c=[REDACTED:y] end") is None
     assert align(old, old) == list(range(len(old)))
+
+
+LEAKY = Path(__file__).resolve().parents[3] / "eval" / "leaky"
+
+
+def test_the_hyperscan_prefilter_changes_no_finding(tmp_path: Path) -> None:
+    texts = [p.read_text() for p in sorted(LEAKY.rglob("*")) if p.is_file() and p.suffix != ".json"]
+    texts += [f"2026-12-04 INFO using {make()} ok\n" for _rule, make in VENDOR]
+    texts.append("".join(texts))
+    plain = Engine(builtin())
+    fast = Engine(builtin())
+    thread = hyperscan_db.ensure(fast, tmp_path / "hs", wait=True)
+    assert thread is not None and thread.name == "memtree-hyperscan-build"  # built off the calling thread
+    assert fast.prefilter is not None and list((tmp_path / "hs").glob("*.hsdb"))
+    for text in texts:
+        assert fast.findings(text) == plain.findings(text)
+    again = Engine(builtin())
+    assert hyperscan_db.ensure(again, tmp_path / "hs") is None and again.prefilter is not None  # from the cache
+    other = parse(b"[[rules]]\nid = 'x'\nregex = '''acme_[a-z]{9}'''\n", "x.toml")
+    assert hyperscan_db.key([r.regex for r in other.rules]) != hyperscan_db.key([r.regex for r in builtin().rules])
+
+
+def test_a_busy_engine_builds_its_database_in_the_background_under_memtree_home(home: Path,
+                                                                                project: Path) -> None:
+    app = App.open(project)
+    try:
+        assert app.redaction_unavailable is None  # the engine is built: no database cached, none built yet
+        cache = home / "cache" / "hyperscan"
+        assert not cache.exists()
+        chunk = "".join(p.read_text() for p in sorted((LEAKY / "clean").iterdir()))
+        for _ in range(matcher.BUSY_BYTES // len(chunk) + 2):
+            app.redact(chunk)
+        wait_for(lambda: list(cache.glob("*.hsdb")), 60, "the cached database")
+    finally:
+        app.close()
