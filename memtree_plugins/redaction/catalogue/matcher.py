@@ -10,8 +10,8 @@ How a text is scanned (:meth:`Engine.findings`):
    linear in the text, no backtracking, the syntax gitleaks' Go regexes are written in: every regex of
    the shipped catalogue compiles as is; a user rule that RE2 rejects is an error naming the rule).
    Once a Hyperscan database of the catalogue is cached (:mod:`.hyperscan_db`, built in the background,
-   never on the capture path), one Hyperscan pass first tells which selected rules can match at all in
-   an ASCII text, and only those run under RE2.
+   never on the capture path), one Hyperscan pass first tells which rules can match at all, and only
+   those whose keywords occur run under RE2.
 3. A finding's secret is its ``secretGroup`` (else the first non-empty group, else the whole match, as
    gitleaks takes it); it must have more entropy than the rule's ``entropy`` and pass the global and the
    rule's allowlists.  For the ``generic-*`` rules memtree also vetoes a placeholder (``your_api_key``,
@@ -24,10 +24,13 @@ The rule reports its hits per tag (:class:`TagHits`), so ``memtree stats`` count
 
 from __future__ import annotations
 
+import codecs
 import re
 import threading
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +123,9 @@ class Engine:
             compiled.append(_Compiled(rule, regex, regex.groups, allows, rule.id.startswith("generic")))
         self.rules = compiled
         self.every = list(range(len(compiled)))
+        # Text beyond ASCII goes to Hyperscan with one byte per character (_ONE_BYTE) unless a rule asks for
+        # Unicode classes, which that byte cannot stand for.
+        self.hs_any_text = not any("\\p" in c.rule.regex or "\\P" in c.rule.regex for c in compiled)
         self.always = [i for i, c in enumerate(compiled) if not c.rule.keywords]
         words = sorted({k for c in compiled for k in c.rule.keywords})
         self.keyword_rules: list[list[int]] = [[] for _ in words]
@@ -158,9 +164,15 @@ class Engine:
             if self.scanned > BUSY_BYTES:
                 busy, self.when_busy = self.when_busy, None
                 busy()
-        if prefilter is not None and len(data) == len(text):
+        hs_data = None
+        if prefilter is not None:
+            if len(data) == len(text):
+                hs_data = data
+            elif self.hs_any_text and "\u212a" not in text and "\u017f" not in text:
+                hs_data = text.encode("ascii", _ONE_BYTE)
+        if prefilter is not None and hs_data is not None:
             # Hyperscan first (which rules match at all), then the keywords of those few only.
-            selected = prefilter(data, self.every)
+            selected = prefilter(hs_data, self.every)
             if selected:
                 low = lowered(text)
                 selected = [i for i in selected
@@ -230,6 +242,19 @@ def _vetoed(secret: str, before: str, quoted: bool) -> bool:
         return True
     m = _NAME_BEFORE.search(before)
     return bool(m and qualified_not_secret(m.group(1)))
+
+
+def _one_byte(err: UnicodeError) -> tuple[bytes, int]:
+    """Each character beyond ASCII as the byte 0x80: to Hyperscan (byte-wise, ASCII classes) it is what such
+    a character is to RE2 (one character; matched by ``.``, ``[^...]``, ``\\S``, ``\\W``, never by an ASCII
+    class or a word character), so Hyperscan still finds every rule RE2 can match.  The exceptions, the
+    Kelvin sign and the long s that RE2 folds to ``k`` and ``s`` under ``(?i)``, keep a text off Hyperscan."""
+    assert isinstance(err, UnicodeEncodeError)
+    return b"\x80" * (err.end - err.start), err.end
+
+
+_ONE_BYTE = "memtree-one-byte"
+codecs.register_error(_ONE_BYTE, _one_byte)
 
 
 def _mark_spans(data: bytes) -> list[tuple[int, int]]:
@@ -415,18 +440,15 @@ class CatalogueRule:
         """The first half's findings where they are in ``text``: what is left of each secret after the rules
         in between, in pieces of :data:`MIN_REMNANT` characters or more.  None when ``text`` is not that
         text with spans replaced (another text, or one a rule reshaped): then it is scanned afresh."""
+        if text is seen.text or not seen.findings:
+            return list(seen.findings)
         old_lines, new_lines = seen.text.split("\n"), text.split("\n")
         if len(old_lines) != len(new_lines):
             return None
-        old_at = [0]
-        for line in old_lines:
-            old_at.append(old_at[-1] + len(line) + 1)
-        new_at = [0]
-        for line in new_lines:
-            new_at.append(new_at[-1] + len(line) + 1)
+        old_at = list(accumulate(map(len, old_lines), lambda a, n: a + n + 1, initial=0))
+        new_at = list(accumulate(map(len, new_lines), lambda a, n: a + n + 1, initial=0))
         out: list[tuple[int, int, int]] = []
         maps: dict[int, list[int] | None] = {}
-        from bisect import bisect_right
         for s, e, i in seen.findings:
             n = bisect_right(old_at, s) - 1
             while s < e:
