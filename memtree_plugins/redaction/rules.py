@@ -84,7 +84,7 @@ from memtree_plugins.redaction.engine import (
     quoted_span,
 )
 
-RULESET_VERSION = "2026.12"
+RULESET_VERSION = "2026.12.2"  # with the secret catalogue (catalogue/, its version in SOURCE.gitleaks)
 
 # Token boundaries: a token must not be glued to more token characters on either side.
 L = r"(?<![A-Za-z0-9_])"

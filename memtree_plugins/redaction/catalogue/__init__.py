@@ -15,7 +15,8 @@ honours for a text:
   ``AND``.  ``paths`` and ``commits`` name files and commits, which a text has none of: they never allow,
   so an ``AND`` allowlist that needs a path never vetoes a finding (fail closed), and an ``OR`` one
   vetoes by its regexes and stopwords alone.
-* A rule's ``path`` (it applies to files of that name only) is ignored: the rule runs on every text.  A
+* A rule's ``path`` (it applies to files of that name only) cannot be checked on a text: the rule runs on
+  every text, and memtree judges its values as it judges the ``generic-*`` rules' (:mod:`.matcher`).  A
   rule with a ``path`` and no ``regex`` (a file-name-only rule such as ``pkcs12-file``) has nothing to
   look for in a text and is listed in :attr:`Catalogue.skipped`.
 
@@ -63,6 +64,7 @@ class Rule:
     allowlists: tuple[Allowlist, ...] = ()
     description: str = ""
     source: str = ""  # the file it came from
+    path: str = ""  # the files gitleaks runs it on (a text has no file name: memtree judges its values)
 
 
 @dataclass
@@ -78,7 +80,7 @@ class Catalogue:
         own = {r.id: i for i, r in enumerate(self.rules)}
         for rule in other.rules:
             rule = Rule(rule.id, rule.regex, rule.keywords, rule.secret_group, rule.entropy,
-                        rule.allowlists + tuple(other.allowlists), rule.description, rule.source)
+                        rule.allowlists + tuple(other.allowlists), rule.description, rule.source, rule.path)
             if rule.id in own:
                 self.rules[own[rule.id]] = rule
             else:
@@ -171,7 +173,7 @@ def parse(data: bytes, source: str) -> Catalogue:
             raise CatalogueError(f"{where}: entropy must be a number >= 0 (bits per character)")
         keywords = tuple(k.lower() for k in _strings(raw.get("keywords", []), where, "keywords") if k)
         out.rules.append(Rule(rid, regex, keywords, group, float(entropy), _rule_allowlists(raw, where),
-                              str(raw.get("description", "")), source))
+                              str(raw.get("description", "")), source, str(raw.get("path", ""))))
     return out
 
 

@@ -14,8 +14,9 @@ How a text is scanned (:meth:`Engine.findings`):
    those whose keywords occur run under RE2.
 3. A finding's secret is its ``secretGroup`` (else the first non-empty group, else the whole match, as
    gitleaks takes it); it must have more entropy than the rule's ``entropy`` and pass the global and the
-   rule's allowlists.  For the ``generic-*`` rules memtree also vetoes a placeholder (``your_api_key``,
-   ``${TOKEN}``) and, unquoted, code (``settings.API_KEY_V2``): :mod:`memtree_plugins.redaction.engine`.
+   rule's allowlists.  For the ``generic-*`` rules and those gitleaks keeps to one kind of file (a text
+   has no file name) memtree also vetoes a placeholder (``your_api_key``, ``${TOKEN}``), plain words and,
+   unquoted, code or a name (``settings.API_KEY_V2``, ``Ed448PrivateKey``): :func:`_vetoed`.
 4. Secrets that overlap are merged and replaced once, tagged with the most specific rule (a vendor rule
    over a generic one).  A value already replaced by an earlier rule (``[REDACTED:...]``) is left alone.
 
@@ -36,7 +37,7 @@ from typing import Any
 
 from memtree_plugins.redaction.catalogue import Allowlist, Catalogue, CatalogueError, Rule, builtin, load
 from memtree_plugins.redaction.engine import MARK, is_placeholder, looks_like_code, lowered, shannon_entropy
-from memtree_plugins.redaction.rules import qualified_not_secret
+from memtree_plugins.redaction.rules import is_words, qualified_not_secret
 
 _MARK_B = MARK.encode()
 BUSY_BYTES = 4 << 20  # scanned without a Hyperscan database: then one is built (hyperscan_db.py)
@@ -96,7 +97,8 @@ class _Compiled:
     regex: Any  # re2 pattern over bytes
     groups: int
     allows: tuple[_Allow, ...]
-    generic: bool
+    generic: bool  # a generic-* rule
+    judged: bool  # memtree judges its values: a generic rule, or one gitleaks keeps to a kind of file
 
 
 class Engine:
@@ -120,7 +122,8 @@ class Engine:
                 raise CatalogueError(f"{where}: secretGroup {rule.secret_group} but the regex has only "
                                      f"{regex.groups} group(s)")
             allows = glob + tuple(_compile_allow(a, where) for a in rule.allowlists)
-            compiled.append(_Compiled(rule, regex, regex.groups, allows, rule.id.startswith("generic")))
+            generic = rule.id.startswith("generic")
+            compiled.append(_Compiled(rule, regex, regex.groups, allows, generic, generic or bool(rule.path)))
         self.rules = compiled
         self.every = list(range(len(compiled)))
         # Text beyond ASCII goes to Hyperscan with one byte per character (_ONE_BYTE) unless a rule asks for
@@ -225,8 +228,8 @@ class Engine:
             line = data[line_start: len(data) if line_end < 0 else line_end].decode("utf-8", "replace")
             if any(a.allows(secret, match, line) for a in c.allows):
                 return None
-        if c.generic and _vetoed(secret, data[max(ms, s - 120):s].decode("utf-8", "replace"),
-                                 s > 0 and data[s - 1] in _QUOTES):
+        if c.judged and _vetoed(secret, data[max(ms, s - 120):s].decode("utf-8", "replace"),
+                                s > 0 and data[s - 1] in _QUOTES, c.generic):
             return None
         return s, e
 
@@ -235,10 +238,37 @@ class Engine:
 _NAME_BEFORE = re.compile(r"([\w.$-]+)[\s'\"`]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[`'\"\s=]{0,5}$")
 
 
-def _vetoed(secret: str, before: str, quoted: bool) -> bool:
-    """memtree's judgement of a generic rule's value: a placeholder, code when unquoted (the engine's
-    judgements), or the value of a name that says it holds no secret (``token_id``, ``key_path``: rules.py)."""
-    if is_placeholder(secret) or (not quoted and looks_like_code(secret)):
+_NAME_PARTS = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]|\d+")
+_NAME_CHARS = re.compile(r"[A-Za-z][\w.=-]*")
+_VOWEL_SET = frozenset("aeiouyAEIOUY")
+
+
+def reads_as_name(value: str) -> bool:
+    """True for what code names things with: words in any case convention, joined by ``_ - . =``, with at
+    most two runs of digits (``Ed25519PrivateKey``, ``column_bytes16``, ``rsa-2048-private-key.pk8``,
+    ``skip_if_logged_in=not``).  A token's random letters make one-letter or vowel-less pieces instead."""
+    if not _NAME_CHARS.fullmatch(value):
+        return False
+    parts = _NAME_PARTS.findall(value)
+    words = [p for p in parts if not p.isdigit()]
+    if sum(p.isdigit() for p in parts) > 2 or sum(len(w) == 1 for w in words) > 1:
+        return False
+    if not any(len(w) >= 3 for w in words):
+        return False
+    # a long piece reads as a word when a fifth of its letters are vowels; short ones (id, pk, rsa) pass
+    return all(len(w) <= 3 or sum(c in _VOWEL_SET for c in w) >= 0.2 * len(w) for w in words)
+
+
+def _vetoed(secret: str, before: str, quoted: bool, generic: bool) -> bool:
+    """memtree's judgement of a context rule's value (the ``generic-*`` rules, and those gitleaks keeps to
+    files of one kind): plain words, code or a name when unquoted (the engine's judgements,
+    :func:`reads_as_name`), the value of a name that says it holds no secret (``token_id``, ``key_path``:
+    rules.py), and for the generic rules a placeholder (``your_api_key_here``, ``${TOKEN}``, ``...``; the
+    others' shapes, such as nuget's ``<add key="Password" value="...">``, say more than a value can)."""
+    inner = secret.strip("\"'`")
+    if is_words(inner) or (generic and is_placeholder(inner)):
+        return True
+    if not quoted and inner == secret and (looks_like_code(secret) or reads_as_name(secret)):
         return True
     m = _NAME_BEFORE.search(before)
     return bool(m and qualified_not_secret(m.group(1)))
