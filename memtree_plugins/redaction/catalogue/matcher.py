@@ -28,7 +28,7 @@ from __future__ import annotations
 import codecs
 import re
 import threading
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import accumulate
@@ -99,6 +99,28 @@ class _Compiled:
     allows: tuple[_Allow, ...]
     generic: bool  # a generic-* rule
     judged: bool  # memtree judges its values: a generic rule, or one gitleaks keeps to a kind of file
+    needs_line: bool  # an allowlist looks at the line
+    raw: Any  # the RE2 object under the binding's pattern (its C++ Match), or None: finditer then
+
+
+_UNANCHORED: Any = None
+
+
+def _raw(regex: Any) -> Any:
+    """The binding's C++ RE2 object, whose ``Match`` gives a match's spans without a Python match object
+    (google-re2's own finditer makes one per match); None if this binding has none."""
+    global _UNANCHORED
+    raw = getattr(regex, "_regexp", None)
+    try:
+        import re2
+
+        _UNANCHORED = re2._re2.RE2.Anchor.UNANCHORED
+        spans = raw.Match(_UNANCHORED, b"", 0, 0)
+        if not (isinstance(spans, list | tuple) and len(spans) == regex.groups + 1):
+            return None
+    except Exception:
+        return None
+    return raw
 
 
 class Engine:
@@ -123,7 +145,8 @@ class Engine:
                                      f"{regex.groups} group(s)")
             allows = glob + tuple(_compile_allow(a, where) for a in rule.allowlists)
             generic = rule.id.startswith("generic")
-            compiled.append(_Compiled(rule, regex, regex.groups, allows, generic, generic or bool(rule.path)))
+            compiled.append(_Compiled(rule, regex, regex.groups, allows, generic, generic or bool(rule.path),
+                                      any(a.target == "line" for a in allows), _raw(regex)))
         self.rules = compiled
         self.every = list(range(len(compiled)))
         # Text beyond ASCII goes to Hyperscan with one byte per character (_ONE_BYTE) unless a rule asks for
@@ -188,50 +211,98 @@ class Engine:
         out: list[tuple[int, int, int]] = []
         for i in selected:
             c = self.rules[i]
-            for m in c.regex.finditer(data):
-                span = self._judge(c, m, data, marks)
+            judged = 0
+            for spans in _matches(c, data):
+                if judged < JUDGE_LIMIT:
+                    judged += 1
+                    span = self._judge(c, spans, data, marks)
+                else:  # a text dense with one rule's matches: each is redacted unjudged (fail closed)
+                    span = _secret_span(c, spans, data)
+                    if span is not None and _overlaps(marks, *span):
+                        span = None
                 if span is not None:
                     out.append((span[0], span[1], i))
         if out and len(data) != len(text):
             out = [(_chars(data, s, floor=True), _chars(data, e, floor=False), i) for s, e, i in out]
         return out
 
-    def _judge(self, c: _Compiled, m: Any, data: bytes, marks: list[tuple[int, int]]) -> tuple[int, int] | None:
-        ms, me = m.span()
-        while ms < me and data[ms] == 10:  # gitleaks trims line breaks off the match
-            ms += 1
-        while me > ms and data[me - 1] == 10:
-            me -= 1
-        if me <= ms:
+    def _judge(self, c: _Compiled, spans: Any, data: bytes, marks: tuple[list[int], list[int]]
+               ) -> tuple[int, int] | None:
+        found = _secret_span(c, spans, data)
+        if found is None:
             return None
-        s, e = ms, me
-        if c.groups:
-            if c.rule.secret_group:
-                s, e = m.span(c.rule.secret_group)
-            else:
-                for g in range(1, c.groups + 1):
-                    gs, ge = m.span(g)
-                    if ge > gs:
-                        s, e = gs, ge
-                        break
-            if s < 0 or e <= s:
-                return None  # the secret group did not take part: gitleaks' secret is empty
+        s, e = found
+        ms, me = spans[0]
         secret = data[s:e].decode("utf-8", "replace")
         if c.rule.entropy and shannon_entropy(secret) <= c.rule.entropy:
             return None
-        if any(ms2 < e and s < me2 for ms2, me2 in marks):
+        if _overlaps(marks, s, e):
             return None  # an earlier rule replaced (part of) it already
         if c.allows:
             match = data[ms:me].decode("utf-8", "replace")
-            line_start = data.rfind(b"\n", 0, ms) + 1
-            line_end = data.find(b"\n", me)
-            line = data[line_start: len(data) if line_end < 0 else line_end].decode("utf-8", "replace")
+            line = ""
+            if c.needs_line:  # the line around the match, at most LINE_WINDOW bytes either side
+                lo = max(0, ms - LINE_WINDOW)
+                start = data.rfind(b"\n", lo, ms)
+                start = lo if start < 0 else start + 1
+                hi = min(len(data), me + LINE_WINDOW)
+                end = data.find(b"\n", me, hi)
+                line = data[start: hi if end < 0 else end].decode("utf-8", "replace")
             if any(a.allows(secret, match, line) for a in c.allows):
                 return None
         if c.judged and _vetoed(secret, data[max(ms, s - 120):s].decode("utf-8", "replace"),
                                 s > 0 and data[s - 1] in _QUOTES, c.generic):
             return None
         return s, e
+
+
+JUDGE_LIMIT = 256  # matches of one rule judged per text; past it the rest are redacted unjudged
+LINE_WINDOW = 1024  # bytes of a line either side of a match that a "line" allowlist sees (fewer: fewer vetoes)
+
+
+def _matches(c: _Compiled, data: bytes) -> Any:
+    """Each match's spans (whole match, then every group), from RE2 directly when the binding allows."""
+    raw = c.raw
+    if raw is None:
+        for m in c.regex.finditer(data):
+            yield [m.span(g) for g in range(c.groups + 1)]
+        return
+    pos, end = 0, len(data)
+    while pos <= end:
+        spans = raw.Match(_UNANCHORED, data, pos, end)
+        if spans[0][0] < 0:
+            return
+        yield spans
+        pos = spans[0][1] if spans[0][1] > pos else pos + 1
+
+
+def _secret_span(c: _Compiled, spans: Any, data: bytes) -> tuple[int, int] | None:
+    """gitleaks' secret: the ``secretGroup``, else the first non-empty group, else the match (line breaks
+    trimmed off its ends); None when that is empty."""
+    ms, me = spans[0]
+    while ms < me and data[ms] == 10:
+        ms += 1
+    while me > ms and data[me - 1] == 10:
+        me -= 1
+    if me <= ms:
+        return None
+    if not c.groups:
+        return ms, me
+    if c.rule.secret_group:
+        s, e = spans[c.rule.secret_group]
+    else:
+        s = e = -1
+        for gs, ge in spans[1:]:
+            if ge > gs:
+                s, e = gs, ge
+                break
+    return (s, e) if 0 <= s < e else None
+
+
+def _overlaps(marks: tuple[list[int], list[int]], s: int, e: int) -> bool:
+    starts, ends = marks
+    i = bisect_left(starts, e) - 1  # the last mark starting before e
+    return i >= 0 and ends[i] > s
 
 
 # The name a generic value is assigned to: the identifier before the operator the generic rules allow.
@@ -287,15 +358,18 @@ _ONE_BYTE = "memtree-one-byte"
 codecs.register_error(_ONE_BYTE, _one_byte)
 
 
-def _mark_spans(data: bytes) -> list[tuple[int, int]]:
-    spans = []
+def _mark_spans(data: bytes) -> tuple[list[int], list[int]]:
+    """Where earlier rules' marks are: their starts and ends, ascending."""
+    starts: list[int] = []
+    ends: list[int] = []
     at = data.find(_MARK_B)
     while at >= 0:
         end = data.find(b"]", at)
         end = len(data) if end < 0 else end + 1
-        spans.append((at, end))
+        starts.append(at)
+        ends.append(end)
         at = data.find(_MARK_B, end)
-    return spans
+    return starts, ends
 
 
 def _chars(data: bytes, at: int, floor: bool) -> int:

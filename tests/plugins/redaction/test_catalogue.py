@@ -344,3 +344,22 @@ def test_a_busy_engine_builds_its_database_in_the_background_under_memtree_home(
         wait_for(lambda: list(cache.glob("*.hsdb")), 60, "the cached database")
     finally:
         app.close()
+
+
+def test_a_text_dense_with_one_rules_matches_is_redacted_unjudged_past_the_limit() -> None:
+    # Judging costs Python time per match; past JUDGE_LIMIT matches of one rule in one text the rest are
+    # redacted as found (fail closed), here low-entropy ones gitleaks' check would have let through.
+    rule = _user_rule()
+    low = "acme_aaaaaaaabbbbbbbb "  # entropy 1.0 <= 3.0: judged, it stays
+    n = matcher.JUDGE_LIMIT + 50
+    out, hits = rule.redact(low * n)  # one long line
+    assert hits == 50 and out.count("acme_aaaaaaaabbbbbbbb") == matcher.JUDGE_LIMIT
+
+
+def test_a_line_allowlist_sees_a_bounded_window_of_a_long_line() -> None:
+    rule = _user_rule()
+    key = r(16, string.ascii_lowercase + string.digits)
+    near = f"k=acme_{key}  # acme-fixture"
+    far = f"k=acme_{key} " + "x" * (2 * matcher.LINE_WINDOW) + "# acme-fixture"
+    assert rule.redact(near)[1] == 0  # the allowlist applies
+    assert rule.redact(far)[1] == 1  # too far along the line to vouch for it: redacted
