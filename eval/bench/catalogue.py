@@ -177,8 +177,12 @@ def main() -> None:
     full = [fast.scanner(), EnvDumpRule(), *RULES, fast]
     re2_only = [plain.scanner(), EnvDumpRule(), *RULES, plain]
     without = [EnvDumpRule(), *RULES]
+    rejected = sorted(engine.rules[i].rule.id for i in getattr(engine.prefilter, "rejected", ()))
+    skipped = ", ".join(f"{k} ({v})" for k, v in engine.catalogue.skipped.items()) or "none"
     print(f"catalogue: {len(engine.rules)} rules; engine built in {built * 1000:.0f} ms, Hyperscan prefilter "
           f"ready in {hs_ready * 1000:.0f} ms (cached under {CACHE / 'hyperscan'}); captures of {CHUNK // 1024} kB")
+    print(f"RE2 rejects none (it would be an error naming the rule); Hyperscan rejects "
+          f"{', '.join(rejected) or 'none'} (those run under RE2 on every text); not run on text: {skipped}")
     print(f"{'corpus':6} {'MB':>5} | {'floor HS':>9} | {'full':>7} {'ratio':>6} | {'full re2':>8} {'no cat':>7} | "
           f"{'cat HS':>7} {'cat re2':>7}  (MB/s)")
     for name in ("code", "logs"):

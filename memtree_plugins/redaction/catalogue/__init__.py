@@ -20,6 +20,12 @@ honours for a text:
   rule with a ``path`` and no ``regex`` (a file-name-only rule such as ``pkcs12-file``) has nothing to
   look for in a text and is listed in :attr:`Catalogue.skipped`.
 
+What the engines reject, and how it is handled: RE2 compiles every regex of the shipped catalogue (a rule it
+rejects is an error naming the rule: ``refresh`` refuses such a catalogue, a user's file stops storing until
+fixed); Hyperscan, the optional prefilter, compiles them all too (one it rejects runs under RE2 on every
+text, :mod:`.hyperscan_db`); ``pkcs12-file`` names files only and is skipped.  ``eval/bench/catalogue.py``
+prints the lists.
+
 Every error names the file, the rule and the fix (:class:`CatalogueError`).  The matching itself is
 :mod:`.matcher`; refreshing ``gitleaks.toml`` from a newer gitleaks release is :mod:`.refresh`.
 """
