@@ -28,6 +28,19 @@ MARK = "[REDACTED:"
 CONTINUED = "+"  # prefix of a rule name in Redacted.lines: the line is part of a value marked above it
 
 
+class TagHits(int):
+    """A rule's hit count that also says how many values each tag (``[REDACTED:<tag>]``) took: a rule that
+    stands for many, such as the secret catalogue (one tag per gitleaks rule id), returns one, and
+    :attr:`Redacted.hits` (so ``memtree stats``) counts the tags instead of the rule's name."""
+
+    by_tag: dict[str, int]
+
+    def __new__(cls, by_tag: dict[str, int]) -> TagHits:
+        self = super().__new__(cls, sum(by_tag.values()))
+        self.by_tag = by_tag
+        return self
+
+
 @dataclass
 class Redacted:
     text: str
@@ -143,7 +156,7 @@ def redact(rules: Iterable[RedactionRule], text: str) -> Redacted:
         if not n:
             continue
         # A rule standing for many (the secret catalogue) says how many values each of its tags took.
-        for name, k in (getattr(n, "by_tag", None) or {rule.name: n}).items():
+        for name, k in (n.by_tag if isinstance(n, TagHits) else {rule.name: n}).items():
             out.hits[name] = out.hits.get(name, 0) + k
         if new is current or new == current:
             continue

@@ -49,8 +49,9 @@ class Prefilter:
         self._local = threading.local()
 
     def __call__(self, data: bytes, selected: list[int]) -> list[int]:
-        scratch = getattr(self._local, "scratch", None)
-        if scratch is None:  # one scratch per thread: Hyperscan's scratch space is not shared
+        try:
+            scratch = self._local.scratch
+        except AttributeError:  # one scratch per thread: Hyperscan's scratch space is not shared
             scratch = self._local.scratch = hyperscan.Scratch(self.db)
         hit: set[int] = set(self.rejected)
 
@@ -63,7 +64,8 @@ class Prefilter:
 
 def key(regexes: list[str]) -> str:
     digest = hashlib.sha256("\0".join(regexes).encode()).hexdigest()[:24]
-    return f"{digest}-hs{getattr(hyperscan, '__version__', 'none')}-{platform.machine() or 'cpu'}"
+    version = hyperscan.__version__ if hyperscan is not None else "none"
+    return f"{digest}-hs{version}-{platform.machine() or 'cpu'}"
 
 
 def _compile(exprs: list[bytes], ids: list[int]) -> Any:

@@ -20,7 +20,8 @@ How a text is scanned (:meth:`Engine.findings`):
 4. Secrets that overlap are merged and replaced once, tagged with the most specific rule (a vendor rule
    over a generic one).  A value already replaced by an earlier rule (``[REDACTED:...]``) is left alone.
 
-The rule reports its hits per tag (:class:`TagHits`), so ``memtree stats`` counts each gitleaks id.
+The rule reports its hits per tag (:class:`memtree_core.daemon.redacting.TagHits`), so ``memtree stats``
+counts each gitleaks id.
 """
 
 from __future__ import annotations
@@ -33,27 +34,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from memtree_core.daemon.redacting import TagHits
 from memtree_plugins.redaction.catalogue import Allowlist, Catalogue, CatalogueError, Rule, builtin, load
 from memtree_plugins.redaction.engine import MARK, is_placeholder, looks_like_code, lowered, shannon_entropy
 from memtree_plugins.redaction.rules import is_words, qualified_not_secret
 
+if TYPE_CHECKING:
+    from memtree_core.context import Context
+
 _MARK_B = MARK.encode()
 BUSY_BYTES = 4 << 20  # scanned without a Hyperscan database: then one is built (hyperscan_db.py)
 _QUOTES = b"\"'`"
-
-
-class TagHits(int):
-    """A hit count that also says how many values each tag (each gitleaks rule id) redacted;
-    :func:`memtree_core.daemon.redacting.redact` records the tags instead of the rule's name."""
-
-    by_tag: dict[str, int]
-
-    def __new__(cls, by_tag: dict[str, int]) -> TagHits:
-        self = super().__new__(cls, sum(by_tag.values()))
-        self.by_tag = by_tag
-        return self
 
 
 @dataclass(frozen=True)
@@ -110,10 +103,10 @@ def _raw(regex: Any) -> Any:
     """The binding's C++ RE2 object, whose ``Match`` gives a match's spans without a Python match object
     (google-re2's own finditer makes one per match); None if this binding has none."""
     global _UNANCHORED
-    raw = getattr(regex, "_regexp", None)
     try:
         import re2
 
+        raw = regex._regexp
         _UNANCHORED = re2._re2.RE2.Anchor.UNANCHORED
         spans = raw.Match(_UNANCHORED, b"", 0, 0)
         if not (isinstance(spans, list | tuple) and len(spans) == regex.groups + 1):
@@ -493,9 +486,6 @@ class CatalogueScan:
         self.name = name
         self._shared = shared
 
-    @property
-    def unavailable(self) -> str | None:
-        return None  # the second half reports it
 
     def redact(self, text: str) -> tuple[str, int]:
         engine = self._shared.engine()
@@ -506,7 +496,7 @@ class CatalogueScan:
 class CatalogueRule:
     """The catalogue (gitleaks' defaults plus the user's ``redaction.ruleFiles``) as a
     :class:`~memtree_core.types.RedactionRule`; :meth:`scanner` is the half that runs first.  It fails closed:
-    when the catalogue or a rule file cannot be loaded, :attr:`unavailable` says why (``memtree info``
+    when the catalogue or a rule file cannot be loaded, :meth:`availability` says why (``memtree info``
     shows it) and :meth:`redact` raises, so the redaction gate stores nothing."""
 
     def __init__(self, name: str = "gitleaks", base: Callable[[], Catalogue] = builtin,
@@ -517,28 +507,34 @@ class CatalogueRule:
     def scanner(self) -> CatalogueScan:
         return CatalogueScan(self._shared, f"{self.name}-scan")
 
-    def configure(self, settings: Any, app: Any) -> None:
-        """Take the user's rule files (``redaction.ruleFiles``) and the cache directory under
-        ``$MEMTREE_HOME``; the engine is rebuilt on next use."""
-        files = getattr(getattr(settings, "redaction", None), "rule_files", None) or []
-        home = getattr(getattr(app, "paths", None), "home", None)
+    def configure(self, settings: Any, app: Context) -> None:
+        """Take the user's rule files (``redaction.ruleFiles``: redaction/settings.py) and the cache directory
+        under ``$MEMTREE_HOME``; the engine is rebuilt on next use."""
+        from memtree_plugins.redaction.settings import RedactionSettings
+
+        # the built-in plugin's settings; a plugin registering its own instance passes its files instead
+        files = settings.redaction.rule_files if isinstance(settings, RedactionSettings) else self._shared.files
         with self._shared.lock:
             self._shared.files = [Path(f).expanduser() for f in files]
-            self._shared.cache_dir = Path(home) / "cache" / "hyperscan" if home else None
+            self._shared.cache_dir = Path(app.paths.home) / "cache" / "hyperscan"
             self._shared.engine_, self._shared.error = None, None
 
     def engine(self) -> Engine:
         """The compiled catalogue, built once (raises :class:`CatalogueError` when it cannot be)."""
         return self._shared.engine()
 
-    @property
-    def unavailable(self) -> str | None:
-        """Why the catalogue cannot run, or None."""
+    def availability(self) -> dict[str, str | None]:
+        """Whether the catalogue can run (:class:`~memtree_core.types.ReportsAvailability`): None, or why not."""
         try:
             self.engine()
         except CatalogueError as exc:
-            return f"the secret catalogue ({self.name}) cannot load: {exc}"
-        return None
+            return {self.name: f"the secret catalogue ({self.name}) cannot load: {exc}"}
+        return {self.name: None}
+
+    @property
+    def unavailable(self) -> str | None:
+        """Why the catalogue cannot run, or None."""
+        return self.availability()[self.name]
 
     def _carried(self, seen: _Seen, text: str) -> list[tuple[int, int, int]] | None:
         """The first half's findings where they are in ``text``: what is left of each secret after the rules
@@ -584,7 +580,10 @@ class CatalogueRule:
 
     def redact(self, text: str) -> tuple[str, int]:
         engine = self.engine()
-        seen = getattr(self._shared.local, "seen", None)
+        try:
+            seen = self._shared.local.seen
+        except AttributeError:  # no scan on this thread yet (the first half was removed, or never ran)
+            seen = None
         self._shared.local.seen = None
         found = None
         if seen is not None and seen.engine is engine:
