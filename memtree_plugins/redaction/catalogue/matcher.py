@@ -204,15 +204,18 @@ class Engine:
         out: list[tuple[int, int, int]] = []
         for i in selected:
             c = self.rules[i]
-            judged = 0
+            seen = 0
             for spans in _matches(c, data):
-                if judged < JUDGE_LIMIT:
-                    judged += 1
+                seen += 1
+                if seen <= JUDGE_LIMIT:
                     span = self._judge(c, spans, data, marks)
-                else:  # a text dense with one rule's matches: each is redacted unjudged (fail closed)
+                elif seen <= DENSE_LIMIT:  # a text dense with one rule's matches: redacted unjudged
                     span = _secret_span(c, spans, data)
                     if span is not None and _overlaps(marks, *span):
                         span = None
+                else:  # too dense to go match by match: the rest of the text goes, from this match on
+                    out.append((spans[0][0], len(data), i))
+                    break
                 if span is not None:
                     out.append((span[0], span[1], i))
         if out and len(data) != len(text):
@@ -249,7 +252,8 @@ class Engine:
         return s, e
 
 
-JUDGE_LIMIT = 256  # matches of one rule judged per text; past it the rest are redacted unjudged
+JUDGE_LIMIT = 256  # matches of one rule judged per text; past it the rest are redacted unjudged,
+DENSE_LIMIT = 4096  # and past this many the rest of the text is redacted whole (fail closed, bounded time)
 LINE_WINDOW = 1024  # bytes of a line either side of a match that a "line" allowlist sees (fewer: fewer vetoes)
 
 

@@ -18,6 +18,7 @@ from helpers.common import MEMTREE, ingest_ack, wait_for
 
 from memtree_core.app import App
 from memtree_core.daemon import ingest
+from memtree_core.daemon.redacting import redact
 from memtree_core.daemon.redaction_gate import RedactionUnavailable
 from memtree_plugins.redaction.catalogue import (
     GITLEAKS,
@@ -363,3 +364,15 @@ def test_a_line_allowlist_sees_a_bounded_window_of_a_long_line() -> None:
     far = f"k=acme_{key} " + "x" * (2 * matcher.LINE_WINDOW) + "# acme-fixture"
     assert rule.redact(near)[1] == 0  # the allowlist applies
     assert rule.redact(far)[1] == 1  # too far along the line to vouch for it: redacted
+
+
+def test_past_the_dense_limit_the_rest_of_the_text_is_redacted_whole_keeping_its_lines() -> None:
+    rule = _user_rule()
+    alphabet = string.ascii_lowercase + string.digits
+    keys = [f"k=acme_{''.join(rng.sample(alphabet, 16))}" for _ in range(matcher.DENSE_LIMIT + 40)]  # 4 bits/char
+    text = "header line\n" + "\n".join(keys) + "\nlast line\n"
+    out, hits = rule.redact(text)
+    assert not any(k[7:] in out for k in keys) and out.startswith("header line\nk=acme_[REDACTED:acme-key]")
+    assert out.endswith("[REDACTED:acme-key]") and "last line" not in out and hits == matcher.DENSE_LIMIT + 1
+    kept = redact([rule], text)  # the host's pass puts the lost lines back after the mark
+    assert kept.text.count("\n") == text.count("\n") and kept.hits == {"acme-key": matcher.DENSE_LIMIT + 1}
