@@ -37,7 +37,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memtree_core.daemon.redacting import TagHits
-from memtree_plugins.redaction.catalogue import Allowlist, Catalogue, CatalogueError, Rule, builtin, load
+from memtree_plugins.redaction.catalogue import (
+    GITLEAKS,
+    Allowlist,
+    Catalogue,
+    CatalogueError,
+    Rule,
+    builtin,
+    load,
+)
 from memtree_plugins.redaction.engine import MARK, is_placeholder, looks_like_code, lowered, shannon_entropy
 from memtree_plugins.redaction.rules import is_words, qualified_not_secret
 
@@ -84,16 +92,46 @@ def _compile_allow(a: Allowlist, where: str) -> _Allow:
     return _Allow(rx, a.stopwords, a.target, a.all_of, a.needs_path)
 
 
-@dataclass(frozen=True)
 class _Compiled:
-    rule: Rule
-    regex: Any  # re2 pattern over bytes
-    groups: int
-    allows: tuple[_Allow, ...]
-    generic: bool  # a generic-* rule
-    judged: bool  # memtree judges its values: a generic rule, or one gitleaks keeps to a kind of file
-    needs_line: bool  # an allowlist looks at the line
-    raw: Any  # the RE2 object under the binding's pattern (its C++ Match), or None: finditer then
+    """One rule as the engine runs it.  Its regex and allowlists are compiled on first use (:meth:`ready`):
+    a capture selects a few rules of ~220, and compiling them all costs a daemon's start ~100 ms."""
+
+    __slots__ = ("rule", "generic", "judged", "_glob", "_ready", "regex", "groups", "allows", "needs_line", "raw")
+
+    def __init__(self, rule: Rule, glob: tuple[_Allow, ...]) -> None:
+        self.rule = rule
+        self.generic = rule.id.startswith("generic")  # a generic-* rule
+        # memtree judges its values: a generic rule, or one gitleaks keeps to a kind of file
+        self.judged = self.generic or bool(rule.path)
+        self._glob = glob
+        self._ready = False
+        self.regex: Any = None  # re2 pattern over bytes
+        self.groups = 0
+        self.allows: tuple[_Allow, ...] = ()
+        self.needs_line = False  # an allowlist looks at the line
+        self.raw: Any = None  # the RE2 object under the binding's pattern (its C++ Match), or None: finditer
+
+    def ready(self) -> _Compiled:
+        """Compiled (raises :class:`CatalogueError` naming the rule when it cannot be)."""
+        if self._ready:
+            return self
+        import re2
+
+        rule = self.rule
+        where = f"{rule.source}: rule {rule.id}"
+        try:
+            regex = re2.compile(rule.regex.encode("utf-8"))
+        except re2.error as exc:
+            raise CatalogueError(f"{where}: the regex does not compile under RE2 (Go syntax, no "
+                                 f"lookaround or backreference): {exc}; rewrite it") from exc
+        if rule.secret_group > regex.groups:
+            raise CatalogueError(f"{where}: secretGroup {rule.secret_group} but the regex has only "
+                                 f"{regex.groups} group(s)")
+        allows = self._glob + tuple(_compile_allow(a, where) for a in rule.allowlists)
+        self.regex, self.groups, self.allows, self.raw = regex, regex.groups, allows, _raw(regex)
+        self.needs_line = any(a.target == "line" for a in allows)
+        self._ready = True
+        return self
 
 
 _UNANCHORED: Any = None
@@ -119,27 +157,19 @@ def _raw(regex: Any) -> Any:
 class Engine:
     """A catalogue compiled for matching; immutable, shared by threads."""
 
-    def __init__(self, catalogue: Catalogue) -> None:
+    def __init__(self, catalogue: Catalogue, compile_all: bool = False) -> None:
+        """``compile_all``: compile every rule now (a refresh's check); otherwise the shipped catalogue's rules
+        compile on first use, and only rules from other files (the user's, few) compile now, so that a bad
+        one is reported before anything is stored."""
         import ahocorasick_rs
-        import re2
 
         self.catalogue = catalogue
         glob = tuple(_compile_allow(a, "global allowlist") for a in catalogue.allowlists)
-        compiled: list[_Compiled] = []
-        for rule in catalogue.rules:
-            where = f"{rule.source}: rule {rule.id}"
-            try:
-                regex = re2.compile(rule.regex.encode("utf-8"))
-            except re2.error as exc:
-                raise CatalogueError(f"{where}: the regex does not compile under RE2 (Go syntax, no "
-                                     f"lookaround or backreference): {exc}; rewrite it") from exc
-            if rule.secret_group > regex.groups:
-                raise CatalogueError(f"{where}: secretGroup {rule.secret_group} but the regex has only "
-                                     f"{regex.groups} group(s)")
-            allows = glob + tuple(_compile_allow(a, where) for a in rule.allowlists)
-            generic = rule.id.startswith("generic")
-            compiled.append(_Compiled(rule, regex, regex.groups, allows, generic, generic or bool(rule.path),
-                                      any(a.target == "line" for a in allows), _raw(regex)))
+        compiled = [_Compiled(rule, glob) for rule in catalogue.rules]
+        shipped = str(GITLEAKS)
+        for c in compiled:
+            if compile_all or c.rule.source != shipped:
+                c.ready()
         self.rules = compiled
         self.every = list(range(len(compiled)))
         # Text beyond ASCII goes to Hyperscan with one byte per character (_ONE_BYTE) unless a rule asks for
@@ -203,7 +233,7 @@ class Engine:
         marks = _mark_spans(data)
         out: list[tuple[int, int, int]] = []
         for i in selected:
-            c = self.rules[i]
+            c = self.rules[i].ready()
             seen = 0
             for spans in _matches(c, data):
                 seen += 1

@@ -44,7 +44,7 @@ def validate(data: bytes, source: str) -> tuple[int, dict[str, str]]:
     cat = parse(data, source)
     if not cat.rules:
         raise CatalogueError(f"{source}: no rules with a regex; is this gitleaks' config/gitleaks.toml?")
-    engine = Engine(cat)
+    engine = Engine(cat, compile_all=True)
     return len(engine.rules), cat.skipped
 
 
