@@ -41,15 +41,20 @@ HOST_COMMANDS: dict[str, Command] = {c.name: c for c in (
 # The built-in plugins' commands: name -> (one-line help, plugin, handler module), in `memtree --help`'s order.
 BUILTIN_COMMANDS: dict[str, tuple[str, str, str]] = {name: (text, plugin, f"memtree_plugins.{plugin}.{module}")
                                                      for name, text, plugin, module in (
+    ("setup", "wire memtree's MCP server and capture hooks into Claude Code", "capture", "setup"),
     ("info", "what is working and what is degraded, and why", "commands", "info"),
     ("stats", "nodes per kind and status, store size, walker and redaction counters", "commands", "stats"),
     ("search", "keyword search over the store, as the MCP 'search' tool does it", "commands", "search"),
     ("show", "print one stored node", "commands", "show"),
+    ("get", "one page of a stored node within a token budget, as the MCP 'get' tool gives it", "commands", "get"),
+    ("recent", "the newest nodes first, as the MCP 'recent' tool lists them", "commands", "recent"),
+    ("compose", "pack nodes and their surroundings within a token budget (MCP 'compose')", "commands", "compose"),
     ("walk", "run the walkers (filter, staleness, pruner, ...) once or on their schedule", "commands", "walk"),
     ("demo", "index a sample project and drive the real server through an MCP client session", "commands", "demo"),
     ("reembed", "re-embed every live node with the configured embedding model", "semantic", "reembed"),
     ("import", "bring past Claude Code sessions' Read/Grep/Bash results into the store", "walkers", "import_"),
     ("index", "index a repository's files up front, so search finds code not read yet", "commands", "index"),
+    ("redact", "what memtree would store for a file or stdin (--explain: each span)", "redaction", "command"),
     ("ui", "a read-only web inspector of the store on 127.0.0.1 (tree, nodes, search, compose, stats)",
      "inspector", "command"),
 )}
@@ -63,7 +68,8 @@ def _parser_class() -> type[argparse.ArgumentParser]:
         """argparse, but a bad argument is one line on stderr (no usage block) that says where help is."""
 
         def error(self, message: str) -> NoReturn:
-            self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+            where = vars(self).get("help_for", self.prog)  # the subcommand's own help, where one was named
+            self.exit(2, f"{self.prog}: {message} (see '{where} --help')\n")
 
     return _Parser
 
@@ -99,6 +105,23 @@ def plugin_commands(environ: dict[str, str] | None = None) -> dict[str, tuple[Co
     return out
 
 
+def _plugin_metadata_present() -> bool:
+    """Whether a distribution declares ``memtree`` entry points, from its ``*-info`` folder (importlib.metadata costs more)."""
+    for base in (p or "." for p in sys.path):
+        if os.path.isfile(base):
+            return True  # a zipped distribution: only importlib.metadata reads those
+        try:
+            for name in os.listdir(base):
+                path = os.path.join(base, name, "entry_points.txt")
+                if name.endswith("-info") and os.path.isfile(path):
+                    with open(path, "rb") as f:
+                        if b"[memtree]" in f.read():
+                            return True
+        except OSError:
+            continue
+    return False
+
+
 def builtin_commands(environ: dict[str, str]) -> dict[str, tuple[Command, str]] | None:
     """:func:`plugin_commands` without loading any plugin, or None when only loading them can tell: a
     third-party plugin is installed, or the user's config or ``MEMTREE_PLUGINS__*`` chooses plugins."""
@@ -117,19 +140,11 @@ def builtin_commands(environ: dict[str, str]) -> dict[str, tuple[Command, str]] 
         pass
     except (OSError, ValueError):
         return None  # the slow path reports it as it always did
-    from importlib.metadata import entry_points
-
-    if entry_points(group="memtree"):
+    if _plugin_metadata_present():
         return None
     disabled = {name.strip() for name in environ.get("MEMTREE_DISABLE_PLUGINS", "").split(",")}
     return {name: (Command(name, text, module), plugin) for name, (text, plugin, module) in BUILTIN_COMMANDS.items()
             if plugin not in disabled}
-
-
-def commands(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """Every command's name and one-line help: the plugins', then the host's."""
-    table = {name: c.help for name, (c, _plugin) in plugin_commands(environ).items()}
-    return {**table, **{name: c.help for name, c in HOST_COMMANDS.items()}}
 
 
 def _parser(table: dict[str, tuple[Command, str]], chosen: str | None) -> tuple[argparse.ArgumentParser, Any]:
@@ -172,25 +187,11 @@ def project_problem(project: str | None) -> str | None:
     return None
 
 
-def _plain_serve(argv: list[str]) -> tuple[bool, str | None]:
-    """``(True, project)`` when ``argv`` is exactly ``serve``, ``serve --project DIR`` or ``serve
-    --project=DIR``; anything else (help, an unknown option, a value argparse would take for an option) goes
-    through argparse, which answers it as it always did."""
-    if not argv or argv[0] != "serve":
-        return False, None
-    rest = argv[1:]
-    if not rest:
-        return True, None
-    if len(rest) == 2 and rest[0] == "--project" and not rest[1].startswith("-"):
-        return True, rest[1]
-    if len(rest) == 1 and rest[0].startswith("--project="):
-        return True, rest[0].partition("=")[2]
-    return False, None
-
-
 def main(argv: list[str] | None = None) -> int:
+    from memtree_core.forwarder.argv import plain_serve
+
     argv = sys.argv[1:] if argv is None else argv
-    plain, project = _plain_serve(argv)
+    plain, project = plain_serve(argv)
     if plain and not project_problem(project):  # (a bad --project is reported below, as for any command)
         from memtree_core.forwarder.records import answer
 
@@ -218,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
         table = {**table, **host}
     parser, module = _parser(table, chosen if chosen in table else None)
+    parser.help_for = f"memtree {chosen}" if module is not None else "memtree"  # type: ignore[attr-defined]
     args = parser.parse_args(argv)  # bad arguments: argparse prints usage and one line, exit 2
     if args.version:
         from memtree_core import __version__

@@ -28,7 +28,7 @@ from memtree_core.types import ToolSpec
 log = logging.getLogger("memtree.daemon.tools")
 
 _tool_threads: anyio.CapacityLimiter | None = None
-_session_threads: weakref.WeakKeyDictionary[Any, anyio.CapacityLimiter] = weakref.WeakKeyDictionary()
+_session_threads: dict[int, tuple[weakref.ref[Any], anyio.CapacityLimiter]] = {}
 CONTEXT_KWARG = "memtree_request_context"  # the SDK passes the request's Context here (not in the schema)
 
 
@@ -43,10 +43,15 @@ def tool_threads() -> anyio.CapacityLimiter:
 def session_threads(ctx: Any) -> anyio.CapacityLimiter | None:
     """One session's share of the pool: a session with many slow calls waits for its own, never takes all."""
     try:
-        session = ctx.session
-        limiter = _session_threads.get(session)
-        if limiter is None:
-            limiter = _session_threads[session] = anyio.CapacityLimiter(SESSION_TOOL_THREADS)
+        # The client's initialize parameters are its connection's own object (the SDK makes a session object
+        # per request); it compares by value, so it is keyed by identity, and its entry goes with it.
+        session = ctx.session.client_params
+        key = id(session)
+        entry = _session_threads.get(key)
+        if entry is None or entry[0]() is not session:
+            ref = weakref.ref(session, lambda _r, key=key: _session_threads.pop(key, None))
+            entry = _session_threads[key] = (ref, anyio.CapacityLimiter(SESSION_TOOL_THREADS))
+        limiter = entry[1]
     except Exception:
         # Called outside a request (in-process embedding), or a session object we cannot key on: the
         # pool's own bound still applies.
@@ -101,6 +106,9 @@ def wrap_tool(spec: ToolSpec, fn: Callable[..., Any], app: Any) -> Callable[...,
     # Annotated[CallToolResult, Model]: the SDK publishes Model's schema and checks our structured content.
     new_return = Annotated[CallToolResult, returns] if _renders(returns) else returns
     params = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()]
+    # A tool may take the calling session's request context (to say something once per session): it declares
+    # a parameter of this name, of any annotation.
+    wants_context = CONTEXT_KWARG in sig.parameters
 
     from memtree_core.errors import UserFacingError
 
@@ -134,7 +142,8 @@ def wrap_tool(spec: ToolSpec, fn: Callable[..., Any], app: Any) -> Callable[...,
                 fail(exc)
 
         async def tool(**kwargs: Any) -> Any:
-            mine = session_threads(kwargs.pop(CONTEXT_KWARG, None))
+            ctx = kwargs.get(CONTEXT_KWARG) if wants_context else kwargs.pop(CONTEXT_KWARG, None)
+            mine = session_threads(ctx)
             # abandon_on_cancel: a session that ends, or a daemon that stops, does not wait for the thread
             # (the daemon ends the call's processes, so the thread returns soon after).
             if mine is None:
@@ -144,7 +153,10 @@ def wrap_tool(spec: ToolSpec, fn: Callable[..., Any], app: Any) -> Callable[...,
 
     annotations = {k: v for k, v in hints.items() if k != "return"}
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
-    if not inspect.iscoroutinefunction(fn) and CONTEXT_KWARG not in sig.parameters and not takes_any:
+    if wants_context:  # the tool's own parameter: filled by the SDK, kept out of the schema
+        params = [p.replace(annotation=Context | None) if p.name == CONTEXT_KWARG else p for p in params]
+        annotations[CONTEXT_KWARG] = Context | None
+    elif not inspect.iscoroutinefunction(fn) and not takes_any:
         # Which session calls: the SDK fills a parameter annotated Context and leaves it out of the schema.
         params.append(inspect.Parameter(CONTEXT_KWARG, inspect.Parameter.KEYWORD_ONLY, default=None,
                                         annotation=Context | None))

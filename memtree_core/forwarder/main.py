@@ -31,6 +31,7 @@ MAX_SILENT_LOSSES = 3  # daemons lost in a row without one answer: it crashes at
 MAX_BUFFER = 64 << 20  # stop reading stdin while this much waits for a slow daemon
 DRAIN_S = 30.0  # after EOF on stdin, how long answers to requests already sent are awaited
 DAEMON_LOST = -32000  # JSON-RPC "server error" range
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600  # JSON-RPC 2.0's own codes
 
 
 class DaemonUnavailable(Exception):
@@ -47,17 +48,32 @@ def _note(message: str) -> None:
 
 
 def _parse(line: bytes) -> Any:
-    try:
-        return json.loads(line)
+    try:  # bytes that are not UTF-8 (a file name) are carried as the daemon reads them: surrogate escapes
+        return json.loads(line.decode("utf-8", "surrogateescape"))
     except (ValueError, RecursionError):
-        return None  # not ours to judge: the daemon answers it with a parse error
+        return None
 
 
 _key = json.dumps  # a JSON-RPC id as a dict key: 1 and "1" are different ids
 
 
-def _error(rid: Any, message: str) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": DAEMON_LOST, "message": message}}).encode() + b"\n"
+def _error(rid: Any, message: str, code: int = DAEMON_LOST) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}).encode() + b"\n"
+
+
+def _refusal(msg: Any, line: bytes, initialized: bool) -> bytes | None:
+    """The answer the forwarder gives itself to a line the daemon would pass over in silence (the SDK drops
+    what is not JSON, and answers a request before ``initialize`` with an empty "invalid parameters"), or None
+    to forward it."""
+    if msg is None:
+        return _error(None, "parse error: each line must be one JSON-RPC message", PARSE_ERROR) if line.strip() else None
+    if not isinstance(msg, dict):
+        return _error(None, "invalid request: a JSON-RPC message is a JSON object", INVALID_REQUEST)
+    method = msg.get("method")
+    if not initialized and "id" in msg and isinstance(method, str) and method not in ("initialize", "ping"):
+        return _error(msg["id"], f"the session is not initialized: send 'initialize' before {method!r}",
+                      INVALID_REQUEST)
+    return None
 
 
 def _peer(sock: socket.socket) -> tuple[int, int] | None:
@@ -221,6 +237,10 @@ class Forwarder:
 
     def _from_client(self, line: bytes) -> None:
         msg = _parse(line)
+        refusal = _refusal(msg, line, self.initialize is not None)
+        if refusal is not None:
+            self._to_client(refusal)
+            return
         if isinstance(msg, dict):
             method = msg.get("method")
             if method == "initialize" and "id" in msg:

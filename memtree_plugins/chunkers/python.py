@@ -185,6 +185,10 @@ class PythonChunker:
     def matches(self, path: str) -> bool:
         return path.lower().endswith(self.suffixes)
 
+    def availability(self) -> dict[str, str | None]:
+        """Python is always chunked by definition (the standard library's ``ast``): for ``memtree info``."""
+        return {"python": None}
+
     def chunk(self, path: str, text: str) -> list[Chunk]:
         lines = split_lines(text)
         if not lines:

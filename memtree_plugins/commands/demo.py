@@ -1,10 +1,12 @@
 """``memtree demo``: drive the real server through an MCP client session and show what memtree keeps out
-of the context window.
+of the context window, on tasks, every call counted.
 
-It starts ``memtree serve`` for a project (by default a copy of the bundled sample project, in a scratch
-``MEMTREE_HOME`` so nothing of yours is touched), calls ``read``, ``grep``, ``bash``, ``search`` and
-``compose`` over stdio as an agent would, and prints for each call what entered the window against what the
-raw output would have cost, counted with the same token counter memtree enforces budgets with.
+It indexes a project (by default a copy of the bundled sample project, in a scratch ``MEMTREE_HOME`` so
+nothing of yours is touched), starts ``memtree serve`` and talks to it over stdio as an agent would: the
+wrapped ``read``, ``grep`` and ``bash`` once each, then questions a developer asks of the project ("where is
+NAME defined, and where is it used?"), answered with ``search``, ``compose`` and ``get``, against grep plus
+reading the files a developer would open (:mod:`._demo_tasks`).  Every figure is what entered the window,
+counted with the token counter memtree enforces budgets with; both totals are printed.
 """
 
 from __future__ import annotations
@@ -49,38 +51,23 @@ def _text(result: Any) -> str:
 
 
 class Ledger:
-    """Tokens that entered the window against what the raw output would have cost."""
+    """What each call put in the window (the whole answer, as the agent reads it)."""
 
     def __init__(self, count: Any, width: int) -> None:
         self.count = count
         self.width = width
-        self.rows: list[tuple[str, int, int]] = []
 
-    def show(self, title: str, result: Any, raw_tokens: int) -> None:
+    def show(self, title: str, result: Any, note: str = "") -> int:
         shown = _text(result)
         window = self.count(shown)
-        self.rows.append((title, window, raw_tokens))
         status = "error: " if result.is_error else ""
         print(f"\n{fit('$ ' + title, self.width)}\n{status}{_excerpt(shown, self.width)}")
-        print(wrap(f"-> {window:,} tokens entered the window; the raw output would have cost {raw_tokens:,}",
-                   self.width, "  "))
-
-    def total(self) -> None:
-        window = sum(r[1] for r in self.rows)
-        raw = sum(r[2] for r in self.rows)
-        # Two number columns of 10; the call column takes what is left, up to 44.
-        name = max(10, min(44, self.width - 20))
-        print("\n" + "-" * min(self.width, name + 20))
-        print(f"{'call':<{name}}{'window':>10}{'raw':>10}")
-        for title, w, r in self.rows:
-            print(f"{fit(title, name - 1):<{name}}{w:>10,}{r:>10,}")
-        saved = 100 * (1 - window / raw) if raw else 0.0
-        print(f"{'total':<{name}}{window:>10,}{raw:>10,}")
-        print(wrap(f"{saved:.0f}% kept out of the window", self.width))
+        print(wrap(f"-> {window:,} tokens entered the window{note}", self.width, "  "))
+        return window
 
 
-# The demo reads this many of the biggest files; its search query comes from them, so it finds what was read.
-READ_FILES = 40
+# Files searched for the tasks' names; the biggest first, as an agent is most tempted to read those whole.
+TASK_FILES = 400
 SKIPPED_DIRS = {"node_modules", "__pycache__"}
 
 
@@ -94,17 +81,75 @@ def project_files(project: Path) -> list[Path]:
     return sorted(files, key=lambda p: (-p.stat().st_size, str(p)))
 
 
-async def _drive(project: Path, files: list[Path], query: str, env: dict[str, str], width: int) -> None:
+async def _tour(s: Any, project: Path, files: list[Path], ledger: Ledger) -> None:
+    """The wrapped tools once each: a budgeted slice in the window, the whole output in the store."""
+    biggest = next((p for p in files if p.suffix == ".py"), files[0])
+    rel = str(biggest.relative_to(project))
+    res = await s.call_tool("read", {"path": rel, "budget_tokens": 600})
+    ledger.show(f"read {rel} (budget 600)", res, f"; the whole file is {ledger.count(biggest.read_text(errors='replace')):,}")
+    res = await s.call_tool("grep", {"pattern": "def |function |fn |func ", "max_hits": 200, "budget_tokens": 500})
+    ledger.show("grep 'def |function |fn |func ' (budget 500)", res,
+                f"; the whole output, {await _raw(s, res.structured_content, ledger.count):,}, is a node get pages")
+    command = "find . -type f | sort | xargs wc -l"
+    res = await s.call_tool("bash", {"command": command, "budget_tokens": 300})
+    ledger.show(f"bash '{command}' (budget 300)", res,
+                f"; the whole output, {await _raw(s, res.structured_content, ledger.count):,}, is a node get pages")
+
+
+async def _task(s: Any, task: Any, ledger: Ledger) -> Any:
+    """Answer one question with memtree as an agent would, every call counted."""
+    from memtree_plugins.commands._demo_tasks import Answer, answered
+
+    out = Answer()
+    res = await s.call_tool("search", {"query": task.name, "limit": 5})
+    out.calls.append((f"search {task.name}", ledger.show(f"search '{task.name}'", res)))
+    seen = _text(res)
+    hits = [h["id"] for h in (res.structured_content or {}).get("hits", [])]
+    if hits:
+        res = await s.call_tool("compose", {"node_ids": hits[:2], "budget_tokens": 800, "query": task.name})
+        out.calls.append(("compose top 2 hits", ledger.show("compose top 2 hits (budget 800)", res)))
+        seen += _text(res)
+        if not answered(task, seen):
+            res = await s.call_tool("get", {"node_id": hits[0], "budget_tokens": 1000})
+            out.calls.append(("get top hit", ledger.show("get top hit (budget 1000)", res)))
+            seen += _text(res)
+    out.answered = answered(task, seen)
+    return out
+
+
+def _report(rows: list[tuple[Any, Any, Any]], width: int) -> None:
+    """One row per task, both ways, then the totals: every call counted on both sides."""
+    name = max(10, min(40, width - 30))
+    print("\n" + "-" * min(width, name + 30))
+    print(f"{'question':<{name}}{'memtree':>15}{'grep + read':>15}")
+    for task, mine, theirs in rows:
+        flag = "" if mine.answered else " (not found)"
+        print(f"{fit(task.name + flag, name - 1):<{name}}{f'{mine.tokens:,} in {len(mine.calls)}':>15}"
+              f"{f'{theirs.tokens:,} in {len(theirs.calls)}':>15}")
+    mine_total = sum(r[1].tokens for r in rows)
+    theirs_total = sum(r[2].tokens for r in rows)
+    found = sum(r[1].answered for r in rows)
+    print(f"{'total':<{name}}{mine_total:>15,}{theirs_total:>15,}")
+    print(wrap(f"memtree: {mine_total:,} tokens; grep + read: {theirs_total:,} tokens "
+               f"({100 * (1 - mine_total / theirs_total) if theirs_total else 0:.0f}% fewer with memtree); "
+               f"{found} of {len(rows)} questions answered with the definition in sight; every call counted",
+               width))
+
+
+async def _drive(project: Path, files: list[Path], env: dict[str, str], width: int) -> None:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     from memtree_core.app import App
+    from memtree_plugins.commands._demo_tasks import baseline, pick_tasks, texts_of
 
     # The project's own token counter (whichever plugin provides it), the one the server's figures use.
     app = App.open(project, env)
     estimate = app.count_tokens
     app.close()  # the store was never opened; the counter needs none
     ledger = Ledger(estimate, width)
+    texts = texts_of(files[:TASK_FILES], project)
+    tasks = pick_tasks(texts)
     params = StdioServerParameters(command=MEMTREE, args=["serve", "--project", str(project)], env=env,
                                    cwd=str(project))
     with open(os.devnull, "w") as errlog:
@@ -113,44 +158,15 @@ async def _drive(project: Path, files: list[Path], query: str, env: dict[str, st
             tools = [t.name for t in (await s.list_tools()).tools]
             print(wrap(f"connected to {info.server_info.name} {info.server_info.version}: tools "
                        f"{', '.join(tools)}", width))
-
-            biggest = next((p for p in files if p.suffix == ".py"), files[0])
-            rel = str(biggest.relative_to(project))
-            res = await s.call_tool("read", {"path": rel, "budget_tokens": 600})
-            ledger.show(f"read {rel} (budget 600)", res, estimate(biggest.read_text(errors="replace")))
-
-            # Index the rest quietly, as an agent's reads over a session would.
-            for p in files[:READ_FILES]:
-                await s.call_tool("read", {"path": str(p.relative_to(project)), "budget_tokens": 200})
-
-            res = await s.call_tool("grep", {"pattern": "def |function |fn |func ", "max_hits": 200,
-                                             "budget_tokens": 500})
-            ledger.show("grep 'def |function |fn |func ' (budget 500)", res,
-                        await _raw(s, res.structured_content, estimate))
-
-            command = "find . -type f | sort | xargs wc -l"
-            res = await s.call_tool("bash", {"command": command, "budget_tokens": 300})
-            ledger.show(f"bash '{command}' (budget 300)", res, await _raw(s, res.structured_content, estimate))
-
-            hits: list[dict[str, Any]] = []
-            if query:
-                res = await s.call_tool("search", {"query": query, "limit": 5})
-                hits = (res.structured_content or {}).get("hits", [])
-                ledger.show(f"search '{query}' (the project's most frequent identifiers)", res,
-                            sum(h.get("tokens", 0) for h in hits))
-
-            seeds = [h["id"] for h in hits[:3]]
-            if seeds:
-                res = await s.call_tool("compose", {"node_ids": seeds, "budget_tokens": 1200})
-                manifest = (res.structured_content or {}).get("manifest", {})
-                raw = sum(e.get("tokens", 0) for part in ("included", "substituted", "dropped")
-                          for e in manifest.get(part, []))
-                ledger.show("compose top 3 hits (budget 1200)", res, raw)
-                print(wrap(f"manifest: {len(manifest.get('included', []))} included, "
-                           f"{len(manifest.get('substituted', []))} as summary/outline, "
-                           f"{manifest.get('dropped_total', 0)} dropped; used {manifest.get('used')} of "
-                           f"{manifest.get('budget')}", width, "  "))
-            ledger.total()
+            await _tour(s, project, files, ledger)
+            rows = []
+            for task in tasks:
+                print(wrap(f"\n== question: {task.question}", width))
+                rows.append((task, await _task(s, task, ledger), baseline(task, texts, estimate)))
+            if rows:
+                _report(rows, width)
+            else:
+                print(wrap("\nno name is defined in one file and used in another: no question to answer", width))
 
 
 async def _raw(s: Any, structured: dict[str, Any] | None, estimate: Any) -> int:
@@ -197,7 +213,6 @@ def run(args: Any) -> int:
     import anyio
 
     from memtree_core.errors import UsageError
-    from memtree_plugins.commands._demo_query import project_query
 
     width = max(20, args.width) if args.width else terminal_width()
     env = {k: v for k, v in os.environ.items()}
@@ -220,7 +235,12 @@ def run(args: Any) -> int:
         print(wrap(header, width))
         started = True
         try:
-            anyio.run(_drive, project, files, project_query(files[:READ_FILES]), env, width)
+            # Indexed up front, as `memtree index` would on a user's repository: no agent's window pays for it.
+            indexed = subprocess.run([MEMTREE, "index", "--project", str(project), "--no-progress", "--json"],
+                                     env=env, capture_output=True, text=True, timeout=600)
+            if indexed.returncode != 0:
+                raise RuntimeError(f"memtree index exited {indexed.returncode}: {indexed.stderr.strip()[-300:]}")
+            anyio.run(_drive, project, files, env, width)
         except Exception as exc:
             failed = True  # keep a scratch store: its daemon log is what explains the failure
             cause = _first_failure(exc)

@@ -68,6 +68,10 @@ def run(args: Any) -> int:
     if args.max_bytes is not None and args.max_bytes < 1:
         print(f"memtree index: --max-bytes {args.max_bytes}: must be at least 1", file=sys.stderr)
         return 2
+    if args.path and not Path(args.path).expanduser().is_dir():  # before a store is made for nothing
+        what = "not a directory" if Path(args.path).expanduser().exists() else "no such directory"
+        print(f"memtree index: {args.path}: {what}", file=sys.stderr)
+        return 2
     app = open_app(args)
     try:
         # The indexer is a walker plugin's: the command finds it by name, so it goes wherever plugins say.

@@ -236,7 +236,7 @@ def run(args: Any) -> int:
         f"{'on' if info['capture']['replace'] else 'off'}"
         + (f"; undelivered: {', '.join(f'{k} {v}' for k, v in info['capture']['hook_drops'].items())}"
            if info["capture"]["hook_drops"] else ""),
-        "chunking  by definition: " + ", ".join(["python", *info["code_chunking"]["by_definition"]])
+        "chunking  by definition: " + (", ".join(info["code_chunking"]["by_definition"]) or "none")
         + (f"; windows only: {', '.join(info['code_chunking']['windows'])}" if info["code_chunking"]["windows"]
            else ""),
         f"tokens    {info['token_counter']}",

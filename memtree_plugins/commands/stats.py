@@ -19,6 +19,13 @@ def add_arguments(parser: Any) -> None:
 
 def run(args: Any) -> int:
     app = open_app(args)
+    if not app.paths.store.exists():  # a look at the numbers never makes a store
+        if args.json:
+            print_json({"store": str(app.paths.store), "exists": False})
+        else:
+            print(f"no store yet for {app.identity.root}: nothing has been captured or indexed there "
+                  f"(it would be {app.paths.store})")
+        return 0
     stats = app.store.stats()
     # Every registered walker (a third party's too), run or not; the store knows those that ran.
     walkers = stats.setdefault("walkers", {})

@@ -402,8 +402,11 @@ def compose(app: Context, params: dict[str, str]) -> Page:
         return Page("Compose", form + notes([_no_tool("compose")], "error"), "/compose", 400)
     try:
         result = run(node_ids=seeds, budget_tokens=budget, format=fmt, depth=depth, query=query or None)
-    except Exception as exc:  # a bad id list or budget: say it, as the tool would
-        return Page("Compose", form + notes([f"{type(exc).__name__}: {exc}"], "error"), "/compose", 400)
+    except ValueError as exc:  # a bad id list or budget: the tool's own words say what to change
+        return Page("Compose", form + notes([f"Nothing composed: {exc}"], "error"), "/compose", 400)
+    except Exception as exc:  # a plugin's compose that failed: name it, never a bare exception
+        return Page("Compose", form + notes([f"Nothing composed: the compose tool failed ({type(exc).__name__}: "
+                                             f"{exc}); 'memtree plugins' lists the plugins"], "error"), "/compose", 500)
     m = result.manifest
     head = (f"<p>used <strong>{m.used:,}</strong> of {m.budget:,} tokens ({esc(m.counter)}) · format "
             f"{esc(m.format)} · depth {m.depth} · {len(m.included)} included · {len(m.substituted)} substituted · "

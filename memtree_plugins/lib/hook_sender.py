@@ -3,8 +3,10 @@
 log of captures they could not deliver.
 
 The hook is on the path of every tool call, so the sender is what starts fastest here (eval/bench/hook.py):
-an OpenBSD-style ``nc`` when installed, else ``perl`` running ``plugin/hooks/send.pl`` (no modules), else the
-fastest-starting Python running ``plugin/hooks/send.py`` with builtin modules only.
+an OpenBSD-style ``nc`` when installed, else ``perl`` running ``send.pl`` (no modules), else the fastest-starting
+Python running ``send.py`` with builtin modules only.  The scripts are the plugin's ``plugin/hooks``, which the
+capture package reaches as ``memtree_plugins/capture/claude-code-hooks`` (a link in a checkout, package data in
+a wheel), so an install from the wheel has them too.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ def _nc_with_unix_and_eof(path: str) -> bool:
     return "-U" in text and "-N" in text
 
 
-SEND_PY = Path(__file__).resolve().parents[2] / "plugin" / "hooks" / "send.py"  # beside the packages
+HOOKS_DIR = Path(__file__).resolve().parents[1] / "capture" / "claude-code-hooks"  # package data of capture
+SEND_PY = HOOKS_DIR / "send.py"
 
 
 def _startup_ms(python: str) -> float | None:

@@ -98,23 +98,50 @@ _PLACEHOLDER_HINT = re.compile(
     r"^value\.\.")
 
 
+_HEX_RUN = re.compile(r"(?:[0-9a-fA-F]{2}){8,}")
+
+
+def is_counting(value: str) -> bool:
+    """A run that counts rather than varies: ``0123456789abcdef…``, ``abcdefgh``, or hex bytes stepping by a
+    constant (``000102030405…``, a test vector's key).  Documentation, never a drawn secret."""
+    if len(value) < 16:
+        return False
+    steps = sum(ord(b) - ord(a) == 1 for a, b in zip(value, value[1:], strict=False))
+    if steps >= 0.8 * (len(value) - 1):
+        return True
+    if not _HEX_RUN.fullmatch(value):
+        return False
+    octets = bytes.fromhex(value)
+    step = (octets[1] - octets[0]) % 256
+    return step != 0 and all((b - a) % 256 == step for a, b in zip(octets, octets[1:], strict=False))
+
+
 def is_placeholder(value: str) -> bool:
     """True for values that stand for a secret rather than being one: template references, markers,
-    dummy words, masked runs.  Used by the context rules only: a token with a vendor prefix is
-    redacted even when it looks like documentation (redacting ``AKIA...EXAMPLE`` costs nothing)."""
+    dummy words, masked runs, counting runs.  Used by the context rules only: a token with a vendor prefix
+    is redacted even when it looks like documentation (redacting ``AKIA...EXAMPLE`` costs nothing)."""
     v = value.strip().strip("\"'`")
     if not v or v.startswith(MARK):
         return True
     if v.lower() in _PLACEHOLDER_WORDS or _REPEATED.match(v):
         return True
-    return bool(_TEMPLATE.search(v) or _PLACEHOLDER_HINT.search(v))
+    return bool(_TEMPLATE.search(v) or _PLACEHOLDER_HINT.search(v)) or is_counting(v)
 
 
 _IDENT = r"[A-Za-z_$][\w$]*"
+# A member after `.` may be a JS private field (`this.#cache`).
+_MEMBER = rf"(?:\.|::|->|\?\.)#?{_IDENT}"
 _CODE = re.compile(
-    rf"^(?:await\s+|new\s+|!{{1,2}}|-)?{_IDENT}(?:(?:\.|::|->|\?\.){_IDENT})*(?:\(|\[)|"  # call, index
-    rf"^{_IDENT}(?:(?:\.|::|->|\?\.){_IDENT})+[,;)]?$|"  # dotted path: settings.API_KEY, os.environ
-    r"^[(\[{]")  # a tuple, list, dict or parenthesised expression: `auth = (url.username, url.password)`
+    # a call, an index, a Rust macro (`try!(`, `vec![`)
+    rf"^(?:await\s+|new\s+|!{{1,2}}|-)?{_IDENT}(?:{_MEMBER})*(?:!?[(\[]|\.\()|"  # `.(`: a Go type assertion
+    rf"^{_IDENT}(?:{_MEMBER})+[,;)]?$|"  # dotted path: settings.API_KEY, os.environ
+    # a tuple, list, dict or parenthesised expression, negated or not: `auth = (url.username, url.password)`,
+    # `active = !(transport instanceof Remote)`
+    r"^!{0,2}[(\[{]")
+# A composite literal opening: Go `oauth2.Token{`, `Config{Key:`, Rust `Seed {` (the value ends at the brace).
+_STRUCT_LITERAL = re.compile(rf"({_IDENT}(?:(?:\.|::){_IDENT})*)\{{(?:{_IDENT}:)?")
+# A reference, pointer or dereference before an expression: `&ec::Seed`, `*key.bytes()`, `&mut buf`, `&[u8]`.
+_REFERENCE = re.compile(r"[&*](?:[&*]|mut\b|const\b)*")
 # A name as people write it: letters and underscores, a few digits at the end, no more camel steps than
 # words.  The segments of a random token (`abc.DEF123xyz.QRS456tuv`, a bearer token with dots) are not.
 _LETTERS_THEN_DIGITS = re.compile(r"[$_]*[A-Za-z][A-Za-z_$]*\d{0,3}")
@@ -134,6 +161,58 @@ def is_wordy(segment: str) -> bool:
     return sum(c in _VOWELS for c in letters) >= 0.2 * len(letters)
 
 
+# The pieces of an identifier: an acronym or a word (`PKCS`, `Private`, `check`, `sha`), each with the number
+# it may end in (`PKCS7`, `X25519`, `Ed25519`, `sha256`).
+_NAME_PIECE = re.compile(r"([A-Z]+(?![a-z])|[A-Z]?[a-z]+)(\d{0,6})")
+_FIVE_CONSONANTS = re.compile(r"[^aeiouy]{5}")
+
+
+def _is_word(letters: str) -> bool:
+    low = letters.lower()
+    return len(low) >= 3 and any(c in "aeiouy" for c in low[1:]) and not _FIVE_CONSONANTS.search(low)
+
+
+def is_name(segment: str) -> bool:
+    """An identifier built of words with numbers in it, as names of types and functions are
+    (``PKCS7PrivateKeyTypes``, ``Ed25519PublicKey``, ``x25519_check_private_key_bytes``): two words or more
+    (3+ letters with a vowel), no more acronyms than words, pieces 4+ characters long on average, and a
+    number only after an acronym, a word or a short tag, followed by a new piece (``_``, a capital) or the
+    end.  Random tokens break into short
+    pieces and numbers glued to lower-case letters; a password of one word and a number (``Hunter2024``)
+    has one word only."""
+    if not segment or not (segment[0].isalpha() or segment[0] == "_"):
+        return False
+    words = acronyms = pieces = 0
+    for part in segment.split("_"):
+        pos = 0
+        while pos < len(part):
+            m = _NAME_PIECE.match(part, pos)
+            if m is None:
+                return False  # a piece that starts with a digit, or a character no identifier has
+            letters, digits = m.groups()
+            pos = m.end()
+            pieces += 1
+            if letters.isupper():
+                if len(letters) > 6:
+                    return False
+                acronyms += 1
+            elif _is_word(letters):
+                words += 1
+            elif not (digits and len(letters) <= 3):
+                return False  # a short lower-case run that is neither a word nor a tag (`Ed25519`, `p256`)
+            if digits and pos < len(part) and part[pos].islower():
+                return False
+    return words >= 2 and acronyms <= words and len(segment) - segment.count("_") >= 4 * pieces
+
+
+# A path segment may also be a module named by an algorithm or a version: `ed25519`, `sha256`, `oauth2`.
+_TAGGED_NAME = re.compile(r"[a-z]{1,8}\d{1,6}")
+
+
+def _reads_as_name(segment: str) -> bool:
+    return is_wordy(segment) or is_name(segment) or bool(_TAGGED_NAME.fullmatch(segment))
+
+
 _NEGATION = re.compile(rf"(?:!{{1,2}}|\+|~)[$_]?{_IDENT}(?:\.{_IDENT})*[;,)]?$")
 _PATH_SPLIT = re.compile(r"\.|::|->|\?\.")
 _TYPE_NAMES = frozenset("""
@@ -143,21 +222,60 @@ str string bytes int bool float any none optional secretstr secretbytes char tex
 
 def looks_like_code(value: str) -> bool:
     """True for an unquoted value that is an expression, not a literal: ``getpass()``,
-    ``os.environ["TOKEN"]``, ``settings.API_KEY``, a type annotation such as ``str``."""
+    ``os.environ["TOKEN"]``, ``settings.API_KEY``, a type annotation such as ``str``, a reference or
+    pointer (``&ec::Seed``, ``*key``), a composite literal (``&oauth2.Token{``), a macro (``try!(``)."""
     v = value.strip()
     base = v.split("[", 1)[0].split("|", 1)[0].strip().lower()
     if base in _TYPE_NAMES:
         return True
     if _NEGATION.match(v):
         return True  # `!!config.withCredentials`, `!isSecure`
+    ref = _REFERENCE.match(v)
+    if ref is not None:
+        # `&ec::Seed`, `*key.bytes()`, `&PRIVATE_KEY_OPS`: what follows the sigils must be code or a name.
+        rest = v[ref.end():].strip()
+        return bool(rest) and (looks_like_code(rest) or _reads_as_name(rest.rstrip(",;)")))
+    lit = _STRUCT_LITERAL.fullmatch(v)
+    if lit is not None:
+        return all(_reads_as_name(seg) for seg in _PATH_SPLIT.split(lit.group(1)) if seg)
     m = _CODE.match(v)
     if m is None:
-        return False
+        return _is_arithmetic(v)
+    head = v.lstrip("!")
+    if head[:1] in "([{" and head != v:  # `!(transport instanceof Remote)`: negated code, not `!(` + a token
+        inner = _IDENT_RX.match(head, 1)
+        return inner is None or is_wordy(inner.group(0))
     if v[0] in "([{" or v[m.end() - 1] in "([":
         return True  # a tuple, a call, an index: no token has these
     # A dotted path: code only if its names read as names (a bearer token may have dots too).
     head = v[: m.end()].rstrip(",;)").strip()
-    return all(is_wordy(seg) for seg in _PATH_SPLIT.split(head) if seg)
+    return all(_reads_as_name(seg.lstrip("#")) for seg in _PATH_SPLIT.split(head) if seg)
+
+
+_OPERATOR = re.compile(r"[-+*/%|^]|&&?|<<|>>")
+_NUMBER = re.compile(r"\d{1,12}(?:\.\d{1,12})?")
+
+
+def _is_arithmetic(v: str) -> bool:
+    """Operands joined by operators, one of them code: ``self.taken+len(self.tokens)``, ``n*key.size()``.
+    Base64 has ``+`` and ``/`` too, but its pieces are neither names, numbers nor code."""
+    operands = _OPERATOR.split(v)
+    if len(operands) < 2 or len(operands) > 16:
+        return False
+    code = False
+    for op in operands:
+        if not op:
+            continue
+        if _NUMBER.fullmatch(op) or (_IDENT_RX.fullmatch(op) and is_wordy(op)):
+            continue
+        if _OPERATOR.search(op) is None and looks_like_code(op):
+            code = True
+            continue
+        return False
+    return code
+
+
+_IDENT_RX = re.compile(_IDENT)
 
 
 ENTROPY_BITS = 3.0  # bits/char; see rules.py "How values are judged"

@@ -32,7 +32,10 @@ Values found by context (a key name, a flag, a header) are redacted unless they 
   index, a tuple (``(url.username, url.password)``), a negation (``!!config.withCredentials``), a dotted
   name whose parts read as names (``settings.API_KEY``; ``abc.DEF123xyz.QRS456tuv`` does not: a token), a
   type or annotation (``str``, ``AuthTypes | None = None``, ``token: CancelToken;``), a bare identifier
-  (``refresh_token``);
+  (``refresh_token``), and the same in other languages: a reference or pointer (Rust/Go/C ``&ec::Seed``,
+  ``*key``), a composite literal (Go ``&oauth2.Token{``), a macro (``try!(``), a JS private field
+  (``this.#keys``), a type with numbers in its name as a parameter or field (``key: PKCS7PrivateKeyTypes,``);
+* a counting run, as test vectors are (``000102030405…``, ``0123456789abcdef…``);
 * a path or a credential-free URL.
 
 Names: the long secret words count anywhere in a name, gitleaks-generic style (``PGPASSWORD``,
@@ -74,6 +77,7 @@ from memtree_plugins.redaction.encoded import EncodedSecrets
 from memtree_plugins.redaction.engine import (
     MARK,
     PatternRule,
+    is_name,
     is_number_or_flag,
     is_pathlike,
     is_placeholder,
@@ -84,7 +88,7 @@ from memtree_plugins.redaction.engine import (
     quoted_span,
 )
 
-RULESET_VERSION = "2026.12.2"  # with the secret catalogue (catalogue/, its version in SOURCE.gitleaks)
+RULESET_VERSION = "2026.12.4"  # .4: with the secret catalogue (catalogue/, its version in SOURCE.gitleaks)
 
 # Token boundaries: a token must not be glued to more token characters on either side.
 L = r"(?<![A-Za-z0-9_])"
@@ -239,7 +243,11 @@ _NOT_SECRET = re.compile(
     r"HINT|LABEL|PROMPT|MESSAGE|STRENGTH|POLICY|RESET|CHANGED|CHANGED_AT|UPDATED_AT|STORE|MANAGER|TOOL|"
     r"INDEX|COLUMN|TABLE|SCHEME|STYLE|REGEX|PATTERN|VALIDATOR|FUNCTION|FN|CLASS|CALLBACK)$|"
     r"(?:PASS|SECRET|TOKEN|KEY)(?:FILE|PATH|DIR|URL|URI|LEN|LENGTH|SIZE|TYPE|NAME|COUNT|ID)$|"
-    r"_(?:HASH|HASHED|DIGEST|SALT|CHECKSUM|FINGERPRINT)$|^(?:HASHED|FAKE|DUMMY|EXAMPLE|MOCK)_")
+    r"_(?:HASH|HASHED|DIGEST|SALT|CHECKSUM|FINGERPRINT)$|^(?:HASHED|FAKE|DUMMY|EXAMPLE|MOCK)_|"
+    # a qualifier right after the secret word: KEY_ALGO_ED25519, TOKEN_TYPE_BEARER name a kind, not a value
+    # (unless another secret word follows: KEY_ALGO_SECRET)
+    r"(?:^|_)(?:KEY|TOKEN|SECRET|PASSWORD)_(?:ALGO|ALGORITHM|ALG|TYPE|KIND|FORMAT)"
+    r"(?:$|_(?![A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASS|PWD|AUTH|CRED)))")
 
 
 @lru_cache(maxsize=4096)  # the same names (password, api_key, token) come back all through a capture
@@ -319,8 +327,11 @@ def assignment_value(m: re.Match[str]) -> bool:
     if not (is_random_looking(value, min_len=20 if kind == "weak" else 8)
             or (kind == "strong" and is_password_shaped(value))) or looks_like_regex(value):
         return False
-    if not quoted and (is_identifier(value) or _ANNOTATION_AFTER.match(text, m.end())):
-        return False  # `auth: AuthTypes | None = None`, `token = refresh_token`: names, not literals
+    if not quoted and (is_identifier(value) or _ANNOTATION_AFTER.match(text, m.end())
+                       or (is_name(value) and _LIST_GOES_ON.match(text, m.end()))):
+        # `auth: AuthTypes | None = None`, `token = refresh_token`, `key: PKCS7PrivateKeyTypes,` (a parameter,
+        # a field): names, not literals
+        return False
     if is_words(value) and (len(value) < 24 or _WORD_JOINER.search(value)):
         return False  # `withCredentials = 'same-origin'`, `'AWS_CONTAINER_AUTHORIZATION_TOKEN'`: names, settings
     return not is_pathlike(value) and literal_value(m)
@@ -337,6 +348,7 @@ def continued_value(m: re.Match[str]) -> bool:
 
 
 _ANNOTATION_AFTER = re.compile(r"[ \t]*(?:\||=(?!=)|\[|\(|\.\w)")
+_LIST_GOES_ON = re.compile(r"[ \t]*[,;)]")
 
 
 _HAS_LETTER = re.compile(r"[A-Za-z]")
@@ -345,7 +357,7 @@ _HAS_NON_LETTER = re.compile(r"[^A-Za-z\s]")
 
 _WORD_JOINER = re.compile(r"[-_ .:/]")
 _HAS_DIGIT_OR_SYMBOL = re.compile(r"[0-9!@#$%^&*?~+=]")
-_WORDS_ONLY = re.compile(r"_{0,2}[A-Za-z]+(?:[-_ .:/][A-Za-z]+)*(?:[-_.]v?\d{1,2})?_{0,2}")
+_WORDS_ONLY = re.compile(r"(?:_{0,2}|--?)[A-Za-z]+(?:[-_ .:/]{1,2}[A-Za-z]+)*(?:[-_.]v?\d{1,2})?_{0,2}")
 
 
 def is_password_shaped(value: str) -> bool:
@@ -360,10 +372,22 @@ def is_words(value: str) -> bool:
     words.  A value under a secret name in code, not a secret."""
     if " " in value:
         value = value.rstrip(".!?")  # a sentence: "CSRF token missing."
-    if len(value) >= 12 and value.isalpha() and sum(c in "aeiouAEIOU" for c in value) < 0.3 * len(value):
+    if len(value) >= 12 and value.isalpha() and sum(c in "aeiouAEIOU" for c in value) < 0.3 * len(value) \
+            and not _camel_words(value):
         return False  # one long run of letters with few vowels: a random token, not a word
     return bool(_WORDS_ONLY.fullmatch(value)) and all(is_wordy(w) for w in re.split(r"[-_ .:/]", value)
                                                       if w and not w.isdigit() and not re.fullmatch(r"v\d+", w))
+
+
+_CAMEL_WORD = re.compile(r"[A-Z]?[a-z]+")
+
+
+def _camel_words(value: str) -> bool:
+    """Two to four camelCase words, each with a vowel, 4+ letters long on average (``challengePassword``,
+    ``refreshToken``): random letters change case every other character."""
+    words = _CAMEL_WORD.findall(value)
+    return 2 <= len(words) <= 4 and len(value) >= 4 * len(words) and "".join(words) == value and \
+        all(any(c in "aeiouyAEIOUY" for c in w) for w in words)
 
 
 def is_identifier(value: str) -> bool:
@@ -518,9 +542,18 @@ def url_password(m: re.Match[str]) -> bool:
     """A URL's password, judged as it decodes (``a%20secret`` in docs is ``a secret``)."""
     value = urllib.parse.unquote(m.group("secret"))
     user = _URL_USER.search(m.group(0))
-    if user and (urllib.parse.unquote(user.group(1)).lower(), value.lower()) in DOC_CREDENTIALS:
+    user_name = urllib.parse.unquote(user.group(1)) if user else ""
+    hosts = _HOST_LIST.match(value)
+    if hosts:  # `host:123,user:pass@host`: a port, then the next host's credentials (a multi-host URL)
+        user_name, _, value = hosts.group(1).rpartition(":")
+    if (user_name.lower(), value.lower()) in DOC_CREDENTIALS:
         return False
+    if hosts:
+        return bool(value) and not is_placeholder(value) and not is_number_or_flag(value)
     return not is_placeholder(value) and literal_value(m)
+
+
+_HOST_LIST = re.compile(r"\d{1,5},(?:[^,]*,)*([^,]*)")
 
 
 def urlencoded_password(m: re.Match[str]) -> bool:
@@ -547,7 +580,8 @@ def b64_private_key(m: re.Match[str]) -> bool:
 
 _COOKIE_ATTRS = frozenset("path domain expires max-age samesite secure httponly priority partitioned version "
                           "comment".split())
-_COOKIE_PAIR = re.compile(r"(?P<n>[^\s=;,]{1,128}+)=(?P<v>[^\s;,]{1,4096}+)")
+# A value ends where an escaped line break or tab does: `"Set-Cookie: a=b\r\nHost: x"` in a string literal.
+_COOKIE_PAIR = re.compile(r"(?P<n>[^\s=;,]{1,128}+)=(?P<v>(?:[^\s;,\\]|\\(?![rnt])){1,4096}+)")
 _SESSIONISH = re.compile(r"(?i)sess|sid|token|auth|jwt|csrf|xsrf|login|remember|key|secret")
 
 

@@ -8,7 +8,7 @@ read-only and defaults to live nodes; pass ``status`` to look at others.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -62,7 +62,14 @@ def merge_filters(flat: dict[str, object], filters: SearchFilters | None) -> dic
     return out
 
 
+def _rooted(app: Context, result: Any) -> Any:
+    """The result, naming files relative to the project root in its text (its structured form keeps URIs)."""
+    result.root = str(app.project_root)
+    return result
+
+
 def _search_tool(app: Context):
+    from memtree_plugins.lib.once import first_time
     from memtree_plugins.retrieval.search import Filters
     from memtree_plugins.retrieval.search import search as run
 
@@ -83,6 +90,7 @@ def _search_tool(app: Context):
         filters: Annotated[SearchFilters | None, Field(description="the same filters as an object: kind, "
                                                                    "status, path_prefix, since, until, "
                                                                    "parent_id")] = None,
+        memtree_request_context: Any = None,
     ) -> SearchResult:
         """Keyword search (FTS5 bm25) over the store: node ids, snippets, scores, token counts.
 
@@ -90,8 +98,11 @@ def _search_tool(app: Context):
         Use compose or get on the ids to read more."""
         given = merge_filters({"kind": kind, "status": status, "path_prefix": path_prefix, "since": since,
                                "until": until, "parent_id": parent_id}, filters)
-        return run(app, query, mode=mode, limit=limit,
-                   filters=Filters.build(**given, project_root=app.project_root))  # type: ignore[arg-type]
+        result = run(app, query, mode=mode, limit=limit,
+                     filters=Filters.build(**given, project_root=app.project_root))  # type: ignore[arg-type]
+        if result.degraded and not first_time(memtree_request_context, result.degraded):
+            result.degraded = None  # the session was told at its first search
+        return _rooted(app, result)
 
     return search
 
@@ -107,7 +118,7 @@ def _neighbors_tool(app: Context):
         status: Status = "live",
     ) -> NeighborsResult:
         """Nodes around a node: parent, children and lateral edges (both directions), with distances."""
-        return run(app, node_id, depth=depth, edge_kinds=edge_kinds, status=status)
+        return _rooted(app, run(app, node_id, depth=depth, edge_kinds=edge_kinds, status=status))
 
     return neighbors
 
@@ -117,7 +128,7 @@ def _path_tool(app: Context):
 
     def path_to_root(node_id: str) -> PathResult:
         """The chain of parents from the root down to this node (root first)."""
-        return run(app, node_id)
+        return _rooted(app, run(app, node_id))
 
     return path_to_root
 
@@ -132,7 +143,7 @@ def _recent_tool(app: Context):
         status: Status = "live",
     ) -> RecentResult:
         """The newest nodes first (what was captured or stored lately)."""
-        return run(app, since=since, kind=kind, limit=limit, status=status)
+        return _rooted(app, run(app, since=since, kind=kind, limit=limit, status=status))
 
     return recent
 

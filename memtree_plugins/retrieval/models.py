@@ -7,6 +7,8 @@ import time
 
 from pydantic import BaseModel, Field
 
+from memtree_plugins.lib.source_label import source_label
+
 
 def _when(ms: int) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000))
@@ -23,8 +25,10 @@ class NodeRef(BaseModel):
     lines: list[int] | None = Field(None, description="[start, end], 1-based inclusive, when known")
     preview: str = ""
 
-    def label(self) -> str:
-        where = self.source_uri or ""
+    def label(self, root: str | None = None) -> str:
+        """One line naming the node; a file under ``root`` by its path relative to it (shorter, and the same
+        text wherever the checkout lives)."""
+        where = source_label(self.source_uri, root) if self.source_uri else ""
         if self.lines and "#L" not in where:
             where += f" L{self.lines[0]}-{self.lines[1]}"
         status = "" if self.status == "live" else f" [{self.status}]"
@@ -38,6 +42,7 @@ class SearchHit(NodeRef):
 
 
 class SearchResult(BaseModel):
+    root: str | None = Field(None, exclude=True)  # the project root, to name files relative to it (text only)
     query: str
     mode: str
     terms: list[str] = Field(description="the terms searched, as the FTS index sees them")
@@ -50,15 +55,17 @@ class SearchResult(BaseModel):
     candidates: int = Field(0, description="how many matching nodes were ranked")
     hits: list[SearchHit] = []
     notes: list[str] = []
+    degraded: str | None = Field(None, description="why this search ran as keyword only, in a few words; an MCP "
+                                                   "session is told once, `memtree info` gives the details")
 
     def render(self) -> str:
         head = f"search {self.query!r} ({self.mode}, {self.strategy}, {self.ranking}): {len(self.hits)} hit(s)"
         if self.approximate:
             head += f", approximate: ranked the newest {self.candidates} matches"
-        out = [head, *(f"note: {n}" for n in self.notes)]
+        out = [head, *(f"note: {n}" for n in self.notes), *([f"note: {self.degraded}"] if self.degraded else [])]
         for i, h in enumerate(self.hits, 1):
             some = "" if h.matched == "all" else " [some terms]"
-            out.append(f"{i}. {h.label()} score={h.score:.3f}{some}")
+            out.append(f"{i}. {h.label(self.root)} score={h.score:.3f}{some}")
             if h.snippet:
                 out.append("   " + h.snippet.replace("\n", " ⏎ "))
         return "\n".join(out)
@@ -72,6 +79,7 @@ class Neighbor(NodeRef):
 
 
 class NeighborsResult(BaseModel):
+    root: str | None = Field(None, exclude=True)  # the project root, to name files relative to it (text only)
     node: NodeRef
     depth: int
     neighbors: list[Neighbor] = []
@@ -79,27 +87,29 @@ class NeighborsResult(BaseModel):
     notes: list[str] = []
 
     def render(self) -> str:
-        out = [f"neighbors of {self.node.label()} within {self.depth}: {len(self.neighbors)}"
+        out = [f"neighbors of {self.node.label(self.root)} within {self.depth}: {len(self.neighbors)}"
                + (" (truncated)" if self.truncated else "")]
         out += [f"note: {n}" for n in self.notes]
         for n in self.neighbors:
-            out.append(f"  d={n.distance} {n.relation} (via {n.via}): {n.label()}")
+            out.append(f"  d={n.distance} {n.relation} (via {n.via}): {n.label(self.root)}")
         return "\n".join(out)
 
 
 class PathResult(BaseModel):
+    root: str | None = Field(None, exclude=True)  # the project root, to name files relative to it (text only)
     node_id: str
     path: list[NodeRef] = Field(description="the spine via parent_id, root first, the node last")
     notes: list[str] = []
 
     def render(self) -> str:
         out = [f"path to root of {self.node_id} (root first):"]
-        out += [f"{'  ' * i}{n.label()}" for i, n in enumerate(self.path)]
+        out += [f"{'  ' * i}{n.label(self.root)}" for i, n in enumerate(self.path)]
         out += [f"note: {n}" for n in self.notes]
         return "\n".join(out)
 
 
 class RecentResult(BaseModel):
+    root: str | None = Field(None, exclude=True)  # the project root, to name files relative to it (text only)
     items: list[NodeRef] = []
     since: int | None = None
     kind: str | None = None
@@ -107,7 +117,7 @@ class RecentResult(BaseModel):
     def render(self) -> str:
         out = [f"recent: {len(self.items)} node(s)" + (f" of kind {self.kind}" if self.kind else "")]
         for n in self.items:
-            out.append(f"  {_when(n.created_at)} {n.label()}" + (f": {n.preview}" if n.preview else ""))
+            out.append(f"  {_when(n.created_at)} {n.label(self.root)}" + (f": {n.preview}" if n.preview else ""))
         return "\n".join(out)
 
 

@@ -420,14 +420,12 @@ def search(app: Context, query: str, mode: str = "auto", limit: int = 10,
                          "with filters (since/until, kind, path_prefix)")
     pq = parse(query)
     filters = filters or Filters()
-    auto_note = ""
+    why = ""
     if mode == "auto":
         mode, why = auto_mode(app)
-        auto_note = f"keyword search: {why}" if why else ""
     if mode == "keyword":
         result = _single(app, _retriever(app, "keyword"), pq, limit, filters)
-        if auto_note:
-            result.notes.append(auto_note)
+        result.degraded = f"keyword only: {in_brief(why)}" if why else None
         return result
     if mode != "hybrid":
         return _single(app, _retriever(app, mode), pq, limit, filters)
@@ -436,6 +434,7 @@ def search(app: Context, query: str, mode: str = "auto", limit: int = 10,
     fusing = _fusing(app)
     failed = [] if fusing else ["no plugin registered a retriever for hybrid search (the semantic plugin is "
                                 "not loaded)"]
+    broken: list[str] = []
     for retriever in fusing:
         try:
             lists[retriever.name] = retriever.retrieve(app, pq.raw, limit * 2, filters)
@@ -443,12 +442,19 @@ def search(app: Context, query: str, mode: str = "auto", limit: int = 10,
             failed.append(str(exc))
         except Exception as exc:  # a broken plugin retriever costs its list, not the (default) search
             log.exception("retriever %s failed in hybrid search", retriever.name)
-            failed.append(f"retriever {retriever.name!r} failed ({type(exc).__name__}: {exc})")
+            broken.append(f"retriever {retriever.name!r} failed ({type(exc).__name__}: {exc})")
     if len(lists) == 1:  # nothing to fuse with: keyword, saying why
         result = _single(app, keyword, pq, limit, filters)
-        result.notes.append(f"hybrid fell back to keyword search: {'; '.join(failed)}")
+        result.notes.extend(broken)  # a failure, not a state: said each time it happens
+        result.degraded = f"hybrid fell back to keyword: {in_brief((failed + broken)[0])}"
         return result
     return _fused(app, pq, mode, limit, lists)
+
+
+def in_brief(why: str) -> str:
+    """A degraded state in a few words, its first clause: the whole reason is ``memtree info``'s to give."""
+    head = why.split(": ", 1)[0].split(" (", 1)[0].strip().rstrip(".;")
+    return (head[:80] or "semantic search is off") + " (details: memtree info)"
 
 
 def _single(app: Context, retriever: Retriever, pq: ParsedQuery, limit: int, filters: Filters) -> SearchResult:

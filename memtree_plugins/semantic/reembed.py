@@ -21,6 +21,35 @@ if TYPE_CHECKING:
 EXAMPLE = "memtree reembed --batch 64"
 
 
+def _interruptible(work: Any) -> Any:
+    """``work()`` in a worker thread, so Ctrl-C ends the command at once: an embedding call is one long C call
+    (a forward pass) that Python's own signal handling would wait out.  Each batch commits whole, so leaving
+    mid-batch loses nothing but that batch, and a new run goes on where this one stopped."""
+    import os
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = work()
+        except BaseException as exc:  # handed to the main thread as it is
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="reembed", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.1)
+    except KeyboardInterrupt:
+        print("\nmemtree reembed: interrupted; what was re-embedded is kept, and 'memtree reembed' goes on from "
+              "there", file=sys.stderr, flush=True)
+        os._exit(130)  # the worker may be inside a C call for seconds; SQLite keeps every committed batch
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
 def add_arguments(parser: Any) -> None:
     parser.add_argument("--batch", type=int, default=0, help="texts per embedding call (default: "
                         "walkers.embeddingBatchSize)")
@@ -79,7 +108,7 @@ def run(args: Any) -> int:
     def progress(done: int, total: int) -> None:
         print(f"\rre-embedded {done}/{total}", end="", file=sys.stderr, flush=True)
 
-    result = reembed(app, args.batch, progress)
+    result = _interruptible(lambda: reembed(app, args.batch, progress))
     print(file=sys.stderr)
     if args.json:
         print_json(result)

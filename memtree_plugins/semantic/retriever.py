@@ -36,7 +36,8 @@ class SemanticRetriever:
         choice = vectors.choose_embedder(app, models)
         if choice.embedder is None:
             # Checked first: with no embedder nothing will ever be embedded, and "not yet" would say it will.
-            return False, f"no embedder is available: {choice.reason}"
+            why = choice.reason  # "no embedder is available (...)" already, when no embedder was named
+            return False, why if why.startswith("no embedder") else f"no embedder is available: {why}"
         if not models:
             return False, (f"no node has been embedded yet with {choice.embedder.model} (the embedding_indexer "
                            "walker runs when idle)")

@@ -35,7 +35,7 @@ class _Progress:
 
     def __init__(self, total: int, enabled: bool) -> None:
         self.total, self.done, self.bar = total, 0, None
-        self.enabled = enabled
+        self.enabled = enabled = enabled and sys.stderr.isatty()  # never draw into a log or a pipe
         if enabled:
             try:
                 from tqdm import tqdm
@@ -71,11 +71,17 @@ def import_transcripts(app: Context, transcripts: list[Path], root: Path | None 
     scan = Scan()
     unreadable: list[str] = []
     for path in transcripts:
+        records, not_json = scan.records, scan.skipped["not-json"]
         try:
             counts.update(ingest_payloads(app, server, calls(path, scan, root=root,
                                                              tools=captured_tools(app.plugins))))
         except OSError as exc:
             unreadable.append(f"{path}: {exc.strerror or exc}")
+        else:
+            lines = scan.records - records
+            if lines and scan.skipped["not-json"] - not_json == lines:
+                unreadable.append(f"{path}: not a Claude Code session transcript (.jsonl): none of its {lines} "
+                                  f"lines is JSON")
         if progress is not None:
             progress.step(counts["stored"])
     refused = {k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("refused:")}

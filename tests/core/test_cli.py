@@ -11,9 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.common import MEMTREE, REPO, run_memtree
-
-from memtree_core.cli import commands
+from helpers.common import MEMTREE, REPO, commands, run_memtree
 
 COMMANDS = commands()  # name -> one-line help: the host's own and the built-in plugins'
 
@@ -49,6 +47,13 @@ def test_serve_reads_its_own_arguments_as_argparse_would(home: Path, tmp_path: P
     assert_one_line_error(run_memtree("serve", "--bogus", cwd=tmp_path, input=""), "unrecognized arguments: --bogus")
     helped = run_memtree("serve", "--help", cwd=tmp_path)
     assert helped.returncode == 0 and "memtree serve --project ~/src/myrepo" in helped.stdout
+
+
+def test_a_bad_option_points_at_the_commands_own_help(home: Path, tmp_path: Path) -> None:
+    out = run_memtree("search", "--frobnicate", "x", cwd=tmp_path)
+    assert_one_line_error(out, "unrecognized arguments: --frobnicate", "see 'memtree search --help'")
+    out = run_memtree("frobnicate", cwd=tmp_path)
+    assert_one_line_error(out, "invalid choice: 'frobnicate'", "see 'memtree --help'")
 
 
 def test_a_file_given_as_the_project_is_one_line(home: Path, tmp_path: Path) -> None:
@@ -245,6 +250,14 @@ def test_help_imports_no_pydantic(argv: list[str], home: Path, tmp_path: Path) -
     out, names = imported(*argv, cwd=tmp_path)
     assert out.returncode == 0 and out.stdout.startswith("usage: memtree"), out.stderr[-2000:]
     assert not names & {"pydantic", "pydantic_settings", "pydantic_core"}, sorted(names)
+
+
+def test_help_reads_no_distribution_metadata(home: Path, tmp_path: Path) -> None:
+    """With no third-party plugin installed, ``--help`` finds that out without importlib.metadata (which
+    costs more than the rest of it)."""
+    out = subprocess.run([sys.executable, "-X", "importtime", MEMTREE, "--help"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "importlib.metadata" not in out.stderr
 
 
 def test_serve_imports_no_pydantic(home: Path, project: Path) -> None:

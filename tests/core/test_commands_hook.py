@@ -7,10 +7,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers.common import MEMTREE
+from helpers.common import MEMTREE, commands
 from helpers.plugin_dists import RAISES_AT_IMPORT, env_with, make_dist
 
-from memtree_core.cli import HOST_COMMANDS, commands
+from memtree_core.cli import HOST_COMMANDS
 from memtree_core.plugins import build
 from memtree_core.settings import Settings
 
@@ -69,8 +69,9 @@ def test_every_builtin_command_is_registered_through_the_hook() -> None:
     plugins = build(Settings(), {"MEMTREE_LOAD_PLUGINS": ""}, kinds=("commands",))
     registered = {e.name: e.plugin for e in plugins.commands.entries()}
     # a command about one plugin's behaviour comes with that plugin
-    assert set(registered.values()) == {"commands", "inspector", "semantic", "walkers"}
-    assert (registered["ui"], registered["reembed"], registered["import"]) == ("inspector", "semantic", "walkers")
+    assert set(registered.values()) == {"capture", "commands", "inspector", "semantic", "walkers", "redaction"}
+    assert (registered["ui"], registered["reembed"], registered["import"], registered["setup"],
+            registered["redact"]) == ("inspector", "semantic", "walkers", "capture", "redaction")
     assert set(registered) | set(HOST_COMMANDS) == set(commands({"MEMTREE_LOAD_PLUGINS": ""}))
     assert not set(registered) & set(HOST_COMMANDS)
     assert plugins.token_counter is None  # only the commands were asked for

@@ -59,3 +59,11 @@ def ingest_ack(sock_path: Path | str, payload: bytes | dict, timeout: float = 30
                 break
             ack += more
     return json.loads(ack)
+
+
+def commands(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """Every command's name and one-line help, as ``memtree --help`` lists them: the plugins', then the host's."""
+    from memtree_core.cli import HOST_COMMANDS, plugin_commands
+
+    table = {name: c.help for name, (c, _plugin) in plugin_commands(environ).items()}
+    return {**table, **{name: c.help for name, c in HOST_COMMANDS.items()}}

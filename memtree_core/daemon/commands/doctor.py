@@ -1,10 +1,20 @@
-"""``memtree doctor``: check the project's store and recover a damaged one into a new file, keeping the old
-one (``memtree_core.store.recover``).  The daemon must be stopped first: it holds the store open."""
+"""``memtree doctor``: what puts the project's data at risk, whether Claude Code's hooks feed the project's
+captures and when the last one arrived, then the store: check it and recover a damaged one into a new file,
+keeping the old one (``memtree_core.store.recover``).  The recovery needs the daemon stopped: it holds the store
+open.
+
+The risks are what weakens the protection of the user's data, each with its fix: redaction off or unavailable
+(nothing is stored then), repository config keys refused, plugins that failed to load, what a repository's git
+config asks for that memtree does not do, and captures the daemon refused or dropped (from the store's counters).
+The capture report reads Claude Code's settings files itself (:mod:`memtree_core.daemon.claude_settings`): it
+works with every plugin disabled, which is when a user most needs it.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 EXAMPLE = "memtree doctor --check-only --project ~/src/myapp"
@@ -13,6 +23,66 @@ EXAMPLE = "memtree doctor --check-only --project ~/src/myapp"
 def add_arguments(parser: Any) -> None:
     parser.add_argument("--check-only", action="store_true",
                         help="only check the store: exit 0 when sound, 1 when damaged")
+
+
+# Store counters that mean something was refused or lost, and what to do about each.
+RISK_COUNTERS = {
+    "capture:persisted-output-refused": "Bash payloads named an output file outside Claude Code's tool-results "
+                                        "directory; the file was not read (a hostile payload or transcript?)",
+    "capture:dropped:redaction-unavailable": "captures were dropped because redaction was unavailable; see "
+                                             "'memtree info'",
+}
+
+
+def risks(root: str) -> list[str]:
+    """What weakens the protection of this project's data, in words a user can act on."""
+    try:
+        from memtree_core.app import App
+
+        app = App.open(root)
+    except Exception as exc:  # settings or plugins: the store part of doctor still runs
+        return [f"settings or plugins could not load ({type(exc).__name__}: {exc}); 'memtree info' says more"]
+    out: list[str] = []
+    why = app.redaction_unavailable
+    if why:
+        out.append(f"NOTHING IS STORED: redaction is unavailable ({why})")
+    elif not app.settings.redaction.enabled:
+        out.append(f"redaction is OFF (redaction.enabled = false, set by {app.loaded.origin('redaction.enabled')}):"
+                   f" secrets are stored as they are; remove that setting to turn it back on")
+    out.extend(app.loaded.warnings)  # refused repository keys, ignored or unsafe config files
+    for p in app.plugins.failures:
+        if p.error:
+            out.append(f"plugin {p.name} {p.status}: {p.error}")
+        out.extend(f"plugin {p.name}: {f['kind']} {f['name']!r} failed: {f['error']}" for f in p.failed_items)
+    out.extend(_git_config_notes(app.identity.root))
+    return out
+
+
+def _git_config_notes(root: Any) -> list[str]:
+    """Repository git settings that run code, which memtree's own git calls switch off."""
+    from memtree_core.daemon.project import _git
+
+    notes = []
+    for key in ("core.fsmonitor", "core.hooksPath"):
+        value = _git(["config", "--local", "--get", key], root)
+        if value:
+            notes.append(f"the repository's git config sets {key} = {value.strip()[:80]!r}: memtree's git calls "
+                         f"ignore it (fsmonitor off, no hooks); check it if you did not set it yourself")
+    return notes
+
+
+def _counter_risks(store: Any) -> list[str]:
+    from memtree_core.store.readonly import open_readonly
+
+    try:
+        ro = open_readonly(store, vectors=False)
+        try:
+            counters = ro.counters("capture:")
+        finally:
+            ro.close()
+    except Exception:
+        return []
+    return [f"{counters[name]:,} {text}" for name, text in RISK_COUNTERS.items() if counters.get(name)]
 
 
 def run(args: Any) -> int:
@@ -24,6 +94,12 @@ def run(args: Any) -> int:
     identity = identify(args.project or os.getcwd())
     paths = ProjectPaths.for_hash(memtree_home(), identity.hash)
     store = paths.store
+    found = risks(str(identity.root)) + (_counter_risks(store) if store.exists() else [])
+    print("risks:" if found else "risks: none found")
+    for line in found:
+        print(f"  ! {line}")
+    for line in capture_report(Path(args.project or os.getcwd()).absolute(), identity.root, store):
+        print(line)
     if not store.exists():
         print(f"no store yet at {store}: nothing to check")
         return 0
@@ -60,3 +136,73 @@ def run(args: Any) -> int:
         return 0
     finally:
         os.close(lock)
+
+
+def capture_report(project: Path, root: Path, store: Path) -> list[str]:
+    """Whether capture is wired (memtree's hooks in Claude Code's project or user settings, or the memtree
+    plugin enabled there) and when the last capture reached the store."""
+    from memtree_core.daemon import claude_settings as cs
+
+    sources = [*dict.fromkeys([*cs.project_settings(project), *cs.project_settings(root)]),
+               cs.user_settings(os.environ)]
+    found: dict[str, list[str]] = {}
+    plugin = problems = None
+    for path in sources:
+        value, problem = cs.read_json(path)
+        if problem:
+            problems = f"{problem} (Claude Code cannot read it either)"
+            continue
+        for _event, script, _command in cs.hook_commands(value):
+            found.setdefault(script, [])
+            if str(path) not in found[script]:
+                found[script].append(str(path))
+        plugin = plugin or (f"the memtree plugin ({pid}, enabled in {path})" if (pid := cs.plugin_enabled(value))
+                            else None)
+    lines = []
+    if "capture" in found or plugin:
+        where = "; ".join(filter(None, [f"hooks in {', '.join(found['capture'])}" if "capture" in found else "",
+                                        plugin]))
+        lines.append(f"capture: wired ({where})")
+        if "replace" not in found and not plugin:
+            lines.append("output shrinking: no replacement hook; run 'memtree setup claude-code' to add it")
+        if "capture" in found and plugin:
+            lines.append("capture: both the plugin and settings hooks run, so each call is sent twice; keep one "
+                         "('memtree setup claude-code --uninstall' removes the settings hooks)")
+    else:
+        lines.append("capture: NOT wired: no memtree hook in Claude Code's settings and the memtree plugin is not "
+                     "enabled; run 'memtree setup claude-code' (or '--user' for every project)")
+    if problems:
+        lines.append(f"capture: {problems}")
+    lines.append(f"last capture: {last_capture(store)}")
+    return lines
+
+
+def last_capture(store: Path) -> str:
+    """When the newest hook capture was stored, and the captures accepted per tool (read-only)."""
+    import time
+
+    if not store.exists():
+        return "none (no store yet)"
+    from memtree_core.store.sqlite_route import choose_route
+
+    module = choose_route().module
+    try:
+        conn = module.connect(f"file:{store}?mode=ro", uri=True)
+        try:
+            counts = dict(conn.execute("SELECT substr(name, 18), value FROM counters "
+                                       "WHERE name LIKE 'capture:accepted:%' AND value > 0 ORDER BY name"))
+            # captures carry their hook event; the index on created_at finds the newest without a scan
+            row = conn.execute("SELECT created_at FROM nodes WHERE json_extract(metadata, '$.hook_event') "
+                               "IS NOT NULL ORDER BY created_at DESC LIMIT 1").fetchone()
+        finally:
+            conn.close()
+    except module.Error as exc:
+        return f"unknown (the store cannot be read: {exc})"
+    if row is None:
+        return "none yet"
+    ago = max(0, int(time.time() - row[0] / 1000))
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(row[0] / 1000))
+    span = (f"{ago // 86400} d" if ago >= 86400 else f"{ago // 3600} h" if ago >= 3600
+            else f"{ago // 60} min" if ago >= 60 else f"{ago} s")
+    per_tool = ", ".join(f"{tool} {n}" for tool, n in counts.items())
+    return f"{when} ({span} ago){f'; accepted: {per_tool}' if per_tool else ''}"

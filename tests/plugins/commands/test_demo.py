@@ -17,10 +17,11 @@ def test_demo_drives_the_server_and_reports_savings(home: Path, tmp_path: Path) 
     assert "connected to memtree" in text
     for call in ("$ read ", "$ grep ", "$ bash ", "$ search ", "$ compose "):
         assert call in text
-    total = re.search(r"total\s+([\d,]+)\s+([\d,]+)\s+(\d+)% kept out of the window", text)
-    assert total, text[-1500:]
-    window, raw = (int(total.group(i).replace(",", "")) for i in (1, 2))
-    assert 0 < window < raw
+    totals = re.search(r"memtree: ([\d,]+) tokens; grep \+ read: ([\d,]+) tokens .*?(\d+) of\s+(\d+) questions\s+"
+                       r"answered with the definition in sight; every call counted", text, re.S)
+    assert totals, text[-1500:]
+    mine, theirs, found, asked = (int(totals.group(i).replace(",", "")) for i in (1, 2, 3, 4))
+    assert mine > 0 and theirs > 0 and asked == 3 and found >= 1
     assert "error:" not in text
     # The default demo works in a scratch store and stops its daemon: nothing is left in MEMTREE_HOME.
     assert not home.exists() or not any(home.iterdir())
@@ -57,33 +58,44 @@ def test_wrap_keeps_paths_whole_and_indents_continuations() -> None:
     assert all(ln.startswith("  ") for ln in lines[1:])
 
 
-# -- the query comes from the project ----------------------------------------------------------------------
-def test_frequent_identifiers_skip_keywords_and_need_two_files() -> None:
-    from memtree_plugins.commands._demo_query import frequent_identifiers
+# -- the questions come from the project --------------------------------------------------------------------
+def test_tasks_are_names_defined_once_and_used_elsewhere() -> None:
+    from memtree_plugins.commands._demo_tasks import baseline, grep_output, pick_tasks
 
-    texts = ["def ledger_entry(self):\n    return ledger_entry + ledger_total\n" * 3,
-             "class Ledger:\n    def ledger_total(self): return self.ledger_entry\n",
-             "generated_blob generated_blob generated_blob generated_blob generated_blob generated_blob\n"]
-    assert frequent_identifiers(texts, 2) == ["ledger_entry", "ledger_total"]
-    assert frequent_identifiers(texts[2:], 1) == ["generated_blob"]  # one file: no spread to require
-    assert frequent_identifiers([], 3) == []
+    texts = {"ledger.py": "class Ledger:\n    def ledger_total(self):\n        return 1\n",
+             "shop.py": "from ledger import Ledger\nledger = Ledger()\nprint(ledger.ledger_total())\n",
+             "report.py": "import ledger\nLedger()\n# import things\n",
+             "twice.py": "def helper_fn():\n    pass\n", "again.py": "def helper_fn():\n    pass\n"}
+    tasks = pick_tasks(texts)
+    assert [(t.name, t.defined_in, t.users) for t in tasks] == [
+        ("Ledger", "ledger.py", ["shop.py", "report.py"]), ("ledger_total", "ledger.py", ["shop.py"])]
+    assert grep_output("Ledger", texts) == ("ledger.py:1:class Ledger:\nreport.py:2:Ledger()\n"
+                                           "shop.py:1:from ledger import Ledger\nshop.py:2:ledger = Ledger()\n")
+    answer = baseline(tasks[0], texts, len)
+    assert [c for c, _ in answer.calls] == ["grep -rn Ledger", "read ledger.py", "read shop.py", "read report.py"]
+    assert answer.tokens == len(grep_output("Ledger", texts)) + sum(len(texts[f]) for f in
+                                                                    ("ledger.py", "report.py", "shop.py"))
 
 
 def test_the_demo_searches_the_project_it_runs_on_and_fits_a_narrow_terminal(home: Path, tmp_path: Path) -> None:
     project = tmp_path / "zoo"
     (project / "zoo").mkdir(parents=True)
+    (project / "zoo" / "keeper.py").write_text(
+        '"""Who feeds which enclosure, and when."""\n\n\nclass EnclosureKeeper:\n'
+        "    def feed(self, n, rota, what):\n        return [what] * n\n")
     for i, animal in enumerate(["penguin", "walrus", "narwhal"]):
         (project / "zoo" / f"{animal}.py").write_text(
             f'"""The {animal} enclosure (feeding schedules, keeper rotas and the visitor notes for it)."""\n\n'
-            + "".join(f"def feed_{animal}_{n}(enclosure_keeper, enclosure_rota):\n"
-                      f"    return enclosure_keeper.feed({n}, enclosure_rota, '{animal}' * {i + 1})\n\n"
+            "from zoo.keeper import EnclosureKeeper\n\n"
+            + "".join(f"def feed_{animal}_{n}(enclosure_rota):\n"
+                      f"    return EnclosureKeeper().feed({n}, enclosure_rota, '{animal}' * {i + 1})\n\n"
                       for n in range(12)))
     width = 50
     out = run_memtree("demo", "--project", str(project), cwd=tmp_path, env={"COLUMNS": str(width)}, timeout=240)
     assert out.returncode == 0, out.stderr[-2000:]
     query = re.search(r"^\$ search '([^']*)'", out.stdout, re.M)
     assert query, out.stdout
-    assert query.group(1).split()[0] == "enclosure_keeper", query.group(1)
+    assert query.group(1) == "EnclosureKeeper", query.group(1)
     assert "payment" not in out.stdout
     # Every line fits, except a path or other single word longer than the width (kept whole on purpose).
     for line in out.stdout.splitlines():

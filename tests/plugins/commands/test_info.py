@@ -26,6 +26,20 @@ def test_info_json_has_the_documented_fields(home: Path, git_project: Path) -> N
     assert info["daemon"] == {"running": False, "pid": None, "version": None}
     assert info["capture"]["bash"] is True and info["capture"]["replace"] is False
     assert info["degraded"] == [] or all(isinstance(d, str) for d in info["degraded"])
+    # The text form lists exactly the JSON's languages chunked by definition, Python among them.
+    assert "python" in info["code_chunking"]["by_definition"]
+    text = run_memtree("info", "--project", str(git_project)).stdout
+    (line,) = [x for x in text.splitlines() if x.startswith("chunking  by definition: ")]
+    listed = line.removeprefix("chunking  by definition: ").split(";")[0].split(", ")
+    assert listed == info["code_chunking"]["by_definition"]
+
+
+def test_stats_on_a_directory_that_never_was_a_project_makes_no_store(home: Path, project: Path) -> None:
+    out = run_memtree("stats", "--project", str(project))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"no store yet for {project}")
+    assert json.loads(run_memtree("stats", "--json", "--project", str(project)).stdout)["exists"] is False
+    assert not list(home.rglob("store.db"))
 
 
 def test_info_text_names_what_is_degraded_and_why(home: Path, project: Path) -> None:

@@ -169,6 +169,9 @@ def test_a_node_page_shows_its_supersedes_chain_and_escapes_what_it_holds(
         assert "<script" not in body and "&lt;script&gt;alert(1)&lt;/script&gt;" in body
         assert ">superseded<" in body and "test" in body.split("<h2>Status changes</h2>", 1)[1]
         assert get(url, "/node/NOSUCHNODE", cookie=cookie)[0] == 404
+        status, _, body = get(url, "/compose?seeds=NOSUCHSEED", cookie=cookie)
+        assert status == 400 and "Nothing composed: none of the node ids can be composed" in body
+        assert "ValueError" not in body
         status, _, body = get(url, f"/search?q={quote('x')}&mode=nonsense&limit=abc", cookie=cookie)
         assert status == 200  # bad form values fall back to the defaults
 

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from helpers.ui_store import Filled, fill, ui_server
 
+pytestmark = pytest.mark.browser  # its own tox env (`tox -e browser`): `tox` passes on a machine without Chromium
 CHROMIUM = "/usr/bin/chromium"
 # Read at import: the `home` fixture clears every MEMTREE_* variable before a test runs.
 ARTIFACTS = os.environ.get("MEMTREE_UI_ARTIFACTS")

@@ -53,7 +53,9 @@ def test_compose_text_and_tokens_do_not_depend_on_where_the_checkout_is(app, hom
 
 
 def test_extractive_summary_names_files_relative_to_the_root(app) -> None:
-    node = app.store.get_node(_chunk(app, "n.py"))
+    body = "def f():\n" + "".join(f"    total_{i} = compute_total({i})\n" for i in range(20))
+    node = app.store.insert_node("file_chunk", body, status_="live",
+                                 source_uri=file_uri(f"{app.project_root}/src/n.py", 1, 2))
     text = ExtractiveSummarizer().summarize([node], app)
     assert "- src/n.py#L1-2:" in text
     assert str(app.project_root) not in text

@@ -62,8 +62,10 @@ def test_clean_corpus_is_untouched(app, path):
 
 def test_every_builtin_rule_is_registered_by_name(app):
     names = app.plugins.redaction_rules.names()
-    # envdump.py's rule runs first, the secret catalogue last (its scan of the incoming text before them all)
-    assert names == ["gitleaks-scan", "env-dump"] + [rule.name for rule in RULES] + ["gitleaks"]
+    # views.py's rule runs first (its priority), then the catalogue's scan of the incoming text, envdump.py's
+    # rule, memtree's rules, the catalogue's redaction, and entropy.py's bare random tokens last
+    assert names == ["decoded-view", "gitleaks-scan", "env-dump"] + [rule.name for rule in RULES] + \
+        ["gitleaks", "high-entropy-token"]
     assert len(set(names)) == len(names) >= 50
     assert all(app.plugins.redaction_rules.entry(n).plugin == "redaction" for n in names)
     assert RULESET_VERSION

@@ -161,7 +161,15 @@ def test_path_argument_limits_the_run_and_the_summary_table_is_printed(home: Pat
     assert "indexed" in done.stdout and "chunks written" in done.stdout and "generated" in done.stdout
     assert live_files(project) == {"src/shipping.py", "src/notes.md", "src/tool.py", "src/draft.py"}
     bad = run_memtree("index", "--project", str(project), str(project / "nowhere"))
-    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "not a directory" in bad.stderr
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "nowhere: no such directory" in bad.stderr
+    not_dir = run_memtree("index", "--project", str(project), str(project / "src" / "shipping.py"))
+    assert not_dir.returncode == 2 and "shipping.py: not a directory" in not_dir.stderr
+
+
+def test_a_missing_path_makes_no_store(home: Path, project: Path) -> None:
+    bad = run_memtree("index", "--project", str(project), "/nonexistent/memtree-test")
+    assert bad.returncode == 2 and "no such directory" in bad.stderr
+    assert not list(home.rglob("store.db"))
 
 
 def test_names_alone_mark_vendored_and_generated_paths() -> None:

@@ -66,6 +66,16 @@ def test_import_of_a_missing_file_is_one_line_and_stores_nothing(home: Path, pro
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "nope.jsonl" in out.stderr
 
 
+def test_import_of_a_file_that_is_no_transcript_fails_and_draws_no_bar(home: Path, project: Path) -> None:
+    readme = project / "README.md"
+    readme.write_text("# shop\n\nA bookshop.\n")
+    out = subprocess.run([MEMTREE, "import", "--project", str(project), str(readme)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1
+    assert "README.md: not a Claude Code session transcript (.jsonl)" in out.stderr
+    assert "\r" not in out.stderr and "transcript/s" not in out.stderr  # no progress bar into a pipe
+
+
 def test_the_escaping_rule_and_long_paths(tmp_path: Path) -> None:
     assert escaped_project_name("/home/dev/my_shop.v2") == "-home-dev-my-shop-v2"
     assert escaped_project_name("/tmp/ünï code") == "-tmp--n--code"

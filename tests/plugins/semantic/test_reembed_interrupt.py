@@ -1,0 +1,66 @@
+"""Ctrl-C ends ``memtree reembed`` at once, even inside an embedding call that is one long C call."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from pathlib import Path
+
+from helpers.common import MEMTREE, wait_for
+from helpers.plugin_dists import env_with, make_dist
+
+from memtree_core.app import App
+
+# An embedder whose call is one long computation in C (as a model's forward pass is): Python runs no signal
+# handler until it returns, minutes later.
+STUBBORN = '''
+import hashlib
+import os
+from pathlib import Path
+
+from memtree_core.hookspecs import hookimpl
+
+
+class Stubborn:
+    name = "stubborn"
+    model = "stubborn-1"
+    dim = 4
+
+    def available(self):
+        return True, "always"
+
+    def embed(self, texts):
+        Path(os.environ["STUBBORN_MARK"]).write_text("embedding")
+        hashlib.pbkdf2_hmac("sha256", b"memtree", b"salt", 2_000_000_000)
+        return [[1.0, 0.0, 0.0, 0.0] for _ in texts]
+
+
+@hookimpl
+def memtree_register_embedders(register):
+    register(Stubborn())
+'''
+
+
+def test_ctrl_c_stops_reembed_inside_a_long_embedding_call(home: Path, project: Path, tmp_path: Path) -> None:
+    app = App.open(project)
+    try:
+        for i in range(3):
+            app.store.insert_node("note", f"note {i}", status_="live")
+    finally:
+        app.close()
+    site = tmp_path / "site"
+    make_dist(site, "memtree-stubborn", "1.0", {"stubborn": STUBBORN})
+    mark = tmp_path / "mark"
+    env = env_with(site, MEMTREE_HOME=str(home), MEMTREE_EMBEDDING_MODEL="stubborn", STUBBORN_MARK=str(mark))
+    proc = subprocess.Popen([MEMTREE, "reembed", "--project", str(project)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(mark.exists, 60, "the embedding call to start")
+        proc.send_signal(signal.SIGINT)
+        # Without the worker thread it would run on in C for minutes; a generous bound, far below that.
+        _, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
+    assert "memtree reembed: interrupted; what was re-embedded is kept" in err
+    assert "Traceback" not in err
