@@ -351,8 +351,8 @@ class Configurable(Protocol):
 
 @runtime_checkable
 class ReportsAvailability(Protocol):
-    """A :class:`Chunker`: which languages it chunks here, each with None when it does, or why it does not
-    (a grammar package missing); ``memtree info`` prints them as ``code_chunking``."""
+    """A :class:`Chunker` (languages it chunks, ``memtree info``'s ``code_chunking``) or a :class:`RedactionRule`
+    (whether it can run; if not, nothing is stored): each with None when it does, or why it does not."""
 
     def availability(self) -> dict[str, str | None]: ...
 

@@ -28,6 +28,7 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
     "redaction": (["--repeat", "5"], []),
     "redaction_flow": (["--repeat", "5"], []),
     "redaction_gate": (["--repeat", "100"], []),
+    "catalogue": (["--mb", "4", "--repeat", "3"], ["--mb", "50", "--repeat", "3"]),
     "decoded_views": (["--repeat", "5"], []),
     "replace": (["--runs", "40"], []),
     "walkers": (["--files", "10000", "--nodes", "100000"], []),

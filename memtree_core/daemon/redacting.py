@@ -30,10 +30,23 @@ MARK = "[REDACTED:"
 CONTINUED = "+"  # prefix of a rule name in Redacted.lines: the line is part of a value marked above it
 
 
+class TagHits(int):
+    """A rule's hit count that also says how many values each tag (``[REDACTED:<tag>]``) took: a rule that
+    stands for many, such as the secret catalogue (one tag per gitleaks rule id), returns one, and
+    :attr:`Redacted.hits` (so ``memtree stats``) counts the tags instead of the rule's name."""
+
+    by_tag: dict[str, int]
+
+    def __new__(cls, by_tag: dict[str, int]) -> TagHits:
+        self = super().__new__(cls, sum(by_tag.values()))
+        self.by_tag = by_tag
+        return self
+
+
 @dataclass
 class Redacted:
     text: str
-    hits: dict[str, int] = field(default_factory=dict)  # rule name -> values redacted
+    hits: dict[str, int] = field(default_factory=dict)  # rule name (or the tag it reports) -> values redacted
     # 1-based line -> the rule of each value redacted on it (``+rule``: the line held part of a value
     # that started on an earlier line; it is blank or cut now)
     lines: dict[int, list[str]] = field(default_factory=dict)
@@ -185,7 +198,9 @@ def _redact(rules: Iterable[RedactionRule], text: str) -> Redacted:
         new, n = rule.redact(current)
         if not n:
             continue
-        out.hits[rule.name] = out.hits.get(rule.name, 0) + n
+        # A rule standing for many (the secret catalogue) says how many values each of its tags took.
+        for name, k in (n.by_tag if isinstance(n, TagHits) else {rule.name: n}).items():
+            out.hits[name] = out.hits.get(name, 0) + k
         if new is current or new == current:
             continue
         if new.count("\n") != newlines:

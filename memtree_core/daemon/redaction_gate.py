@@ -61,6 +61,15 @@ def unavailable_reason(settings: Any, plugins: Any) -> str | None:
         return (f"the built-in redaction plugin failed to load: {builtin.error}; reinstall memtree, or set "
                 f"redaction.enabled=false in your own config to store without redaction")
     if len(plugins.redaction_rules):
+        # A rule that reports it cannot run (the secret catalogue could not load) closes the gate too.
+        for entry in plugins.redaction_rules.entries():
+            report = getattr(entry.item, "availability", None)
+            try:
+                why = next((w for w in report().values() if w), None) if callable(report) else None
+            except Exception as exc:
+                why = f"its availability() raised {type(exc).__name__}: {exc}"
+            if why:
+                return f"{why} (rule {entry.name!r} from plugin {entry.plugin})"
         return None
     if builtin is not None and builtin.status == "disabled":
         return ("the built-in redaction plugin is disabled (MEMTREE_DISABLE_PLUGINS or your plugins.disable) "

@@ -92,7 +92,7 @@ from memtree_plugins.redaction.engine import (
     start_of_line,
 )
 
-RULESET_VERSION = "2026.12.4"
+RULESET_VERSION = "2026.12.5"  # .5: the secret catalogue (catalogue/, its version in SOURCE.gitleaks), dense lines
 
 # Token boundaries: a token must not be glued to more token characters on either side.
 L = r"(?<![A-Za-z0-9_])"
@@ -266,6 +266,12 @@ def secret_name(name: str) -> str | None:
     if _WEAK.search(norm):
         return "weak"
     return None
+
+
+def qualified_not_secret(name: str) -> bool:
+    """True for a name whose last part says it holds no secret: ``token_id``, ``secret_name``, ``key_path``."""
+    norm = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).upper().replace("-", "_").replace(".", "_")
+    return bool(_NOT_SECRET.search(norm.strip("_")))
 
 
 _SPACED_EQUALS = re.compile(r"[ \t]=|=[ \t]")

@@ -62,8 +62,10 @@ def test_clean_corpus_is_untouched(app, path):
 
 def test_every_builtin_rule_is_registered_by_name(app):
     names = app.plugins.redaction_rules.names()
-    # dense.py's rule runs first, then views.py's (their priorities), envdump.py's; entropy.py's last
-    assert names == ["dense-line", "decoded-view", "env-dump"] + [rule.name for rule in RULES] + ["high-entropy-token"]
+    # dense.py's and views.py's rules run first (their priorities), then the catalogue's scan of the incoming
+    # text, envdump.py's rule, memtree's rules, the catalogue's redaction, and entropy.py's bare random tokens
+    assert names == ["dense-line", "decoded-view", "gitleaks-scan", "env-dump"] + [rule.name for rule in RULES] + \
+        ["gitleaks", "high-entropy-token"]
     assert len(set(names)) == len(names) >= 50
     assert all(app.plugins.redaction_rules.entry(n).plugin == "redaction" for n in names)
     assert RULESET_VERSION

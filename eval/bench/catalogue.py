@@ -1,0 +1,212 @@
+"""The secret catalogue's cost: full redaction against a detect-only Hyperscan pass of the catalogue, over the
+same bytes (real library code and real logs), in 100 kB captures.
+
+    .venv/bin/python eval/bench/catalogue.py [--mb 8] [--repeat 3]
+
+Corpus (built once, cached under ``$TMPDIR/memtree-bench/catalogue/``):
+* code — Python source of the installed libraries (site-packages), files in sorted order, ``--mb`` MB;
+* logs — the output of real commands run here: ``git log --stat`` of this repository, ``pip list -v``,
+  ``pip show -f`` of the installed distributions, ``ls -laR`` of site-packages and /usr/lib, ``python -v -X
+  importtime``, ``pytest --collect-only`` of the redaction tests, ``dpkg -l``, ``ps aux``; interleaved in
+  20-line blocks, up to ``--mb`` MB.
+
+Figures (MB/s, best of ``--repeat``; the machine is shared, the fastest run is the least disturbed):
+* floor: one detect-only Hyperscan pass of the whole catalogue (every regex in one database, every match
+  reported, nothing confirmed or replaced);
+* full redaction: what the capture path runs (memtree's rules and the catalogue, with its Hyperscan prefilter,
+  replacements, line keeping: :func:`memtree_core.daemon.redacting.redact`), and the same with the
+  catalogue under RE2 alone (no prefilter) and without the catalogue;
+* the catalogue alone (findings, no replacement), with and without the prefilter: the measurement behind
+  running RE2 behind Hyperscan rather than behind the keyword prefilter alone.
+The ratio reported is full redaction / floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import hyperscan  # noqa: E402
+
+from memtree_core.daemon.redacting import redact  # noqa: E402
+from memtree_plugins.redaction.catalogue import builtin, hyperscan_db  # noqa: E402
+from memtree_plugins.redaction.catalogue.matcher import CatalogueRule  # noqa: E402
+from memtree_plugins.redaction.envdump import EnvDumpRule  # noqa: E402
+from memtree_plugins.redaction.rules import RULES  # noqa: E402
+
+CACHE = Path(os.environ.get("BENCH_STORES_DIR", Path(tempfile.gettempdir()) / "memtree-bench")) / "catalogue"
+CHUNK = 100 * 1024
+
+
+def code_corpus(limit: int) -> str:
+    root = Path(sysconfig.get_paths()["purelib"])
+    out: list[str] = []
+    size = 0
+    for p in sorted(root.rglob("*.py")):
+        try:
+            text = p.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        out.append(text)
+        size += len(text)
+        if size >= limit:
+            break
+    return "".join(out)[:limit]
+
+
+def _run(argv: list[str], cwd: Path = REPO) -> str:
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=600)
+    return done.stdout + done.stderr
+
+
+def log_corpus(limit: int) -> str:
+    py = sys.executable
+    site = sysconfig.get_paths()["purelib"]
+    dists = [line.split()[0] for line in _run([py, "-m", "pip", "list", "--format=freeze"]).splitlines()
+             if "==" in line]
+    outputs = [
+        _run(["git", "log", "--stat"]),
+        _run([py, "-m", "pip", "list", "-v"]),
+        _run([py, "-m", "pip", "show", "-f", *[d.split("==")[0] for d in dists]]),
+        _run(["ls", "-laR", site, "/usr/lib"]),
+        _run([py, "-v", "-X", "importtime", "-c", "import memtree_core.app, memtree_plugins.redaction.rules"]),
+        _run([py, "-m", "pytest", "--collect-only", "-q", "-p", "no:randomly", "tests/plugins/redaction"]),
+        _run(["dpkg", "-l"]) if Path("/usr/bin/dpkg").exists() else "",
+        _run(["ps", "aux"]),
+    ]
+    # Interleave 20-line blocks of each output until the limit: every command has a share of the bytes.
+    blocks = [[lines[i:i + 20] for i in range(0, len(lines), 20)] for lines in (o.splitlines() for o in outputs)]
+    out: list[str] = []
+    size = 0
+    i = 0
+    while size < limit and any(i < len(b) for b in blocks):
+        for b in blocks:
+            if i < len(b):
+                piece = "\n".join(b[i]) + "\n"
+                out.append(piece)
+                size += len(piece)
+        i += 1
+    return "".join(out)[:limit]
+
+
+def corpus(name: str, mb: float) -> str:
+    limit = int(mb * 1e6)
+    path = CACHE / f"{name}-{limit}.txt"
+    if path.exists():
+        return path.read_text(encoding="utf-8")
+    text = code_corpus(limit) if name == "code" else log_corpus(limit)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return text
+
+
+def chunks(text: str) -> list[str]:
+    return [text[i:i + CHUNK] for i in range(0, len(text), CHUNK)]
+
+
+def detect_only_db() -> object:
+    """The whole catalogue in one Hyperscan database, every match reported (cached like the engine's)."""
+    regexes = [r.regex for r in builtin().rules]
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    db.compile(expressions=[r.encode() for r in regexes], ids=list(range(len(regexes))), elements=len(regexes),
+               flags=[0] * len(regexes))
+    return db
+
+
+def adversarial() -> dict[str, str]:
+    """1 MB of what makes a catalogue slow: keyword runs, prefixes without tokens, dense real-looking
+    matches (the same key repeated, a distinct key per line, one rule's shape back to back)."""
+    import random
+    import string
+
+    rng = random.Random(20261204)
+
+    def tok(n: int) -> str:
+        return "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(n))
+
+    mb = 1_000_000
+    seeds = {"token: ": "token: ", "KEY: ": "KEY: ", "AKIA": "AKIA", "ghp_": "ghp_", "= ": "= ",
+             '"password": "': '"password": "', "api_key=<same token> ": f"api_key={tok(24)} ",
+             "xapp-1-A-1-a ": "xapp-1-A-1-a ", "-----BEGIN PRIVATE KEY-----": "-----BEGIN PRIVATE KEY-----\n"}
+    out = {name: (seed * (mb // len(seed) + 1))[:mb] for name, seed in seeds.items()}
+    out["api_key=<distinct> per line"] = "".join(f"api_key={tok(24)}\n" for _ in range(mb // 30))[:mb]
+    return out
+
+
+def best_mbps(fn, pieces: list, repeat: int) -> float:
+    size = sum(len(p) for p in pieces)
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for p in pieces:
+            fn(p)
+        best = min(best, time.perf_counter() - t0)
+    return size / best / 1e6
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mb", type=float, default=8.0, help="MB of code and of logs (default 8)")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+
+    fast = CatalogueRule()
+    t0 = time.perf_counter()
+    engine = fast.engine()
+    built = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    hyperscan_db.ensure(engine, CACHE / "hyperscan", wait=True)
+    hs_ready = time.perf_counter() - t0
+    plain = CatalogueRule()  # never configured: no cache directory, RE2 behind the keyword prefilter only
+    db = detect_only_db()
+    matches = [0]
+
+    def on_match(*_a: object) -> None:
+        matches[0] += 1
+
+    full = [fast.scanner(), EnvDumpRule(), *RULES, fast]
+    re2_only = [plain.scanner(), EnvDumpRule(), *RULES, plain]
+    without = [EnvDumpRule(), *RULES]
+    rejected = sorted(engine.rules[i].rule.id for i in getattr(engine.prefilter, "rejected", ()))
+    skipped = ", ".join(f"{k} ({v})" for k, v in engine.catalogue.skipped.items()) or "none"
+    print(f"catalogue: {len(engine.rules)} rules; engine built in {built * 1000:.0f} ms, Hyperscan prefilter "
+          f"ready in {hs_ready * 1000:.0f} ms (cached under {CACHE / 'hyperscan'}); captures of {CHUNK // 1024} kB")
+    print(f"RE2 rejects none (it would be an error naming the rule); Hyperscan rejects "
+          f"{', '.join(rejected) or 'none'} (those run under RE2 on every text); not run on text: {skipped}")
+    print(f"{'corpus':6} {'MB':>5} | {'floor HS':>9} | {'full':>7} {'ratio':>6} | {'full re2':>8} {'no cat':>7} | "
+          f"{'cat HS':>7} {'cat re2':>7}  (MB/s)")
+    for name in ("code", "logs"):
+        text = corpus(name, args.mb)
+        pieces = chunks(text)
+        raw = [p.encode("utf-8", "surrogatepass") for p in pieces]
+        floor = best_mbps(lambda b: db.scan(b, match_event_handler=on_match), raw, args.repeat)
+        f_full = best_mbps(lambda t: redact(full, t), pieces, args.repeat)
+        f_re2 = best_mbps(lambda t: redact(re2_only, t), pieces, args.repeat)
+        f_without = best_mbps(lambda t: redact(without, t), pieces, args.repeat)
+        c_hs = best_mbps(engine.findings, pieces, args.repeat)
+        c_re2 = best_mbps(plain.engine().findings, pieces, args.repeat)
+        print(f"{name:6} {len(text) / 1e6:5.1f} | {floor:9.1f} | {f_full:7.2f} {f_full / floor:6.3f} | "
+              f"{f_re2:8.2f} {f_without:7.2f} | {c_hs:7.1f} {c_re2:7.1f}")
+    # The catalogue alone on 1 MB of adversarial lines (one line each, or a key per line), ms; the floor is
+    # the detect-only Hyperscan pass over the same bytes.
+    print(f"catalogue alone on 1 MB adversarial input, ms (best of {args.repeat}), floor = detect-only Hyperscan:")
+    for name, text in adversarial().items():
+        raw = text.encode()
+        floor_ms = 1000 * len(raw) / 1e6 / best_mbps(lambda b: db.scan(b, match_event_handler=on_match), [raw],
+                                                      args.repeat)
+        ms = 1000 * len(text) / 1e6 / best_mbps(fast.redact, [text], args.repeat)
+        print(f"  {name:28} {ms:8.1f} ms   floor {floor_ms:6.1f} ms   ratio {floor_ms / ms:6.3f}")
+
+
+if __name__ == "__main__":
+    main()
