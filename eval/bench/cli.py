@@ -1,7 +1,7 @@
-"""``memtree --help`` against a bare ``python -c pass`` of the same interpreter: what listing the commands
-costs on top of Python's own start (no plugin loads and pydantic is not imported when nothing but the
-built-ins is installed).  Runs alternate between the two, so load on the machine falls on both; each figure
-is the median of ``--runs``.
+"""``memtree --help`` and every subcommand's ``--help`` against a bare ``python -c pass`` of the same
+interpreter: what listing the commands costs on top of Python's own start (no plugin loads and pydantic is
+not imported when nothing but the built-ins is installed).  Runs alternate between the two, so load on the
+machine falls on both; each figure is the median of ``--runs``.
 
     python eval/bench/cli.py [--runs 10]
 """
@@ -40,12 +40,25 @@ def main() -> None:
             helped.append(timed(help_cmd, env))
         trace = subprocess.run([sys.executable, "-X", "importtime", MEMTREE, "--help"], env=env, text=True,
                                capture_output=True).stderr
+        from memtree_core.cli import BUILTIN_COMMANDS, HOST_COMMANDS
+
+        worst = (0.0, "")
+        for name in [*BUILTIN_COMMANDS, *HOST_COMMANDS]:
+            sub, floor = [], []
+            for _ in range(max(3, args.runs // 2)):
+                floor.append(timed(bare_cmd, env))
+                sub.append(timed([MEMTREE, name, "--help"], env))
+            ratio = statistics.median(sub) / statistics.median(floor)
+            worst = max(worst, (ratio, name))
+            if os.environ.get("BENCH_VERBOSE"):
+                print(f"  {name} --help {ratio:.2f}x")
     pydantic = any(line.rsplit("|", 1)[-1].strip().split(".")[0] in ("pydantic", "pydantic_settings")
                    for line in trace.splitlines())
     b, h = statistics.median(bare), statistics.median(helped)
     print(f"python -c pass   {b:7.1f} ms (median of {args.runs})")
     print(f"memtree --help   {h:7.1f} ms (median of {args.runs})")
     print(f"help             {h / b:7.2f}x a bare python start; pydantic imported: {'yes' if pydantic else 'no'}")
+    print(f"slowest COMMAND --help: {worst[1]} {worst[0]:.2f}x a bare python start")
 
 
 if __name__ == "__main__":
