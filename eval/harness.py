@@ -557,7 +557,7 @@ def settle(project: Project, run: Run, max_rounds: int = 60) -> None:
 
 
 async def main_async(record: bool, timing: bool, semantic: bool, embed_timeout: float,
-                     retrieval: bool = True, catalogue: bool = True, catalogue_gates: bool = False) -> Run:
+                     retrieval: bool = True, catalogue: bool = True, code_precision: bool = False) -> Run:
     run = Run()
     with phase("gates: redaction recall, must-keep strings, library code"):
         redaction_gates(run)  # eval/redaction_gates.py
@@ -566,17 +566,14 @@ async def main_async(record: bool, timing: bool, semantic: bool, embed_timeout: 
             try:
                 from eval.catalogue_recall import catalogue_gates as catalogue_recall
 
-                catalogue_recall(run, catalogue_gates)  # eval/catalogue_recall.py
-            except Exception as exc:  # noqa: BLE001 - reported (a gate with --catalogue-gates), never a crash
-                why = f"not measured: {type(exc).__name__}: {exc}"
-                if catalogue_gates:
-                    run.gate("redaction", "gitleaks catalogue recall", False, why)
-                else:
-                    run.report("redaction", "gitleaks catalogue recall", why)
+                catalogue_recall(run, True)  # eval/catalogue_recall.py
+            except Exception as exc:  # noqa: BLE001 - a failed gate, never a crash
+                run.gate("redaction", "gitleaks catalogue recall", False, f"not measured: {type(exc).__name__}: {exc}")
+    if code_precision:
         with phase("redaction precision on code in 5 languages"):
             from eval.code_precision import code_gates
 
-            code_gates(run, catalogue_gates)  # eval/code_precision.py: reports its own failures
+            code_gates(run, True)  # eval/code_precision.py: reports its own failures
     if retrieval:
         with phase("gates: retrieval on real libraries (questions, symbol names)"):
             retrieval_gates(run)  # eval/retrieval_gates.py
