@@ -21,7 +21,9 @@ def _texts() -> list[str]:
     non-ASCII text, a blob, an empty body, and one body far over the search's sampling size."""
     files = sorted((REPO / "memtree_plugins").glob("*.py"))[:6] + [REPO / "README.md"]
     texts = [p.read_text(encoding="utf-8") for p in files if p.exists()]
-    big = "\n".join(texts) * (1 + 2 * SAMPLE_CHARS // max(1, len("\n".join(texts))))
+    # Its tail (past the sample) is text priced unlike its head, so a count scaled up from the sample is
+    # always wrong, whatever the repository's files hold.
+    big = "\n".join(texts) * (1 + 2 * SAMPLE_CHARS // max(1, len("\n".join(texts)))) + "東京 🚀 " * 4000
     return [*texts, "naïve café — 東京 🚀 ok", "QUJDREVGR0hJSktMTU5PUA== deadbeef" * 40, "", big]
 
 
