@@ -119,3 +119,15 @@ class _Guarded:
 def _guarded(entries: Any) -> Iterator[_Guarded]:
     for entry in entries:
         yield _Guarded(entry)
+
+
+def state_warning(app: Any) -> str | None:
+    """The one line a user must see when redaction does not protect what is stored, or None: nothing is stored
+    for want of it, or the user turned it off (``memtree info`` and ``memtree doctor`` both say it)."""
+    why = app.redaction_unavailable
+    if why:
+        return f"NOTHING IS STORED: redaction is unavailable ({why})"
+    if not app.settings.redaction.enabled:
+        return (f"redaction is OFF (redaction.enabled = false, set by {app.loaded.origin('redaction.enabled')}): "
+                f"secrets are stored as they are; remove that setting to turn it back on")
+    return None

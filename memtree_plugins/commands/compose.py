@@ -22,5 +22,5 @@ def add_arguments(parser: Any) -> None:
 def run(args: Any) -> int:
     from memtree_plugins.commands._tool import call_tool
 
-    return call_tool(args, "compose", node_ids=args.nodes, budget_tokens=args.budget, format=args.format,
+    return call_tool(args, "compose", "retrieval", node_ids=args.nodes, budget_tokens=args.budget, format=args.format,
                      depth=args.depth, query=args.query)

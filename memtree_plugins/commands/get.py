@@ -19,4 +19,4 @@ def add_arguments(parser: Any) -> None:
 def run(args: Any) -> int:
     from memtree_plugins.commands._tool import call_tool
 
-    return call_tool(args, "get", node_id=args.node, offset=args.offset, budget_tokens=args.budget)
+    return call_tool(args, "get", "wrappers", node_id=args.node, offset=args.offset, budget_tokens=args.budget)

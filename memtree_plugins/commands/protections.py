@@ -15,13 +15,9 @@ if TYPE_CHECKING:
 
 
 def warnings(app: Context, degraded: list[str]) -> list[str]:
-    out: list[str] = []
-    why = app.redaction_unavailable
-    if why:
-        out.append(f"NOTHING IS STORED: redaction is unavailable ({why})")
-    elif not app.settings.redaction.enabled:
-        out.append(f"redaction is OFF (redaction.enabled = false, set by {app.loaded.origin('redaction.enabled')}): "
-                   f"secrets are stored as they are")
+    from memtree_core.daemon.redaction_gate import state_warning
+
+    out = [line for line in [state_warning(app)] if line]
     for dest in destinations.in_effect(app):
         if dest.active and not dest.local:
             out.append(f"content leaves this machine: {dest.describe()}")

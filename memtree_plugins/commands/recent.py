@@ -18,4 +18,4 @@ def add_arguments(parser: Any) -> None:
 def run(args: Any) -> int:
     from memtree_plugins.commands._tool import call_tool
 
-    return call_tool(args, "recent", since=args.since, kind=args.kind, limit=args.limit, status=args.status)
+    return call_tool(args, "recent", "retrieval", since=args.since, kind=args.kind, limit=args.limit, status=args.status)

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memtree_core.commands._common import open_app, print_json
-
 if TYPE_CHECKING:
-    from memtree_core.context import Context
+    pass
 
 MODES = ("auto", "keyword", "semantic", "hybrid")
 KINDS = ("file_chunk", "tool_output", "summary", "note", "observation", "file")
@@ -44,35 +42,10 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
 
-DEFAULT_LIMIT = 10  # the retrieval plugin's default of ``search.defaultLimit``
-
-
-def _default_limit(app: Context) -> int:
-    """``search.defaultLimit``, the retrieval plugin's setting (its default when another plugin serves search)."""
-    own = app.plugin_settings("retrieval")
-    return own.search.default_limit if own is not None else DEFAULT_LIMIT
-
-
 def run(args: Any) -> int:
-    from memtree_core.errors import NotFound, UsageError
+    from memtree_plugins.commands._tool import call_tool
 
-    app = open_app(args)
-    try:
-        # The MCP search tool whichever plugin registered it: disabling that plugin disables this command.
-        spec = app.plugins.tools.get("search")
-        if spec is None:
-            raise UsageError("no plugin provides the search tool (is the 'retrieval' plugin disabled? "
-                             "see memtree plugins)")
-        limit = args.limit if args.limit is not None else _default_limit(app)
-        result = spec.build(app)(" ".join(args.query), mode=args.mode, limit=limit, kind=args.kind,
-                                 status=args.status, path_prefix=args.path_prefix, since=args.since,
-                                 until=args.until, parent_id=args.parent_id)
-    except ValueError as exc:
-        raise NotFound(str(exc)) from None  # printed as one line, exit 2
-    finally:
-        app.close()
-    if args.json:
-        print_json(result.model_dump(mode="json"))
-    else:
-        print(result.render())
-    return 0
+    # The MCP search tool whichever plugin registered it: disabling that plugin disables this command.
+    return call_tool(args, "search", "retrieval", " ".join(args.query), mode=args.mode, limit=args.limit, kind=args.kind,
+                     status=args.status, path_prefix=args.path_prefix, since=args.since, until=args.until,
+                     parent_id=args.parent_id)

@@ -42,13 +42,9 @@ def risks(root: str) -> list[str]:
         app = App.open(root)
     except Exception as exc:  # settings or plugins: the store part of doctor still runs
         return [f"settings or plugins could not load ({type(exc).__name__}: {exc}); 'memtree info' says more"]
-    out: list[str] = []
-    why = app.redaction_unavailable
-    if why:
-        out.append(f"NOTHING IS STORED: redaction is unavailable ({why})")
-    elif not app.settings.redaction.enabled:
-        out.append(f"redaction is OFF (redaction.enabled = false, set by {app.loaded.origin('redaction.enabled')}):"
-                   f" secrets are stored as they are; remove that setting to turn it back on")
+    from memtree_core.daemon.redaction_gate import state_warning
+
+    out = [line for line in [state_warning(app)] if line]
     out.extend(app.loaded.warnings)  # refused repository keys, ignored or unsafe config files
     for p in app.plugins.failures:
         if p.error:
