@@ -42,6 +42,7 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
     "core_size": ([], []),
     "cli": (["--runs", "10"], ["--runs", "30"]),
     "overhead": ([], ["--runs", "3"]),
+    "first_search": (["--runs", "3"], ["--runs", "7"]),
 }
 
 

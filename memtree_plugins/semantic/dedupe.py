@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memtree_core.store import vector_codes as codes
 from memtree_core.store.vectors import unpack
 from memtree_plugins.semantic import queries, vectors
 from memtree_plugins.semantic.sameness import same_code
@@ -52,6 +51,9 @@ class Dedupe:
         if len(models) != 1:
             return counts  # nothing embedded, or mixed models awaiting `memtree reembed`
         model, dim, _n = models[0]
+        # numpy comes with the codes: loaded once there are vectors, never at the daemon's start
+        from memtree_core.store import vector_codes as codes
+
         codes.warm(store)
         cursor = int(store.get_meta(CURSOR) or 0)
         rows = vectors.live_vectors_after(store, cursor, PER_RUN)

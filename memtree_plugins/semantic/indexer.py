@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memtree_core.store import vector_codes as codes
 from memtree_plugins.semantic import queries, vectors
 from memtree_plugins.semantic.embedding_text import TEXT_VERSION, TEXT_VERSION_KEY, embedding_text
 from memtree_plugins.semantic.settings import semantic_settings
@@ -77,6 +76,8 @@ class EmbeddingIndexer:
         else:
             note_reason(store, self.name, f"embedding with {e.name} ({e.model})")
             if counts["embedded"]:
+                from memtree_core.store import vector_codes as codes  # numpy: when there are vectors
+
                 codes.warm(store)
         set_gauge(store, f"walker:{self.name}:backlog", vectors.backlog(store))
         return counts

@@ -246,9 +246,57 @@ def test_a_starting_daemon_loads_the_codes_before_the_first_search(unloaded) -> 
 
     unloaded.plugins.notify("memtree_daemon_started", app=unloaded)
     for thread in threading.enumerate():  # the load runs on a thread, so the start does not wait for it
-        if thread.name == "memtree-codes-warmup":
+        if thread.name == "memtree-warmup":
             thread.join(30)
     assert codes.loaded(unloaded.store) == 20
+
+
+class _CountingEmbedder:
+    """An embedder of the store's model that records what it was asked to embed."""
+
+    name, model, dim = "counting", "m", DIM
+
+    def __init__(self) -> None:
+        self.asked: list[list[str]] = []
+
+    def available(self) -> tuple[bool, str]:
+        return True, ""
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        self.asked.append(list(texts))
+        return [[1.0] * DIM for _ in texts]
+
+
+def test_a_starting_daemon_loads_the_embedding_model_the_first_search_needs(home: Path, project: Path) -> None:
+    """The first hybrid search embeds its query: the model it needs is loaded at the daemon's start, in the
+    background, not on that search's clock."""
+    import threading
+
+    from memtree_core.app import App
+    from memtree_core.hookspecs import hookimpl
+
+    embedder = _CountingEmbedder()
+
+    class Plugin:
+        @hookimpl
+        def memtree_register_embedders(self, register: Any) -> None:
+            register(embedder)
+
+    import os
+
+    app = App.open(project, environ={**os.environ, "MEMTREE_EMBEDDING_MODEL": "counting"},
+                   extra=[("counting", Plugin())])
+    try:
+        if not app.store.vector.available:
+            pytest.skip(f"sqlite-vec unavailable: {app.store.vector.reason}")
+        _fill(app.store, _clustered(20, 9))
+        app.plugins.notify("memtree_daemon_started", app=app)
+        for thread in threading.enumerate():
+            if thread.name == "memtree-warmup":
+                thread.join(30)
+        assert embedder.asked == [["memtree warm-up"]]
+    finally:
+        app.close()
 
 
 def test_without_numpy_knn_takes_the_exact_path(vstore, project: Path) -> None:
