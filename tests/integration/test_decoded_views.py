@@ -12,7 +12,6 @@ import subprocess
 from pathlib import Path
 
 import anyio
-import pytest
 from helpers.common import wait_for
 from helpers.daemon import mcp_session, project_paths, run_async, state_pid, text_of
 from helpers.hook import FIXTURES, run_hook
@@ -27,9 +26,10 @@ def r(n: int, alphabet: str = AN) -> str:
     return "".join(rng.choice(alphabet) for _ in range(n))
 
 
-def run(argv: list[str], text: str) -> str:
+def run(argv: list[str], text: str) -> str | None:
+    """What the real tool prints, or None where it is not installed (xxd is its own package on Debian)."""
     if shutil.which(argv[0]) is None:
-        pytest.skip(f"no {argv[0]} here")
+        return None
     return subprocess.run(argv, input=text.encode(), capture_output=True, check=True).stdout.decode()
 
 
@@ -62,7 +62,9 @@ def cases() -> tuple[list[tuple[str, str]], list[str], str]:
         ("php -r 'echo json_encode($cfg);'", '{"db":{"url":"mysql:\\/\\/joe:' + pw + '@db.internal:3306\\/shop"}}\n'),
     ]
     folded = run(["fold", "-w", "24"], f"export DEPLOY_TOKEN={ghp2}\n")
-    return shown, [ghp, ghp2, ghp3, aws, pw], folded
+    assert folded is not None, "fold is part of coreutils"
+    # A case whose tool is missing here is left out; the others still go through the real hook.
+    return [(command, out) for command, out in shown if out is not None], [ghp, ghp2, ghp3, aws, pw], folded
 
 
 def _payload(project: Path, n: int, command: str, stdout: str) -> bytes:
