@@ -11,7 +11,6 @@ import inspect
 import logging
 import threading
 import typing
-import weakref
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -23,12 +22,13 @@ from mcp_types import INTERNAL_ERROR, CallToolResult, TextContent, ToolAnnotatio
 from pydantic import BaseModel
 
 from memtree_core.daemon.limits import SESSION_TOOL_THREADS, TOOL_THREADS
+from memtree_core.daemon.per_session import PerSession
 from memtree_core.types import ToolSpec
 
 log = logging.getLogger("memtree.daemon.tools")
 
 _tool_threads: anyio.CapacityLimiter | None = None
-_session_threads: dict[int, tuple[weakref.ref[Any], anyio.CapacityLimiter]] = {}
+_session_threads = PerSession(lambda: anyio.CapacityLimiter(SESSION_TOOL_THREADS))
 CONTEXT_KWARG = "memtree_request_context"  # the SDK passes the request's Context here (not in the schema)
 
 
@@ -41,22 +41,9 @@ def tool_threads() -> anyio.CapacityLimiter:
 
 
 def session_threads(ctx: Any) -> anyio.CapacityLimiter | None:
-    """One session's share of the pool: a session with many slow calls waits for its own, never takes all."""
-    try:
-        # The client's initialize parameters are its connection's own object (the SDK makes a session object
-        # per request); it compares by value, so it is keyed by identity, and its entry goes with it.
-        session = ctx.session.client_params
-        key = id(session)
-        entry = _session_threads.get(key)
-        if entry is None or entry[0]() is not session:
-            ref = weakref.ref(session, lambda _r, key=key: _session_threads.pop(key, None))
-            entry = _session_threads[key] = (ref, anyio.CapacityLimiter(SESSION_TOOL_THREADS))
-        limiter = entry[1]
-    except Exception:
-        # Called outside a request (in-process embedding), or a session object we cannot key on: the
-        # pool's own bound still applies.
-        return None
-    return limiter
+    """One session's share of the pool: a session with many slow calls waits for its own, never takes all.
+    None outside a session (in-process embedding): the pool's own bound still applies."""
+    return _session_threads.get(ctx)
 
 
 # Failures a caller can cause and fix (bad path, unknown node id, bad budget): the message goes back as is.
