@@ -6,9 +6,10 @@ import socket
 from pathlib import Path
 from typing import Any
 
+import anyio
 from helpers.daemon import mcp_session, run_async, text_of
 
-from memtree_core.daemon.tools import wrap_tool
+from memtree_core.daemon.tools import Context, wrap_tool
 from memtree_core.types import ToolSpec
 from memtree_plugins.lib.once import first_time
 
@@ -55,9 +56,15 @@ def test_a_tool_that_asks_for_the_request_context_gets_it_and_the_schema_does_no
         return str(x)
 
     class _App:
+        state: dict[str, Any] = {}  # noqa: RUF012 - what the wrapper notes activity in
+
         class paths:  # noqa: N801 - the attribute the wrapper reads
             log = "/dev/null"
 
     tool = wrap_tool(ToolSpec("probe", lambda app: probe), probe, _App())
-    assert "memtree_request_context" in tool.__signature__.parameters  # type: ignore[attr-defined]
+    context = object()  # what the SDK fills the parameter with (no session: the pool's own bound applies)
+    assert anyio.run(lambda: tool(x=7, memtree_request_context=context)) == "7"
+    assert seen == [context]  # handed through, not dropped after the thread-pool share was chosen
+    param = tool.__signature__.parameters["memtree_request_context"]  # type: ignore[attr-defined]
+    assert param.annotation == Context | None  # the SDK's mark for "fill this, keep it out of the schema"
     assert first_time(None, "anything") and first_time(None, "anything")  # no session: always said
