@@ -19,7 +19,6 @@ from memtree_core.commands._common import open_app, print_json
 
 EXAMPLE = "memtree redact --explain .env"
 
-MAX_BYTES = 64 * 1024 * 1024  # a bigger input is refused: the MCP read tool reads no more either
 _MARK = re.compile(r"\[REDACTED:([^\]\s]{1,100})\]")
 
 
@@ -70,6 +69,9 @@ def spans(original: str, redacted: str, lines: dict[int, list[str]]) -> list[Spa
 
 
 def _read(path: str) -> str:
+    # the read tool's own cap: no bigger file is ever stored
+    from memtree_plugins.lib.files import MAX_READ_BYTES as MAX_BYTES
+
     if path == "-":
         data = sys.stdin.buffer.read(MAX_BYTES + 1)
     else:
