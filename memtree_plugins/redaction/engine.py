@@ -27,7 +27,7 @@ import math
 import re
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -370,6 +370,10 @@ class PatternRule:
     # match starts there.
     anchored: bool = False
     back_over: str = ""
+    # Windowed rules (``lines_after`` >= 0) search the regex only from the start of a keyword's or literal's
+    # line to the end of the line ``lines_after`` below it: for a match that holds the keyword but need not
+    # start at it, this spares a regex attempt at every offset of a text that has the keyword once.
+    lines_after: int = -1
 
     def applies(self, text: str) -> bool:
         if not (self.keywords or self.literals):
@@ -418,7 +422,10 @@ class PatternRule:
                 return done
         if not self.applies(text):
             return text, 0
-        new, hits, _ = self._apply(text, self._starts(text) if self.anchored else None)
+        if self.lines_after >= 0:
+            new, hits, _ = self._apply(text, None, self._windows(text, self._starts(text)))
+        else:
+            new, hits, _ = self._apply(text, self._starts(text) if self.anchored else None)
         return new, hits
 
     def _needle_ids(self, needles: scan.Needles) -> tuple[int, ...]:
@@ -443,15 +450,17 @@ class PatternRule:
             lists = [pos for nid in ids if (pos := sc.positions(nid))]
             if not lists:
                 return text, 0
-        starts = None
-        if self.anchored:
+        starts = windows = None
+        if self.lines_after >= 0 and lists:
+            windows = self._windows(text, lists[0] if len(lists) == 1 else sorted(set().union(*lists)))
+        elif self.anchored:
             if not lists:
                 return text, 0  # an anchored rule without needles has nowhere to start
             starts = lists[0] if len(lists) == 1 else sorted(set().union(*lists))
             if self.back_over:
                 rev, back, n = sc.reversed_text, _back_pattern(self.back_over), len(text)
                 starts = sorted({i - back.match(rev, n - i).end() + (n - i) for i in starts})
-        new, hits, edits = self._apply(text, starts)
+        new, hits, edits = self._apply(text, starts, windows)
         if edits:
             scan.remember(sc.after(new, edits))
         return new, hits
@@ -481,15 +490,57 @@ class PatternRule:
         new = whole[: start - base] + mark + whole[end - base:]
         return base, stop, (None if new == whole else new), 1
 
-    def _apply(self, text: str, starts: list[int] | None) -> tuple[str, int, list[tuple[int, int, str]]]:
-        """Redact the matches tried at ``starts`` (an anchored rule), or everywhere as ``re.sub`` finds them:
-        the new text, the hits, and the edits made as ``(start, end, replacement)`` in ``text``."""
+    def _windows(self, text: str, positions: list[int]) -> list[tuple[int, int]]:
+        """The windows of a windowed rule: from the line start of each position (in order) to the end of the
+        line ``lines_after`` below it, overlapping ones merged."""
+        out: list[tuple[int, int]] = []
+        for pos in positions:
+            hi = text.find("\n", pos)
+            for _ in range(self.lines_after):
+                if hi < 0:
+                    break
+                hi = text.find("\n", hi + 1)
+            hi = len(text) if hi < 0 else hi
+            lo = start_of_line(text, pos)
+            if out and lo <= out[-1][1]:
+                out[-1] = (out[-1][0], max(hi, out[-1][1]))
+            else:
+                out.append((lo, hi))
+        return out
+
+    def _matches(self, text: str, starts: list[int] | None) -> Iterator[re.Match[str]]:
+        """The matches at ``starts``, none inside the one before (as ``re.sub`` would skip them)."""
+        match = self.pattern.match
+        resume = tried = 0
+        for pos in starts or ():
+            if pos < resume:
+                continue
+            tried += 1
+            if not tried & _CHECK_EVERY:
+                check_deadline()
+            m = match(text, pos)
+            if m is not None and m.end() > pos:
+                resume = m.end()
+                yield m
+
+    def _found(self, text: str, windows: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
+        finditer = self.pattern.finditer
+        for tried, (lo, hi) in enumerate(windows, 1):
+            if not tried & _CHECK_EVERY:
+                check_deadline()
+            yield from finditer(text, lo, hi)
+
+    def _apply(self, text: str, starts: list[int] | None,
+               windows: list[tuple[int, int]] | None = None) -> tuple[str, int, list[tuple[int, int, str]]]:
+        """Redact the matches tried at ``starts`` (an anchored rule), found in ``windows`` (a windowed one), or
+        everywhere as ``re.sub`` finds them: the new text, the hits, and the edits made as ``(start, end,
+        replacement)`` in ``text``."""
         mark = placeholder(self.tag or self.name)
         has_group = "secret" in self.pattern.groupindex
         judge = self._judge
         edits: list[tuple[int, int, str]] = []
         hits = tried = 0
-        if starts is None:
+        if starts is None and windows is None:
             def replace(m: re.Match[str]) -> str:
                 nonlocal hits, tried
                 tried += 1
@@ -507,16 +558,12 @@ class PatternRule:
 
         pieces: list[str] = []
         emitted = resume = 0
-        match = self.pattern.match
-        for pos in starts:
-            if pos < resume:  # inside the previous match, as re.sub would skip it
+        for m in self._matches(text, starts) if windows is None else self._found(text, windows):
+            if m.start() < resume or m.end() == m.start():  # inside the match before, or empty
                 continue
             tried += 1
             if not tried & _CHECK_EVERY:
                 check_deadline()
-            m = match(text, pos)
-            if m is None or m.end() == pos:
-                continue
             resume = m.end()
             lo, hi, new, n = judge(m, text, mark, has_group)
             hits += n

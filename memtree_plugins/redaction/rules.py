@@ -947,7 +947,7 @@ def _rules() -> list[PatternRule | EncodedSecrets]:
         # `export API_TOKEN=\` then the value alone on the next line: a shell or Dockerfile continuation.
         rx(r"(?P<name>[\w.-]{1,80}+)[ \t]*+[=:][ \t]*+[\"']?\\\r?\n" + GUTTER +
            r"[ \t]*+[\"']?(?P<secret>[^\s\"'\\]{8,512}+)"),
-        literals=("\\\n", "\\\r\n"), check=continued_value,
+        literals=("\\\n", "\\\r\n"), check=continued_value, lines_after=1,
         description="a secret-named assignment continued with `\\`, its value on the next line"))
     add(PatternRule(
         "secret-assignment",
