@@ -13,8 +13,9 @@ Corpus (built once, cached under ``$TMPDIR/memtree-bench/catalogue/``):
 Figures (MB/s, best of ``--repeat``; the machine is shared, the fastest run is the least disturbed):
 * floor: one detect-only Hyperscan pass of the whole catalogue (every regex in one database, every match
   reported, nothing confirmed or replaced);
-* full redaction: what the capture path runs (memtree's rules and the catalogue, with its Hyperscan prefilter,
-  replacements, line keeping: :func:`memtree_core.daemon.redacting.redact`), and the same with the
+* full redaction: what the capture path runs, every rule a project registers in its order, through the
+  redaction gate (``App.redact``: decoded views, dense lines, memtree's context rules, the catalogue with its
+  Hyperscan prefilter, the bare-token rule, replacements, line keeping); and the same rules with the
   catalogue under RE2 alone (no prefilter) and without the catalogue;
 * the catalogue alone (findings, no replacement), with and without the prefilter: the measurement behind
   running RE2 behind Hyperscan rather than behind the keyword prefilter alone.
@@ -38,11 +39,10 @@ if str(REPO) not in sys.path:
 
 import hyperscan  # noqa: E402
 
+from memtree_core.app import App  # noqa: E402
 from memtree_core.daemon.redacting import redact  # noqa: E402
 from memtree_plugins.redaction.catalogue import builtin, hyperscan_db  # noqa: E402
 from memtree_plugins.redaction.catalogue.matcher import CatalogueRule  # noqa: E402
-from memtree_plugins.redaction.envdump import EnvDumpRule  # noqa: E402
-from memtree_plugins.redaction.rules import RULES  # noqa: E402
 
 CACHE = Path(os.environ.get("BENCH_STORES_DIR", Path(tempfile.gettempdir()) / "memtree-bench")) / "catalogue"
 CHUNK = 100 * 1024
@@ -174,9 +174,15 @@ def main() -> None:
     def on_match(*_a: object) -> None:
         matches[0] += 1
 
-    full = [fast.scanner(), EnvDumpRule(), *RULES, fast]
-    re2_only = [plain.scanner(), EnvDumpRule(), *RULES, plain]
-    without = [EnvDumpRule(), *RULES]
+    project = Path(tempfile.mkdtemp(prefix="memtree-bench-"))
+    app = App.open(project, environ={"MEMTREE_HOME": str(project / "home")})
+    rules = [entry.item for entry in app.plugins.redaction_rules.entries()]
+    for rule in rules:
+        if isinstance(rule, CatalogueRule):
+            hyperscan_db.ensure(rule.engine(), CACHE / "hyperscan", wait=True)
+    catalogue = {"gitleaks": plain, "gitleaks-scan": plain.scanner()}
+    re2_only = [catalogue.get(rule.name, rule) for rule in rules]
+    without = [rule for rule in rules if rule.name not in catalogue]
     rejected = sorted(engine.rules[i].rule.id for i in getattr(engine.prefilter, "rejected", ()))
     skipped = ", ".join(f"{k} ({v})" for k, v in engine.catalogue.skipped.items()) or "none"
     print(f"catalogue: {len(engine.rules)} rules; engine built in {built * 1000:.0f} ms, Hyperscan prefilter "
@@ -190,7 +196,7 @@ def main() -> None:
         pieces = chunks(text)
         raw = [p.encode("utf-8", "surrogatepass") for p in pieces]
         floor = best_mbps(lambda b: db.scan(b, match_event_handler=on_match), raw, args.repeat)
-        f_full = best_mbps(lambda t: redact(full, t), pieces, args.repeat)
+        f_full = best_mbps(app.redact, pieces, args.repeat)
         f_re2 = best_mbps(lambda t: redact(re2_only, t), pieces, args.repeat)
         f_without = best_mbps(lambda t: redact(without, t), pieces, args.repeat)
         c_hs = best_mbps(engine.findings, pieces, args.repeat)

@@ -457,6 +457,26 @@ def _without_overlaps(found: list[tuple[Edit, tuple[int, int]]]) -> list[tuple[E
 
 
 # -- the view ------------------------------------------------------------------------------------------------
+def view_text(text: str, edits: Sequence[Edit], windows: Sequence[tuple[int, int]]) -> str:
+    """What ``View(text, edits, windows).text`` is, without the segments that map it back."""
+    parts: list[str] = []
+    k = 0
+    for w, (lo, hi) in enumerate(windows):
+        if w:
+            parts.append(SEPARATOR)
+        pos = lo
+        while k < len(edits) and edits[k][0] < hi:
+            s, e, new, _kind = edits[k]
+            k += 1
+            if s > pos:
+                parts.append(text[pos:s])
+            parts.append(new)
+            pos = e
+        if hi > pos:
+            parts.append(text[pos:hi])
+    return "".join(parts)
+
+
 class View:
     """Windows of ``text`` with the edits inside them applied, joined by SEPARATOR; segments map each
     stretch of the view back to the original (``copy`` one to one, the rest whole)."""
@@ -654,10 +674,13 @@ class DecodedViews:
         return _replace(text, spans + strict)
 
     def _new_spans(self, text: str, edits: list[Edit], windows: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
-        view = View(text, edits, windows)
-        after = self._run(view.text)
-        if after == view.text:
+        # The view's text alone first: nearly always the rules find nothing in it, and then the map back to the
+        # original (a segment per stretch) is never needed.
+        seen = view_text(text, edits, windows)
+        after = self._run(seen)
+        if after == seen:
             return []
+        view = View(text, edits, windows)
         found: list[tuple[int, int, str]] = []
         plain: list[tuple[int, int, str]] = []
         for a, b, tag in covers(view.text, after):

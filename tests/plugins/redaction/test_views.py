@@ -280,3 +280,14 @@ def test_a_rule_failing_on_a_view_refuses_the_text_and_is_named(home, project):
             gate(app.settings, app.plugins, text)
     finally:
         app.close()
+
+
+@pytest.mark.parametrize("name", list(BYPASSES) + list(MUST_KEEP))
+def test_the_view_text_alone_is_the_view_s_text(name):
+    """The view's text is first built without its map back (nearly always nothing is found in it): both ways
+    give the same text, for every kind of edit."""
+    text = BYPASSES[name][0] if name in BYPASSES else MUST_KEEP[name]
+    found = views.find_edits(text)
+    edits = sorted(edit for edit, _ in found)
+    windows = views._merged([window for _, window in found])
+    assert views.view_text(text, edits, windows) == views.View(text, edits, windows).text
