@@ -30,7 +30,7 @@ import codecs
 import re
 import threading
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
@@ -64,13 +64,17 @@ class _Allow:
     target: str
     all_of: bool
     needs_path: bool
+    stop_scan: Any = None  # an Aho-Corasick automaton of the stopwords (generic-api-key has ~1,500), or None
 
     def allows(self, secret: str, match: str, line: str) -> bool:
         """gitleaks' checkFindingAllowed for one allowlist, with no file path or commit to match."""
         target = match if self.target == "match" else line if self.target == "line" else secret
         regex_ok = bool(self.regexes is not None and target and self.regexes.search(target))
         low = secret.lower()
-        stop_ok = bool(secret) and any(w in low for w in self.stopwords)
+        if self.stop_scan is not None:
+            stop_ok = bool(secret) and bool(self.stop_scan.find_matches_as_indexes(low))
+        else:
+            stop_ok = bool(secret) and any(w in low for w in self.stopwords)
         if not self.all_of:
             return regex_ok or stop_ok
         if self.needs_path:
@@ -89,7 +93,18 @@ def _compile_allow(a: Allowlist, where: str) -> _Allow:
             rx = re2.compile("|".join(f"(?:{r})" for r in a.regexes))
         except re2.error as exc:
             raise CatalogueError(f"{where}: an allowlist regex does not compile under RE2 ({exc}); fix it") from exc
-    return _Allow(rx, a.stopwords, a.target, a.all_of, a.needs_path)
+    return _Allow(rx, a.stopwords, a.target, a.all_of, a.needs_path, _stopword_scan(a.stopwords))
+
+
+def _stopword_scan(stopwords: tuple[str, ...]) -> Any:
+    """One pass for "is any stopword in the secret" instead of a substring test per stopword."""
+    if len(stopwords) < 16 or not all(stopwords):
+        return None  # a few are as quick one by one; an empty stopword is in every secret
+    try:
+        import ahocorasick_rs
+    except ImportError:
+        return None
+    return ahocorasick_rs.AhoCorasick(list(stopwords))
 
 
 class _Compiled:
@@ -433,11 +448,12 @@ _MARK_RX = re.compile(re.escape(MARK) + r"[^\]\s]{1,64}\]")
 MIN_REMNANT = 3  # a piece of a secret left beside an earlier rule's mark is redacted from this length on
 
 
-def align(old: str, new: str) -> list[int] | None:
-    """Where each character of ``old`` (one line) is in ``new`` (the same line after rules replaced spans of
-    it by marks): -1 for a character a mark replaced.  None when ``new`` is not ``old`` with spans
-    replaced (the text is not the one the scan saw)."""
-    where = [-1] * len(old)
+def align(old: str, new: str) -> list[tuple[int, int, int]] | None:
+    """The stretches of ``old`` (one line) kept in ``new`` (the same line after rules replaced spans of it by
+    marks): ``(start in old, start in new, length)``, in order; a character in none of them was replaced.
+    None when ``new`` is not ``old`` with spans replaced (the text is not the one the scan saw).  Stretches,
+    not a map per character: a megabyte line costs one entry per mark, not a megabyte list."""
+    kept: list[tuple[int, int, int]] = []
     pos = 0
     at = 0
     first = True
@@ -449,15 +465,24 @@ def align(old: str, new: str) -> list[int] | None:
             j = pos if first else len(old) - len(piece) if m is None else old.find(piece, pos)
             if j < pos or not old.startswith(piece, j) or (m is None and j + len(piece) != len(old)):
                 return None
-            where[j:j + len(piece)] = range(at, end)
+            kept.append((j, at, len(piece)))
             pos = j + len(piece)
-        elif first:
-            j = pos
         first = False
         if m is None:
             break
         at = m.end()
-    return where
+    return kept
+
+
+def _kept_runs(kept: list[tuple[int, int, int]], lo: int, hi: int) -> Iterator[tuple[int, int]]:
+    """Where the columns ``[lo, hi)`` of the old line that were kept are in the new one, stretch by stretch."""
+    k = max(0, bisect_right(kept, (lo, 1 << 62)) - 1)
+    while k < len(kept) and kept[k][0] < hi:
+        j, at, n = kept[k]
+        a, b = max(lo, j), min(hi, j + n)
+        if a < b:
+            yield at + a - j, at + b - j
+        k += 1
 
 
 @dataclass
@@ -582,7 +607,7 @@ class CatalogueRule:
         old_at = list(accumulate(map(len, old_lines), lambda a, n: a + n + 1, initial=0))
         new_at = list(accumulate(map(len, new_lines), lambda a, n: a + n + 1, initial=0))
         out: list[tuple[int, int, int]] = []
-        maps: dict[int, list[int] | None] = {}
+        maps: dict[int, list[tuple[int, int, int]] | None] = {}
         for s, e, i in seen.findings:
             n = bisect_right(old_at, s) - 1
             while s < e:
@@ -594,20 +619,12 @@ class CatalogueRule:
                 else:
                     if n not in maps:
                         maps[n] = align(o, new_lines[n])
-                    where = maps[n]
-                    if where is None:
+                    kept = maps[n]
+                    if kept is None:
                         return None
-                    run: list[int] = []
-                    for col in range(ol, piece_end - old_at[n]):
-                        c = where[col]
-                        if c >= 0 and (not run or c == run[-1] + 1):
-                            run.append(c)
-                            continue
-                        if len(run) >= MIN_REMNANT:
-                            out.append((new_at[n] + run[0], new_at[n] + run[-1] + 1, i))
-                        run = [c] if c >= 0 else []
-                    if len(run) >= MIN_REMNANT:
-                        out.append((new_at[n] + run[0], new_at[n] + run[-1] + 1, i))
+                    for a, b in _kept_runs(kept, ol, piece_end - old_at[n]):
+                        if b - a >= MIN_REMNANT:
+                            out.append((new_at[n] + a, new_at[n] + b, i))
                 s = old_at[n + 1]
                 n += 1
         return out

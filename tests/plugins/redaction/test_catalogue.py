@@ -29,7 +29,7 @@ from memtree_plugins.redaction.catalogue import (
     matcher,
     parse,
 )
-from memtree_plugins.redaction.catalogue.matcher import CatalogueRule, Engine, align
+from memtree_plugins.redaction.catalogue.matcher import CatalogueRule, Engine, _kept_runs, align
 
 FIXTURES = Path(__file__).resolve().parents[2] / "data" / "claude-code-payloads"
 AN = string.ascii_letters + string.digits
@@ -298,14 +298,18 @@ def test_pieces_an_earlier_rule_left_of_a_catalogue_secret_are_redacted(app) -> 
     assert app.redact(out) == (out, {})
 
 
-def test_align_maps_each_kept_character_or_refuses_a_text_it_does_not_come_from() -> None:
+def test_align_finds_each_kept_stretch_or_refuses_a_text_it_does_not_come_from() -> None:
     old = "a=abcdef; b=123456 end"
     new = "a=[REDACTED:x]; b=[REDACTED:y] end"
-    where = align(old, new)
-    assert where is not None and [new[c] for c in where if c >= 0] == list("a=; b= end")
-    assert where[2:8] == [-1] * 6 and where[12:18] == [-1] * 6
+    kept = align(old, new)
+    assert kept == [(0, 0, 2), (8, 14, 4), (18, 30, 4)]
+    assert all(old[j:j + n] == new[at:at + n] for j, at, n in kept)
     assert align(old, "a=[REDACTED:x]; c=[REDACTED:y] end") is None
-    assert align(old, old) == list(range(len(old)))
+    assert align(old, old) == [(0, 0, len(old))]
+    # the kept columns of a span of the old line, as stretches of the new one
+    assert list(_kept_runs(kept, 0, len(old))) == [(0, 2), (14, 18), (30, 34)]
+    assert list(_kept_runs(kept, 3, 10)) == [(14, 16)]
+    assert list(_kept_runs(kept, 2, 8)) == []
 
 
 LEAKY = Path(__file__).resolve().parents[3] / "eval" / "leaky"
