@@ -1,9 +1,10 @@
 """``memtree setup claude-code [--project DIR | --user] [--uninstall]``: wire this install into Claude Code.
 
 It writes what the Claude Code plugin brings, for an install from pip or uv: the MCP server entry (this
-install's ``memtree serve`` by its absolute path) and the capture and output-shrinking hooks (the scripts
+install's ``memtree serve`` by its absolute path), the capture and output-shrinking hooks (the scripts
 this install carries in ``memtree_plugins/capture/claude-code-hooks``, with the events, matchers and
-timeouts of the plugin's own ``hooks.json``).  Project scope: ``.mcp.json`` and ``.claude/settings.json`` in
+timeouts of the plugin's own ``hooks.json``) and the ``using-memtree`` skill (``.claude/skills/using-memtree``
+of the project, or of the user), which tells the agent when to reach for memtree's tools.  Project scope: ``.mcp.json`` and ``.claude/settings.json`` in
 the project; user scope: ``~/.claude.json`` and ``~/.claude/settings.json`` (``$CLAUDE_CONFIG_DIR``
 honoured); see :mod:`memtree_core.daemon.claude_settings`.
 
@@ -29,6 +30,10 @@ PROJECT_HELP = ("the project whose .mcp.json and .claude/settings.json get the e
                 "directory)")
 SERVER = "memtree"
 HOOKS_DIR = Path(__file__).parent / "claude-code-hooks"
+SKILL_SOURCE = Path(__file__).parent / "claude-code-skill" / "SKILL.md"  # skills/using-memtree in the checkout
+SKILL = "using-memtree"
+# Ends the skill file setup writes: what it may replace or remove (a skill of that name without it is the user's).
+SKILL_MARK = "<!-- added by memtree setup claude-code -->"
 PLUGIN_PREFIX = '"${CLAUDE_PLUGIN_ROOT}"/plugin/hooks/'  # how the plugin's hooks.json names the scripts
 
 
@@ -239,6 +244,7 @@ def run(args: Any) -> int:
     for path, merge in ((mcp, merge_server), (settings, merge_hooks)):  # all checked before a byte is written
         old, text = _load(path)
         plan.append((path, old, text, merge(old, path, uninstall)))
+    print(sync_skill(settings.parent / "skills" / SKILL / "SKILL.md", uninstall))  # before .claude may go
     for path, old, text, new in plan:
         what = "the MCP server" if path == mcp else "the capture and output-shrinking hooks"
         if new == old and (text is not None or uninstall):
@@ -259,6 +265,46 @@ def run(args: Any) -> int:
     if not uninstall:
         _notes(plan, mcp, environ, args.user)
     return 0
+
+
+def skill_text() -> str:
+    try:
+        text = SKILL_SOURCE.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise _error(f"this install lacks its skill ({SKILL_SOURCE}: {exc}); reinstall memtree-mcp") from None
+    return f"{text.rstrip()}\n\n{SKILL_MARK}\n"
+
+
+def sync_skill(path: Path, uninstall: bool) -> str:
+    """Write (or remove) the skill file setup owns; one line saying what was done.  A file of that name
+    without :data:`SKILL_MARK` is the user's own and stays as it is."""
+    try:
+        current: str | None = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        current = None
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"{path}: left as it is (the {SKILL} skill): it cannot be read ({exc})"
+    ours = current is not None and current.rstrip().endswith(SKILL_MARK)
+    if current is not None and not ours:
+        return f"{path}: left as it is: a {SKILL} skill setup did not write"
+    if uninstall:
+        if not ours:
+            return f"{path}: nothing of memtree's (the {SKILL} skill), unchanged"
+        path.unlink()
+        for folder in (path.parent, path.parent.parent):  # skills/using-memtree, then skills, when left empty
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        return f"{path}: removed the {SKILL} skill"
+    text = skill_text()
+    if current == text:
+        return f"{path}: already set up (the {SKILL} skill), unchanged"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.memtree-{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return f"{path}: wrote the {SKILL} skill"
 
 
 def _notes(plan: list[Any], mcp: Path, environ: Any, user: bool) -> None:

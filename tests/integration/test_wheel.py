@@ -28,7 +28,7 @@ from memtree_core.forwarder.paths import ProjectPaths
 # What a checkout holds that the build reads; the demo's sample is examples/bookshop and the hook scripts are
 # plugin/hooks, which links in the commands and capture plugins reach (copied as links, as a checkout has them).
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "bin", "memtree_core", "memtree_plugins", "examples/bookshop",
-           "plugin/hooks")
+           "plugin/hooks", "skills/using-memtree")
 SAMPLE_IN_WHEEL = "memtree_plugins/commands/demo-project"
 HOOKS_IN_WHEEL = "memtree_plugins/capture/claude-code-hooks"
 
@@ -100,6 +100,9 @@ def test_the_wheel_carries_the_hook_scripts_executable(wheel: Path) -> None:
     assert {"capture", "replace", "send.pl", "send.py", "hooks.json"} <= set(modes)
     for script in ("capture", "replace"):
         assert modes[script] & 0o111, f"{script} lost its executable bit: {oct(modes[script])}"
+    with zipfile.ZipFile(wheel) as z:  # and the skill setup installs, the plugin's own file
+        skill = z.read("memtree_plugins/capture/claude-code-skill/SKILL.md")
+    assert skill == (REPO / "skills" / "using-memtree" / "SKILL.md").read_bytes()
 
 
 def fresh_install(wheel: Path, tmp_path: Path) -> tuple[Path, dict[str, str]]:
@@ -159,6 +162,7 @@ def test_an_installed_wheel_wires_claude_code_to_its_own_files(wheel: Path, tmp_
     r = subprocess.run([memtree, "setup", "claude-code", "--project", str(project)], env=env, cwd=project,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr[-3000:]
+    assert (project / ".claude" / "skills" / "using-memtree" / "SKILL.md").read_text().startswith("---\nname: using-memtree")
     server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["memtree"]
     assert server["command"] == memtree and server["args"] == ["serve"]
     hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]

@@ -79,6 +79,17 @@ def assert_ours(mcp: dict[str, Any], settings: dict[str, Any]) -> None:
                 assert script.read_bytes() == (REPO / "plugin" / "hooks" / script.name).read_bytes()
 
 
+SKILL_MARK = "<!-- added by memtree setup claude-code -->"
+
+
+def assert_skill(claude_dir: Path) -> None:
+    """The using-memtree skill where Claude Code looks for skills, as the plugin ships it, with setup's mark."""
+    written = (claude_dir / "skills" / "using-memtree" / "SKILL.md").read_text()
+    shipped = (REPO / "skills" / "using-memtree" / "SKILL.md").read_text()
+    assert written == f"{shipped.rstrip()}\n\n{SKILL_MARK}\n"
+    assert written.startswith("---\nname: using-memtree\ndescription: ")  # the frontmatter Claude Code reads
+
+
 # -- what is written where -----------------------------------------------------------------------------------
 def test_project_setup_writes_the_documented_server_and_hooks(claude_env: dict[str, str], tmp_path: Path) -> None:
     project = tmp_path / "proj"
@@ -86,7 +97,9 @@ def test_project_setup_writes_the_documented_server_and_hooks(claude_env: dict[s
     r = setup("--project", str(project), env=claude_env)
     assert r.returncode == 0, r.stderr
     assert_ours(load(project / ".mcp.json"), load(project / ".claude" / "settings.json"))
-    assert sorted(p.name for p in project.rglob("*")) == [".claude", ".mcp.json", "settings.json"]
+    assert_skill(project / ".claude")
+    assert sorted(p.name for p in project.rglob("*")) == [".claude", ".mcp.json", "SKILL.md", "settings.json",
+                                                          "skills", "using-memtree"]
     assert not any(Path(claude_env["HOME"]).iterdir())  # the user's settings are not touched
     assert "Restart Claude Code" in r.stdout
 
@@ -104,6 +117,7 @@ def test_user_setup_writes_the_user_files(claude_env: dict[str, str], tmp_path: 
     r = setup("--user", env=claude_env, cwd=cwd)
     assert r.returncode == 0, r.stderr
     assert_ours(load(state), load(settings))
+    assert_skill(settings.parent)
     assert not any(cwd.iterdir())
     assert state.stat().st_mode & 0o077 == 0  # Claude Code's own state file: private when setup creates it
 
@@ -111,12 +125,13 @@ def test_user_setup_writes_the_user_files(claude_env: dict[str, str], tmp_path: 
 def test_running_twice_writes_the_same_thing_once(claude_env: dict[str, str], tmp_path: Path) -> None:
     project = tmp_path / "proj"
     project.mkdir()
-    files = (project / ".mcp.json", project / ".claude" / "settings.json")
+    files = (project / ".mcp.json", project / ".claude" / "settings.json",
+             project / ".claude" / "skills" / "using-memtree" / "SKILL.md")
     assert setup("--project", str(project), env=claude_env).returncode == 0
     first = snapshot(*files)
     stamps = [f.stat().st_mtime_ns for f in files]
     again = setup("--project", str(project), env=claude_env)
-    assert again.returncode == 0 and again.stdout.count("already set up") == 2, again.stdout
+    assert again.returncode == 0 and again.stdout.count("already set up") == 3, again.stdout
     assert snapshot(*files) == first and [f.stat().st_mtime_ns for f in files] == stamps
 
 
@@ -206,7 +221,7 @@ def test_uninstall_with_nothing_installed_changes_nothing(claude_env: dict[str, 
     (project / ".claude" / "settings.json").write_text(json.dumps(USER_SETTINGS))
     before = snapshot(project / ".mcp.json", project / ".claude" / "settings.json")
     r = setup("--project", str(project), "--uninstall", env=claude_env)
-    assert r.returncode == 0 and r.stdout.count("unchanged") == 2, r.stdout
+    assert r.returncode == 0 and r.stdout.count("unchanged") == 3, r.stdout
     assert snapshot(project / ".mcp.json", project / ".claude" / "settings.json") == before
 
 
@@ -217,6 +232,30 @@ def test_uninstall_deletes_a_file_that_held_only_memtrees_entries(claude_env: di
     assert setup("--project", str(project), env=claude_env).returncode == 0
     assert setup("--project", str(project), "--uninstall", env=claude_env).returncode == 0
     assert not any(project.iterdir())
+
+
+def test_a_skill_of_that_name_setup_did_not_write_is_left_alone(claude_env: dict[str, str], tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    mine = project / ".claude" / "skills" / "using-memtree" / "SKILL.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("---\nname: using-memtree\ndescription: my own notes\n---\nmine\n")
+    before = mine.read_bytes()
+    for args in ((), ("--uninstall",)):
+        r = setup("--project", str(project), *args, env=claude_env)
+        assert r.returncode == 0 and "a using-memtree skill setup did not write" in r.stdout, r.stdout
+        assert mine.read_bytes() == before
+    assert (project / ".claude" / "settings.json").exists() is False  # the rest was installed, then removed
+
+
+def test_an_older_skill_setup_wrote_is_brought_up_to_date(claude_env: dict[str, str], tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    assert setup("--project", str(project), env=claude_env).returncode == 0
+    skill = project / ".claude" / "skills" / "using-memtree" / "SKILL.md"
+    skill.write_text(f"---\nname: using-memtree\ndescription: an older text\n---\n\n{SKILL_MARK}\n")
+    r = setup("--project", str(project), env=claude_env)
+    assert r.returncode == 0 and "wrote the using-memtree skill" in r.stdout, r.stdout
+    assert_skill(project / ".claude")
 
 
 # -- refusals ------------------------------------------------------------------------------------------------
