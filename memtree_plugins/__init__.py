@@ -14,6 +14,7 @@ BUILTINS: dict[str, str] = {
     "semantic": "memtree_plugins.semantic",
     "wrappers": "memtree_plugins.wrappers",
     "retrieval": "memtree_plugins.retrieval",
+    "notes": "memtree_plugins.notes",
     "selectors": "memtree_plugins.selectors",
     "embedders": "memtree_plugins.embedders",
     "summarizers": "memtree_plugins.summarizers",

@@ -98,7 +98,7 @@ def install_tool_plugin(site: Path) -> Path:
     return site
 
 
-REAL_TOOLS = ["read", "grep", "bash", "get", "search", "neighbors", "path_to_root", "recent", "compose"]
+REAL_TOOLS = ["read", "grep", "bash", "get", "search", "neighbors", "path_to_root", "recent", "compose", "note"]
 
 
 def project_paths(project: Path) -> ProjectPaths:
