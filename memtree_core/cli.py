@@ -55,6 +55,7 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str, str]] = {name: (text, plugin, f"memt
     ("import", "bring past Claude Code sessions' Read/Grep/Bash results into the store", "walkers", "import_"),
     ("index", "index a repository's files up front, so search finds code not read yet", "commands", "index"),
     ("redact", "what memtree would store for a file or stdin (--explain: each span)", "redaction", "command"),
+    ("digest", "the project's recent work in a few lines (what the SessionStart hook adds)", "notes", "digest_command"),
     ("ui", "a read-only web inspector of the store on 127.0.0.1 (tree, nodes, search, compose, stats)",
      "inspector", "command"),
 )}

@@ -66,6 +66,12 @@ def memtree_command() -> tuple[str, list[str]]:
     return sys.executable, ["-m", "memtree_core.cli", "serve"]
 
 
+def memtree_command_argv() -> list[str]:
+    """This install's memtree as an argv without its subcommand (``[".../memtree"]`` or ``[python, "-m", ...]``)."""
+    command, args = memtree_command()
+    return [command, *args[:-1]]  # every form ends with "serve"
+
+
 def server_entry() -> dict[str, Any]:
     # Claude Code starts it in the session's directory with $CLAUDE_PROJECT_DIR set, which `memtree serve`
     # takes as the project (as the hooks do): one entry serves every project, in either scope.
@@ -104,8 +110,10 @@ def hook_groups() -> dict[str, list[dict[str, Any]]]:
                 script = HOOKS_DIR / name
                 if not os.access(script, os.R_OK):
                     raise _error(f"this install lacks the hook script {script}; reinstall memtree-mcp")
-                # through sh: the script needs no executable bit (an installer may drop it)
-                hooks.append({**hook, "command": f"/bin/sh {shlex.quote(str(script))} {cs.SETUP_MARK}"})
+                # through sh: the script needs no executable bit (an installer may drop it); the digest is
+                # told which memtree to ask (this install's), as the plugin's finds its own
+                extra = "".join(f" {shlex.quote(a)}" for a in memtree_command_argv()) if name == "digest" else ""
+                hooks.append({**hook, "command": f"/bin/sh {shlex.quote(str(script))}{extra} {cs.SETUP_MARK}"})
             out.setdefault(event, []).append({**group, "hooks": hooks})
     return out
 
@@ -310,8 +318,9 @@ def sync_skill(path: Path, uninstall: bool) -> str:
 def _notes(plan: list[Any], mcp: Path, environ: Any, user: bool) -> None:
     command = plan[0][3]["mcpServers"][SERVER]
     print(f"MCP server {SERVER!r}: {' '.join([command['command'], *command['args']])}")
-    print(f"hooks: {HOOKS_DIR}/capture (PostToolUse, PostToolUseFailure; async) and {HOOKS_DIR}/replace "
-          f"(PostToolUse; shrinks long outputs when capture.replace is on)")
+    print(f"hooks: {HOOKS_DIR}/capture (PostToolUse, PostToolUseFailure; async), {HOOKS_DIR}/replace "
+          f"(PostToolUse; shrinks long outputs when capture.replace is on) and {HOOKS_DIR}/digest (SessionStart; "
+          f"a digest of recent work, digest.maxTokens)")
     if "/uv/archive-v" in command["command"] or "/.cache/uv/" in command["command"]:
         print("note: this memtree runs from uv's cache (uvx), which `uv cache clean` removes; "
               "`uv tool install memtree-mcp` gives it a lasting path")

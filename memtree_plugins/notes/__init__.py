@@ -10,41 +10,41 @@ marks the note stale too, so an old note never passes for a current one (``docs/
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING
 
-from pydantic import Field
-
+from memtree_core.command import Command
 from memtree_core.hookspecs import hookimpl
 from memtree_core.types import ToolSpec
-from memtree_plugins.notes.notes import NoteResult, add_note
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pydantic is imported only when a tool is built: `memtree digest --help` never needs it
     from memtree_core.context import Context
+    from memtree_core.plugin_settings import BuiltinSettings
     from memtree_core.registry import Register
     from memtree_core.types import Walker
 
 
 def _note_tool(app: Context):
-    def note(
-        text: Annotated[str, Field(description="what to remember, in your own words (a decision, a finding, "
-                                               "what is left to do)")],
-        about: Annotated[list[str] | None, Field(description="ids of the nodes it is about (file chunks, "
-                                                             "outputs, other notes); it goes stale when they "
-                                                             "change")] = None,
-        kind: Annotated[str, Field(description="note (your own conclusion or plan) | observation (something "
-                                               "you saw happen)")] = "note",
-        memtree_request_context: Any = None,
-    ) -> NoteResult:
-        """Keep a note in the store, redacted like everything else, linked to the nodes it is about; search,
-        recent and compose find it later, in this session or the next."""
-        return add_note(app, text, about=about or [], kind=kind)
+    from memtree_plugins.notes.notes import note_tool
 
-    return note
+    return note_tool(app)
 
 
 @hookimpl(trylast=True)
 def memtree_register_tools(register: Register[ToolSpec]) -> None:
     register(ToolSpec("note", _note_tool, title="Keep a note", idempotent=False))
+
+
+@hookimpl(trylast=True)
+def memtree_register_commands(register: Register[Command]) -> None:
+    register(Command("digest", "the project's recent work in a few lines (what the SessionStart hook adds)",
+                     "memtree_plugins.notes.digest_command"))
+
+
+@hookimpl(trylast=True)
+def memtree_settings_model() -> type[BuiltinSettings]:
+    from memtree_plugins.notes.settings import NotesSettings
+
+    return NotesSettings
 
 
 @hookimpl(trylast=True)

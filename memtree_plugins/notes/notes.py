@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field
 
@@ -60,3 +60,23 @@ def add_note(app: Context, text: str, *, about: list[str], kind: str = "note") -
     app.record_redactions(hits)
     return NoteResult(id=row.id, kind=kind, about=linked, missing=[i for i in ids if i not in found],
                       redacted=sum(hits.values()), tokens=row.tokens)
+
+
+def note_tool(app: Context):
+    """The MCP ``note`` tool's function (its signature is the tool's input schema)."""
+
+    def note(
+        text: Annotated[str, Field(description="what to remember, in your own words (a decision, a finding, "
+                                               "what is left to do)")],
+        about: Annotated[list[str] | None, Field(description="ids of the nodes it is about (file chunks, "
+                                                             "outputs, other notes); it goes stale when they "
+                                                             "change")] = None,
+        kind: Annotated[str, Field(description="note (your own conclusion or plan) | observation (something "
+                                               "you saw happen)")] = "note",
+        memtree_request_context: Any = None,
+    ) -> NoteResult:
+        """Keep a note in the store, redacted like everything else, linked to the nodes it is about; search,
+        recent and compose find it later, in this session or the next."""
+        return add_note(app, text, about=about or [], kind=kind)
+
+    return note

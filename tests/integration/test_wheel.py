@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -97,8 +98,8 @@ def test_the_wheel_carries_the_hook_scripts_executable(wheel: Path) -> None:
         for name in modes:
             assert z.read(f"{HOOKS_IN_WHEEL}/{name}") == (REPO / "plugin" / "hooks" / name).read_bytes(), name
     assert set(modes) == {p.name for p in (REPO / "plugin" / "hooks").iterdir()}, modes
-    assert {"capture", "replace", "send.pl", "send.py", "hooks.json"} <= set(modes)
-    for script in ("capture", "replace"):
+    assert {"capture", "replace", "digest", "send.pl", "send.py", "hooks.json"} <= set(modes)
+    for script in ("capture", "replace", "digest"):
         assert modes[script] & 0o111, f"{script} lost its executable bit: {oct(modes[script])}"
     with zipfile.ZipFile(wheel) as z:  # and the skill setup installs, the plugin's own file
         skill = z.read("memtree_plugins/capture/claude-code-skill/SKILL.md")
@@ -167,9 +168,8 @@ def test_an_installed_wheel_wires_claude_code_to_its_own_files(wheel: Path, tmp_
     assert server["command"] == memtree and server["args"] == ["serve"]
     hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
     commands = {h["command"] for groups in hooks.values() for g in groups for h in g["hooks"]}
-    scripts = {Path(c.removeprefix("/bin/sh ").removesuffix(" # added by memtree setup claude-code"))
-               for c in commands}
-    assert {s.name for s in scripts} == {"capture", "replace"}
+    scripts = {Path(shlex.split(c.removesuffix(" # added by memtree setup claude-code"))[1]) for c in commands}
+    assert {s.name for s in scripts} == {"capture", "replace", "digest"}
     assert all(s.is_relative_to(env_dir) and s.is_file() for s in scripts), scripts
     (capture,) = [c for c in commands if "/capture " in c]
     payload = json.loads((REPO / "tests" / "data" / "claude-code-payloads" / "post-bash.json").read_text())

@@ -52,9 +52,14 @@ MARK = " # added by memtree setup claude-code"
 
 
 def script_of(command: str) -> Path:
-    """The script a written command runs: ``/bin/sh <script> # added by memtree setup claude-code``."""
+    """The script a written command runs: ``/bin/sh <script> [args] # added by memtree setup claude-code``; the
+    digest's arguments are this install's memtree."""
+    import shlex
+
     assert command.startswith("/bin/sh ") and command.endswith(MARK), command
-    return Path(command.removeprefix("/bin/sh ").removesuffix(MARK))
+    sh, script, *args = shlex.split(command.removesuffix(MARK))
+    assert args == ([MEMTREE] if Path(script).name == "digest" else []), command
+    return Path(script)
 
 
 def assert_ours(mcp: dict[str, Any], settings: dict[str, Any]) -> None:
@@ -64,7 +69,7 @@ def assert_ours(mcp: dict[str, Any], settings: dict[str, Any]) -> None:
     ours = {event: [g for g in groups if any("claude-code-hooks" in h["command"] for h in g["hooks"])]
             for event, groups in settings["hooks"].items()}
     ours = {event: groups for event, groups in ours.items() if groups}
-    assert set(ours) == set(PLUGIN_HOOKS) == {"PostToolUse", "PostToolUseFailure"}
+    assert set(ours) == set(PLUGIN_HOOKS) == {"PostToolUse", "PostToolUseFailure", "SessionStart"}
     for event, groups in PLUGIN_HOOKS.items():
         assert len(ours[event]) == len(groups)
         for mine, plugin in zip(ours[event], groups, strict=True):
