@@ -90,8 +90,8 @@ def _plugin_metadata_present() -> bool:
             return True  # a zipped distribution: only importlib.metadata reads those
         try:
             for name in os.listdir(base):
-                path = os.path.join(base, name, "entry_points.txt")
-                if name.endswith("-info") and os.path.isfile(path):
+                path = os.path.join(base, name, "entry_points.txt") if name.endswith("-info") else ""
+                if path and os.path.isfile(path):
                     with open(path, "rb") as f:
                         if b"[memtree]" in f.read():
                             return True
@@ -101,8 +101,7 @@ def _plugin_metadata_present() -> bool:
 
 
 def command_table() -> dict[str, dict[str, Any]]:
-    """:data:`TABLE`'s commands (name -> help, plugin, module, example, project_help, arguments); empty when it
-    cannot be read (then the plugins load, and each command's module gives its own help)."""
+    """:data:`TABLE`'s commands (name -> help, plugin, module, example, project_help, arguments), or {}."""
     try:
         with open(TABLE, "rb") as f:
             return loads(f.read())["commands"]
@@ -153,11 +152,13 @@ def _parser(table: dict[str, tuple[Command, str]], chosen: str | None,
         prog="memtree", description="A local context store for coding agents.",
         epilog="Run 'memtree COMMAND --help' for a command's arguments and an example.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    unchosen = type(parser)(add_help=False)  # argparse runs only the chosen command's parser: the rest share one
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=lambda **kwargs: (
+        unchosen if kwargs.get("add_help") is False else type(parser)(**kwargs)))
     handler = None
     for name, (command, plugin) in table.items():
         if name != chosen:
-            sub.add_parser(name, help=command.help)
+            sub.add_parser(name, help=command.help, add_help=False)
             continue
         entry = command_table().get(name, {}) if describe else {}
         try:
