@@ -279,6 +279,34 @@ def test_help_the_table_cannot_give_comes_from_the_command(monkeypatch: pytest.M
     assert exit_.value.code == 0 and capsys.readouterr().out.startswith("usage: memtree stop")
 
 
+def test_arguments_the_table_cannot_hold_leave_the_help_to_the_command(monkeypatch: pytest.MonkeyPatch, home: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Argument groups or a custom action are not described (None): that command's ``--help`` imports it."""
+    import argparse
+    from types import SimpleNamespace
+
+    from helpers.command_table import arguments
+
+    from memtree_core import cli
+
+    class Count(argparse.Action):
+        def __call__(self, *args: object) -> None: ...
+
+    plain = SimpleNamespace(add_arguments=lambda p: p.add_argument("--n", type=int, default=3, help="n"))
+    assert arguments("x", plain) == [[["--n"], {"default": 3, "help": "n"}]]
+    grouped = SimpleNamespace(add_arguments=lambda p: p.add_argument_group("g").add_argument("--n", help="n"))
+    custom = SimpleNamespace(add_arguments=lambda p: p.add_argument("--n", action=Count, help="n"))
+    assert arguments("x", grouped) is None and arguments("x", custom) is None
+    table = {name: dict(entry) for name, entry in cli.command_table().items()}
+    table["stop"]["arguments"] = None
+    monkeypatch.setattr(cli, "command_table", lambda: table)
+    monkeypatch.delitem(sys.modules, "memtree_core.daemon.commands.stop", raising=False)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["stop", "--help"])
+    assert exit_.value.code == 0 and "--force" in capsys.readouterr().out
+    assert "memtree_core.daemon.commands.stop" in sys.modules
+
+
 @pytest.mark.parametrize("argv", [["--help"], *([c, "--help"] for c in sorted(COMMANDS))])
 def test_help_imports_no_pydantic(argv: list[str], home: Path, tmp_path: Path) -> None:
     out, names = imported(*argv, cwd=tmp_path)
