@@ -112,11 +112,11 @@ def command_table() -> dict[str, dict[str, Any]]:
 def builtin_commands(environ: dict[str, str]) -> dict[str, tuple[Command, str]] | None:
     """:func:`plugin_commands` without loading any plugin, or None when only loading them can tell: a
     third-party plugin is installed, or the user's config or ``MEMTREE_PLUGINS__*`` chooses plugins."""
-    if any(key.upper().startswith("MEMTREE_PLUGINS") for key in environ) or not command_table():
+    shipped = command_table()
+    if any(key.upper().startswith("MEMTREE_PLUGINS") for key in environ) or not shipped:
         return None
-    home = environ.get("MEMTREE_HOME") or "~/.memtree"  # (forwarder.paths.memtree_home, without pathlib)
-    try:
-        with open(os.path.join(os.path.expanduser(home), "config.json"), "rb") as f:
+    try:  # $MEMTREE_HOME/config.json (forwarder.paths.memtree_home's, without pathlib)
+        with open(os.path.expanduser(environ.get("MEMTREE_HOME") or "~/.memtree") + "/config.json", "rb") as f:
             config = loads(f.read(1024 * 1024 + 1) or b"{}")
         if not isinstance(config, dict) or "plugins" in config:
             return None
@@ -127,7 +127,7 @@ def builtin_commands(environ: dict[str, str]) -> dict[str, tuple[Command, str]] 
     if _plugin_metadata_present():
         return None
     disabled = {name.strip() for name in environ.get("MEMTREE_DISABLE_PLUGINS", "").split(",")} | {"memtree"}
-    return {name: (Command(name, c["help"], c["module"]), c["plugin"]) for name, c in command_table().items()
+    return {name: (Command(name, c["help"], c["module"]), c["plugin"]) for name, c in shipped.items()
             if c["plugin"] not in disabled}
 
 
