@@ -10,8 +10,9 @@ does.  ``--no-wheel`` skips the second.  Bytecode is written and used as an inst
 
 Runs alternate between a command and the floor, so load on the machine falls on both; each figure is the
 median of ``--runs`` (``--runs``/2, at least 3, for each command), as wall time and, beside it, as CPU time
-(user + system), which a busy machine's waiting inflates less.  Whether ``--help`` imported pydantic, and
-which command's ``--help`` is slowest, are printed too.
+(user + system), which a busy machine's waiting inflates less.  Whether ``--help`` imported pydantic, which
+command's ``--help`` is slowest, and what importing argparse, locale and textwrap alone costs (the modules any
+argparse ``--help`` imports: the lowest ratio it can have) are printed too.
 
     python eval/bench/cli.py [--runs 10] [--no-wheel]
 """
@@ -82,10 +83,13 @@ def measure(memtree: str, names: list[str], runs: int, env: dict[str, str], verb
     bare_cmd, help_cmd = [python, "-c", "pass"], [memtree, "--help"]
     for cmd in (bare_cmd, help_cmd, *([memtree, name, "--help"] for name in names)):
         timed(cmd, env)  # bytecode written, file cache warm
-    bare, helped = [], []
+    # what any argparse --help imports before memtree's own work: the lowest ratio argparse allows
+    stdlib_cmd = [python, "-c", "import argparse, locale, textwrap"]
+    bare, helped, stdlib = [], [], []
     for _ in range(runs):
         bare.append(timed(bare_cmd, env))
         helped.append(timed(help_cmd, env))
+        stdlib.append(timed(stdlib_cmd, env))
     worst = (0.0, 0.0, "")
     for name in names:
         sub, floor = [], []
@@ -109,6 +113,8 @@ def measure(memtree: str, names: list[str], runs: int, env: dict[str, str], verb
     print(f"help             {wall:7.2f}x a bare python start (cpu time {cpu:.2f}x); pydantic imported by any "
           f"--help: {'yes' if pydantic else 'no'}")
     print(f"slowest COMMAND --help: {worst[2]} {worst[0]:.2f}x a bare python start (cpu time {worst[1]:.2f}x)")
+    print("python -c 'import argparse, locale, textwrap' (what any argparse --help imports): "
+          "{:.2f}x (cpu time {:.2f}x)".format(*ratio(stdlib, bare)))
 
 
 def main() -> None:
