@@ -6,10 +6,11 @@ The commands come from plugins through ``memtree_register_commands`` (the built-
 plugin loads, so they start fast and work when a plugin is broken.  A command's module is imported only when it
 runs or its ``--help`` is asked.
 
-The built-in plugins' commands are also listed here (:data:`BUILTIN_COMMANDS`, kept equal to what those plugins
-register by tests/core/test_cli.py): when nothing can change that list (no third-party plugin installed, no plugin
-choice in the user's config), ``memtree --help`` and a command's ``--help`` load no plugin, so neither imports
-pydantic.  Otherwise the plugins load first, and a third-party plugin's commands appear with the built-ins'.
+The commands memtree ships are also described in ``commands/table.json`` (each one's help, plugin, module and
+what its ``--help`` shows; written from the commands themselves by tests/helpers/command_table.py and kept so by
+tests/core/test_cli.py): when nothing can change the list (no third-party plugin installed, no plugin choice in
+the user's config), ``memtree --help`` loads no plugin, and a command's ``--help`` imports none of its code.
+Otherwise the plugins load first, and a third-party plugin's commands appear with the built-ins'.
 
 ``memtree serve [--project DIR]``, what every agent session runs, skips argparse altogether (its imports --
 argparse, gettext, locale, shutil, typing -- cost more than the rest of the forwarder's start-up).
@@ -21,6 +22,7 @@ import os
 import sys
 
 from memtree_core.command import Command
+from memtree_core.forwarder.records import answer, loads
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on memtree serve's start-up path
 if TYPE_CHECKING:
@@ -38,27 +40,7 @@ HOST_COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("doctor", "check the store; recover a damaged one into a new file (the old one is kept)",
             "memtree_core.daemon.commands.doctor"),
 )}
-# The built-in plugins' commands: name -> (one-line help, plugin, handler module), in `memtree --help`'s order.
-BUILTIN_COMMANDS: dict[str, tuple[str, str, str]] = {name: (text, plugin, f"memtree_plugins.{plugin}.{module}")
-                                                     for name, text, plugin, module in (
-    ("setup", "wire memtree's MCP server and capture hooks into Claude Code", "capture", "setup"),
-    ("info", "what is working and what is degraded, and why", "commands", "info"),
-    ("stats", "nodes per kind and status, store size, walker and redaction counters", "commands", "stats"),
-    ("search", "keyword search over the store, as the MCP 'search' tool does it", "commands", "search"),
-    ("show", "print one stored node", "commands", "show"),
-    ("get", "one page of a stored node within a token budget, as the MCP 'get' tool gives it", "commands", "get"),
-    ("recent", "the newest nodes first, as the MCP 'recent' tool lists them", "commands", "recent"),
-    ("compose", "pack nodes and their surroundings within a token budget (MCP 'compose')", "commands", "compose"),
-    ("walk", "run the walkers (filter, staleness, pruner, ...) once or on their schedule", "commands", "walk"),
-    ("demo", "index a sample project and drive the real server through an MCP client session", "commands", "demo"),
-    ("reembed", "re-embed every live node with the configured embedding model", "semantic", "reembed"),
-    ("import", "bring past Claude Code sessions' Read/Grep/Bash results into the store", "walkers", "import_"),
-    ("index", "index a repository's files up front, so search finds code not read yet", "commands", "index"),
-    ("redact", "what memtree would store for a file or stdin (--explain: each span)", "redaction", "command"),
-    ("digest", "the project's recent work in a few lines (what the SessionStart hook adds)", "notes", "digest_command"),
-    ("ui", "a read-only web inspector of the store on 127.0.0.1 (tree, nodes, search, compose, stats)",
-     "inspector", "command"),
-)}
+TABLE = os.path.join(os.path.dirname(__file__), "commands", "table.json")
 PROJECT_HELP = "the project directory (default: the current one)"
 
 
@@ -73,11 +55,6 @@ def _parser_class() -> type[argparse.ArgumentParser]:
             self.exit(2, f"{self.prog}: {message} (see '{where} --help')\n")
 
     return _Parser
-
-
-def _first_word(argv: list[str]) -> str | None:
-    """The subcommand named on the command line: the first word that is not an option."""
-    return next((word for word in argv if not word.startswith("-")), None)
 
 
 def plugin_commands(environ: dict[str, str] | None = None) -> dict[str, tuple[Command, str]]:
@@ -113,8 +90,8 @@ def _plugin_metadata_present() -> bool:
             return True  # a zipped distribution: only importlib.metadata reads those
         try:
             for name in os.listdir(base):
-                path = os.path.join(base, name, "entry_points.txt")
-                if name.endswith("-info") and os.path.isfile(path):
+                path = os.path.join(base, name, "entry_points.txt") if name.endswith("-info") else ""
+                if path and os.path.isfile(path):
                     with open(path, "rb") as f:
                         if b"[memtree]" in f.read():
                             return True
@@ -123,18 +100,24 @@ def _plugin_metadata_present() -> bool:
     return False
 
 
+def command_table() -> dict[str, dict[str, Any]]:
+    """:data:`TABLE`'s commands (name -> help, plugin, module, example, project_help, arguments), or {}."""
+    try:
+        with open(TABLE, "rb") as f:
+            return loads(f.read())["commands"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
 def builtin_commands(environ: dict[str, str]) -> dict[str, tuple[Command, str]] | None:
     """:func:`plugin_commands` without loading any plugin, or None when only loading them can tell: a
     third-party plugin is installed, or the user's config or ``MEMTREE_PLUGINS__*`` chooses plugins."""
-    import json
-
-    from memtree_core.forwarder.paths import memtree_home
-
-    if any(key.upper().startswith("MEMTREE_PLUGINS") for key in environ):
+    shipped = command_table()
+    if any(key.upper().startswith("MEMTREE_PLUGINS") for key in environ) or not shipped:
         return None
-    try:
-        with open(os.path.join(memtree_home(environ), "config.json"), "rb") as f:
-            config = json.loads(f.read(1024 * 1024 + 1) or b"{}")
+    try:  # $MEMTREE_HOME/config.json (forwarder.paths.memtree_home's, without pathlib)
+        with open(os.path.expanduser(environ.get("MEMTREE_HOME") or "~/.memtree") + "/config.json", "rb") as f:
+            config = loads(f.read(1024 * 1024 + 1) or b"{}")
         if not isinstance(config, dict) or "plugins" in config:
             return None
     except FileNotFoundError:
@@ -143,27 +126,44 @@ def builtin_commands(environ: dict[str, str]) -> dict[str, tuple[Command, str]] 
         return None  # the slow path reports it as it always did
     if _plugin_metadata_present():
         return None
-    disabled = {name.strip() for name in environ.get("MEMTREE_DISABLE_PLUGINS", "").split(",")}
-    return {name: (Command(name, text, module), plugin) for name, (text, plugin, module) in BUILTIN_COMMANDS.items()
-            if plugin not in disabled}
+    disabled = {name.strip() for name in environ.get("MEMTREE_DISABLE_PLUGINS", "").split(",")} | {"memtree"}
+    return {name: (Command(name, c["help"], c["module"]), c["plugin"]) for name, c in shipped.items()
+            if c["plugin"] not in disabled}
 
 
-def _parser(table: dict[str, tuple[Command, str]], chosen: str | None) -> tuple[argparse.ArgumentParser, Any]:
-    """The full parser; only ``chosen``'s handler is loaded and given its arguments."""
+def described(entry: dict[str, Any]) -> Any:
+    """A command's handler as its :data:`TABLE` entry describes it: enough for its ``--help``, nothing more."""
+    from argparse import SUPPRESS
+    from types import SimpleNamespace
+
+    return SimpleNamespace(  # (argparse tells SUPPRESS by identity; JSON gives an equal string)
+        EXAMPLE=entry["example"], PROJECT_HELP=entry["project_help"] or PROJECT_HELP, described=True,
+        add_arguments=lambda p: [p.add_argument(*a, **{k: SUPPRESS if v == SUPPRESS else v for k, v in kw.items()})
+                                 for a, kw in entry["arguments"]])
+
+
+def _parser(table: dict[str, tuple[Command, str]], chosen: str | None,
+            describe: bool = False) -> tuple[argparse.ArgumentParser, Any]:
+    """The full parser; only ``chosen``'s handler is loaded (with ``describe``, its description in
+    :data:`TABLE` if there is one: enough for ``--help``) and given its arguments."""
     import argparse
 
     parser = _parser_class()(
         prog="memtree", description="A local context store for coding agents.",
         epilog="Run 'memtree COMMAND --help' for a command's arguments and an example.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    unchosen = type(parser)(add_help=False)  # argparse runs only the chosen command's parser: the rest share one
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=lambda **kwargs: (
+        unchosen if kwargs.get("add_help") is False else type(parser)(**kwargs)))
     handler = None
     for name, (command, plugin) in table.items():
         if name != chosen:
-            sub.add_parser(name, help=command.help)
+            sub.add_parser(name, help=command.help, add_help=False)
             continue
+        entry = command_table().get(name, {}) if describe else {}
         try:
-            handler = command.load()
+            known = entry.get("module") == command.handler and entry.get("arguments") is not None
+            handler = described(entry) if known else command.load()
         except Exception as exc:  # a third party's module that does not import: one line, as for bad input
             parser.exit(2, f"memtree {name}: the command from plugin {plugin!r} cannot be loaded "
                            f"({type(exc).__name__}: {exc}); see 'memtree plugins'\n")
@@ -179,13 +179,9 @@ def _parser(table: dict[str, tuple[Command, str]], chosen: str | None) -> tuple[
 
 def project_problem(project: str | None) -> str | None:
     """Why ``--project`` cannot be used, or None: checked once here so no command starts on a bad one."""
-    if project is None:
+    if project is None or os.path.isdir(project):
         return None
-    if not os.path.exists(project):
-        return f"--project {project}: no such directory"
-    if not os.path.isdir(project):
-        return f"--project {project}: not a directory"
-    return None
+    return f"--project {project}: {'not a directory' if os.path.exists(project) else 'no such directory'}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -194,8 +190,6 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     plain, project = plain_serve(argv)
     if plain and not project_problem(project):  # (a bad --project is reported below, as for any command)
-        from memtree_core.forwarder.records import answer
-
         try:
             early = answer(project)  # initialize answered from the record before anything of the daemon's loads
         except KeyboardInterrupt:
@@ -203,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         from memtree_core.daemon.commands.serve import serve
 
         return serve(project, early)
-    chosen = _first_word(argv)
+    chosen = next((word for word in argv if not word.startswith("-")), None)  # the first word not an option
     host = {name: (c, "memtree") for name, c in HOST_COMMANDS.items()}
     version_only = chosen is None and "--version" in argv and not {"-h", "--help"} & set(argv)
     if chosen in HOST_COMMANDS or version_only:
@@ -218,10 +212,15 @@ def main(argv: list[str] | None = None) -> int:
             except PluginLoadError as exc:  # MEMTREE_STRICT_PLUGINS=1 and a plugin failed
                 print(f"memtree: {exc}", file=sys.stderr)
                 return 2
+            table = {**{n: table[n] for n in command_table() if n in table}, **table}  # the fast path's order
         table = {**table, **host}
-    parser, module = _parser(table, chosen if chosen in table else None)
-    parser.help_for = f"memtree {chosen}" if module is not None else "memtree"  # type: ignore[attr-defined]
-    args = parser.parse_args(argv)  # bad arguments: argparse prints usage and one line, exit 2
+    helping = {"-h", "--help"} & set(argv[:argv.index("--")] if "--" in argv else argv)
+    for describe in (True, False) if helping else (False,):  # the table's description only prints --help
+        parser, module = _parser(table, chosen if chosen in table else None, describe)
+        parser.help_for = f"memtree {chosen}" if module is not None else "memtree"  # type: ignore[attr-defined]
+        args = parser.parse_args(argv)  # bad arguments: one line, exit 2; --help: the help, exit 0
+        if not getattr(module, "described", False):
+            break  # (else argparse went on past --help: the command's own parser decides)
     if args.version:
         from memtree_core import __version__
 

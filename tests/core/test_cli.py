@@ -236,13 +236,76 @@ def imported(*argv: str, cwd: Path, input: str = "") -> tuple[subprocess.Complet
     return out, names
 
 
-def test_the_static_command_table_is_what_the_plugins_register() -> None:
-    """``memtree --help`` lists the built-in plugins' commands from cli.BUILTIN_COMMANDS without loading them."""
-    from memtree_core.cli import BUILTIN_COMMANDS, plugin_commands
+def test_the_command_table_is_what_the_commands_say() -> None:
+    """``memtree --help`` lists the commands, and a command's ``--help`` shows its arguments, from
+    memtree_core/commands/table.json: it must hold what the plugins register and each module adds."""
+    from helpers.command_table import TABLE, render, table
 
-    registered = {name: (c.help, plugin, c.handler) for name, (c, plugin) in
-                  plugin_commands({"MEMTREE_LOAD_PLUGINS": ""}).items()}
-    assert registered == BUILTIN_COMMANDS
+    assert TABLE.read_text(encoding="utf-8") == render(table()), (
+        "memtree_core/commands/table.json is out of date: python tests/helpers/command_table.py --write")
+
+
+@pytest.mark.parametrize("width", [44, 100])
+def test_each_commands_help_from_the_table_is_its_own(width: int, monkeypatch: pytest.MonkeyPatch,
+                                                     home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every command's ``--help`` as the table gives it is byte for byte what its module gives."""
+    from memtree_core import cli
+
+    monkeypatch.setenv("COLUMNS", str(width))
+
+    def help_of(command: str) -> str:
+        with pytest.raises(SystemExit) as exit_:
+            cli.main([command, "--help"])
+        assert exit_.value.code == 0
+        return capsys.readouterr().out
+
+    for command in COMMANDS:
+        from_table = help_of(command)
+        with monkeypatch.context() as m:
+            m.setattr(cli, "command_table", lambda: {})  # each command's module then gives its own help
+            assert from_table == help_of(command), command
+
+
+def test_help_the_table_cannot_give_comes_from_the_command(monkeypatch: pytest.MonkeyPatch, home: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """When argparse goes on past ``--help`` with the table's description (an argument that swallows the rest),
+    the command's own parser decides."""
+    from memtree_core import cli
+
+    table = {name: dict(entry) for name, entry in cli.command_table().items()}
+    table["stop"]["arguments"] = [[["rest"], {"nargs": "..."}]]
+    monkeypatch.setattr(cli, "command_table", lambda: table)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["stop", "extra", "--help"])
+    assert exit_.value.code == 0 and capsys.readouterr().out.startswith("usage: memtree stop")
+
+
+def test_arguments_the_table_cannot_hold_leave_the_help_to_the_command(monkeypatch: pytest.MonkeyPatch, home: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Argument groups or a custom action are not described (None): that command's ``--help`` imports it."""
+    import argparse
+    from types import SimpleNamespace
+
+    from helpers.command_table import arguments
+
+    from memtree_core import cli
+
+    class Count(argparse.Action):
+        def __call__(self, *args: object) -> None: ...
+
+    plain = SimpleNamespace(add_arguments=lambda p: p.add_argument("--n", type=int, default=3, help="n"))
+    assert arguments("x", plain) == [[["--n"], {"default": 3, "help": "n"}]]
+    grouped = SimpleNamespace(add_arguments=lambda p: p.add_argument_group("g").add_argument("--n", help="n"))
+    custom = SimpleNamespace(add_arguments=lambda p: p.add_argument("--n", action=Count, help="n"))
+    assert arguments("x", grouped) is None and arguments("x", custom) is None
+    table = {name: dict(entry) for name, entry in cli.command_table().items()}
+    table["stop"]["arguments"] = None
+    monkeypatch.setattr(cli, "command_table", lambda: table)
+    monkeypatch.delitem(sys.modules, "memtree_core.daemon.commands.stop", raising=False)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["stop", "--help"])
+    assert exit_.value.code == 0 and "--force" in capsys.readouterr().out
+    assert "memtree_core.daemon.commands.stop" in sys.modules
 
 
 @pytest.mark.parametrize("argv", [["--help"], *([c, "--help"] for c in sorted(COMMANDS))])
@@ -250,6 +313,25 @@ def test_help_imports_no_pydantic(argv: list[str], home: Path, tmp_path: Path) -
     out, names = imported(*argv, cwd=tmp_path)
     assert out.returncode == 0 and out.stdout.startswith("usage: memtree"), out.stderr[-2000:]
     assert not names & {"pydantic", "pydantic_settings", "pydantic_core"}, sorted(names)
+
+
+def modules_imported(*argv: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run ``python -X importtime *argv``; its result and every module it imported."""
+    out = subprocess.run([sys.executable, "-X", "importtime", *argv], cwd=cwd, capture_output=True, text=True,
+                         timeout=60)
+    return out, {line.rsplit("|", 1)[1].strip() for line in out.stderr.splitlines()
+                 if line.startswith("import time:") and "|" in line}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_commands_help_imports_none_of_its_code(command: str, home: Path, tmp_path: Path) -> None:
+    """With only the built-in plugins, ``memtree COMMAND --help`` comes from the table: no plugin, no pluggy,
+    not the command's own module, not typing (beyond what Python's own start imports here)."""
+    out, modules = modules_imported(MEMTREE, command, "--help", cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout.startswith(f"usage: memtree {command}"), out.stderr[-2000:]
+    modules -= modules_imported("-c", "pass", cwd=tmp_path)[1]
+    assert not {m for m in modules if m.split(".")[0] in ("pluggy", "memtree_plugins", "typing")}, sorted(modules)
+    assert not {m for m in modules if m.startswith(("memtree_core.daemon", "memtree_core.commands."))}, sorted(modules)
 
 
 def test_help_reads_no_distribution_metadata(home: Path, tmp_path: Path) -> None:

@@ -146,6 +146,16 @@ def test_an_installed_wheel_runs_the_demo_in_an_empty_directory(wheel: Path, tmp
     assert not any(empty.iterdir())  # the demo works on a scratch copy, never in the directory it runs in
 
 
+def test_an_installed_wheels_command_help_imports_none_of_the_commands_code(wheel: Path, tmp_path: Path) -> None:
+    """The wheel carries the command table (memtree_core/commands/table.json), so a command's ``--help`` from a
+    pip install loads neither a plugin nor the command's module."""
+    env_dir, env = fresh_install(wheel, tmp_path)
+    out = subprocess.run([str(env_dir / "bin" / "python"), "-X", "importtime", str(env_dir / "bin" / "memtree"),
+                          "search", "--help"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.startswith("usage: memtree search") and "--kind" in out.stdout
+    assert "memtree_plugins" not in out.stderr and "pluggy" not in out.stderr, out.stderr[-3000:]
+
+
 def test_an_installed_wheel_wires_claude_code_to_its_own_files(wheel: Path, tmp_path: Path) -> None:
     """`memtree setup claude-code` from a pip install: the server is that environment's memtree, the hooks its
     packaged scripts, and the written capture hook delivers a payload to that install's daemon."""
