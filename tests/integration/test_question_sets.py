@@ -177,7 +177,9 @@ def test_the_runner_scores_answers_through_the_search_tool(tmp_path: Path) -> No
     spec = _spec(asked)
     spec["questions"] = asked + [{"q": f"exponential pause {i}", "targets": [["backoff.py", "wait_before_next_try"]]}
                                  for i in range(28)]
-    res = run.measure_spec("tiny", spec, src, ["keyword", "auto"], tmp_path / "work", None)
+    # no embedder runs (a model no one serves): keyword and auto are measured, the vector modes say why not
+    res = run.measure_spec("tiny", spec, src, ["keyword", "semantic", "auto"], tmp_path / "work", "no-such-model")
+    assert "semantic" not in res.scores and "embedder" in res.skipped_modes["semantic"]
     assert res.nodes >= 3 and res.scores["keyword"].ranks[:2] == [1, None]
     assert res.misses["keyword"][0].startswith("'where are records saved")
     assert len(res.scores["auto"].ranks) == 30 and res.scores["keyword"].hit() == 29 / 30
