@@ -53,7 +53,7 @@ def test_the_host_keeps_only_its_own_keys_and_the_built_ins_the_rest(tmp_path: P
     whole = whole_model(tmp_path)
     assert set(whole.model_fields) == {"capture", "redaction", "daemon", "store", "plugins", "embedding_model",
                                        "summarizer_model", "ollama_url", "retention", "walkers", "index",
-                                       "summarizer", "search", "budgets"}
+                                       "summarizer", "search", "budgets", "digest"}
     # one section, two owners: the walkers plugin's intervals and the semantic plugin's embedding keys
     assert set(whole.model_fields["walkers"].annotation.model_fields) == {
         "embedding_idle_ms", "embedding_batch_size", "summarizer_subtree_threshold", "dedupe_interval_ms",
