@@ -1,19 +1,10 @@
-"""The ``memtree`` command line: host dispatch only.
+"""The ``memtree`` command line: host dispatch only (docs/architecture.md#the-plugin-host).
 
-The commands come from plugins through ``memtree_register_commands`` (the built-in ones from
-``memtree_plugins.commands``), except the host's own (:data:`HOST_COMMANDS`): ``plugins`` and the daemon's
-``serve``, ``daemon``, ``stop`` and ``doctor`` (:mod:`memtree_core.daemon.commands`), dispatched before any
-plugin loads, so they start fast and work when a plugin is broken.  A command's module is imported only when it
-runs or its ``--help`` is asked.
-
-The commands memtree ships are also described in ``commands/table.json`` (each one's help, plugin, module and
-what its ``--help`` shows; written from the commands themselves by tests/helpers/command_table.py and kept so by
-tests/core/test_cli.py): when nothing can change the list (no third-party plugin installed, no plugin choice in
-the user's config), ``memtree --help`` loads no plugin, and a command's ``--help`` imports none of its code.
-Otherwise the plugins load first, and a third-party plugin's commands appear with the built-ins'.
-
-``memtree serve [--project DIR]``, what every agent session runs, skips argparse altogether (its imports --
-argparse, gettext, locale, shutil, typing -- cost more than the rest of the forwarder's start-up).
+Commands come from plugins (``memtree_register_commands``), except the host's own (:data:`HOST_COMMANDS`,
+dispatched before any plugin loads).  ``commands/table.json`` describes every shipped command (help, plugin,
+module, arguments, and each ``--help`` as argparse prints it at 80 columns), written by
+tests/helpers/command_table.py and kept so by tests/core/test_cli.py: when nothing can change the list, ``--help``
+loads no plugin and imports no command's code (nor argparse, at 80 columns).  ``memtree serve`` skips argparse.
 """
 
 from __future__ import annotations
@@ -100,13 +91,26 @@ def _plugin_metadata_present() -> bool:
     return False
 
 
-def command_table() -> dict[str, dict[str, Any]]:
-    """:data:`TABLE`'s commands (name -> help, plugin, module, example, project_help, arguments), or {}."""
+def command_table(part: str = "commands") -> dict[str, Any]:
+    """:data:`TABLE`'s commands (name -> help, plugin, module, example, project_help, arguments), or another part."""
     try:
         with open(TABLE, "rb") as f:
-            return loads(f.read())["commands"]
+            return loads(f.read())[part]
     except (OSError, ValueError, KeyError, TypeError):
         return {}
+
+
+def rendered_help(argv: list[str]) -> str | None:
+    """``memtree [COMMAND] --help`` from the table when argparse would print that text (its Python, 80 columns)."""
+    columns = int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else 0
+    try:
+        columns = columns or os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        columns = 80
+    asked = 0 < len(argv) <= 2 and argv[-1] in ("-h", "--help") and columns == 80
+    rendered = command_table("rendered") if asked else {}
+    same = rendered.get("python") == "{}.{}".format(*sys.version_info[:2])
+    return rendered.get("help", {}).get(argv[0] if len(argv) == 2 else "") if same else None
 
 
 def builtin_commands(environ: dict[str, str]) -> dict[str, tuple[Command, str]] | None:
@@ -200,11 +204,13 @@ def main(argv: list[str] | None = None) -> int:
     chosen = next((word for word in argv if not word.startswith("-")), None)  # the first word not an option
     host = {name: (c, "memtree") for name, c in HOST_COMMANDS.items()}
     version_only = chosen is None and "--version" in argv and not {"-h", "--help"} & set(argv)
+    shipped_only = not os.environ.get("MEMTREE_DISABLE_PLUGINS")  # then every shipped command is there
     if chosen in HOST_COMMANDS or version_only:
         table = host  # dispatched before any plugin loads: 'serve' starts at Python's own speed
     else:
         table = builtin_commands(dict(os.environ))  # type: ignore[assignment]
         if table is None:
+            shipped_only = False
             from memtree_core.plugins import PluginLoadError
 
             try:
@@ -214,6 +220,10 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
             table = {**{n: table[n] for n in command_table() if n in table}, **table}  # the fast path's order
         table = {**table, **host}
+    text = rendered_help(argv) if shipped_only else None
+    if text is not None:
+        sys.stdout.write(text)
+        return 0
     helping = {"-h", "--help"} & set(argv[:argv.index("--")] if "--" in argv else argv)
     for describe in (True, False) if helping else (False,):  # the table's description only prints --help
         parser, module = _parser(table, chosen if chosen in table else None, describe)

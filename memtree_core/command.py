@@ -1,12 +1,8 @@
 """What a plugin registers to add a ``memtree`` subcommand (hook ``memtree_register_commands``).
 
 A :class:`Command` names the subcommand, its one-line help, and its handler: a module path (imported only
-when that command runs or its ``--help`` is asked, so listing commands stays cheap) or any object with
-
-* ``add_arguments(parser)``: add the command's arguments to its ``argparse`` parser;
-* ``run(args) -> int | None``: do the work; the return value is the exit status;
-
-and optionally ``EXAMPLE`` (one command line, shown by ``--help``), ``PROJECT_HELP`` (how ``--project`` is
+when that command runs or its ``--help`` is asked) or any object with ``add_arguments(parser)`` (its
+``argparse`` arguments) and ``run(args) -> int | None`` (the work; the exit status), and optionally ``EXAMPLE`` (one command line, shown by ``--help``), ``PROJECT_HELP`` (how ``--project`` is
 described) and ``PROJECT_MAY_BE_GONE`` (true when the command must run for a deleted project directory).
 Every command gets ``--project DIR``.  A :class:`~memtree_core.errors.UserFacingError` raised by ``run`` is
 printed as one line, exit 2.

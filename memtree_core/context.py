@@ -1,17 +1,10 @@
 """What a plugin gets of the host: :class:`Context`; of the store: :class:`StoreAccess`; of the plugin set:
 :class:`PluginsView`.
 
-Every hook and every registered item (walker, filter, tool, retriever, replacer, ...) receives the host as an
-argument named ``app``.  These protocols are the whole of what a plugin may use of it, so the host can change
-behind them.  What it is handed at run time is :class:`~memtree_core.app.HostContext`, which has exactly what
-:class:`Context` lists (and a :class:`~memtree_core.app.HostPlugins` as ``plugins``), never the App itself
-(``tests/core/test_plugin_context.py`` checks both).
-
-``app.plugins`` is a :class:`PluginsView`: the registries plugins look items up in, the token counter and the
-load report, never the pluggy manager behind them (calling hooks, ``notify``, is the host's job).
-
-The store is reached through :class:`StoreAccess` only, never through its connection: a plugin owns its
-queries and sends their SQL through ``query``/``execute``.
+Every hook and registered item receives the host as ``app``; these protocols are all a plugin may use of it.  At
+run time it is a :class:`~memtree_core.app.HostContext` with exactly what :class:`Context` lists, never the App
+(``tests/core/test_plugin_context.py``); ``app.plugins`` gives registries, the token counter and the load report,
+never the pluggy manager.  The store is reached through :class:`StoreAccess` only: a plugin owns its queries.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """Plugin loading: one explicit :func:`build` call per project; nothing loads at import.
 
-Order: built-ins (an explicit list under short names), then third-party plugins from the entry-point group
-``memtree``.  Selection, strongest first:
-
-* ``MEMTREE_DISABLE_PLUGINS=a,b`` and the repo's ``plugins.disable`` block plugins (built-ins included)
-  before they are imported;
-* ``MEMTREE_LOAD_PLUGINS=a,b`` loads only those third-party plugins (entry-point or distribution names;
-  empty = none); without it the repo's ``plugins.load``, when given, does the same; otherwise all load;
-* ``plugins.require`` in a config names plugins (or distributions) that must be present, with an optional
-  version specifier.
+Order: built-ins (an explicit list under short names), then the entry-point group ``memtree``.  Selection,
+strongest first: ``MEMTREE_DISABLE_PLUGINS=a,b`` and the repo's ``plugins.disable`` block plugins (built-ins
+included) before they are imported; ``MEMTREE_LOAD_PLUGINS=a,b`` loads only those third-party plugins (entry-point
+or distribution names; empty = none), else the repo's ``plugins.load`` when given, else all; ``plugins.require``
+names plugins (or distributions) that must be present, with an optional version specifier.
 
 A repository narrows the plugin set but cannot weaken redaction: a third-party plugin that only the repo's
 ``plugins.load``/``plugins.disable`` left out (the user's own choices did not) still registers its redaction

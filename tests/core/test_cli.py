@@ -262,7 +262,7 @@ def test_each_commands_help_from_the_table_is_its_own(width: int, monkeypatch: p
     for command in COMMANDS:
         from_table = help_of(command)
         with monkeypatch.context() as m:
-            m.setattr(cli, "command_table", lambda: {})  # each command's module then gives its own help
+            m.setattr(cli, "command_table", lambda part="commands": {})  # each command's module then gives its own help
             assert from_table == help_of(command), command
 
 
@@ -274,7 +274,7 @@ def test_help_the_table_cannot_give_comes_from_the_command(monkeypatch: pytest.M
 
     table = {name: dict(entry) for name, entry in cli.command_table().items()}
     table["stop"]["arguments"] = [[["rest"], {"nargs": "..."}]]
-    monkeypatch.setattr(cli, "command_table", lambda: table)
+    monkeypatch.setattr(cli, "command_table", lambda part="commands": table if part == "commands" else {})
     with pytest.raises(SystemExit) as exit_:
         cli.main(["stop", "extra", "--help"])
     assert exit_.value.code == 0 and capsys.readouterr().out.startswith("usage: memtree stop")
@@ -300,7 +300,7 @@ def test_arguments_the_table_cannot_hold_leave_the_help_to_the_command(monkeypat
     assert arguments("x", grouped) is None and arguments("x", custom) is None
     table = {name: dict(entry) for name, entry in cli.command_table().items()}
     table["stop"]["arguments"] = None
-    monkeypatch.setattr(cli, "command_table", lambda: table)
+    monkeypatch.setattr(cli, "command_table", lambda part="commands": table if part == "commands" else {})
     monkeypatch.delitem(sys.modules, "memtree_core.daemon.commands.stop", raising=False)
     with pytest.raises(SystemExit) as exit_:
         cli.main(["stop", "--help"])
@@ -351,3 +351,21 @@ def test_serve_imports_no_pydantic(home: Path, project: Path) -> None:
         run_memtree("stop", "--project", str(project))
     assert out.returncode == 0 and '"id":1' in out.stdout and '"result"' in out.stdout, out.stderr[-2000:]
     assert not names & {"pydantic", "pydantic_settings", "pydantic_core", "pluggy"}, sorted(names)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["search", "--help"], ["serve", "-h"], ["digest", "--help"]])
+def test_at_80_columns_help_is_the_tables_text_and_argparse_is_not_even_imported(
+        argv: list[str], home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table holds each --help as argparse prints it at 80 columns (the table test proves the text is
+    argparse's); at 80 columns it is printed from there, at any other width argparse renders it."""
+    monkeypatch.setenv("COLUMNS", "80")
+    narrow, names = imported(*argv, cwd=tmp_path)
+    assert narrow.returncode == 0 and "argparse" not in names, sorted(names)
+    from memtree_core import cli
+
+    key = argv[0] if len(argv) == 2 else ""
+    assert narrow.stdout == cli.command_table("rendered")["help"][key]
+    monkeypatch.setenv("COLUMNS", "132")
+    wide, names = imported(*argv, cwd=tmp_path)
+    assert wide.returncode == 0 and "argparse" in names
+    assert wide.stdout.split() == narrow.stdout.split()  # the same words, wrapped for its width

@@ -115,7 +115,42 @@ def table() -> dict[str, Any]:
             "help": command.help, "plugin": plugin, "module": command.handler,
             "example": getattr(handler, "EXAMPLE", ""), "project_help": getattr(handler, "PROJECT_HELP", None),
             "arguments": arguments(command.name, handler)}
-    return {"about": ABOUT, "commands": commands}
+    return {"about": ABOUT, "commands": commands, "rendered": rendered(commands)}
+
+
+def _printed(width: int, run: Any) -> str:
+    saved = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(width)
+    out = io.StringIO()
+    try:
+        with redirect_stdout(out):
+            try:
+                run()
+            except SystemExit:
+                pass
+    finally:
+        if saved is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = saved
+    return out.getvalue()
+
+
+def rendered(commands: dict[str, Any]) -> dict[str, Any]:
+    """Each ``--help`` as argparse prints it at 80 columns on this Python (what ``memtree --help`` and a command's
+    ``--help`` print from the table, when that is what argparse would print)."""
+    import tempfile
+    from unittest import mock
+
+    from memtree_core import cli
+
+    with tempfile.TemporaryDirectory() as home, mock.patch.dict(os.environ, {"MEMTREE_HOME": home}), \
+            mock.patch.object(cli, "rendered_help", lambda argv: None):  # argparse's own text, not the table's
+        for key in [k for k in os.environ if k.startswith("MEMTREE_") and k != "MEMTREE_HOME"]:
+            del os.environ[key]
+        texts = {name: _printed(80, lambda name=name: cli.main([name, "--help"] if name else ["--help"]))
+                 for name in ["", *commands]}
+    return {"python": "{}.{}".format(*sys.version_info[:2]), "columns": 80, "help": texts}
 
 
 def render(value: dict[str, Any]) -> str:
@@ -129,7 +164,11 @@ def render(value: dict[str, Any]) -> str:
         args = "null" if c["arguments"] is None else \
             "[" + ",".join(f"\n   {line(a)}" for a in c["arguments"]) + ("\n  ]" if c["arguments"] else "]")
         commands.append(f"  {line(name)}: {{{fields},\n  \"arguments\": {args}}}")
-    return f'{{\n "about": {line(value["about"])},\n "commands": {{\n' + ",\n".join(commands) + "\n }\n}\n"
+    texts = ",\n".join(f"   {line(k)}: {line(v)}" for k, v in value["rendered"]["help"].items())
+    rendered = (f'{{"python": {line(value["rendered"]["python"])}, "columns": {value["rendered"]["columns"]}, '
+                f'"help": {{\n{texts}\n }}}}')
+    return (f'{{\n "about": {line(value["about"])},\n "commands": {{\n' + ",\n".join(commands)
+            + f'\n }},\n "rendered": {rendered}\n}}\n')
 
 
 if __name__ == "__main__":
