@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from types import SimpleNamespace
 
 from memtree_core.command import Command
 from memtree_core.forwarder.records import answer, loads
@@ -138,7 +139,6 @@ def builtin_commands(environ: dict[str, str]) -> dict[str, tuple[Command, str]] 
 def described(entry: dict[str, Any]) -> Any:
     """A command's handler as its :data:`TABLE` entry describes it: enough for its ``--help``, nothing more."""
     from argparse import SUPPRESS
-    from types import SimpleNamespace
 
     return SimpleNamespace(  # (argparse tells SUPPRESS by identity; JSON gives an equal string)
         EXAMPLE=entry["example"], PROJECT_HELP=entry["project_help"] or PROJECT_HELP, described=True,
@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         parser, module = _parser(table, chosen if chosen in table else None, describe)
         parser.help_for = f"memtree {chosen}" if module is not None else "memtree"  # type: ignore[attr-defined]
         args = parser.parse_args(argv)  # bad arguments: one line, exit 2; --help: the help, exit 0
-        if not getattr(module, "described", False):
+        if not (isinstance(module, SimpleNamespace) and module.described):
             break  # (else argparse went on past --help: the command's own parser decides)
     if args.version:
         from memtree_core import __version__

@@ -11,6 +11,7 @@ import json
 import os
 import select
 import sys
+from types import SimpleNamespace
 from typing import Any
 
 EXAMPLE = "memtree digest --project ~/src/myapp"
@@ -51,10 +52,10 @@ def _has_store(project: str) -> bool:
 
 
 def text_for(project: str, budget: int | None) -> str:
-    from memtree_core.app import App
+    from memtree_core.commands._common import open_app
     from memtree_plugins.notes.digest import digest
 
-    app = App.open(project)
+    app = open_app(SimpleNamespace(project=project))
     try:
         own = app.plugin_settings("notes")
         limit = budget if budget is not None else (own.digest.max_tokens if own is not None else 400)

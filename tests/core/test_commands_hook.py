@@ -69,7 +69,7 @@ def test_every_builtin_command_is_registered_through_the_hook() -> None:
     plugins = build(Settings(), {"MEMTREE_LOAD_PLUGINS": ""}, kinds=("commands",))
     registered = {e.name: e.plugin for e in plugins.commands.entries()}
     # a command about one plugin's behaviour comes with that plugin
-    assert set(registered.values()) == {"capture", "commands", "inspector", "semantic", "walkers", "redaction"}
+    assert set(registered.values()) == {"capture", "commands", "inspector", "semantic", "walkers", "redaction", "notes"}
     assert (registered["ui"], registered["reembed"], registered["import"], registered["setup"],
             registered["redact"]) == ("inspector", "semantic", "walkers", "capture", "redaction")
     assert set(registered) | set(HOST_COMMANDS) == set(commands({"MEMTREE_LOAD_PLUGINS": ""}))
