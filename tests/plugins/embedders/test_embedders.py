@@ -40,6 +40,20 @@ def test_numpy_forward_matches_sentence_transformers(local: LocalMiniLMEmbedder)
     assert cosine(vec, REFERENCE) >= 0.999
 
 
+def test_the_model_is_mapped_from_its_file_not_copied_into_memory(local: LocalMiniLMEmbedder) -> None:
+    """Loading the model (at a daemon's start, before its first search) reads no more of the 91 MB file than
+    a forward pass touches: the word-embedding table, most of the file, is a read-only view of the file's
+    map, not a copy; the loaded model embeds as before (the test above)."""
+    import mmap
+
+    table = local._load().w["embeddings.word_embeddings.weight"]
+    assert not table.flags.writeable
+    base = table
+    while getattr(base, "base", None) is not None:
+        base = base.base
+    assert isinstance(getattr(base, "obj", base), mmap.mmap)  # numpy wraps the buffer in a memoryview
+
+
 def test_vectors_are_unit_length_and_independent_of_batch_company(local: LocalMiniLMEmbedder) -> None:
     alone = local.embed(["def parse(text): return json.loads(text)"])[0]
     together = local.embed(["a much longer neighbour sentence that forces padding in the batch " * 5,
