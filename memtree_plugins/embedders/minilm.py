@@ -50,6 +50,24 @@ def read_safetensors(path: Path) -> dict[str, Any]:
     return out
 
 
+def one_blas_thread() -> None:
+    """Run this process's BLAS (numpy's matrix products) on one thread.  A query is a few rows, where waking a
+    thread pool costs more than it saves, and on a busy machine OpenBLAS's spinning workers made a query's
+    embedding 20x slower and a batch's 2-3x (eval/harness.py BLAS_THREADS): on a 2-core machine they also take
+    the core a starting daemon needs.  threadpoolctl comes with the ``embed`` extra; without it, BLAS keeps
+    its own default."""
+    import numpy  # noqa: F401 - loads the BLAS library: threadpoolctl drives the libraries already loaded
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return
+    try:
+        threadpool_limits(limits=1, user_api="blas")  # not as a context manager: for the process's life
+    except Exception:  # a BLAS threadpoolctl cannot drive is left as it is
+        pass
+
+
 def _erf(x: Any) -> Any:
     """Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): BERT's exact GELU without scipy."""
     import numpy as np
@@ -161,6 +179,7 @@ class MiniLM:
     def __init__(self, model_dir: Path) -> None:
         from tokenizers import Tokenizer
 
+        one_blas_thread()
         cfg = json.loads((model_dir / "config.json").read_text())
         self.heads = int(cfg["num_attention_heads"])
         self.layers = int(cfg["num_hidden_layers"])
