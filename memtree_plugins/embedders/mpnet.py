@@ -16,7 +16,13 @@ import math
 from pathlib import Path
 from typing import Any
 
-from memtree_plugins.embedders.minilm import _layer_norm, encoder_stack, padded_batches, read_safetensors
+from memtree_plugins.embedders.minilm import (
+    _layer_norm,
+    encoder_stack,
+    one_blas_thread,
+    padded_batches,
+    read_safetensors,
+)
 
 MPNET_NAMES = {"q": "attention.attn.q", "k": "attention.attn.k", "v": "attention.attn.v",
                "o": "attention.attn.o", "attn_norm": "attention.LayerNorm"}
@@ -49,6 +55,7 @@ class MPNet:
     def __init__(self, model_dir: Path) -> None:
         from tokenizers import Tokenizer
 
+        one_blas_thread()
         cfg = json.loads((model_dir / "config.json").read_text())
         self.heads = int(cfg["num_attention_heads"])
         self.layers = int(cfg["num_hidden_layers"])

@@ -99,6 +99,8 @@ def warm_codes(app: Context) -> None:
         from memtree_core.store import vector_codes as codes
 
         codes.warm(app.store)
+        log.info("warm for the first search: %s", choice.embedder.name if choice.embedder and models
+                 else "no embedded nodes, no model to load")
     except StoreDamaged:
         pass  # the daemon says so itself, and refuses searches
     except Exception:

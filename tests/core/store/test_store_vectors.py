@@ -34,3 +34,18 @@ def test_upsert_search_and_delete(vstore) -> None:
     assert vstore.vector_search(v(1.0), "m", DIM, 5) == [(ids[2], pytest.approx(0.2929, abs=1e-3))]
     assert vstore.vector_delete(None) == 1  # the pruned node's vector (its KNN row goes with it)
     assert vstore.query_one("SELECT count(*) FROM nodes_vec")[0] == 1
+
+
+def test_opening_a_store_with_vectors_imports_no_numpy(tmp_path) -> None:
+    """sqlite-vec loads from its package's extension file; the package's ``__init__`` (which imports
+    ``numpy.typing`` when numpy is there) is not run, so a daemon's start and a keyword search pay no numpy."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from memtree_core.store import Store\n"
+            f"s = Store.open({str(tmp_path / 'v.db')!r})\n"
+            "print(s.vector.available, s.vector.reason or '-', 'numpy' in sys.modules, 'sqlite_vec' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    if out[0] != "True":
+        pytest.skip(f"sqlite-vec unavailable here: {' '.join(out[1:-2])}")
+    assert out[-2:] == ["False", "False"]

@@ -40,6 +40,38 @@ def test_numpy_forward_matches_sentence_transformers(local: LocalMiniLMEmbedder)
     assert cosine(vec, REFERENCE) >= 0.999
 
 
+def test_the_model_is_mapped_from_its_file_not_copied_into_memory(local: LocalMiniLMEmbedder) -> None:
+    """Loading the model (at a daemon's start, before its first search) reads no more of the 91 MB file than
+    a forward pass touches: the word-embedding table, most of the file, is a read-only view of the file's
+    map, not a copy; the loaded model embeds as before (the test above)."""
+    import mmap
+
+    table = local._load().w["embeddings.word_embeddings.weight"]
+    assert not table.flags.writeable
+    base = table
+    while getattr(base, "base", None) is not None:
+        base = base.base
+    assert isinstance(getattr(base, "obj", base), mmap.mmap)  # numpy wraps the buffer in a memoryview
+
+
+def test_the_model_runs_its_matrix_products_on_one_thread() -> None:
+    """Whatever BLAS would do by default (a pool of one thread per core), the loaded model's process runs it on
+    one: a query is a few rows, and on a busy machine the pool's spinning workers made a query 20x slower and
+    took the core a starting daemon needs.  In a process of its own, without the suite's BLAS variables."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from threadpoolctl import threadpool_info\n"
+            "from memtree_plugins.embedders.local import LocalMiniLMEmbedder\n"
+            "LocalMiniLMEmbedder()._load()\n"
+            "print(sorted({p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas'}))")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                                             "MKL_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["[1]"], out.stdout + out.stderr
+
+
 def test_vectors_are_unit_length_and_independent_of_batch_company(local: LocalMiniLMEmbedder) -> None:
     alone = local.embed(["def parse(text): return json.loads(text)"])[0]
     together = local.embed(["a much longer neighbour sentence that forces padding in the batch " * 5,
