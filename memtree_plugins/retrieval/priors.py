@@ -7,9 +7,12 @@
   (keyword search's definitions-first order is kept, see memtree_plugins/lib/fusion.py) or asks for them
   -- by words ("which test covers...", "what does the changelog say", "docs"), or by naming a path --
   a chunk of a test file keeps ``TEST_FACTOR`` of its score and a chunk of documentation ``DOC_FACTOR``.
-* The member before its header.  When a class header (its signature, docstring and attributes) or a
-  module header (docstring and imports) matches beside a method or function of that same class or file,
-  the member does the work the query asks about: it is moved just above the header.
+* The member before its header.  A module header (licence, docstring, imports) or a file's outline
+  (the ``file`` node listing its chunks) names many of the words of the file, so it matches most questions
+  about the file and answers few: it keeps ``HEADER_FACTOR`` of its score.  When a class header (its
+  signature, docstring and attributes), a module header or an outline matches beside a method or function
+  of that same class or file, the member does the work the query asks about: it is moved just above the
+  header.
 
 Each prior changes the score it is ranked by, so the score a result shows is the one it was ranked by.
 
@@ -26,6 +29,7 @@ from memtree_plugins.lib.fusion import query_shape
 
 TEST_FACTOR = 0.5
 DOC_FACTOR = 0.5
+HEADER_FACTOR = 0.5
 # a test folder anywhere in the path, or a file named as test runners of common languages expect
 _TEST_PATH = re.compile(
     r"/(?:tests?|testing|__tests__|specs?)/"
@@ -74,11 +78,18 @@ def apply_priors(query: str, order: list[tuple[str, float]], source_of: Callable
     for nid, score in order:
         uri = source_of(nid)
         factor = test_f if is_test_path(uri) else doc_f if is_doc_path(uri) else 1.0
+        if meta_of is not None and _is_header(uri, meta_of(nid) or {}):
+            factor *= HEADER_FACTOR
         scored.append((nid, score * factor if score > 0 else score / factor))
     scored.sort(key=lambda x: -x[1])  # stable: ties keep the given order
     if meta_of is not None:
         scored = members_before_headers(scored, source_of, meta_of)
     return scored
+
+
+def _is_header(uri: str | None, meta: dict[str, Any]) -> bool:
+    """A module header chunk, or a file's outline node (a source without a line range, listing chunks)."""
+    return meta.get("kind") in _HEADER_KINDS or ("#" not in (uri or "#") and "chunks" in meta)
 
 
 def members_before_headers(order: list[tuple[str, float]], source_of: Callable[[str], str | None],
@@ -89,13 +100,14 @@ def members_before_headers(order: list[tuple[str, float]], source_of: Callable[[
     for nid, score in order:
         meta = meta_of(nid) or {}
         sym = meta.get("symbol") if isinstance(meta.get("symbol"), str) else ""
-        info.append((nid, score, (source_of(nid) or "").split("#", 1)[0], str(meta.get("kind") or ""), sym))
+        uri = source_of(nid) or ""
+        info.append((nid, score, uri.split("#", 1)[0], _is_header(uri, meta), sym))
     out = dict(order)
-    for i, (nid, _score, path, kind, sym) in enumerate(info):
-        if not path or not (kind in _HEADER_KINDS or sym):
+    for i, (nid, _score, path, header, sym) in enumerate(info):
+        if not path or not (header or sym):
             continue
-        member = next((s for _n, s, p, _k, msym in info[i + 1:] if p == path and msym and (
-            (kind in _HEADER_KINDS) or msym.startswith(sym + "."))), None)
+        member = next((s for _n, s, p, _h, msym in info[i + 1:] if p == path and msym and (
+            header or msym.startswith(sym + "."))), None)
         if member is not None:
             out[nid] = member - abs(member) * 1e-3 - 1e-9
     return sorted(out.items(), key=lambda x: -x[1])

@@ -99,25 +99,28 @@ class ParsedQuery:
         return Keywords(tuple(t.phrase for t in (terms or self.terms)), any=True)
 
 
-def _spellings(word: str, toks: list[str]) -> tuple[str, ...]:
+def _spellings(word: str, toks: list[str], alone: bool) -> tuple[str, ...]:
     """The other spellings of an identifier-like ``word`` (its tokens ``toks``): a camelCase token split
-    into its words, a snake_case or kebab-case word joined into one token."""
+    into its words, a snake_case or kebab-case word joined into one token.  A query that is this one word
+    alone (``alone``) asks for the name as typed: its snake_case form already reaches a camelCase
+    definition through the definition's ``symbols`` parts, and the joined token, stemmed, would also match
+    other names (``get_proxy`` as ``getproxy`` finds every ``getproxies``)."""
     if len(toks) == 1:
         parts = split_identifier(toks[0])
         if len(parts) > 1 and any(c.isupper() for c in toks[0][1:]) and toks[0].isascii():
             return (" ".join(parts).lower(),)
         return ()
     core = word.strip("()[]{}<>,;:!?.'`*")
-    if _SNAKE.fullmatch(core):
+    if not alone and _SNAKE.fullmatch(core):
         return ("".join(toks).lower(),)
     return ()
 
 
-def _term(word: str) -> Term | None:
+def _term(word: str, alone: bool = False) -> Term | None:
     toks = _tokens(word)
     if not toks:
         return None
-    return Term(" ".join(toks).lower(), _spellings(word, toks))
+    return Term(" ".join(toks).lower(), _spellings(word, toks, alone))
 
 
 def _is_stopword(word: str) -> bool:
@@ -138,9 +141,10 @@ def parse(query: str) -> ParsedQuery:
               for m in _QUOTED_OR_WORD.finditer(query)]
     if any(not quoted and not _is_stopword(w) and _tokens(w) for w, quoted in pieces):
         pieces = [(w, quoted) for w, quoted in pieces if quoted or not _is_stopword(w)]
+    alone = len(pieces) == 1
     seen: dict[str, Term] = {}
     for word, quoted in pieces:
-        term = Term(" ".join(_tokens(word)).lower()) if quoted else _term(word)
+        term = Term(" ".join(_tokens(word)).lower()) if quoted else _term(word, alone)
         if term is not None and term.text:
             seen.setdefault(term.text, term)
     terms = tuple(seen.values())

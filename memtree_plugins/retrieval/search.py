@@ -500,14 +500,16 @@ def _single(app: Context, retriever: Retriever, pq: ParsedQuery, limit: int, fil
     result = getattr(retriever, "result", None)
     if callable(result):
         return result(app, pq.raw, limit, filters)  # type: ignore[no-any-return]
-    return _fused(app, pq, retriever.name, limit, {retriever.name: retriever.retrieve(app, pq.raw, limit, filters)})
+    # twice the limit, so that a hit the priors move down can be replaced
+    return _fused(app, pq, retriever.name, limit, {retriever.name: retriever.retrieve(app, pq.raw, limit * 2,
+                                                                                      filters)})
 
 
 def _fused(app: Context, pq: ParsedQuery, mode: str, limit: int,
            lists: dict[str, list[tuple[str, float]]]) -> SearchResult:
     if len(lists) == 1:
         ((_, ranked),) = lists.items()
-        order = [(nid, score) for nid, score in ranked[:limit]]
+        order = [(nid, score) for nid, score in ranked[:limit * 2]]
     else:
         name = search_settings(app).ranker
         ranker = app.plugins.rankers.get(name)
@@ -519,10 +521,9 @@ def _fused(app: Context, pq: ParsedQuery, mode: str, limit: int,
                  else ranker.fuse(lists, limit * 2))
         order = [(h.node_id, h.score) for h in fused]
     nodes = app.store.get_nodes(nid for nid, _ in order)
-    if len(lists) > 1:
-        order = apply_priors(pq.raw, order, lambda nid: nodes[nid].source_uri if nid in nodes else None,
-                             lambda nid: nodes[nid].meta if nid in nodes else {})
-    order = order[:limit]
+    # the priors in every mode, one retriever's list too (priors.py; semantic hit@5 rose most)
+    order = apply_priors(pq.raw, order, lambda nid: nodes[nid].source_uri if nid in nodes else None,
+                         lambda nid: nodes[nid].meta if nid in nodes else {})[:limit]
     result = SearchResult(query=pq.raw, mode=mode, terms=[t.text for t in pq.terms], strategy=mode)
     for nid, score in order:
         node = nodes.get(nid)

@@ -44,8 +44,10 @@ def test_a_quoted_phrase_is_one_term_and_an_unbalanced_quote_is_data() -> None:
 def test_an_identifier_is_looked_for_in_both_spellings() -> None:
     (camel,) = parse("parseArgs").terms
     assert (camel.text, camel.alts) == ("parseargs", ("parse args",))
-    (snake,) = parse("parse_args").terms
+    snake = parse("parse_args flag").terms[0]
     assert (snake.text, snake.alts) == ("parse args", ("parseargs",))
+    # alone, a snake_case name is searched as typed (its parts already reach a camelCase definition)
+    assert parse("parse_args").terms[0].alts == ()
     assert parse("parseArgs flag").all_of().fts5() == '("parseargs" OR "parse args") AND "flag"'
     assert parse("parseArgs").terms[0].in_symbols(leading=True).fts5() == 'symbols : (^"parseargs" OR ^"parse args")'
     assert parse("plain words").terms[0].alts == ()
@@ -86,7 +88,7 @@ def test_both_spellings_of_an_identifier_match(app) -> None:
     snake = note(app, "call parse_args(argv) first")
     camel = note(app, "then parseArgs(argv) again")
     assert set(hit_ids(search(app, "parseArgs", mode="keyword"))) == {snake, camel}
-    assert set(hit_ids(search(app, "parse_args", mode="keyword"))) == {snake, camel}
+    assert set(hit_ids(search(app, "parse_args argv", mode="keyword"))) == {snake, camel}
 
 
 def test_a_quoted_phrase_must_occur_as_written(app) -> None:
@@ -248,3 +250,43 @@ def test_exclude_through_the_tool_and_the_cli(app, project: Path) -> None:
                     env={"MEMTREE_LOAD_PLUGINS": ""})
     assert r.returncode == 0, r.stderr
     assert [h["id"] for h in json.loads(r.stdout)["hits"]] == [keep]
+
+
+def test_the_priors_apply_to_a_single_retrievers_list_too(home, project: Path) -> None:
+    """A question through one retriever (semantic, or a plugin's) gets the same priors as keyword and
+    hybrid: the test and the file outline it ranked first come after the code."""
+    import os
+
+    from memtree_core.app import App
+    from tests.plugins.retrieval.test_retrieval import _RetrieverPlugin
+
+    class Newest:
+        name = "newest"
+        fuse = False
+
+        def available(self, app):
+            return True, ""
+
+        def retrieve(self, app, query, limit, filters):
+            where, params = filters.sql()
+            rows = app.store.query(f"SELECT n.id FROM nodes n WHERE {where} ORDER BY n.rowid DESC LIMIT ?",
+                                   (*params, limit))
+            return [(row[0], 1.0 - i / 100) for i, row in enumerate(rows)]
+
+    app = App.open(project, environ={**os.environ, "MEMTREE_DISABLE_PLUGINS": "semantic"},
+                   extra=[("newest", _RetrieverPlugin(Newest()))])
+    try:
+        code = note(app, "def follow(): ...", kind="file_chunk", source_uri=(project / "src/a.py").as_uri() + "#L1-9",
+                    metadata={"kind": "function", "symbol": "follow"})
+        outline = note(app, "src/a.py: follow", kind="file", source_uri=(project / "src/a.py").as_uri(),
+                       metadata={"chunks": [], "lines": 9})
+        test = note(app, "def test_follow(): ...", kind="file_chunk",
+                    source_uri=(project / "tests/test_a.py").as_uri() + "#L1-5")
+        r = search(app, "how are redirects followed", mode="newest", limit=3)
+        assert hit_ids(r) == [code, test, outline]  # 0.98; 1.0 and 0.99 halved
+        scores = [h.score for h in r.hits]
+        assert scores == sorted(scores, reverse=True)
+        # an identifier keeps the retriever's own order
+        assert hit_ids(search(app, "follow", mode="newest", limit=3)) == [test, outline, code]
+    finally:
+        app.close()
