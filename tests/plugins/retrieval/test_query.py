@@ -288,5 +288,11 @@ def test_the_priors_apply_to_a_single_retrievers_list_too(home, project: Path) -
         assert scores == sorted(scores, reverse=True)
         # an identifier keeps the retriever's own order
         assert hit_ids(search(app, "follow", mode="newest", limit=3)) == [test, outline, code]
+        # the priors read more candidates than twice the limit: code ranked 27th by the retriever, under
+        # 25 tests and its file outline, still comes first
+        tests = [note(app, f"def test_{i}(): ...", kind="file_chunk",
+                      source_uri=(project / f"tests/test_{i}.py").as_uri() + "#L1-5") for i in range(24)]
+        r = search(app, "how are redirects followed", mode="newest", limit=10)
+        assert hit_ids(r)[0] == code and set(hit_ids(r)[1:]) <= {test, *tests}
     finally:
         app.close()
