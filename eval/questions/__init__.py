@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -60,8 +61,11 @@ def _archive(lib: dict[str, Any], cache: Path) -> bytes:
     debs.mkdir(parents=True, exist_ok=True)
     pattern = f"{lib['package']}_{lib['package_version'].split(':')[-1]}_*.deb"
     if not list(debs.glob(pattern)):
-        out = subprocess.run(["apt-get", "download", f"{lib['package']}={lib['package_version']}"], cwd=debs,
-                             capture_output=True, text=True, timeout=600)
+        cmd = ["apt-get", "download", f"{lib['package']}={lib['package_version']}"]
+        out = subprocess.run(cmd, cwd=debs, capture_output=True, text=True, timeout=600)
+        if out.returncode != 0 and os.geteuid() == 0:  # a fresh machine's package lists may be empty
+            subprocess.run(["apt-get", "update", "-q"], capture_output=True, timeout=600)
+            out = subprocess.run(cmd, cwd=debs, capture_output=True, text=True, timeout=600)
         if out.returncode != 0:
             raise RuntimeError(f"apt-get download {lib['package']}={lib['package_version']} failed "
                                f"(exit {out.returncode}; run `apt-get update` first if the version is not "

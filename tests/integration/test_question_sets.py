@@ -154,3 +154,37 @@ def test_a_set_too_small_or_with_a_repeated_question_is_refused() -> None:
     assert any("twice" in p for p in questions.check_shape(spec))
     spec = _spec([{"q": "no targets", "targets": []}])
     assert any("malformed" in p for p in questions.check_shape(spec))
+
+
+def test_the_runner_scores_answers_through_the_search_tool(tmp_path: Path) -> None:
+    from eval.questions import run
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "backoff.py").write_text(textwrap.dedent('''\
+        def wait_before_next_try(attempt):
+            # exponential pause between tries, capped at a minute
+            return min(60, 2 ** attempt)
+
+
+        class Store:
+            def put(self, key, value):
+                self.data[key] = value
+        '''))
+    (src / "NOTES.md").write_text("# Notes\n\nNothing about waiting here.\n")
+    asked = [{"q": "exponential pause capped at a minute", "targets": [["backoff.py", "wait_before_next_try"]]},
+             {"q": "where are records saved into the mapping", "targets": [["backoff.py", "Store.put"]]}]
+    spec = _spec(asked)
+    spec["questions"] = asked + [{"q": f"exponential pause {i}", "targets": [["backoff.py", "wait_before_next_try"]]}
+                                 for i in range(28)]
+    # no embedder runs (a model no one serves): keyword and auto are measured, the vector modes say why not
+    res = run.measure_spec("tiny", spec, src, ["keyword", "semantic", "auto"], tmp_path / "work", "no-such-model")
+    assert "semantic" not in res.scores and "embedder" in res.skipped_modes["semantic"]
+    assert res.nodes >= 3 and res.scores["keyword"].ranks[:2] == [1, None]
+    assert res.misses["keyword"][0].startswith("'where are records saved")
+    assert len(res.scores["auto"].ranks) == 30 and res.scores["keyword"].hit() == 29 / 30
+    assert not (tmp_path / "src" / ".memtree").exists()  # the store lives in the copy's home, not the source
+
+    spec["questions"][0]["q"] = "when does wait_before_next_try give up"
+    with pytest.raises(RuntimeError, match="names its target"):
+        run.measure_spec("tiny", spec, src, ["keyword"], tmp_path / "work2", None)
