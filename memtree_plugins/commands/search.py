@@ -25,7 +25,7 @@ EXAMPLE = "memtree search --kind file_chunk --mode keyword --limit 5 retry backo
 
 
 def add_arguments(parser: Any) -> None:
-    parser.add_argument("query", nargs="+", help="words to find (quotes and FTS operators are plain text)")
+    parser.add_argument("query", nargs="+", help="words or a question (\"quoted words\" are one phrase; FTS operators are plain text)")
     # The lists are spelled out (not imported) so `--help` stays cheap; tests check them against the code's.
     # Not argparse choices: a plugin's retriever is a mode too; the search tool names the valid ones.
     parser.add_argument("--mode", default="auto", metavar="{" + ",".join(MODES) + "}",

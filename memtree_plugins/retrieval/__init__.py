@@ -76,8 +76,9 @@ def _search_tool(app: Context):
     from memtree_plugins.retrieval.search import search as run
 
     def search(
-        query: Annotated[str, Field(description="words to find; every word must match (quotes and "
-                                                "operators are plain text)")],
+        query: Annotated[str, Field(description="words or a question; \"quoted words\" are one phrase, a "
+                                                "question's function words are left out, operators are "
+                                                "plain text")],
         mode: Annotated[str, Field(description="auto (hybrid when embeddings exist, else keyword) | keyword | "
                                                "semantic | hybrid | a retriever a plugin added")] = "auto",
         limit: Annotated[int, Field(ge=1, le=200)] = 10,
@@ -98,7 +99,8 @@ def _search_tool(app: Context):
     ) -> SearchResult:
         """Keyword search (FTS5 bm25) over the store: node ids, snippets, scores, token counts.
 
-        Every word must match; if too few nodes match them all, nodes matching some words follow.
+        Every word must match; if too few nodes match them all, nodes matching some words follow.  Source
+        ranks before tests, docs and changelogs unless the query asks for them (or names a path).
         Use compose or get on the ids to read more."""
         given = merge_filters({"kind": kind, "status": status, "path_prefix": path_prefix, "exclude": exclude,
                                "since": since, "until": until, "parent_id": parent_id}, filters)
