@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from helpers.common import run_memtree
 
-from memtree_core.store.keywords import Keywords
 from memtree_plugins.retrieval.query import MAX_TERMS, parse
 from memtree_plugins.retrieval.search import Filters, search
 from memtree_plugins.wrappers.read import read
@@ -51,12 +50,6 @@ def test_an_identifier_is_looked_for_in_both_spellings() -> None:
     assert parse("parseArgs flag").all_of().fts5() == '("parseargs" OR "parse args") AND "flag"'
     assert parse("parseArgs").terms[0].in_symbols(leading=True).fts5() == 'symbols : (^"parseargs" OR ^"parse args")'
     assert parse("plain words").terms[0].alts == ()
-
-
-def test_keywords_group_spellings_and_reject_an_empty_group() -> None:
-    assert Keywords((("a", "b c"), "d"), any=True).fts5() == '("a" OR "b c") OR "d"'
-    with pytest.raises(ValueError, match="at least one phrase"):
-        Keywords(((),))
 
 
 def test_every_term_of_a_long_question_counts() -> None:
