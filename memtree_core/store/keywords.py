@@ -35,18 +35,19 @@ class Keywords:
     """What a keyword search matches.
 
     ``phrases``: each a run of words that must occur together, in order (the index's tokenizer splits and
-    stems them: ``"parse flag"`` matches ``parse_flag`` and ``parsed flags``); ``any``: a node matches when
-    one phrase does (else every phrase must); ``field``: only in that field of a node (``"symbols"``: the
-    names a definition chunk defines, memtree_core/store/symbols.py), None for its whole text;
-    ``leading``: each phrase must start the field (only with ``field``)."""
+    stems them: ``"parse flag"`` matches ``parse_flag`` and ``parsed flags``), or a tuple of such runs of
+    which any one will do (the spellings of one identifier: ``("parseflag", "parse flag")``); ``any``: a
+    node matches when one phrase does (else every phrase must); ``field``: only in that field of a node
+    (``"symbols"``: the names a definition chunk defines, memtree_core/store/symbols.py), None for its whole
+    text; ``leading``: each phrase must start the field (only with ``field``)."""
 
-    phrases: tuple[str, ...]
+    phrases: tuple[str | tuple[str, ...], ...]
     any: bool = False
     field: str | None = None
     leading: bool = False
 
     def __post_init__(self) -> None:
-        if not self.phrases:
+        if not self.phrases or any(isinstance(p, tuple) and not p for p in self.phrases):
             raise ValueError("Keywords needs at least one phrase")
         if self.field is not None and self.field not in FIELDS:
             raise ValueError(f"unknown keyword field {self.field!r}; use one of {', '.join(FIELDS)}")
@@ -56,7 +57,12 @@ class Keywords:
     def fts5(self) -> str:
         """The FTS5 MATCH expression (every phrase quoted: nothing in it is taken as an operator)."""
         lead = "^" if self.leading else ""
-        quoted = [lead + '"' + p.replace('"', '""') + '"' for p in self.phrases]
+
+        def one(p: str) -> str:
+            return lead + '"' + p.replace('"', '""') + '"'
+
+        quoted = [one(p) if isinstance(p, str) else one(p[0]) if len(p) == 1
+                  else "(" + " OR ".join(map(one, p)) + ")" for p in self.phrases]
         expr = (" OR " if self.any else " AND ").join(quoted)
         if self.field is None:
             return expr

@@ -13,7 +13,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class NodeFilter:
-    """``statuses`` None means any status; ``since``/``until`` are epoch ms (``since <= created_at < until``)."""
+    """``statuses`` None means any status; ``since``/``until`` are epoch ms (``since <= created_at < until``);
+    ``exclude``: source URI prefixes a node must not start with (a node without a source is never excluded)."""
 
     kinds: tuple[str, ...] | None = None
     statuses: tuple[str, ...] | None = ("live",)
@@ -21,6 +22,7 @@ class NodeFilter:
     since: int | None = None
     until: int | None = None
     parent_id: str | None = None
+    exclude: tuple[str, ...] = ()
 
     def sql(self) -> tuple[str, list[Any]]:
         """A WHERE fragment over ``nodes n`` and its parameters."""
@@ -35,6 +37,9 @@ class NodeFilter:
         if self.path_prefix:
             parts.append("n.source_uri >= ? AND n.source_uri < ?")
             params += [self.path_prefix, self.path_prefix + "\U0010ffff"]
+        for prefix in self.exclude:
+            parts.append("(n.source_uri IS NULL OR n.source_uri < ? OR n.source_uri >= ?)")
+            params += [prefix, prefix + "\U0010ffff"]
         if self.since is not None:
             parts.append("n.created_at >= ?")
             params.append(self.since)
@@ -48,5 +53,5 @@ class NodeFilter:
 
     def restrictive(self) -> bool:
         """Whether it rejects more than the default (live nodes of any kind) does."""
-        return bool(self.kinds or self.path_prefix or self.since or self.until or self.parent_id
+        return bool(self.kinds or self.path_prefix or self.exclude or self.since or self.until or self.parent_id
                     or (self.statuses and set(self.statuses) != {"live"}))

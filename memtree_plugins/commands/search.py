@@ -25,7 +25,7 @@ EXAMPLE = "memtree search --kind file_chunk --mode keyword --limit 5 retry backo
 
 
 def add_arguments(parser: Any) -> None:
-    parser.add_argument("query", nargs="+", help="words to find (quotes and FTS operators are plain text)")
+    parser.add_argument("query", nargs="+", help="words or a question (\"quoted words\" are one phrase; FTS operators are plain text)")
     # The lists are spelled out (not imported) so `--help` stays cheap; tests check them against the code's.
     # Not argparse choices: a plugin's retriever is a mode too; the search tool names the valid ones.
     parser.add_argument("--mode", default="auto", metavar="{" + ",".join(MODES) + "}",
@@ -36,6 +36,8 @@ def add_arguments(parser: Any) -> None:
                         help=f"only these node kinds: {', '.join(KINDS)}")
     parser.add_argument("--status", default="live", help="'live' (default), a comma list, or 'any'")
     parser.add_argument("--path", dest="path_prefix", default=None, help="source path or URI prefix")
+    parser.add_argument("--exclude", action="append", default=None, metavar="PREFIX[,PREFIX...]",
+                        help="leave out sources under these paths or URI prefixes (repeatable), e.g. tests/")
     parser.add_argument("--since", default=None, help="created at or after: epoch ms, ISO time, or 2h / 7d")
     parser.add_argument("--until", default=None, help="created before (same forms as --since)")
     parser.add_argument("--parent", dest="parent_id", default=None, help="only children of this node")
@@ -47,5 +49,6 @@ def run(args: Any) -> int:
 
     # The MCP search tool whichever plugin registered it: disabling that plugin disables this command.
     return call_tool(args, "search", "retrieval", " ".join(args.query), mode=args.mode, limit=args.limit, kind=args.kind,
-                     status=args.status, path_prefix=args.path_prefix, since=args.since, until=args.until,
+                     status=args.status, path_prefix=args.path_prefix,
+                     exclude=",".join(args.exclude) if args.exclude else None, since=args.since, until=args.until,
                      parent_id=args.parent_id)

@@ -16,7 +16,12 @@ Query shapes (:func:`query_shape`):
   as for prose.
 
 Measured with ``python -m eval.retrieval_gates`` (questions about requests; bare names in requests and
-commander): its output gives the figures behind the weights.
+commander): its output gives the figures behind the weights.  Score-aware fusion was measured against this
+RRF on those questions and the frozen sets of ``python -m eval.questions`` (hybrid hit@5, limit 10, the
+priors after fusion): min-max or max-normalised score sums, a half-rank half-score mix, keyword weighted
+0.7 or 1.3, the semantic list weighted by its best similarity, RRF k=20, and keyword's first hits pinned
+near the top.  None was better on the whole (each moved one or two questions per set either way, and most
+lost on requests), so the plain ranks stay.
 """
 
 from __future__ import annotations

@@ -41,6 +41,8 @@ class SearchFilters(BaseModel):
     kind: str | list[str] | None = Field(None, description="node kind, a comma list or a list")
     status: str | None = Field(None, description="'live' (default), a comma list such as 'live,stale', or 'any'")
     path_prefix: str | None = Field(None, description="source path or URI prefix, e.g. src/")
+    exclude: str | list[str] | None = Field(None, description="leave out these source path or URI prefixes "
+                                                              "(a comma list or a list), e.g. tests/,docs/")
     since: str | int | None = Field(None, description="created at or after: epoch ms, ISO time or an age like 2h")
     until: str | int | None = Field(None, description="created before (same forms as since)")
     parent_id: str | None = Field(None, description="only children of this node")
@@ -74,8 +76,9 @@ def _search_tool(app: Context):
     from memtree_plugins.retrieval.search import search as run
 
     def search(
-        query: Annotated[str, Field(description="words to find; every word must match (quotes and "
-                                                "operators are plain text)")],
+        query: Annotated[str, Field(description="words or a question; \"quoted words\" are one phrase, a "
+                                                "question's function words are left out, operators are "
+                                                "plain text")],
         mode: Annotated[str, Field(description="auto (hybrid when embeddings exist, else keyword) | keyword | "
                                                "semantic | hybrid | a retriever a plugin added")] = "auto",
         limit: Annotated[int, Field(ge=1, le=200)] = 10,
@@ -83,21 +86,24 @@ def _search_tool(app: Context):
                                                       "observation, file (comma list)")] = None,
         status: Status = "live",
         path_prefix: Annotated[str | None, Field(description="source path or URI prefix, e.g. src/")] = None,
+        exclude: Annotated[str | None, Field(description="leave out these source path or URI prefixes "
+                                                         "(comma list), e.g. tests/,docs/")] = None,
         since: Annotated[str | int | None, Field(description="created at or after: epoch ms, ISO time or an "
                                                        "age like 2h")] = None,
         until: Annotated[str | int | None, Field(description="created before (same forms as since)")] = None,
         parent_id: Annotated[str | None, Field(description="only children of this node")] = None,
         filters: Annotated[SearchFilters | None, Field(description="the same filters as an object: kind, "
-                                                                   "status, path_prefix, since, until, "
-                                                                   "parent_id")] = None,
+                                                                   "status, path_prefix, exclude, since, "
+                                                                   "until, parent_id")] = None,
         memtree_request_context: Any = None,
     ) -> SearchResult:
         """Keyword search (FTS5 bm25) over the store: node ids, snippets, scores, token counts.
 
-        Every word must match; if too few nodes match them all, nodes matching some words follow.
+        Every word must match; if too few nodes match them all, nodes matching some words follow.  Source
+        ranks before tests, docs and changelogs unless the query asks for them (or names a path).
         Use compose or get on the ids to read more."""
-        given = merge_filters({"kind": kind, "status": status, "path_prefix": path_prefix, "since": since,
-                               "until": until, "parent_id": parent_id}, filters)
+        given = merge_filters({"kind": kind, "status": status, "path_prefix": path_prefix, "exclude": exclude,
+                               "since": since, "until": until, "parent_id": parent_id}, filters)
         result = run(app, query, mode=mode, limit=limit,
                      filters=Filters.build(**given, project_root=app.project_root))  # type: ignore[arg-type]
         if result.degraded and not first_time(memtree_request_context, result.degraded):

@@ -63,6 +63,7 @@ from memtree_core.store.keywords import Keywords
 from memtree_core.store.node_filter import NodeFilter
 from memtree_plugins.retrieval.models import SearchHit, SearchResult
 from memtree_plugins.retrieval.nodes import line_range, node_tokens_estimate, parse_statuses, preview
+from memtree_plugins.retrieval.priors import apply_priors, factors_for
 from memtree_plugins.retrieval.queries import children_rowid_range, nodes_by_rowid, rowids_passing, symbols_of
 from memtree_plugins.retrieval.query import ParsedQuery, Term, parse
 from memtree_plugins.retrieval.settings import search_settings
@@ -86,6 +87,9 @@ DF_PROBE = 256
 MAX_WINDOW = 32_000
 MAX_LIMIT = 200
 DEF_CANDIDATES = 100  # chunks naming a one-word query in their symbols, sorted by how they define it
+# candidates per list before fusion and priors, at least (hit@5 over the question sets, hybrid, limit 10:
+# 20 -> 30 lifted marshmallow 0.68 -> 0.71 and tar 0.47 -> 0.53; 40 and 60 were no better on the whole)
+POOL = 30
 
 @dataclass(frozen=True)
 class Filters(NodeFilter):
@@ -95,7 +99,7 @@ class Filters(NodeFilter):
     @classmethod
     def build(cls, *, kind: str | None = None, status: str | None = "live", path_prefix: str | None = None,
               since: str | int | None = None, until: str | int | None = None, parent_id: str | None = None,
-              project_root: Path | None = None) -> Filters:
+              exclude: str | None = None, project_root: Path | None = None) -> Filters:
         kinds = tuple(k.strip() for k in kind.split(",") if k.strip()) if kind else None
         bad = [k for k in kinds or () if k not in KINDS]
         if bad:  # an unknown kind would silently match nothing
@@ -104,8 +108,10 @@ class Filters(NodeFilter):
         until_ms = parse_time(until, "until")
         if since_ms is not None and until_ms is not None and until_ms <= since_ms:
             raise ValueError("'until' is not after 'since'; the time range is empty")
+        excluded = tuple(dict.fromkeys(u for part in (exclude or "").split(",")
+                                       if (u := _uri_prefix(part, project_root)) is not None))
         return cls(kinds or None, parse_statuses(status), _uri_prefix(path_prefix, project_root),
-                   since_ms, until_ms, (parent_id or "").strip() or None)
+                   since_ms, until_ms, (parent_id or "").strip() or None, excluded)
 
 
 def _uri_prefix(path: str | None, root: Path | None) -> str | None:
@@ -271,9 +277,16 @@ def _above(first: list[tuple[int, float]], rest: list[tuple[int, float]]) -> lis
     return [(r, s + shift) for r, s in first]
 
 
-def keyword_search(app: Context, pq: ParsedQuery, limit: int, filters: Filters, marked: bool = True) -> SearchResult:
+def keyword_search(app: Context, pq: ParsedQuery, limit: int, filters: Filters, marked: bool = True,
+                   priors: bool = True) -> SearchResult:
     """Keyword hits, best first; ``marked``: with snippets (a caller that keeps only ids and scores, such as
-    hybrid search's fusion, skips them)."""
+    hybrid search's fusion, skips them); ``priors``: re-ranked by the priors for the query (priors.py:
+    source before tests and docs, a member before its header), which hybrid search applies after fusion."""
+    shown = limit
+    if priors and factors_for(pq.raw) != (1.0, 1.0):
+        limit = _pool(limit)
+    else:
+        priors = False
     store = app.store
     result = SearchResult(query=pq.raw, mode="keyword", terms=[t.text for t in pq.terms], strategy="and",
                           notes=list(pq.notes))
@@ -322,6 +335,14 @@ def keyword_search(app: Context, pq: ParsedQuery, limit: int, filters: Filters, 
             approximate = approximate or more.approximate
             candidates = max(candidates, more.candidates)
         nodes = nodes_by_rowid(store, [r for r, *_ in picked])
+        picked = _in_score_order(picked)
+        if priors:
+            by_id = {nodes[r].id: n for n, (r, *_) in enumerate(picked) if r in nodes}
+            order = apply_priors(pq.raw, [(nodes[r].id, s) for r, s, *_ in picked if r in nodes],
+                                 lambda nid: nodes[picked[by_id[nid]][0]].source_uri,
+                                 lambda nid: nodes[picked[by_id[nid]][0]].meta)
+            picked = [(picked[by_id[nid]][0], s, *picked[by_id[nid]][2:]) for nid, s in order]
+        picked = picked[:shown]
         marks = snippets(store, [(r, expr, nodes[r].content) for r, _s, expr, _m in picked if r in nodes],
                          pq.terms) if marked else {}
 
@@ -332,6 +353,25 @@ def keyword_search(app: Context, pq: ParsedQuery, limit: int, filters: Filters, 
         if node is not None:
             result.hits.append(_hit(app, node, score, marks.get(rowid, ""), matched))
     return result
+
+
+def _in_score_order(picked: list[tuple[int, float, Keywords, str]]) -> list[tuple[int, float, Keywords, str]]:
+    """The hits that match every term first, then those of the any-term fallback, each scored below the
+    last of the first (its bm25 scaled down, its order kept): the score shown is the order ranked by."""
+    first = [p for p in picked if p[3] == "all"]
+    rest = [p for p in picked if p[3] != "all"]
+    if not first or not rest:
+        return picked
+    floor = min(s for _, s, *_ in first)
+    top = max(s for _, s, *_ in rest)
+    if top < floor:
+        return picked
+    scale = floor / top * 0.99 if top > 0 and floor > 0 else None
+    out = list(first)
+    for r, s, expr, m in rest:
+        new = s * scale if scale is not None else min(s, (out[-1][1] if out else floor) - 1e-3)
+        out.append((r, new, expr, m))
+    return out
 
 
 def _hit(app: Context, node: NodeRow, score: float, snippet: str, matched: str) -> SearchHit:
@@ -357,7 +397,8 @@ class KeywordRetriever:
         return keyword_search(app, parse(query), limit, filters)
 
     def retrieve(self, app: Context, query: str, limit: int, filters: Filters) -> list[tuple[str, float]]:
-        return [(h.id, h.score) for h in keyword_search(app, parse(query), limit, filters, marked=False).hits]
+        return [(h.id, h.score) for h in keyword_search(app, parse(query), limit, filters, marked=False,
+                                                        priors=False).hits]
 
 
 def modes(app: Context) -> list[str]:
@@ -430,14 +471,14 @@ def search(app: Context, query: str, mode: str = "auto", limit: int = 10,
     if mode != "hybrid":
         return _single(app, _retriever(app, mode), pq, limit, filters)
     keyword = _retriever(app, "keyword")
-    lists = {"keyword": keyword.retrieve(app, pq.raw, limit * 2, filters)}
+    lists = {"keyword": keyword.retrieve(app, pq.raw, _pool(limit), filters)}
     fusing = _fusing(app)
     failed = [] if fusing else ["no plugin registered a retriever for hybrid search (the semantic plugin is "
                                 "not loaded)"]
     broken: list[str] = []
     for retriever in fusing:
         try:
-            lists[retriever.name] = retriever.retrieve(app, pq.raw, limit * 2, filters)
+            lists[retriever.name] = retriever.retrieve(app, pq.raw, _pool(limit), filters)
         except ValueError as exc:  # no embedder / no vectors / mixed models: say why
             failed.append(str(exc))
         except Exception as exc:  # a broken plugin retriever costs its list, not the (default) search
@@ -462,33 +503,37 @@ def _single(app: Context, retriever: Retriever, pq: ParsedQuery, limit: int, fil
     result = getattr(retriever, "result", None)
     if callable(result):
         return result(app, pq.raw, limit, filters)  # type: ignore[no-any-return]
-    return _fused(app, pq, retriever.name, limit, {retriever.name: retriever.retrieve(app, pq.raw, limit, filters)})
+    return _fused(app, pq, retriever.name, limit, {retriever.name: retriever.retrieve(app, pq.raw, _pool(limit),
+                                                                                      filters)})
 
 
 def _fused(app: Context, pq: ParsedQuery, mode: str, limit: int,
            lists: dict[str, list[tuple[str, float]]]) -> SearchResult:
     if len(lists) == 1:
         ((_, ranked),) = lists.items()
-        order = [(nid, score) for nid, score in ranked[:limit]]
+        order = [(nid, score) for nid, score in ranked[:_pool(limit)]]
     else:
         name = search_settings(app).ranker
         ranker = app.plugins.rankers.get(name)
         if ranker is None:
             raise ValueError(f"search mode '{mode}' needs the ranker {name!r} (setting search.ranker), "
                              "which no plugin registered; use mode='keyword'")
-        # twice the limit, so that a hit the priors move down can be replaced
-        fused = (ranker.fuse(lists, limit * 2, query=pq.raw) if getattr(ranker, "reads_query", False)
-                 else ranker.fuse(lists, limit * 2))
+        fused = (ranker.fuse(lists, _pool(limit), query=pq.raw) if getattr(ranker, "reads_query", False)
+                 else ranker.fuse(lists, _pool(limit)))
         order = [(h.node_id, h.score) for h in fused]
     nodes = app.store.get_nodes(nid for nid, _ in order)
-    if len(lists) > 1:
-        from memtree_plugins.retrieval.priors import apply_priors
-
-        order = apply_priors(pq.raw, order, lambda nid: nodes[nid].source_uri if nid in nodes else None)
-    order = order[:limit]
+    # the priors in every mode, one retriever's list too (priors.py; semantic hit@5 rose most)
+    order = apply_priors(pq.raw, order, lambda nid: nodes[nid].source_uri if nid in nodes else None,
+                         lambda nid: nodes[nid].meta if nid in nodes else {})[:limit]
     result = SearchResult(query=pq.raw, mode=mode, terms=[t.text for t in pq.terms], strategy=mode)
     for nid, score in order:
         node = nodes.get(nid)
         if node is not None:
             result.hits.append(_hit(app, node, score, preview(node.content), "some"))
     return result
+
+
+def _pool(limit: int) -> int:
+    """How many candidates a retriever gives for ``limit`` hits: more than asked, so that a hit the priors
+    move down is replaced (and a hit they move up is there to move)."""
+    return min(MAX_LIMIT, max(limit * 2, POOL))

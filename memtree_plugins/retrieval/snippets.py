@@ -38,7 +38,7 @@ def snippets(store: StoreAccess, hits: list[tuple[int, Keywords, str]], terms: t
         if len(content) > WHOLE_CHARS and (at := first_match(content, terms)) is not None:
             windows[rowid] = (*_window(content, at), content)
     if windows:  # any query word marks a window: an AND of words far apart would miss it
-        out.update(_window_snippets(store, Keywords(tuple(t.text for t in terms), any=True), windows))
+        out.update(_window_snippets(store, Keywords(tuple(t.phrase for t in terms), any=True), windows))
     rest: dict[Keywords, list[int]] = {}  # the others, one statement per query
     for rowid, expr, _content in hits:
         if not out.get(rowid):

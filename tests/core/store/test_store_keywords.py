@@ -31,6 +31,29 @@ def test_keywords_quote_every_phrase_and_keep_operators_out() -> None:
             Keywords(**bad)  # type: ignore[arg-type]
 
 
+def test_a_group_of_spellings_matches_any_of_them(store: Store) -> None:
+    assert Keywords((("a", "b c"), "d"), any=True).fts5() == '("a" OR "b c") OR "d"'
+    assert Keywords((("a", "b c"),), field="symbols", leading=True).fts5() == 'symbols : (^"a" OR ^"b c")'
+    assert Keywords((("a",), "d")).fts5() == '"a" AND "d"'
+    with pytest.raises(ValueError, match="at least one phrase"):
+        Keywords(((),))
+    camel = store.insert_node("note", "call parseArgs here", status_="live").rowid
+    snake = store.insert_node("note", "call parse_args here", status_="live").rowid
+    store.insert_node("note", "parse the args here", status_="live")
+    found = store.keyword_search(Keywords((("parseargs", "parse args"), "call")), order="newest")
+    assert [r for r, _ in found] == [snake, camel]
+
+
+def test_a_filter_excludes_source_prefixes_and_keeps_nodes_without_a_source(store: Store) -> None:
+    keep = store.insert_node("note", "walrus", status_="live", source_uri="file:///r/src/a.py").rowid
+    store.insert_node("note", "walrus", status_="live", source_uri="file:///r/tests/t.py")
+    free = store.insert_node("note", "walrus", status_="live").rowid
+    where = NodeFilter(exclude=("file:///r/tests/",))
+    assert where.restrictive()
+    found = store.keyword_search(Keywords(("walrus",)), order="newest", where=where)
+    assert [r for r, _ in found] == [free, keep]
+
+
 def test_keyword_search_ranks_or_walks_newest_first(store: Store) -> None:
     a = store.insert_node("note", "zebra zebra zebra stripes", status_="live")
     b = store.insert_node("note", "one zebra among many other words here", status_="live")
