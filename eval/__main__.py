@@ -31,6 +31,9 @@ def main() -> int:
     parser.add_argument("--no-semantic", action="store_true", help="skip the semantic/hybrid recall table")
     parser.add_argument("--no-retrieval", action="store_true",
                         help="skip the retrieval gates on real libraries (eval/retrieval_gates.py; minutes of embedding)")
+    parser.add_argument("--no-questions", action="store_true",
+                        help="skip the frozen developer question sets (eval/questions: three libraries, every "
+                             "search mode; minutes of embedding)")
     parser.add_argument("--no-catalogue", action="store_true",
                         help="skip the gates of redaction against gitleaks' catalogue (eval/catalogue_recall.py: "
                              "recall A >= 0.95, B >= 0.99 on the frozen samples)")
@@ -45,6 +48,10 @@ def main() -> int:
     args = parser.parse_args()
     run = anyio.run(main_async, args.record, not args.no_timing, not args.no_semantic, args.embed_timeout,
                     not args.no_retrieval, not args.no_catalogue, args.code_precision)
+    if not args.no_questions:
+        from eval.questions.run import section
+
+        section(run)  # eval/questions: hit@5 and MRR per set and mode
     print_table(run)
     return 1 if run.failed else 0
 
