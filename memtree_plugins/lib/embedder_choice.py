@@ -96,3 +96,43 @@ def stored_models(store: StoreAccess) -> list[tuple[str, int, int]]:
         return [(first[0], first[1], int(store.query_one("SELECT count(*) FROM nodes_vec")[0]))]  # type: ignore[index]
     return [(m, int(d), int(n)) for m, d, n in store.query(
         "SELECT embedding_model, embedding_dim, count(*) FROM nodes_vec GROUP BY 1, 2 ORDER BY 3 DESC")]
+
+
+# -- embedding progress -------------------------------------------------------------------------------
+EMBEDDED_COUNTER = "embedding:embedded"  # nodes the embedding walker embedded, ever
+EMBED_MS_COUNTER = "embedding:embed_ms"  # the time it spent in the embedder for them
+
+
+def embedding_progress(store: StoreAccess) -> dict[str, object]:
+    """How far the background embedding has come: live nodes, how many hold a vector, the backlog, the
+    models of the vectors, the walker's last word, and its rate (nodes/s over all its runs)."""
+    live = int((store.query_one("SELECT count(*) FROM nodes WHERE status = 'live'") or (0,))[0])
+    out: dict[str, object] = {"live": live, "embedded": 0, "backlog": live, "models": [],
+                              "reason": store.get_meta("walker:embedding_indexer:reason") or ""}
+    if not store.vector.available:
+        out["reason"] = f"vector search is off: {store.vector.reason}"
+        return out
+    backlog = int((store.query_one("SELECT count(*) FROM nodes n WHERE n.status = 'live' AND NOT EXISTS "
+                                   "(SELECT 1 FROM nodes_vec v WHERE v.id = n.id)") or (0,))[0])
+    counters = store.counters("embedding:")
+    done, ms = counters.get(EMBEDDED_COUNTER, 0), counters.get(EMBED_MS_COUNTER, 0)
+    out.update(embedded=live - backlog, backlog=backlog, models=[m for m, _d, _n in stored_models(store)],
+               rate=round(done * 1000 / ms, 1) if done and ms else None)
+    return out
+
+
+def progress_line(p: dict[str, object]) -> str:
+    """``memtree stats``' line for :func:`embedding_progress`."""
+    live, done, backlog, rate = p["live"], p["embedded"], p["backlog"], p.get("rate")
+    pct = f" ({100 * done // live}%)" if live else ""  # type: ignore[operator]
+    models = p["models"]
+    line = f"embeddings  {done}/{live} live nodes{pct}"
+    if models:
+        line += " with " + ", ".join(models)  # type: ignore[arg-type]
+    if backlog:
+        line += f"; {backlog} to go"
+        if rate:
+            line += f" at {rate} nodes/s (~{int(backlog / rate) + 1} s while the daemon is idle)"  # type: ignore[operator]
+    if p["reason"]:
+        line += f"; {p['reason']}"
+    return line
