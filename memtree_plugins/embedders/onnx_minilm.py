@@ -30,7 +30,11 @@ def shipped_dir() -> Path | None:
 
 
 def threads() -> int:
-    """Intra-op threads: every core but one of a busy machine is still most of it; two on a 2-core one."""
+    """Intra-op threads: ``OMP_NUM_THREADS`` when set (as tox and the eval set it for the BLAS of the numpy
+    pass: one per process when processes already share the cores), else every core up to 4."""
+    given = os.environ.get("OMP_NUM_THREADS", "")
+    if given.isdigit() and int(given) > 0:
+        return int(given)
     return max(1, min(4, os.cpu_count() or 1))
 
 

@@ -37,7 +37,7 @@ def configured_model(app: Context) -> str:
 def choose_embedder(app: Context, store_models: list[tuple[str, int, int]] | None = None) -> EmbedderChoice:
     """The embedder ``embeddingModel`` names (by plugin name or model), or for ``"auto"``: the one whose
     model the store already holds, else the first available in precedence order (third-party ones, then
-    Ollama, then the local model)."""
+    Ollama, then the shipped int8 MiniLM, then the numpy one)."""
     setting = configured_model(app)
     registry = app.plugins.embedders
     embedders = registry.ranked()  # precedence: a third-party embedder before the built-ins
