@@ -61,7 +61,8 @@ def choose_embedder(app: Context, store_models: list[tuple[str, int, int]] | Non
                 # auto never switches models under a store that holds vectors: that would need a reembed.
                 return (EmbedderChoice(e, f"auto: the store's vectors are {model}") if ok
                         else EmbedderChoice(None, f"the store's vectors are {model}, whose embedder is "
-                                                  f"unavailable: {why}"))
+                                                  f"unavailable: {why}; or `memtree reembed` re-embeds the "
+                                                  f"store with the default embedder"))
     reasons = []
     for e in embedders:
         ok, why = e.available()

@@ -129,3 +129,20 @@ def test_a_store_of_numpy_minilm_vectors_keeps_its_embedder(home: Path, project:
         assert choice.embedder is not None and choice.embedder.name == "local", choice.reason
     finally:
         app.close()
+
+
+def test_a_store_whose_embedder_is_gone_names_reembed(home: Path, project: Path) -> None:
+    """Vectors of a model whose embedder cannot run here (Ollama's, Ollama not answering): the reason says
+    how to move the store to the shipped model."""
+    from memtree_core.app import App
+
+    app = App.open(project, environ={**os.environ, "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{_closed_port()}"})
+    try:
+        if not app.store.vector.available:
+            pytest.skip(app.store.vector.reason)
+        node = app.store.insert_node("note", "hello", status_="live")
+        vectors.put_vectors(app.store, [(node.id, [1.0] + [0.0] * 767)], "nomic-embed-text", 768)
+        choice = vectors.choose_embedder(app)
+        assert choice.embedder is None and "memtree reembed" in choice.reason, choice.reason
+    finally:
+        app.close()
