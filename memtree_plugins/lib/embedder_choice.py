@@ -136,4 +136,6 @@ def progress_line(p: dict[str, object]) -> str:
             line += f" at {rate} nodes/s (~{int(backlog / rate) + 1} s while the daemon is idle)"  # type: ignore[operator]
     if p["reason"]:
         line += f"; {p['reason']}"
+    elif backlog:
+        line += "; the daemon embeds them in the background when idle (it runs under your agent's MCP session)"
     return line
