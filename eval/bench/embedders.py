@@ -189,13 +189,7 @@ def main() -> int:
             for label, root, rows, ids, index, answers, keyword, qtexts in sets:
                 texts = [embedding_text(c, meta, root) if header else (c or "")[:8000] for _i, c, meta, _u in rows]
                 t0 = time.perf_counter()
-                if "parts" in name:
-                    parts, owner = model.encode_parts(texts)
-                    x = np.zeros((len(texts), parts.shape[1]), dtype=np.float32)
-                    np.add.at(x, owner, parts)
-                    x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
-                else:
-                    x = model.encode(texts)
+                x = model.encode(texts)
                 total_s += time.perf_counter() - t0
                 total_chunks += len(texts)
                 t0 = time.perf_counter()
@@ -203,6 +197,7 @@ def main() -> int:
                 q_ms = (time.perf_counter() - t0) / len(qtexts) * 1000
                 variants = [("", qv @ x.T)]
                 if "parts" in name and args.best_part:  # the chunk scores as its best part
+                    parts, owner = model.encode_parts(texts)
                     best = np.full((len(qv), len(texts)), -2.0, dtype=np.float32)
                     np.maximum.at(best.T, owner, (qv @ parts.T).T)
                     variants.append((" best part", best))

@@ -8,8 +8,9 @@ kind of CPU it embeds several times faster than the numpy pass (eval/bench/embed
 one run), at a cosine of ~0.99 to its vectors.
 
 Long texts: a text is cut into parts of ``part_tokens`` wordpieces (at most ``max_parts`` of them); each part
-is mean-pooled over its own tokens and the chunk's vector is the normalised mean of its parts' vectors, so
-the later branches of a long function still count (one vector per chunk: the store keeps one per node).
+is mean-pooled over its own tokens and the chunk's vector is the normalised weighted mean of its parts'
+vectors (the first, which holds the header, twice), so the later branches of a long function still count
+(one vector per chunk: the store keeps one per node).
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ from typing import Any
 SHIPPED = Path(__file__).with_name("minilm_onnx")
 PART_TOKENS = 128  # wordpieces per part, [CLS] and [SEP] included
 MAX_PARTS = 4
+# The first part holds the contextual header (path, qualified name, signature, docstring: embedding_text.py)
+# and counts twice in the mean (eval/bench/embedders.py: semantic hit@5 0.45 -> 0.49 on the question sets,
+# requests' 0.72 -> 0.82 through the search tool; bare symbol names 0.68 -> 0.75 in semantic mode).
+FIRST_PART_WEIGHT = 2.0
 MAX_CHARS = 8000  # longer text is cut before tokenising (4 parts of 126 wordpieces rarely need more)
 
 
@@ -70,7 +75,9 @@ class OnnxMiniLM:
 
         part_vecs, owner = self.encode_parts(texts, batch_size)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        np.add.at(out, owner, part_vecs)
+        first = np.ones(len(owner), dtype=bool)
+        first[1:] = owner[1:] != owner[:-1]
+        np.add.at(out, owner, part_vecs * np.where(first, FIRST_PART_WEIGHT, 1.0).astype(np.float32)[:, None])
         return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
 
     def encode_parts(self, texts: Sequence[str], batch_size: int = 32) -> tuple[Any, Any]:

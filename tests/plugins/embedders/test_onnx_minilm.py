@@ -146,3 +146,19 @@ def test_a_store_whose_embedder_is_gone_names_reembed(home: Path, project: Path)
         assert choice.embedder is None and "memtree reembed" in choice.reason, choice.reason
     finally:
         app.close()
+
+
+def test_the_first_part_which_holds_the_header_counts_twice() -> None:
+    import numpy as np
+
+    model = OnnxMiniLM(SHIPPED, intra_threads=1)
+    header = "memtree_plugins/net/upload.py\nUploader.retry_upload (retry upload)\ndef retry_upload(self, blob):\n"
+    body = "".join(f"    part_{i} = blob.read({i})\n" for i in range(40))
+    short = "def ping(): return 1"
+    parts, owner = model.encode_parts([header + body, short])
+    assert owner.tolist().count(0) >= 3 and owner.tolist().count(1) == 1
+    want = 2 * parts[0] + parts[1:owner.tolist().count(0)].sum(0)
+    want /= np.linalg.norm(want)
+    got = model.encode([header + body, short])
+    assert float(got[0] @ want) > 0.9999
+    assert float(got[1] @ parts[-1]) > 0.9999  # one part: its own vector
