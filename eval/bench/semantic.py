@@ -2,6 +2,7 @@
 two-stage search over binary codes), a selective filter, hybrid search p50/p95, and the query embedding.
 
     python eval/bench/semantic.py [--sizes 10000,100000] [--queries 50] [--real 3000] [--skip-embed]
+    python eval/bench/semantic.py --throughput-only 200   # the default embedder against the numpy pass
 
 Each latency is printed with a ratio against a floor measured in the same run: a numpy brute-force cosine
 over the same vectors held in RAM (what a BLAS matmul does at best); throughput against a plain numpy
@@ -247,6 +248,52 @@ def hybrid_bench(store: Store, n: int, q: np.ndarray, floor: float) -> None:
               f"KNN floor); parts p50: " + ", ".join(f"{k} {pct(t, .5):.1f} ms" for k, t in parts.items()))
 
 
+def indexed_texts(n: int) -> list[str]:
+    """``n`` texts exactly as the embedding walker hands them to the embedder (the contextual header and the
+    chunk): memtree_plugins/ indexed as ``memtree index`` does, a seeded sample of its chunks."""
+    from memtree_core.app import App
+    from memtree_plugins.semantic.embedding_text import embedding_text
+    from memtree_plugins.walkers.repo_index import index_directory
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMTREE_")}
+        env.update({"MEMTREE_HOME": tmp, "MEMTREE_LOAD_PLUGINS": "", "MEMTREE_EMBEDDING_MODEL": "none"})
+        root = REPO / "memtree_plugins"
+        app = App.open(root, environ=env)
+        try:
+            index_directory(app, root)
+            rows = app.store.query("SELECT content, metadata FROM nodes WHERE status = 'live' AND kind = "
+                                   "'file_chunk' ORDER BY id")
+        finally:
+            app.close()
+    order = np.random.default_rng(0).permutation(len(rows))[:n]
+    return [embedding_text(rows[i][0], rows[i][1], root) for i in order]
+
+
+def default_throughput(n: int) -> None:
+    """The default embedder (``minilm``: int8 ONNX, 128-wordpiece parts) against today's floor, the numpy
+    forward pass (``local``), on the same texts, each as the daemon runs it (every core it takes)."""
+    from memtree_plugins.embedders.local import LocalMiniLMEmbedder
+    from memtree_plugins.embedders.onnx_minilm import OnnxMiniLMEmbedder
+
+    texts = indexed_texts(n)
+    rates = {}
+    for e in (LocalMiniLMEmbedder(), OnnxMiniLMEmbedder()):
+        ok, why = e.available()
+        if not ok:
+            print(f"embedding throughput of {e.name}: skipped ({why})")
+            continue
+        e.embed(texts[:2])  # load the model
+        t0 = time.perf_counter()
+        for i in range(0, len(texts), 32):  # the walker's batches (walkers.embeddingBatchSize)
+            e.embed(texts[i:i + 32])
+        rates[e.name] = len(texts) / (time.perf_counter() - t0)
+    for name, rate in rates.items():
+        ratio = f", {rate / rates['local']:.1f}x the numpy pass" if "local" in rates and name != "local" else ""
+        print(f"embedding throughput ({name}, {len(texts)} indexed chunks of memtree_plugins/ with their "
+              f"header): {rate:.1f} nodes/s{ratio}; 1,361 nodes (httpx) in {1361 / rate:.0f} s")
+
+
 def query_embedding_cost(queries: int = 20) -> None:
     """What hybrid_bench leaves out: embedding the query text, one query at a time, model loaded."""
     e, why = embedder()
@@ -270,11 +317,17 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--real", type=int, default=3000, help="real chunks to embed (cached) for the distribution")
     ap.add_argument("--skip-embed", action="store_true", help="no throughput run (cached real vectors still used)")
+    ap.add_argument("--throughput-only", type=int, default=0, metavar="N",
+                    help="only the default embedder's throughput against the numpy pass, on N indexed chunks")
     args = ap.parse_args()
     print(f"cpu cores {os.cpu_count()}, OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '-')}, "
           f"load {os.getloadavg()[0]:.1f}")
+    if args.throughput_only:
+        default_throughput(args.throughput_only)
+        return
     if not args.skip_embed:
         throughput()
+        default_throughput(200)
     rng = np.random.default_rng(0)
     real = real_vectors(args.real)
     if real is not None:

@@ -32,6 +32,9 @@ def run(args: Any) -> int:
     for walker in app.plugins.walkers:
         walkers.setdefault(walker.name, {})
     stats["replace"] = replace_summary(app.store.counters("replace:"))
+    from memtree_plugins.lib.embedder_choice import embedding_progress, progress_line
+
+    stats["embeddings"] = embedding_progress(app.store)
     if args.json:
         print_json(stats)
         return 0
@@ -51,6 +54,7 @@ def run(args: Any) -> int:
     for kind, by in sorted(stats["nodes"].items()):
         print(f"  {kind:<12} " + "  ".join(f"{s}={n}" for s, n in sorted(by.items())))
     print(f"edges  {stats['edges']}")
+    print(progress_line(stats["embeddings"]))
     _print_replace(stats["replace"])
     groups: dict[str, list[tuple[str, int]]] = {}
     for name, value in stats["counters"].items():

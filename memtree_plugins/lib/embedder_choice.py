@@ -37,7 +37,7 @@ def configured_model(app: Context) -> str:
 def choose_embedder(app: Context, store_models: list[tuple[str, int, int]] | None = None) -> EmbedderChoice:
     """The embedder ``embeddingModel`` names (by plugin name or model), or for ``"auto"``: the one whose
     model the store already holds, else the first available in precedence order (third-party ones, then
-    Ollama, then the local model)."""
+    Ollama, then the shipped int8 MiniLM, then the numpy one)."""
     setting = configured_model(app)
     registry = app.plugins.embedders
     embedders = registry.ranked()  # precedence: a third-party embedder before the built-ins
@@ -61,7 +61,8 @@ def choose_embedder(app: Context, store_models: list[tuple[str, int, int]] | Non
                 # auto never switches models under a store that holds vectors: that would need a reembed.
                 return (EmbedderChoice(e, f"auto: the store's vectors are {model}") if ok
                         else EmbedderChoice(None, f"the store's vectors are {model}, whose embedder is "
-                                                  f"unavailable: {why}"))
+                                                  f"unavailable: {why}; or `memtree reembed` re-embeds the "
+                                                  f"store with the default embedder"))
     reasons = []
     for e in embedders:
         ok, why = e.available()
@@ -96,3 +97,45 @@ def stored_models(store: StoreAccess) -> list[tuple[str, int, int]]:
         return [(first[0], first[1], int(store.query_one("SELECT count(*) FROM nodes_vec")[0]))]  # type: ignore[index]
     return [(m, int(d), int(n)) for m, d, n in store.query(
         "SELECT embedding_model, embedding_dim, count(*) FROM nodes_vec GROUP BY 1, 2 ORDER BY 3 DESC")]
+
+
+# -- embedding progress -------------------------------------------------------------------------------
+EMBEDDED_COUNTER = "embedding:embedded"  # nodes the embedding walker embedded, ever
+EMBED_MS_COUNTER = "embedding:embed_ms"  # the time it spent in the embedder for them
+
+
+def embedding_progress(store: StoreAccess) -> dict[str, object]:
+    """How far the background embedding has come: live nodes, how many hold a vector, the backlog, the
+    models of the vectors, the walker's last word, and its rate (nodes/s over all its runs)."""
+    live = int((store.query_one("SELECT count(*) FROM nodes WHERE status = 'live'") or (0,))[0])
+    out: dict[str, object] = {"live": live, "embedded": 0, "backlog": live, "models": [],
+                              "reason": store.get_meta("walker:embedding_indexer:reason") or ""}
+    if not store.vector.available:
+        out["reason"] = f"vector search is off: {store.vector.reason}"
+        return out
+    backlog = int((store.query_one("SELECT count(*) FROM nodes n WHERE n.status = 'live' AND NOT EXISTS "
+                                   "(SELECT 1 FROM nodes_vec v WHERE v.id = n.id)") or (0,))[0])
+    counters = store.counters("embedding:")
+    done, ms = counters.get(EMBEDDED_COUNTER, 0), counters.get(EMBED_MS_COUNTER, 0)
+    out.update(embedded=live - backlog, backlog=backlog, models=[m for m, _d, _n in stored_models(store)],
+               rate=round(done * 1000 / ms, 1) if done and ms else None)
+    return out
+
+
+def progress_line(p: dict[str, object]) -> str:
+    """``memtree stats``' line for :func:`embedding_progress`."""
+    live, done, backlog, rate = p["live"], p["embedded"], p["backlog"], p.get("rate")
+    pct = f" ({100 * done // live}%)" if live else ""  # type: ignore[operator]
+    models = p["models"]
+    line = f"embeddings  {done}/{live} live nodes{pct}"
+    if models:
+        line += " with " + ", ".join(models)  # type: ignore[arg-type]
+    if backlog:
+        line += f"; {backlog} to go"
+        if rate:
+            line += f" at {rate} nodes/s (~{int(backlog / rate) + 1} s while the daemon is idle)"  # type: ignore[operator]
+    if p["reason"]:
+        line += f"; {p['reason']}"
+    elif backlog:
+        line += "; the daemon embeds them in the background when idle (it runs under your agent's MCP session)"
+    return line

@@ -2,14 +2,18 @@
 and live nodes lack a vector, embed them in batches of ``walkers.embeddingBatchSize``, newest first.
 
 Bounded per run (``MAX_BATCHES`` batches) so a big backlog never holds the coordinator; the backlog left is
-kept as the gauge counter ``walker:embedding_indexer:backlog`` for ``memtree stats``.  It never mixes
+kept as the gauge counter ``walker:embedding_indexer:backlog`` for ``memtree stats``, which also shows the
+progress (nodes embedded of the live ones) and the rate from the counters ``embedding:embedded`` and
+``embedding:embed_ms`` (memtree_plugins/lib/embedder_choice.py).  It never mixes
 models: when the store holds vectors of another model it does nothing and says ``memtree reembed``.
 """
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
+from memtree_plugins.lib.embedder_choice import EMBED_MS_COUNTER, EMBEDDED_COUNTER
 from memtree_plugins.semantic import queries, vectors
 from memtree_plugins.semantic.embedding_text import TEXT_VERSION, TEXT_VERSION_KEY, embedding_text
 from memtree_plugins.semantic.settings import semantic_settings
@@ -65,7 +69,10 @@ class EmbeddingIndexer:
                 if not rows:
                     break
                 # a contextual header (path, qualified name, signature, docstring) before the text
+                t0 = time.perf_counter()
                 vecs = e.embed([embedding_text(content, meta, app.identity.root) for _, content, meta in rows])
+                store.bump(EMBED_MS_COUNTER, max(1, round((time.perf_counter() - t0) * 1000)))
+                store.bump(EMBEDDED_COUNTER, len(rows))
                 dim = len(vecs[0]) if vecs else e.dim
                 vectors.check_model(store, e.model, dim)
                 counts["embedded"] += vectors.put_vectors(store, list(zip([i for i, *_ in rows], vecs, strict=True)),

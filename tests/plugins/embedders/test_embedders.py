@@ -139,11 +139,11 @@ def test_choice_explicit_ollama_unreachable_says_why(home, project) -> None:
         app.close()
 
 
-def test_choice_auto_falls_back_to_local(home, project) -> None:
+def test_choice_auto_falls_back_to_the_shipped_model(home, project) -> None:
     app = _app(home, project, {"MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{_closed_port()}"})
     try:
         choice = vectors.choose_embedder(app)
-        assert choice.embedder is not None and choice.embedder.name == "local"
+        assert choice.embedder is not None and choice.embedder.name == "minilm"
     finally:
         app.close()
 

@@ -125,8 +125,8 @@ def test_mixed_models_are_refused_until_reembed(sapp: App) -> None:
     assert EmbeddingIndexer().run(sapp)["embedded"] == 0  # the indexer never mixes models either
     seen: list[tuple[int, int]] = []
     out = reembed(sapp, progress=lambda done, total: seen.append((done, total)))
-    assert out["embedded"] == 2 and out["model"] == "all-MiniLM-L6-v2" and seen[-1] == (2, 2)
-    assert vectors.stored_models(sapp.store) == [("all-MiniLM-L6-v2", 384, 2)]
+    assert out["embedded"] == 2 and out["model"] == "all-MiniLM-L6-v2-int8" and seen[-1] == (2, 2)
+    assert vectors.stored_models(sapp.store) == [("all-MiniLM-L6-v2-int8", 384, 2)]
     hits = vectors.semantic_search(sapp, "where are the tokenizer tests", 2)
     assert hits[0][0] == ids[1]
 
@@ -436,3 +436,24 @@ def test_shingle_similarity_tells_copies_from_siblings() -> None:
     br = text[text.index("def rates_br("):text.index("def ", text.index("def rates_br(") + 5)]
     assert jaccard(at, at.replace("    ", "\t")) == 1.0
     assert jaccard(at, br) < 0.5
+
+
+def test_stats_shows_embedding_progress_and_rate(sapp: App, project: Path) -> None:
+    """`memtree stats` says how many live nodes hold a vector, with which model, what is left and the rate."""
+    import json
+
+    from tests.helpers.common import run_memtree
+
+    for i in range(5):
+        sapp.store.insert_node("note", f"note number {i} about the deploy script", status_="live")
+    assert EmbeddingIndexer().run(sapp)["embedded"] == 5
+    sapp.store.insert_node("note", "one more, not embedded yet", status_="live")
+    sapp.close()
+    out = run_memtree("stats", "--project", str(project), cwd=project)
+    assert out.returncode == 0, out.stderr
+    line = next(x for x in out.stdout.splitlines() if x.startswith("embeddings"))
+    assert "5/6 live nodes (83%) with all-MiniLM-L6-v2-int8; 1 to go at " in line, line
+    assert " nodes/s" in line
+    js = run_memtree("stats", "--json", "--project", str(project), cwd=project)
+    progress = json.loads(js.stdout)["embeddings"]
+    assert progress["embedded"] == 5 and progress["backlog"] == 1 and progress["rate"] > 0
