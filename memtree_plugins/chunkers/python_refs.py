@@ -1,0 +1,197 @@
+"""References in Python source, read off the ``ast`` the chunker already parsed (see
+:mod:`memtree_plugins.lib.code_refs`).
+
+* ``f(...)`` / ``a.b.f(...)`` and decorators: ``calls`` (``self.f()`` and ``cls.f()`` in a method of class
+  ``C`` are ``C.f``; ``super().f()`` is ``super:C.f``, looked up in ``C``'s bases);
+* class bases: ``inherits``; names in annotations (string annotations too): ``uses-type``;
+* other names read (``isinstance(x, C)``, ``except E``, a function passed as a callback): ``uses``;
+* ``import a.b as m`` / ``from .m import x as y``: ``imports`` binding the alias to ``a/b`` or the relative
+  module's path from the file's directory.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+
+from memtree_plugins.lib.code_refs import Ref
+
+
+def dotted(node: ast.AST) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super" and parts:
+        return "super()." + ".".join(reversed(parts))
+    return None
+
+
+class _Visitor(ast.NodeVisitor):
+    def __init__(self, path: str) -> None:
+        self.out: list[Ref] = []
+        self.classes: list[str] = []  # qualified names of the enclosing classes
+        self.selves: list[str | None] = []  # the first parameter's name of each enclosing method
+        self.locals: list[set[str]] = []  # names bound in each enclosing function (not definitions)
+        self.dir = posixpath.dirname(path.replace("\\", "/"))
+
+    def emit(self, rel: str, name: str | None, node: ast.AST, target: str = "") -> None:
+        if not name:
+            return
+        head, _, rest = name.partition(".")
+        if rest and self.classes and self.selves and head == self.selves[-1]:
+            name = f"{self.classes[-1]}.{rest}"
+        elif head == "super()" and self.classes:
+            name = f"super:{self.classes[-1]}.{rest}"
+        elif head == "super()":
+            return
+        elif self.locals and head in self.locals[-1]:
+            if not rest or rel != "calls":
+                return  # a local variable, not a definition
+            name = "." + name.rsplit(".", 1)[-1]  # a method of a local value: only its name is known
+        self.out.append(Ref(rel, name, getattr(node, "lineno", 0), target))
+
+    # -- definitions --------------------------------------------------------------------------------
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for d in node.decorator_list:
+            self.call_like(d)
+        for b in node.bases:
+            self.emit("inherits", dotted(b), b)
+            self.visit_subscripts(b)
+        for k in node.keywords:
+            self.visit(k.value)
+        self.classes.append(f"{self.classes[-1]}.{node.name}" if self.classes else node.name)
+        self.selves.append(None)
+        for s in node.body:
+            self.visit(s)
+        self.selves.pop()
+        self.classes.pop()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for d in node.decorator_list:
+            self.call_like(d)
+        args = node.args
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if a is not None and a.annotation is not None:
+                self.annotation(a.annotation)
+        for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+            self.visit(default)
+        if node.returns is not None:
+            self.annotation(node.returns)
+        first = (args.posonlyargs + args.args)[:1]
+        in_class = bool(self.selves) and self.selves[-1] is None and bool(self.classes)
+        self.selves.append(first[0].arg if in_class and first else "\0")
+        bound = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+                 if a is not None}
+        for s in node.body:
+            for n in ast.walk(s):
+                if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                    bound.add(n.id)
+        if self.selves[-1]:
+            bound.discard(self.selves[-1])
+        self.locals.append(bound | (self.locals[-1] if self.locals else set()))
+        for s in node.body:
+            self.visit(s)
+        self.locals.pop()
+        self.selves.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.visit(node.body)
+
+    # -- uses ---------------------------------------------------------------------------------------
+    def call_like(self, node: ast.AST) -> None:
+        """A decorator: ``@d`` and ``@d(...)`` both call ``d``."""
+        if isinstance(node, ast.Call):
+            self.visit(node)
+        else:
+            self.emit("calls", dotted(node), node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = dotted(node.func)
+        if name is not None:
+            self.emit("calls", name, node.func)
+        else:
+            if isinstance(node.func, ast.Attribute):  # ``make().run()``: only the method's name is known
+                self.out.append(Ref("calls", "." + node.func.attr, node.func.lineno))
+            self.visit(node.func)
+        for a in node.args:
+            self.visit(a)
+        for k in node.keywords:
+            self.visit(k.value)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self.emit("uses", node.id, node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        name = dotted(node)
+        if name is not None and isinstance(node.ctx, ast.Load):
+            head = name.split(".", 1)[0]
+            if self.selves and head == self.selves[-1]:
+                self.emit("uses", name, node)  # self.helper passed on, not called
+                return
+        self.visit(node.value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.annotation(node.annotation)
+        if node.value is not None:
+            self.visit(node.value)
+
+    def annotation(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                inner = ast.parse(node.value, mode="eval").body
+            except SyntaxError:
+                return
+            for n in ast.walk(inner):
+                if isinstance(n, ast.Name | ast.Attribute):
+                    name = dotted(n)
+                    if name:
+                        self.out.append(Ref("uses-type", name, node.lineno))
+            return
+        for n in ast.walk(node):
+            if isinstance(n, ast.Attribute) and dotted(n):
+                self.emit("uses-type", dotted(n), n)
+            elif isinstance(n, ast.Name):
+                self.emit("uses-type", n.id, n)
+            elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n is not node:
+                self.annotation(n)
+
+    def visit_subscripts(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Subscript):
+            self.annotation(node.slice)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            if a.asname:
+                self.emit("imports", a.asname, node, a.name.replace(".", "/"))
+            else:
+                top = a.name.split(".", 1)[0]
+                self.emit("imports", top, node, top)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        mod = (node.module or "").replace(".", "/")
+        if node.level:
+            base = self.dir
+            for _ in range(node.level - 1):
+                base = posixpath.dirname(base)
+            mod = posixpath.join(base, mod) if mod else base
+        for a in node.names:
+            if a.name == "*":
+                self.emit("imports", "*", node, mod)
+            else:
+                self.emit("imports", a.asname or a.name, node, f"{mod}/{a.name}" if mod else a.name)
+
+
+def python_refs(path: str, tree: ast.Module) -> list[Ref]:
+    v = _Visitor(path)
+    try:
+        v.visit(tree)
+    except RecursionError:  # absurdly nested generated code: what was read so far
+        pass
+    return v.out
