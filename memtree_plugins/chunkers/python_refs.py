@@ -35,7 +35,7 @@ class _Visitor(ast.NodeVisitor):
         self.out: list[Ref] = []
         self.classes: list[str] = []  # qualified names of the enclosing classes
         self.selves: list[str | None] = []  # the first parameter's name of each enclosing method
-        self.locals: list[set[str]] = []  # names bound in each enclosing function (not definitions)
+        self.locals: list[set[str]] = []  # names bound in each enclosing function (its variables)
         self.dir = posixpath.dirname(path.replace("\\", "/"))
 
     def emit(self, rel: str, name: str | None, node: ast.AST, target: str = "") -> None:
@@ -48,10 +48,6 @@ class _Visitor(ast.NodeVisitor):
             name = f"super:{self.classes[-1]}.{rest}"
         elif head == "super()":
             return
-        elif self.locals and head in self.locals[-1]:
-            if not rest or rel != "calls":
-                return  # a local variable, not a definition
-            name = "." + name.rsplit(".", 1)[-1]  # a method of a local value: only its name is known
         self.out.append(Ref(rel, name, getattr(node, "lineno", 0), target))
 
     # -- definitions --------------------------------------------------------------------------------
@@ -86,17 +82,28 @@ class _Visitor(ast.NodeVisitor):
         self.selves.append(first[0].arg if in_class and first else "\0")
         bound = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
                  if a is not None}
-        for s in node.body:
-            for n in ast.walk(s):
-                if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-                    bound.add(n.id)
-        if self.selves[-1]:
-            bound.discard(self.selves[-1])
-        self.locals.append(bound | (self.locals[-1] if self.locals else set()))
+        self.locals.append(bound)
+        start = len(self.out)
         for s in node.body:
             self.visit(s)
         self.locals.pop()
         self.selves.pop()
+        bound.discard(first[0].arg if in_class and first else "")
+        self._drop_locals(start, bound)
+
+    def _drop_locals(self, start: int, bound: set[str]) -> None:
+        """The function's references whose first name is one of its variables (bound anywhere in it, as
+        Python scopes them) name no definition: dropped, or for a method called on one, kept by its name."""
+        if not bound:
+            return
+        kept: list[Ref] = []
+        for r in self.out[start:]:
+            head, dot, rest = r.name.partition(".")
+            if head not in bound or r.rel == "imports":
+                kept.append(r)
+            elif dot and r.rel == "calls":
+                kept.append(r._replace(name="." + r.name.rsplit(".", 1)[-1]))
+        self.out[start:] = kept
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
@@ -127,6 +134,8 @@ class _Visitor(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load):
             self.emit("uses", node.id, node)
+        elif self.locals:
+            self.locals[-1].add(node.id)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         name = dotted(node)

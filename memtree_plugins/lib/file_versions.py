@@ -228,18 +228,18 @@ def write_version(app: Context, p: Path, shown: str, uri: str,
                 return raced, got, True
         file_node = store.insert_node("file", _file_outline(shown, total, chunker, entries), source_uri=uri,
                                       status_="live", mtime=loaded.mtime, metadata=meta)
+        rowids: list[int] = []
         for e, chunk in zip(entries, chunks, strict=True):
-            store.insert_node("file_chunk", texts[e.id], parent_id=file_node.id,
+            rowids.append(store.insert_node("file_chunk", texts[e.id], parent_id=file_node.id,
                               source_uri=file_uri(path, e.start, e.end), status_="live", mtime=loaded.mtime,
                               node_id=e.id,
                               metadata={"path": path, "start_line": e.start, "end_line": e.end,
                                         "symbol": e.symbol, "kind": e.kind, "outline": e.outline,
                                         "tokens": e.tokens, "chunker": chunker, **_definition(chunk),
-                                        **_chunk_redactions(clean.lines, e.start, e.end)})
+                                        **_chunk_redactions(clean.lines, e.start, e.end)}).rowid)
         retired = _retire(store, rows, file_node.id, entries)
         if ref_links.available(store) and (read_refs(chunks) or retired):
-            ref_links.record(store, file_node.id, path, [e.id for e in entries],
-                             chunks if read_refs(chunks) else [], retired)
+            ref_links.record(store, file_node.rowid, path, rowids, chunks if read_refs(chunks) else [], retired)
         app.record_redactions(clean.hits)
     if resolve:
         ref_links.resolve_pending(store, limit=RESOLVE_AT_ONCE)

@@ -39,28 +39,29 @@ if TYPE_CHECKING:
 NAME = "references"
 MAX_CANDIDATES = 8
 TYPE_KINDS = frozenset({"class", "interface", "type", "struct", "enum", "union", "trait", "record"})
+# Nodes are named by their rowid here (stable: the keyword index keys on it too), which keeps these tables
+# and their indexes a third of the size text ids would.
 STEPS = [
+    # A stored file version with code: its language and where it sits (its module, its directory).
+    """CREATE TABLE IF NOT EXISTS code_files (
+        file INTEGER PRIMARY KEY, lang TEXT NOT NULL, modpath TEXT NOT NULL, dir TEXT NOT NULL)""",
+    # Each definition (and member of a class kept as one chunk) by its last name.
     """CREATE TABLE IF NOT EXISTS code_defs (
-        node_id TEXT NOT NULL, file_id TEXT NOT NULL, lang TEXT NOT NULL, modpath TEXT NOT NULL,
-        dir TEXT NOT NULL, name TEXT NOT NULL, qual TEXT NOT NULL, kind TEXT NOT NULL)""",
-    "CREATE INDEX IF NOT EXISTS code_defs_name ON code_defs(name, lang)",
-    "CREATE INDEX IF NOT EXISTS code_defs_node ON code_defs(node_id)",
+        name TEXT NOT NULL, lang TEXT NOT NULL, node INTEGER NOT NULL, file INTEGER NOT NULL,
+        qual TEXT NOT NULL, kind TEXT NOT NULL, PRIMARY KEY (name, lang, node, qual)) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS code_defs_file ON code_defs(file)",
+    # Each name a chunk uses; ``tail`` is its last part, to find the users of a name defined anew.
     """CREATE TABLE IF NOT EXISTS code_refs (
-        src_id TEXT NOT NULL, file_id TEXT NOT NULL, rel TEXT NOT NULL, name TEXT NOT NULL,
-        tail TEXT NOT NULL, target TEXT NOT NULL DEFAULT '')""",
-    "CREATE INDEX IF NOT EXISTS code_refs_src ON code_refs(src_id)",
-    "CREATE INDEX IF NOT EXISTS code_refs_file ON code_refs(file_id, rel)",
+        src INTEGER NOT NULL, rel TEXT NOT NULL, name TEXT NOT NULL, target TEXT NOT NULL, tail TEXT NOT NULL,
+        PRIMARY KEY (src, rel, name, target)) WITHOUT ROWID""",
     "CREATE INDEX IF NOT EXISTS code_refs_tail ON code_refs(tail)",
     """CREATE TABLE IF NOT EXISTS code_links (
-        src_id TEXT NOT NULL, dst_id TEXT NOT NULL, rel TEXT NOT NULL, weight REAL NOT NULL,
-        PRIMARY KEY (src_id, dst_id, rel)) WITHOUT ROWID""",
-    "CREATE INDEX IF NOT EXISTS code_links_dst ON code_links(dst_id)",
-    "CREATE TABLE IF NOT EXISTS code_dirty (src_id TEXT PRIMARY KEY) WITHOUT ROWID",
-    # Which chunk each chunk belongs to (its file, language and scope), for resolving its names.
-    """CREATE TABLE IF NOT EXISTS code_chunks (
-        node_id TEXT PRIMARY KEY, file_id TEXT NOT NULL, lang TEXT NOT NULL, dir TEXT NOT NULL)
-        WITHOUT ROWID""",
-    "CREATE INDEX IF NOT EXISTS code_chunks_file ON code_chunks(file_id)",
+        src INTEGER NOT NULL, dst INTEGER NOT NULL, rel TEXT NOT NULL, weight REAL NOT NULL,
+        PRIMARY KEY (src, dst, rel)) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS code_links_dst ON code_links(dst)",
+    "CREATE TABLE IF NOT EXISTS code_dirty (src INTEGER PRIMARY KEY)",
+    # Names defined anew since the last resolution: their users are resolved again then.
+    "CREATE TABLE IF NOT EXISTS code_names (name TEXT PRIMARY KEY) WITHOUT ROWID",
 ]
 
 _FAMILY = {".py": "python", ".pyi": "python", ".pyw": "python", ".js": "js", ".mjs": "js", ".cjs": "js",
@@ -91,43 +92,47 @@ def _tail(name: str) -> str:
     return name.rsplit(".", 1)[-1].rsplit(":", 1)[-1]
 
 
+def _rowids(store: StoreAccess, ids: Sequence[str]) -> list[int]:
+    out: list[int] = []
+    for part in batches(list(ids)):
+        out += [r for (r,) in store.query(f"SELECT rowid FROM nodes WHERE id IN ({marks(len(part))})", part)]
+    return out
+
+
 # -- writing -----------------------------------------------------------------------------------------
-def record(store: StoreAccess, file_id: str, path: str, ids: Sequence[str], chunks: Sequence[Chunk],
+def record(store: StoreAccess, file: int, path: str, nodes: Sequence[int], chunks: Sequence[Chunk],
            retired: Iterable[str] = ()) -> None:
     """Store a new file version's definitions and names (inside the caller's transaction) and mark what must
-    be resolved again; ``retired``: the chunk ids of the versions it replaces."""
-    old = list(retired)
-    if old:
-        for part in batches(old):
-            m = marks(len(part))
-            store.execute(f"INSERT OR IGNORE INTO code_dirty SELECT src_id FROM code_links WHERE dst_id IN ({m})",
-                          part)
-            for table, col in (("code_defs", "node_id"), ("code_refs", "src_id"), ("code_links", "src_id"),
-                               ("code_dirty", "src_id"), ("code_chunks", "node_id")):
-                store.execute(f"DELETE FROM {table} WHERE {col} IN ({m})", part)
+    be resolved again.  ``file`` and ``nodes``: the rowids of its file node and chunks; ``retired``: the
+    chunk ids of the versions it replaces."""
+    old = _rowids(store, list(retired))
+    for part in batches(old):
+        m = marks(len(part))
+        store.execute(f"INSERT OR IGNORE INTO code_dirty SELECT src FROM code_links WHERE dst IN ({m})", part)
+        for table, col in (("code_defs", "node"), ("code_refs", "src"), ("code_links", "src"),
+                           ("code_dirty", "src")):
+            store.execute(f"DELETE FROM {table} WHERE {col} IN ({m})", part)
     lang = language(path)
     if lang is None or not chunks:
         return
     mod, folder = modpath(path), posixpath.dirname(path)
-    defs: list[tuple[str, ...]] = []
-    refs: list[tuple[str, ...]] = []
-    _many(store, "INSERT OR REPLACE INTO code_chunks VALUES (?, ?, ?, ?)",
-          [(i, file_id, lang, folder) for i in ids])
-    for node_id, c in zip(ids, chunks, strict=True):
+    store.execute("INSERT OR REPLACE INTO code_files VALUES (?, ?, ?, ?)", (file, lang, mod, folder))
+    defs: dict[tuple[Any, ...], None] = {}
+    refs: dict[tuple[Any, ...], None] = {}
+    for node, c in zip(nodes, chunks, strict=True):
         if c.symbol and c.kind in DEFINITION_KINDS and c.part <= 1:
-            defs.append((node_id, file_id, lang, mod, folder, _tail(c.symbol), c.symbol, c.kind))
-            defs += [(node_id, file_id, lang, mod, folder, _tail(m), m, "member") for m in c.members]
-        refs += [(node_id, file_id, r.rel, r.name, _tail(r.name), r.target) for r in refs_of(c)]
-    _many(store, "INSERT INTO code_defs VALUES (?, ?, ?, ?, ?, ?, ?, ?)", defs)
-    _many(store, "INSERT INTO code_refs VALUES (?, ?, ?, ?, ?, ?)", refs)
-    _many(store, "INSERT OR IGNORE INTO code_dirty VALUES (?)", [(i,) for i in ids])
-    names = sorted({d[5] for d in defs})
-    for part in batches(names):
-        store.execute("INSERT OR IGNORE INTO code_dirty SELECT DISTINCT src_id FROM code_refs "
-                      f"WHERE tail IN ({marks(len(part))})", part)
+            defs[(_tail(c.symbol), lang, node, file, c.symbol, c.kind)] = None
+            for m in c.members:
+                defs.setdefault((_tail(m), lang, node, file, m, "member"), None)
+        for r in refs_of(c):
+            refs.setdefault((node, r.rel, r.name, r.target, _tail(r.name)), None)
+    _many(store, "INSERT OR IGNORE INTO code_defs VALUES (?, ?, ?, ?, ?, ?)", list(defs))
+    _many(store, "INSERT OR IGNORE INTO code_refs VALUES (?, ?, ?, ?, ?)", list(refs))
+    _many(store, "INSERT OR IGNORE INTO code_dirty VALUES (?)", [(n,) for n in nodes])
+    _many(store, "INSERT OR IGNORE INTO code_names VALUES (?)", [(n,) for n in sorted({d[0] for d in defs})])
 
 
-def _many(store: StoreAccess, sql: str, rows: list[tuple[str, ...]]) -> None:
+def _many(store: StoreAccess, sql: str, rows: list[tuple[Any, ...]]) -> None:
     if not rows:
         return
     width = len(rows[0])
@@ -142,8 +147,8 @@ def _many(store: StoreAccess, sql: str, rows: list[tuple[str, ...]]) -> None:
 # -- resolving ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Def:
-    node_id: str
-    file_id: str
+    node: int
+    file: int
     modpath: str
     dir: str
     qual: str
@@ -167,54 +172,60 @@ def resolve_pending(store: StoreAccess, limit: int | None = None) -> int:
     """Resolve the names of the dirty chunks (all, or ``limit`` of them); how many chunks were resolved."""
     if not available(store):
         return 0
+    with store.tx():  # the users of names defined anew, once for all the files stored since the last time
+        store.execute("INSERT OR IGNORE INTO code_dirty SELECT DISTINCT r.src FROM code_names n "
+                      "JOIN code_refs r ON r.tail = n.name")
+        store.execute("DELETE FROM code_names")
     done = 0
     while limit is None or done < limit:
         want = 2000 if limit is None else min(2000, limit - done)
-        srcs = [r[0] for r in store.query("SELECT src_id FROM code_dirty LIMIT ?", (want,))]
+        srcs = [r[0] for r in store.query("SELECT src FROM code_dirty LIMIT ?", (want,))]
         if not srcs:
             break
         with store.tx():
             _resolve(store, srcs)
             for part in batches(srcs):
-                store.execute(f"DELETE FROM code_dirty WHERE src_id IN ({marks(len(part))})", part)
+                store.execute(f"DELETE FROM code_dirty WHERE src IN ({marks(len(part))})", part)
         done += len(srcs)
     return done
 
 
-def _resolve(store: StoreAccess, srcs: list[str]) -> None:
-    info: dict[str, tuple[str, str, str]] = {}
-    refs: dict[str, list[tuple[str, str, str, str]]] = defaultdict(list)
+def _resolve(store: StoreAccess, srcs: list[int]) -> None:
+    info: dict[int, tuple[int, str, str, str]] = {}  # src -> file, lang, dir, id
+    refs: dict[int, list[tuple[str, str, str, str]]] = defaultdict(list)
     for part in batches(srcs):
         m = marks(len(part))
-        for node_id, file_id, lang, folder in store.query(
-                f"SELECT node_id, file_id, lang, dir FROM code_chunks WHERE node_id IN ({m})", part):
-            info[node_id] = (file_id, lang, folder)
-        for src, rel, name, tail, target in store.query(
-                f"SELECT src_id, rel, name, tail, target FROM code_refs WHERE src_id IN ({m})", part):
+        for src, node_id, file, lang, folder in store.query(
+                f"SELECT n.rowid, n.id, f.rowid, cf.lang, cf.dir FROM nodes n JOIN nodes f ON f.id = n.parent_id "
+                f"JOIN code_files cf ON cf.file = f.rowid WHERE n.rowid IN ({m}) AND n.status = 'live'", part):
+            info[src] = (file, lang, folder, node_id)
+        for src, rel, name, target, tail in store.query(
+                f"SELECT src, rel, name, target, tail FROM code_refs WHERE src IN ({m})", part):
             refs[src].append((rel, name, tail, target))
     files = sorted({v[0] for v in info.values()})
-    imports: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    imports: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for part in batches(files):
-        for file_id, name, target in store.query(
-                f"SELECT file_id, name, target FROM code_refs WHERE file_id IN ({marks(len(part))}) "
-                "AND rel = 'imports'", part):
-            imports[file_id][name].append(target)
+        for file, name, target in store.query(
+                f"SELECT f.rowid, r.name, r.target FROM nodes f JOIN nodes n ON n.parent_id = f.id "
+                f"JOIN code_refs r ON r.src = n.rowid AND r.rel = 'imports' WHERE f.rowid IN ({marks(len(part))})",
+                part):
+            imports[file][name].append(target)
     tails = sorted({r[2] for rs in refs.values() for r in rs} | {
         t.rsplit("/", 1)[-1] for f in imports.values() for ts in f.values() for t in ts})
     defs: dict[tuple[str, str], list[_Def]] = defaultdict(list)
     for part in batches(tails):
-        for node_id, file_id, lang, mod, folder, name, qual, kind in store.query(
-                f"SELECT node_id, file_id, lang, modpath, dir, name, qual, kind FROM code_defs "
-                f"WHERE name IN ({marks(len(part))})", part):
-            defs[(name, lang)].append(_Def(node_id, file_id, mod, folder, qual, kind))
-    links: dict[tuple[str, str, str], float] = {}
+        for name, lang, node, file, mod, folder, qual, kind in store.query(
+                f"SELECT d.name, d.lang, d.node, d.file, f.modpath, f.dir, d.qual, d.kind FROM code_defs d "
+                f"JOIN code_files f ON f.file = d.file WHERE d.name IN ({marks(len(part))})", part):
+            defs[(name, lang)].append(_Def(node, file, mod, folder, qual, kind))
+    links: dict[tuple[int, int, str], float] = {}
     for src in srcs:
         if src not in info:
             continue
-        file_id, lang, folder = info[src]
+        file, lang, folder, _ = info[src]
         for rel, name, tail, target in refs.get(src, ()):
-            found, exact = _lookup(name, tail, target, rel, lang, file_id, folder, defs, imports[file_id])
-            found = [d for d in found if d.node_id != src]
+            found, exact = _lookup(name, tail, target, rel, lang, file, folder, defs, imports[file])
+            found = [d for d in found if d.node != src]
             if not found:
                 continue
             if exact:
@@ -224,22 +235,32 @@ def _resolve(store: StoreAccess, srcs: list[str]) -> None:
                     if d.kind not in TYPE_KINDS:
                         continue
                     kind_rel = "uses-type"
-                links[(src, d.node_id, kind_rel)] = 1.0
+                links[(src, d.node, kind_rel)] = 1.0
             elif rel != "uses":
-                uniq = list(dict.fromkeys(d.node_id for d in found))[:MAX_CANDIDATES]
+                uniq = list(dict.fromkeys(d.node for d in found))[:MAX_CANDIDATES]
                 for dst in uniq:
                     links.setdefault((src, dst, rel), round(1 / len(uniq), 4))
     for part in batches(srcs):
         m = marks(len(part))
-        store.execute(f"DELETE FROM edges WHERE kind = 'references' AND src_id IN ({m}) AND dst_id IN "
-                      f"(SELECT dst_id FROM code_links l WHERE l.src_id = edges.src_id)", part)
-        store.execute(f"DELETE FROM code_links WHERE src_id IN ({m})", part)
+        store.execute(f"DELETE FROM edges WHERE kind = 'references' AND src_id IN "
+                      f"(SELECT id FROM nodes WHERE rowid IN ({m})) AND dst_id IN (SELECT n.id FROM code_links l "
+                      f"JOIN nodes n ON n.rowid = l.dst JOIN nodes s ON s.rowid = l.src WHERE s.id = edges.src_id)",
+                      part)
+        store.execute(f"DELETE FROM code_links WHERE src IN ({m})", part)
     rows = [(s, d, r, w) for (s, d, r), w in links.items()]
-    _many(store, "INSERT OR REPLACE INTO code_links VALUES (?, ?, ?, ?)", rows)  # type: ignore[arg-type]
+    _many(store, "INSERT OR REPLACE INTO code_links VALUES (?, ?, ?, ?)", rows)
+    pairs = sorted({(s, d) for s, d, _r, w in rows if w >= 1.0})
+    ids = _ids(store, sorted({d for _, d in pairs}))
     now = _now()
-    edges = sorted({(s, d) for s, d, _r, w in rows if w >= 1.0})
     _many(store, "INSERT OR IGNORE INTO edges (src_id, dst_id, kind, created_at) VALUES (?, ?, ?, ?)",
-          [(s, d, "references", now) for s, d in edges])  # type: ignore[misc]
+          [(info[s][3], ids[d], "references", now) for s, d in pairs if d in ids])
+
+
+def _ids(store: StoreAccess, rowids: Sequence[int]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for part in batches(list(rowids)):
+        out.update(store.query(f"SELECT rowid, id FROM nodes WHERE rowid IN ({marks(len(part))})", part))
+    return out
 
 
 def _now() -> int:
@@ -248,7 +269,7 @@ def _now() -> int:
     return now_ms()
 
 
-def _lookup(name: str, tail: str, target: str, rel: str, lang: str, file_id: str, folder: str,
+def _lookup(name: str, tail: str, target: str, rel: str, lang: str, file_id: int, folder: str,
             defs: dict[tuple[str, str], list[_Def]],
             imports: dict[str, list[str]]) -> tuple[list[_Def], bool]:
     """The definitions ``name`` may mean, and whether that is certain."""
@@ -261,7 +282,7 @@ def _lookup(name: str, tail: str, target: str, rel: str, lang: str, file_id: str
     pool = defs.get((tail, lang), [])
     if not unknown_receiver:
         # 1. same scope
-        same = [d for d in pool if d.qual == name and (d.file_id == file_id or (lang == "go" and d.dir == folder))]
+        same = [d for d in pool if d.qual == name and (d.file == file_id or (lang == "go" and d.dir == folder))]
         if same:
             return same[:1], True
         # 2. imports
@@ -293,7 +314,7 @@ def _lookup(name: str, tail: str, target: str, rel: str, lang: str, file_id: str
         return [], False
     if skip:
         cands = [d for d in cands if d.qual != skip]
-    return cands, len({d.node_id for d in cands}) == 1
+    return cands, len({d.node for d in cands}) == 1
 
 
 def _from_module(module: str, qual: str, lang: str, defs: dict[tuple[str, str], list[_Def]]) -> tuple[list[_Def], bool]:
@@ -302,14 +323,14 @@ def _from_module(module: str, qual: str, lang: str, defs: dict[tuple[str, str], 
     if scored:
         best = max(s for s, _ in scored)
         top = [d for s, d in scored if s == best]
-        return top, len({d.node_id for d in top}) == 1
+        return top, len({d.node for d in top}) == 1
     if lang == "go" or not module:
         return [], False
     # A package re-exporting the name (``from pkg import Schema`` with Schema in pkg/schema.py): the one
     # definition of it under that package's directory.
     under = [d for d in pool if d.qual == qual and ("/" + module + "/" in d.modpath + "/" or
                                                    d.modpath.startswith(module + "/"))]
-    return under, len({d.node_id for d in under}) == 1
+    return under, len({d.node for d in under}) == 1
 
 
 def link_rels(store: StoreAccess, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
@@ -320,8 +341,9 @@ def link_rels(store: StoreAccess, pairs: Sequence[tuple[str, str]]) -> dict[tupl
     out: dict[tuple[str, str], list[str]] = defaultdict(list)
     srcs = sorted({s for s, _ in pairs})
     for part in batches(srcs):
-        for s, d, rel in store.query(f"SELECT src_id, dst_id, rel FROM code_links WHERE weight >= 1 AND src_id IN "
-                                     f"({marks(len(part))}) ORDER BY rel", part):
+        for s, d, rel in store.query(
+                f"SELECT s.id, d.id, l.rel FROM nodes s JOIN code_links l ON l.src = s.rowid AND l.weight >= 1 "
+                f"JOIN nodes d ON d.rowid = l.dst WHERE s.id IN ({marks(len(part))}) ORDER BY l.rel", part):
             if (s, d) in want:
                 out[(s, d)].append(rel)
     return dict(out)

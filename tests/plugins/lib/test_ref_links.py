@@ -69,7 +69,8 @@ def _links(app, status: str = "live") -> set[tuple[str, str, str]]:
                                       "'$.kind') FROM nodes WHERE kind = 'file_chunk' AND status = ?", (status,))}
     edges = {(s, d) for s, d in q("SELECT src_id, dst_id FROM edges WHERE kind = 'references'")}
     out = set()
-    for s, d, rel, w in q("SELECT src_id, dst_id, rel, weight FROM code_links"):
+    for s, d, rel, w in q("SELECT s.id, d.id, l.rel, l.weight FROM code_links l JOIN nodes s ON s.rowid = l.src "
+                          "JOIN nodes d ON d.rowid = l.dst"):
         if w >= 1 and s in sym and d in sym:
             assert (s, d) in edges, f"no references edge for {sym[s]} {rel} {sym[d]}"
             out.add((sym[s], rel, sym[d]))
@@ -103,8 +104,8 @@ def test_references_resolve_by_file_then_imports_then_a_unique_name(app, project
     # ``Runner().run()``: a method named run is defined twice (Runner.run, Other.run): candidates only
     assert not any(s == "main" and d == "Other" for s, _, d in links)
     cands = app.store.query(
-        "SELECT json_extract(n.metadata, '$.symbol'), l.weight FROM code_links l JOIN nodes n ON n.id = l.dst_id "
-        "JOIN nodes s ON s.id = l.src_id WHERE json_extract(s.metadata, '$.symbol') = 'main' AND l.weight < 1")
+        "SELECT json_extract(n.metadata, '$.symbol'), l.weight FROM code_links l JOIN nodes n ON n.rowid = l.dst "
+        "JOIN nodes s ON s.rowid = l.src WHERE json_extract(s.metadata, '$.symbol') = 'main' AND l.weight < 1")
     assert cands == [("Other", 0.5)]
     # ``self.step()`` is Runner's own (the class is one chunk): no link to o.py's step
     assert not any(s == "Runner" and d == "step" for s, _, d in links)
