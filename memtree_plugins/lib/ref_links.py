@@ -202,29 +202,17 @@ def _resolve(store: StoreAccess, srcs: list[int]) -> None:
         for src, rel, name, target, tail in store.query(
                 f"SELECT src, rel, name, target, tail FROM code_refs WHERE src IN ({m})", part):
             refs[src].append((rel, name, tail, target))
-    files = sorted({v[0] for v in info.values()})
-    imports: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    for part in batches(files):
-        for file, name, target in store.query(
-                f"SELECT f.rowid, r.name, r.target FROM nodes f JOIN nodes n ON n.parent_id = f.id "
-                f"JOIN code_refs r ON r.src = n.rowid AND r.rel = 'imports' WHERE f.rowid IN ({marks(len(part))})",
-                part):
-            imports[file][name].append(target)
-    tails = sorted({r[2] for rs in refs.values() for r in rs} | {
-        t.rsplit("/", 1)[-1] for f in imports.values() for ts in f.values() for t in ts})
-    defs: dict[tuple[str, str], list[_Def]] = defaultdict(list)
-    for part in batches(tails):
-        for name, lang, node, file, mod, folder, qual, kind in store.query(
-                f"SELECT d.name, d.lang, d.node, d.file, f.modpath, f.dir, d.qual, d.kind FROM code_defs d "
-                f"JOIN code_files f ON f.file = d.file WHERE d.name IN ({marks(len(part))})", part):
-            defs[(name, lang)].append(_Def(node, file, mod, folder, qual, kind))
+    r = _Resolver(store)
+    r.load_imports(sorted({v[0] for v in info.values()}))
+    r.load_defs({x[2] for rs in refs.values() for x in rs} | {
+        t.rsplit("/", 1)[-1] for f in r.imports.values() for ts in f.values() for t in ts})
     links: dict[tuple[int, int, str], float] = {}
     for src in srcs:
         if src not in info:
             continue
         file, lang, folder, _ = info[src]
         for rel, name, tail, target in refs.get(src, ()):
-            found, exact = _lookup(name, tail, target, rel, lang, file, folder, defs, imports[file])
+            found, exact = r.lookup(name, tail, target, rel, lang, file, folder)
             found = [d for d in found if d.node != src]
             if not found:
                 continue
@@ -254,6 +242,99 @@ def _resolve(store: StoreAccess, srcs: list[int]) -> None:
     now = _now()
     _many(store, "INSERT OR IGNORE INTO edges (src_id, dst_id, kind, created_at) VALUES (?, ?, ?, ?)",
           [(info[s][3], ids[d], "references", now) for s, d in pairs if d in ids])
+
+
+class _Resolver:
+    """Definitions by last name and each file's imports, read in batches and then as needed (a base class
+    in a file no dirty chunk is in)."""
+
+    def __init__(self, store: StoreAccess) -> None:
+        self.store = store
+        self.defs: dict[tuple[str, str], list[_Def]] = defaultdict(list)
+        self.loaded: set[str] = set()
+        self.imports: dict[int, dict[str, list[str]]] = {}
+        self.bases: dict[int, list[str]] = {}
+
+    def load_imports(self, files: Sequence[int]) -> None:
+        files = [f for f in files if f not in self.imports]
+        for f in files:
+            self.imports[f] = defaultdict(list)
+        for part in batches(files):
+            for file, name, target in self.store.query(
+                    f"SELECT f.rowid, r.name, r.target FROM nodes f JOIN nodes n ON n.parent_id = f.id JOIN "
+                    f"code_refs r ON r.src = n.rowid AND r.rel = 'imports' WHERE f.rowid IN ({marks(len(part))})",
+                    part):
+                self.imports[file][name].append(target)
+
+    def load_defs(self, tails: Iterable[str]) -> None:
+        want = sorted(set(tails) - self.loaded)
+        self.loaded.update(want)
+        for part in batches(want):
+            for name, lang, node, file, mod, folder, qual, kind in self.store.query(
+                    f"SELECT d.name, d.lang, d.node, d.file, f.modpath, f.dir, d.qual, d.kind FROM code_defs d "
+                    f"JOIN code_files f ON f.file = d.file WHERE d.name IN ({marks(len(part))})", part):
+                self.defs[(name, lang)].append(_Def(node, file, mod, folder, qual, kind))
+
+    def pool(self, tail: str, lang: str) -> list[_Def]:
+        if tail not in self.loaded:
+            self.load_defs([tail])
+        return self.defs.get((tail, lang), [])
+
+    def lookup(self, name: str, tail: str, target: str, rel: str, lang: str, file: int,
+               folder: str) -> tuple[list[_Def], bool]:
+        if name.startswith("super:"):  # ``super().m()`` in class C: m as C's bases define it
+            got = self.inherited(name[6:], lang, file)
+            if got:
+                return got, True
+        elif "." in name.lstrip(".") and not name.startswith(".") and rel == "calls":
+            found, exact = _lookup(name, tail, target, rel, lang, file, folder, self.defs,
+                                   self.imports.get(file) or {})
+            if found:
+                return found, exact
+            got = self.inherited(name, lang, file)  # ``self.m()`` with m defined in a base class
+            return (got, True) if got else ([], False)
+        if rel == "imports":
+            self.pool(target.rsplit("/", 1)[-1], lang)
+        return _lookup(name, tail, target, rel, lang, file, folder, self.defs, self.imports.get(file) or {})
+
+    def inherited(self, name: str, lang: str, file: int, depth: int = 0) -> list[_Def]:
+        """Method ``C.m`` as the bases of class ``C`` (defined in ``file``) define it, nearest first."""
+        cls, _, method = name.rpartition(".")
+        if not cls or depth > 4:
+            return []
+        owner = next((d for d in self.pool(_tail(cls), lang) if d.qual == cls and d.file == file
+                      and d.kind != "member"), None)
+        if owner is None:
+            return []
+        if owner.node not in self.bases:
+            self.bases[owner.node] = [n for (n,) in self.store.query(
+                "SELECT name FROM code_refs WHERE src = ? AND rel = 'inherits'", (owner.node,))]
+        for base in self.bases[owner.node]:
+            self.load_imports([owner.file])
+            found, exact = _lookup(base, _tail(base), "", "inherits", lang, owner.file, owner.dir,
+                                   _Defs(self, lang), self.imports.get(owner.file) or {})
+            if not exact:
+                continue
+            b = found[0]
+            hit = [d for d in self.pool(method, lang) if d.qual == f"{b.qual}.{method}" and d.file == b.file]
+            if hit:
+                return hit[:1]
+            deeper = self.inherited(f"{b.qual}.{method}", lang, b.file, depth + 1)
+            if deeper:
+                return deeper
+        return []
+
+
+class _Defs(dict):  # type: ignore[type-arg]
+    """The resolver's definitions as ``_lookup`` reads them, loading a last name when it is first asked."""
+
+    def __init__(self, r: _Resolver, lang: str) -> None:
+        super().__init__()
+        self.r, self.lang = r, lang
+
+    def get(self, key, default=None):  # type: ignore[no-untyped-def, override]
+        tail, lang = key
+        return self.r.pool(tail, lang) or default
 
 
 def _ids(store: StoreAccess, rowids: Sequence[int]) -> dict[int, str]:

@@ -170,3 +170,42 @@ def test_bad_source_stores_without_references(app, project):
     _write(project, {"bad.py": "def f(:\n  pass\n", "ok.py": "def g():\n    return f()\n"})
     index_directory(app, project)
     assert app.store.query("SELECT count(*) FROM nodes WHERE kind = 'file_chunk' AND status = 'live'")[0][0] >= 2
+
+
+BASE = '''class Field:
+    def make_error(self, key):
+        return ValueError(key)
+
+    def __init__(self, name):
+        self.name = name
+'''
+
+CHILD = '''from .base import Field
+
+
+class Number(Field):
+    def __init__(self, name):
+        super().__init__(name)
+
+    def check(self, x):
+        if x is None:
+            raise self.make_error("null")
+
+
+class Integer(Number):
+    def strict(self, x):
+        return self.make_error("strict")
+'''
+
+
+def test_a_method_called_on_self_or_super_resolves_in_the_base_classes(app, project):
+    _write(project, {"pkg/__init__.py": "", "pkg/base.py": BASE + "\n" * 90 + "# long enough to split\n",
+                     "pkg/child.py": CHILD, "pkg/other.py": "class Other:\n    def make_error(self):\n"
+                                                            "        return 1\n\n    def __init__(self):\n"
+                                                            "        pass\n"})
+    index_directory(app, project)
+    links = _links(app)
+    assert ("Number", "calls", "Field") in links  # super().__init__ and self.make_error: Field's (one chunk)
+    assert ("Integer", "calls", "Field") in links  # through Number, two classes up
+    assert ("Number", "inherits", "Field") in links and ("Integer", "inherits", "Number") in links
+    assert not any(d == "Other" for _, _, d in links)
