@@ -201,6 +201,6 @@ def python_refs(path: str, tree: ast.Module) -> list[Ref]:
     v = _Visitor(path)
     try:
         v.visit(tree)
-    except RecursionError:  # absurdly nested generated code: what was read so far
+    except Exception:  # absurdly nested generated code, a node this Python's ast has new: what was read so far
         pass
     return v.out

@@ -646,4 +646,8 @@ class TreeSitterChunker:
                           signature=p.signature, parent=p.parent, members=p.members, part=p.part) for p in tiled]
         if not self.references:
             return chunks
-        return attach(chunks, treesitter_refs(lang, _language(lang), root, path))
+        try:
+            refs = treesitter_refs(lang, _language(lang), root, path)
+        except Exception:  # a tree shaped as no query expected: the chunks, without references
+            refs = []
+        return attach(chunks, refs)

@@ -239,10 +239,11 @@ def write_version(app: Context, p: Path, shown: str, uri: str,
                                         **_chunk_redactions(clean.lines, e.start, e.end)}).rowid)
         retired = _retire(store, rows, file_node.id, entries)
         if ref_links.available(store) and (read_refs(chunks) or retired):
-            ref_links.record(store, file_node.rowid, path, rowids, chunks if read_refs(chunks) else [], retired)
+            ref_links.guarded(store, ref_links.record, store, file_node.rowid, path, rowids,
+                              chunks if read_refs(chunks) else [], retired)
         app.record_redactions(clean.hits)
     if resolve:
-        ref_links.resolve_pending(store, limit=RESOLVE_AT_ONCE)
+        ref_links.guarded(store, ref_links.resolve_pending, store, limit=RESOLVE_AT_ONCE)
     return Version(file_node.id, total, entries, notes, clean.lines), texts, False
 
 

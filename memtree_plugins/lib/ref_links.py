@@ -22,9 +22,10 @@ chunkers plugin, which reads the names): without them nothing here runs.
 
 from __future__ import annotations
 
+import logging
 import posixpath
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,8 @@ from memtree_plugins.lib.code_refs import refs_of
 
 if TYPE_CHECKING:
     from memtree_core.context import StoreAccess
+
+log = logging.getLogger("memtree.references")
 
 NAME = "references"
 MAX_CANDIDATES = 8
@@ -69,6 +72,21 @@ _FAMILY = {".py": "python", ".pyi": "python", ".pyw": "python", ".js": "js", ".m
            ".java": "java", ".c": "c", ".h": "c", ".cc": "c", ".cpp": "c", ".cxx": "c", ".hh": "c",
            ".hpp": "c", ".hxx": "c", ".rb": "ruby"}
 _INDEX_FILES = ("__init__", "index", "mod", "lib")
+
+
+def guarded(store: StoreAccess, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args)``; a failure is logged and counted (``references_failed`` in ``memtree stats``), never
+    raised: the file version it is about is stored all the same, and its names are resolved at the next
+    write that reaches them."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception:
+        log.exception("code references: %s failed", getattr(fn, "__name__", fn))
+        try:
+            store.bump("references_failed")
+        except Exception:  # the store itself is failing: the caller will hear of it
+            pass
+        return None
 
 
 def available(store: StoreAccess) -> bool:

@@ -74,7 +74,7 @@ def index_directory(app: Context, root: Path, max_bytes: int = DEFAULT_MAX_BYTES
     from memtree_core.store.source_uri import file_uri
     from memtree_plugins.lib.file_versions import source_of, write_version
     from memtree_plugins.lib.files import display
-    from memtree_plugins.lib.ref_links import resolve_pending
+    from memtree_plugins.lib.ref_links import guarded, resolve_pending
 
     started = time.monotonic()
     summary = IndexSummary(str(root))
@@ -110,6 +110,6 @@ def index_directory(app: Context, root: Path, max_bytes: int = DEFAULT_MAX_BYTES
                 summary.chunks += len(version.chunks)
         if on_file is not None:
             on_file(c.rel, summary)
-    resolve_pending(app.store)  # the references of every file written, once all their targets are stored
+    guarded(app.store, resolve_pending, app.store)  # every file's references, once all targets are stored
     summary.seconds = time.monotonic() - started
     return summary

@@ -209,3 +209,12 @@ def test_a_method_called_on_self_or_super_resolves_in_the_base_classes(app, proj
     assert ("Integer", "calls", "Field") in links  # through Number, two classes up
     assert ("Number", "inherits", "Field") in links and ("Integer", "inherits", "Number") in links
     assert not any(d == "Other" for _, _, d in links)
+
+
+def test_a_failing_resolution_stores_the_file_all_the_same_and_is_counted(app, project):
+    _write(project, {"a.py": "def f():\n    return g()\n\n\ndef g():\n    return 1\n"})
+    app.store.execute("DROP TABLE code_links")  # a damaged store: resolving cannot write its links
+    p = project / "a.py"
+    version, texts, _ = write_version(app, p, "a.py", source_of(app, p))
+    assert len(version.chunks) == 2 and all(texts.values())
+    assert app.store.counters("references_failed").get("references_failed", 0) >= 1
