@@ -48,7 +48,7 @@ class _Visitor(ast.NodeVisitor):
             name = f"super:{self.classes[-1]}.{rest}"
         elif head == "super()":
             return
-        self.out.append(Ref(rel, name, getattr(node, "lineno", 0), target))
+        self.out.append(Ref(rel, name, node.lineno, target))  # type: ignore[attr-defined]
 
     # -- definitions --------------------------------------------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:

@@ -39,7 +39,7 @@ class RefChunk(Chunk):
 
 
 def refs_of(chunk: Chunk) -> tuple[Ref, ...]:
-    return getattr(chunk, "refs", ())
+    return chunk.refs if isinstance(chunk, RefChunk) else ()
 
 
 def attach(chunks: Sequence[Chunk], refs: Iterable[Ref]) -> list[Chunk]:
