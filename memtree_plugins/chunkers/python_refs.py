@@ -12,9 +12,14 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import posixpath
 
 from memtree_plugins.lib.code_refs import Ref
+
+# Python's own names (``len``, ``isinstance``, ``ValueError``) name nothing of the repository, unless the
+# module binds the name itself (defines or imports its own ``open``).
+_BUILTINS = frozenset(dir(builtins))
 
 
 def dotted(node: ast.AST) -> str | None:
@@ -37,6 +42,7 @@ class _Visitor(ast.NodeVisitor):
         self.selves: list[str | None] = []  # the first parameter's name of each enclosing method
         self.locals: list[set[str]] = []  # names bound in each enclosing function (its variables)
         self.dir = posixpath.dirname(path.replace("\\", "/"))
+        self.builtins = _BUILTINS
 
     def emit(self, rel: str, name: str | None, node: ast.AST, target: str = "") -> None:
         if not name:
@@ -120,7 +126,9 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         name = dotted(node.func)
-        if name is not None:
+        if name is not None and name in self.builtins:
+            pass  # len(), isinstance(), str(): Python's own
+        elif name is not None:
             self.emit("calls", name, node.func)
         else:
             if isinstance(node.func, ast.Attribute):  # ``make().run()``: only the method's name is known
@@ -133,7 +141,8 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load):
-            self.emit("uses", node.id, node)
+            if node.id not in self.builtins:
+                self.emit("uses", node.id, node)
         elif self.locals:
             self.locals[-1].add(node.id)
 
@@ -166,7 +175,7 @@ class _Visitor(ast.NodeVisitor):
         for n in ast.walk(node):
             if isinstance(n, ast.Attribute) and dotted(n):
                 self.emit("uses-type", dotted(n), n)
-            elif isinstance(n, ast.Name):
+            elif isinstance(n, ast.Name) and n.id not in self.builtins:
                 self.emit("uses-type", n.id, n)
             elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n is not node:
                 self.annotation(n)
@@ -199,6 +208,16 @@ class _Visitor(ast.NodeVisitor):
 
 def python_refs(path: str, tree: ast.Module) -> list[Ref]:
     v = _Visitor(path)
+    bound: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(stmt.name)
+        elif isinstance(stmt, ast.Import | ast.ImportFrom):
+            bound.update((a.asname or a.name).split(".", 1)[0] for a in stmt.names)
+        elif isinstance(stmt, ast.Assign):
+            bound.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+    if bound & _BUILTINS:
+        v.builtins = _BUILTINS - bound
     try:
         v.visit(tree)
     except Exception:  # absurdly nested generated code, a node this Python's ast has new: what was read so far

@@ -13,8 +13,8 @@ replaces (its chunks are new nodes), and the chunks that use a name the new vers
    a package's ``__init__`` re-exports: the one definition of it under that package);
 3. **unique**: a name defined exactly once in the repository's files of the same language.
 
-A name defined several times is never guessed: its candidates (up to :data:`MAX_CANDIDATES`) are kept in
-``code_links`` with weight ``1/n``, and no edge is written.  Each resolved link is one row of ``code_links``
+A name defined several times is never guessed: its candidates (when there are at most
+:data:`MAX_CANDIDATES`) are kept in ``code_links`` with weight ``1/n``, and no edge is written.  Each resolved link is one row of ``code_links``
 (weight 1, its ``rel``: ``calls``, ``imports``, ``inherits``, ``uses-type``) and one ``references`` edge from
 the using chunk to the defining one.  The tables belong to the ``references`` migrations (registered by the
 chunkers plugin, which reads the names): without them nothing here runs.
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("memtree.references")
 
 NAME = "references"
-MAX_CANDIDATES = 8
+MAX_CANDIDATES = 4  # a name defined more often than this is too common to keep candidates for
 TYPE_KINDS = frozenset({"class", "interface", "type", "struct", "enum", "union", "trait", "record"})
 # Nodes are named by their rowid here (stable: the keyword index keys on it too), which keeps these tables
 # and their indexes a third of the size text ids would.
@@ -54,9 +54,10 @@ STEPS = [
         qual TEXT NOT NULL, kind TEXT NOT NULL, PRIMARY KEY (name, lang, node, qual)) WITHOUT ROWID""",
     "CREATE INDEX IF NOT EXISTS code_defs_file ON code_defs(file)",
     # Each name a chunk uses; ``tail`` is its last part, to find the users of a name defined anew.
+    # (A rowid table: its two indexes then hold a rowid each, not the whole row again.)
     """CREATE TABLE IF NOT EXISTS code_refs (
-        src INTEGER NOT NULL, rel TEXT NOT NULL, name TEXT NOT NULL, target TEXT NOT NULL, tail TEXT NOT NULL,
-        PRIMARY KEY (src, rel, name, target)) WITHOUT ROWID""",
+        src INTEGER NOT NULL, rel TEXT NOT NULL, name TEXT NOT NULL, target TEXT NOT NULL, tail TEXT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS code_refs_src ON code_refs(src)",
     "CREATE INDEX IF NOT EXISTS code_refs_tail ON code_refs(tail)",
     """CREATE TABLE IF NOT EXISTS code_links (
         src INTEGER NOT NULL, dst INTEGER NOT NULL, rel TEXT NOT NULL, weight REAL NOT NULL,
@@ -145,7 +146,7 @@ def record(store: StoreAccess, file: int, path: str, nodes: Sequence[int], chunk
         for r in refs_of(c):
             refs.setdefault((node, r.rel, r.name, r.target, _tail(r.name)), None)
     _many(store, "INSERT OR IGNORE INTO code_defs VALUES (?, ?, ?, ?, ?, ?)", list(defs))
-    _many(store, "INSERT OR IGNORE INTO code_refs VALUES (?, ?, ?, ?, ?)", list(refs))
+    _many(store, "INSERT INTO code_refs VALUES (?, ?, ?, ?, ?)", list(refs))
     _many(store, "INSERT OR IGNORE INTO code_dirty VALUES (?)", [(n,) for n in nodes])
     _many(store, "INSERT OR IGNORE INTO code_names VALUES (?)", [(n,) for n in sorted({d[0] for d in defs})])
 
@@ -243,8 +244,8 @@ def _resolve(store: StoreAccess, srcs: list[int]) -> None:
                     kind_rel = "uses-type"
                 links[(src, d.node, kind_rel)] = 1.0
             elif rel != "uses":
-                uniq = list(dict.fromkeys(d.node for d in found))[:MAX_CANDIDATES]
-                for dst in uniq:
+                uniq = list(dict.fromkeys(d.node for d in found))
+                for dst in uniq if len(uniq) <= MAX_CANDIDATES else ():
                     links.setdefault((src, dst, rel), round(1 / len(uniq), 4))
     for part in batches(srcs):
         m = marks(len(part))

@@ -87,6 +87,7 @@ def test_chunk_metadata_lists_what_a_definition_refers_to(app, project):
     assert ("calls", "Runner.step") in refs["Runner"] and ("calls", "util.twice") in refs["Runner"]
     assert ("inherits", "Base") in refs["Runner"] and ("uses-type", "Base") in refs["Runner"]
     assert ("calls", "Runner") in refs["main"] and ("calls", ".run") in refs["main"]
+    assert ("calls", "isinstance") not in refs["main"], "Python's own names name nothing here"
     assert ("imports", "helper") in refs[None]
 
 
