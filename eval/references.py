@@ -8,9 +8,9 @@ of their own, outside test folders) drawn with a seeded random generator:
   a function or class defined in the library give the chunks that define them (jedi's callees).  memtree's
   are ``neighbors(direction="out")`` with the ``calls`` relation.  Recall: the share of jedi's callees
   memtree lists; precision: the share of memtree's that jedi confirms (pooled over the drawn functions).
-* **callers**: jedi's ``get_references`` on the definition's name, kept where the name is called (a call
-  follows it), gives the chunks holding those calls; memtree's are ``neighbors(direction="in")`` with the
-  ``calls`` relation.  Same two shares.
+* **callers**: every place the definition's name is written followed by ``(`` in the library's files
+  (tests left out) whose jedi ``goto`` lands on that definition gives the chunks holding those calls;
+  memtree's are ``neighbors(direction="in")`` with the ``calls`` relation.  Same two shares.
 
 jedi is not a memtree dependency: install it into the environment that runs this (``pip install jedi``).
 
@@ -24,6 +24,7 @@ import ast
 import io
 import os
 import random
+import re
 import shutil
 import sys
 import tarfile
@@ -158,6 +159,8 @@ def main() -> int:
             project = jedi.Project(str(root))
             callees, callers = Score(), Score()
             texts: dict[str, str] = {}
+            scripts: dict[str, object] = {}
+            sources = sorted({c.path for c in chunks if c.path.endswith(".py") and not _in_tests(root, c.path)})
             for c in drawn:
                 text = texts.setdefault(c.path, Path(c.path).read_text(encoding="utf-8"))
                 script = jedi.Script(text, path=c.path, project=project)
@@ -168,23 +171,24 @@ def main() -> int:
                 out = neighbors(app, c.id, direction="out", edge_kinds=["references"])
                 got = {n.id for n in out.neighbors if "calls" in n.rels}
                 callees.add(label[c.id], want, got, label.get)
-                # callers: where jedi sees the definition's name called
+                # callers: each place the name is written followed by "(", kept where jedi's goto lands on
+                # this definition
                 tree_name = (c.symbol or "").rsplit(".", 1)[-1]
-                def_line = next((i for i in range(c.start, c.end + 1)
-                                 if text.splitlines()[i - 1].lstrip().startswith(("def ", "async def "))
-                                 and f"def {tree_name}(" in text.splitlines()[i - 1]), None)
                 want_in: set[str] = set()
-                if def_line is not None:
-                    col = text.splitlines()[def_line - 1].index(f"def {tree_name}(") + 4
-                    for r in script.get_references(def_line, col, scope="project"):
-                        mp = str(r.module_path) if r.module_path else ""
-                        if not mp.startswith(str(root) + os.sep) or _in_tests(root, mp) or r.is_definition():
-                            continue
-                        src = texts.setdefault(mp, Path(mp).read_text(encoding="utf-8")).splitlines()
-                        after = src[r.line - 1][r.column + len(tree_name):] if r.line <= len(src) else ""
-                        if after.lstrip().startswith("("):
-                            holder = loc.at(mp, r.line)
-                            if holder is not None:
+                call = re.compile(rf"\b{re.escape(tree_name)}\s*\(") if tree_name else None
+                for path in sources if call is not None else ():
+                    src = texts.setdefault(path, Path(path).read_text(encoding="utf-8"))
+                    if tree_name not in src:
+                        continue
+                    for i, line in enumerate(src.splitlines(), 1):
+                        for m in call.finditer(line):  # type: ignore[union-attr]
+                            if line[:m.start()].rstrip().endswith("def"):
+                                continue
+                            at = scripts.get(path) or scripts.setdefault(path, jedi.Script(src, path=path,
+                                                                                          project=project))
+                            hit = _jedi_target(at.goto(i, m.start(), follow_imports=True), str(root), loc)
+                            holder = loc.at(path, i)
+                            if c.id in hit and holder is not None:
                                 want_in.add(holder.id)
                 want_in.discard(c.id)
                 into = neighbors(app, c.id, direction="in", edge_kinds=["references"])

@@ -15,11 +15,12 @@ import ast
 import builtins
 import posixpath
 
-from memtree_plugins.lib.code_refs import Ref
+from memtree_plugins.lib.code_refs import PYTHON_TYPE_METHODS, Ref
 
 # Python's own names (``len``, ``isinstance``, ``ValueError``) name nothing of the repository, unless the
 # module binds the name itself (defines or imports its own ``open``).
 _BUILTINS = frozenset(dir(builtins))
+_BUILTIN_METHODS = PYTHON_TYPE_METHODS
 
 
 def dotted(node: ast.AST) -> str | None:
@@ -55,6 +56,10 @@ class _Visitor(ast.NodeVisitor):
         elif head == "super()":
             return
         self.out.append(Ref(rel, name, node.lineno, target))  # type: ignore[attr-defined]
+
+    def unknown(self, attr: str, node: ast.AST) -> None:
+        if attr not in _BUILTIN_METHODS:
+            self.out.append(Ref("calls", "." + attr, node.lineno))  # type: ignore[attr-defined]
 
     # -- definitions --------------------------------------------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -107,7 +112,7 @@ class _Visitor(ast.NodeVisitor):
             head, dot, rest = r.name.partition(".")
             if head not in bound or r.rel == "imports":
                 kept.append(r)
-            elif dot and r.rel == "calls":
+            elif dot and r.rel == "calls" and r.name.rsplit(".", 1)[-1] not in _BUILTIN_METHODS:
                 kept.append(r._replace(name="." + r.name.rsplit(".", 1)[-1]))
         self.out[start:] = kept
 
@@ -132,7 +137,7 @@ class _Visitor(ast.NodeVisitor):
             self.emit("calls", name, node.func)
         else:
             if isinstance(node.func, ast.Attribute):  # ``make().run()``: only the method's name is known
-                self.out.append(Ref("calls", "." + node.func.attr, node.func.lineno))
+                self.unknown(node.func.attr, node.func)
             self.visit(node.func)
         for a in node.args:
             self.visit(a)

@@ -20,6 +20,10 @@ from typing import NamedTuple
 
 from memtree_core.types import Chunk
 
+# A method called on a Python value of unknown type is known by its name only; one that Python's own types
+# have (``"".join``, ``d.update``, ``xs.copy``) most likely means theirs, not the repository's of that name.
+PYTHON_TYPE_METHODS = frozenset(m for t in (str, bytes, bytearray, list, dict, set, frozenset, tuple, int, float,
+                                            complex, object, memoryview, range, slice) for m in dir(t))
 RELS = ("calls", "imports", "inherits", "uses-type", "uses")
 MAX_REFS_PER_CHUNK = 400  # a generated table of calls says little more past this
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from memtree_core.store.symbols import DEFINITION_KINDS
 from memtree_core.store.upkeep import batches, marks
 from memtree_core.types import Chunk
-from memtree_plugins.lib.code_refs import refs_of
+from memtree_plugins.lib.code_refs import PYTHON_TYPE_METHODS, refs_of
 
 if TYPE_CHECKING:
     from memtree_core.context import StoreAccess
@@ -185,6 +185,17 @@ def _mod_match(d: _Def, module: str, lang: str) -> int:
     if d.modpath == module:
         return 1000
     return len(module) if d.modpath.endswith("/" + module) else 0
+
+
+def _collapse(defs: list[_Def]) -> list[_Def]:
+    """One definition per file and name: overloads and alternatives (``@overload`` stubs, a definition per
+    platform under ``if``) are one name, the last one written standing for all (the implementation)."""
+    last: dict[tuple[int, str], _Def] = {}
+    for d in defs:
+        key = (d.file, d.qual)
+        if key not in last or d.node > last[key].node:
+            last[key] = d
+    return list(last.values()) if len(last) < len(defs) else defs
 
 
 def resolve_pending(store: StoreAccess, limit: int | None = None) -> int:
@@ -379,7 +390,7 @@ def _lookup(name: str, tail: str, target: str, rel: str, lang: str, file_id: int
     skip = ""
     if name.startswith("super:"):
         name = skip = name[6:]
-    pool = defs.get((tail, lang), [])
+    pool = _collapse(defs.get((tail, lang), []))
     if not unknown_receiver:
         # 1. same scope
         same = [d for d in pool if d.qual == name and (d.file == file_id or (lang == "go" and d.dir == folder))]
@@ -403,6 +414,8 @@ def _lookup(name: str, tail: str, target: str, rel: str, lang: str, file_id: int
                 return got, exact
         if rest and head[:1].islower() and head not in ("self", "this"):
             unknown_receiver = True  # ``value.method()``: only the method's name is known
+            if lang == "python" and tail in PYTHON_TYPE_METHODS:
+                return [], False
     # 3. unique in the repository
     if unknown_receiver:
         cands = [d for d in pool if "." in d.qual or lang == "go"]
@@ -418,7 +431,7 @@ def _lookup(name: str, tail: str, target: str, rel: str, lang: str, file_id: int
 
 
 def _from_module(module: str, qual: str, lang: str, defs: dict[tuple[str, str], list[_Def]]) -> tuple[list[_Def], bool]:
-    pool = defs.get((_tail(qual), lang), [])
+    pool = _collapse(defs.get((_tail(qual), lang), []))
     scored = [(s, d) for d in pool if d.qual == qual and (s := _mod_match(d, module, lang))]
     if scored:
         best = max(s for s, _ in scored)

@@ -219,3 +219,37 @@ def test_a_failing_resolution_stores_the_file_all_the_same_and_is_counted(app, p
     version, texts, _ = write_version(app, p, "a.py", source_of(app, p))
     assert len(version.chunks) == 2 and all(texts.values())
     assert app.store.counters("references_failed").get("references_failed", 0) >= 1
+
+
+OVERLOADED = '''import typing as t
+
+
+@t.overload
+def current(silent: t.Literal[False] = False) -> int: ...
+
+
+@t.overload
+def current(silent: bool = ...) -> int | None: ...
+
+
+def current(silent=False):
+    return None if silent else 1
+'''
+
+
+def test_overloads_are_one_definition_and_python_type_methods_stay_theirs(app, project):
+    _write(project, {"pkg/__init__.py": "", "pkg/ctx.py": OVERLOADED,
+                     "pkg/use.py": "from .ctx import current\n\n\ndef run(parts):\n"
+                                   "    return current() + len(', '.join(parts)) + parts.update()\n",
+                     "pkg/text.py": "class Text:\n    def join(self, parts):\n        return parts\n\n"
+                                    "    def update(self):\n        return 0\n"})
+    index_directory(app, project)
+    links = _links(app)
+    impl = app.store.query("SELECT id FROM nodes WHERE status = 'live' AND json_extract(metadata, '$.symbol') = "
+                           "'current' ORDER BY json_extract(metadata, '$.start_line') DESC LIMIT 1")[0][0]
+    run = app.store.query("SELECT id FROM nodes WHERE status = 'live' AND "
+                          "json_extract(metadata, '$.symbol') = 'run'")[0][0]
+    dst = {d for (d,) in app.store.query("SELECT dst_id FROM edges WHERE src_id = ? AND kind = 'references'",
+                                         (run,))}
+    assert dst == {impl}  # the implementation, not a stub; not Text for "".join or parts.update
+    assert ("run", "calls", "current") in links
