@@ -36,12 +36,29 @@ def dotted(node: ast.AST) -> str | None:
     return None
 
 
+def _type_name(node: ast.AST) -> str | None:
+    """The class an annotation names: ``T``, ``mod.T``, ``T | None``, ``Optional[T]``, ``"T"``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            node = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        sides = [n for n in (node.left, node.right) if not (isinstance(n, ast.Constant) and n.value is None)]
+        return _type_name(sides[0]) if len(sides) == 1 else None
+    if isinstance(node, ast.Subscript) and (dotted(node.value) or "").rsplit(".", 1)[-1] == "Optional":
+        return _type_name(node.slice)
+    name = dotted(node) if isinstance(node, ast.Name | ast.Attribute) else None
+    return name if name and name.rsplit(".", 1)[-1][:1].isupper() and name not in _BUILTINS else None
+
+
 class _Visitor(ast.NodeVisitor):
     def __init__(self, path: str) -> None:
         self.out: list[Ref] = []
         self.classes: list[str] = []  # qualified names of the enclosing classes
         self.selves: list[str | None] = []  # the first parameter's name of each enclosing method
         self.locals: list[set[str]] = []  # names bound in each enclosing function (its variables)
+        self.types: list[dict[str, str | None]] = []  # a variable's class when the function says it
         self.dir = posixpath.dirname(path.replace("\\", "/"))
         self.builtins = _BUILTINS
 
@@ -93,18 +110,23 @@ class _Visitor(ast.NodeVisitor):
         self.selves.append(first[0].arg if in_class and first else "\0")
         bound = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
                  if a is not None}
+        types = {a.arg: t for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
+                 if a.annotation is not None and (t := _type_name(a.annotation))}
         self.locals.append(bound)
+        self.types.append(types)
         start = len(self.out)
         for s in node.body:
             self.visit(s)
+        self.types.pop()
         self.locals.pop()
         self.selves.pop()
         bound.discard(first[0].arg if in_class and first else "")
-        self._drop_locals(start, bound)
+        self._drop_locals(start, bound, types)
 
-    def _drop_locals(self, start: int, bound: set[str]) -> None:
+    def _drop_locals(self, start: int, bound: set[str], types: dict[str, str | None]) -> None:
         """The function's references whose first name is one of its variables (bound anywhere in it, as
-        Python scopes them) name no definition: dropped, or for a method called on one, kept by its name."""
+        Python scopes them) name no definition: dropped; a method called on one is kept as its type's
+        (``x.m()`` with ``x: T`` or ``x = T(...)``: ``T.m``), else by its name alone."""
         if not bound:
             return
         kept: list[Ref] = []
@@ -112,9 +134,22 @@ class _Visitor(ast.NodeVisitor):
             head, dot, rest = r.name.partition(".")
             if head not in bound or r.rel == "imports":
                 kept.append(r)
+            elif dot and r.rel == "calls" and types.get(head):
+                kept.append(r._replace(name=f"{types[head]}.{rest}"))
             elif dot and r.rel == "calls" and r.name.rsplit(".", 1)[-1] not in _BUILTIN_METHODS:
                 kept.append(r._replace(name="." + r.name.rsplit(".", 1)[-1]))
         self.out[start:] = kept
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        """``x = T(...)`` with ``T`` a class-like name: ``x`` is a ``T`` in this function (a second,
+        different assignment makes it unknown)."""
+        if self.types and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            made = dotted(node.value.func) if isinstance(node.value, ast.Call) else None
+            kind = made if made and made.rsplit(".", 1)[-1][:1].isupper() else None
+            frame = self.types[-1]
+            frame[name] = kind if name not in frame or frame[name] == kind else None
+        self.generic_visit(node)
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
@@ -161,6 +196,8 @@ class _Visitor(ast.NodeVisitor):
         self.visit(node.value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if self.types and isinstance(node.target, ast.Name):
+            self.types[-1][node.target.id] = _type_name(node.annotation)
         self.annotation(node.annotation)
         if node.value is not None:
             self.visit(node.value)

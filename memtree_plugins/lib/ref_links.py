@@ -334,6 +334,16 @@ class _Resolver:
             return []
         owner = next((d for d in self.pool(_tail(cls), lang) if d.qual == cls and d.file == file
                       and d.kind != "member"), None)
+        if owner is None and depth == 0:  # ``x.m()`` with ``x: T``, T imported: T where the file gets it
+            self.load_imports([file])
+            found, exact = _lookup(cls, _tail(cls), "", "calls", lang, file, "", _Defs(self, lang),
+                                   self.imports.get(file) or {})
+            owner = found[0] if exact and found[0].kind in TYPE_KINDS else None
+            if owner is not None:
+                hit = [d for d in self.pool(method, lang) if d.qual == f"{owner.qual}.{method}"
+                       and d.file == owner.file]
+                if hit:
+                    return hit[:1]
         if owner is None:
             return []
         if owner.node not in self.bases:

@@ -253,3 +253,17 @@ def test_overloads_are_one_definition_and_python_type_methods_stay_theirs(app, p
                                          (run,))}
     assert dst == {impl}  # the implementation, not a stub; not Text for "".join or parts.update
     assert ("run", "calls", "current") in links
+
+
+def test_a_method_called_on_a_typed_variable_is_its_classs(app, project):
+    _write(project, {"pkg/__init__.py": "",
+                     "pkg/shapes.py": "class Shape:\n    def area(self):\n        return 0\n\n\n"
+                                      "class Square(Shape):\n    def side(self):\n        return 1\n",
+                     "pkg/room.py": "class Room:\n    def area(self):\n        return 2\n",
+                     "pkg/use.py": "from .shapes import Square\n\n\ndef total(s: Square | None):\n"
+                                   "    return s.area()\n\n\ndef built():\n    sq = Square()\n    return sq.side()\n"})
+    index_directory(app, project)
+    links = _links(app)
+    assert ("total", "calls", "Shape") in links  # area as Square's base defines it, not Room's
+    assert ("built", "calls", "Square") in links
+    assert not any(d == "Room" for _, _, d in links)
