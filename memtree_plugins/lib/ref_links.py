@@ -66,7 +66,12 @@ STEPS = [
     "CREATE TABLE IF NOT EXISTS code_dirty (src INTEGER PRIMARY KEY)",
     # Names defined anew since the last resolution: their users are resolved again then.
     "CREATE TABLE IF NOT EXISTS code_names (name TEXT PRIMARY KEY) WITHOUT ROWID",
+    # PageRank over the resolved links (:func:`centrality`), computed when first asked after links changed.
+    "CREATE TABLE IF NOT EXISTS code_rank (node INTEGER PRIMARY KEY, score REAL NOT NULL)",
 ]
+RANK_STALE = "references:rank_stale"  # meta key: set when links change, cleared when the rank is computed
+DAMPING = 0.85
+RANK_ROUNDS = 30
 
 _FAMILY = {".py": "python", ".pyi": "python", ".pyw": "python", ".js": "js", ".mjs": "js", ".cjs": "js",
            ".jsx": "js", ".ts": "js", ".mts": "js", ".cts": "js", ".tsx": "js", ".go": "go", ".rs": "rust",
@@ -267,6 +272,7 @@ def _resolve(store: StoreAccess, srcs: list[int]) -> None:
         store.execute(f"DELETE FROM code_links WHERE src IN ({m})", part)
     rows = [(s, d, r, w) for (s, d, r), w in links.items()]
     _many(store, "INSERT OR REPLACE INTO code_links VALUES (?, ?, ?, ?)", rows)
+    store.set_meta(RANK_STALE, "1")
     pairs = sorted({(s, d) for s, d, _r, w in rows if w >= 1.0})
     ids = _ids(store, sorted({d for _, d in pairs}))
     now = _now()
@@ -470,6 +476,46 @@ def link_rels(store: StoreAccess, pairs: Sequence[tuple[str, str]]) -> dict[tupl
             if (s, d) in want:
                 out[(s, d)].append(rel)
     return dict(out)
+
+
+def centrality(store: StoreAccess, ids: Sequence[str]) -> dict[str, float]:
+    """PageRank (as aider ranks a repository map) of the given chunks over the resolved references between
+    live chunks, scaled so the most referenced definition scores 1; computed once after links change and
+    kept in ``code_rank``.  Chunks without a score are left out: for a ranker, a prior between 0 and 1."""
+    if not ids or not available(store):
+        return {}
+    if store.get_meta(RANK_STALE) is not None:
+        _compute_rank(store)
+    out: dict[str, float] = {}
+    for part in batches(list(ids)):
+        out.update(store.query(f"SELECT n.id, r.score FROM nodes n JOIN code_rank r ON r.node = n.rowid "
+                               f"WHERE n.id IN ({marks(len(part))})", part))
+    return out
+
+
+def _compute_rank(store: StoreAccess) -> None:
+    edges = store.query("SELECT l.src, l.dst FROM code_links l JOIN nodes s ON s.rowid = l.src "
+                        "JOIN nodes d ON d.rowid = l.dst WHERE l.weight >= 1 AND s.status = 'live' "
+                        "AND d.status = 'live'")
+    nodes = sorted({n for e in edges for n in e})
+    index = {n: i for i, n in enumerate(nodes)}
+    n = len(nodes)
+    out_deg = [0] * n
+    links = [(index[s], index[d]) for s, d in set(edges)]
+    for s, _d in links:
+        out_deg[s] += 1
+    rank = [1.0 / n] * n if n else []
+    for _ in range(RANK_ROUNDS if n else 0):
+        nxt = [(1 - DAMPING) / n] * n
+        for s, d in links:
+            nxt[d] += DAMPING * rank[s] / out_deg[s]
+        dangling = DAMPING * sum(rank[i] for i in range(n) if not out_deg[i]) / n
+        rank = [x + dangling for x in nxt]
+    top = max(rank, default=0.0) or 1.0
+    with store.tx():
+        store.execute("DELETE FROM code_rank")
+        _many(store, "INSERT INTO code_rank VALUES (?, ?)", [(nodes[i], round(rank[i] / top, 6)) for i in range(n)])
+        store.set_meta(RANK_STALE, None)
 
 
 def summary(store: StoreAccess) -> dict[str, Any]:

@@ -267,3 +267,21 @@ def test_a_method_called_on_a_typed_variable_is_its_classs(app, project):
     assert ("total", "calls", "Shape") in links  # area as Square's base defines it, not Room's
     assert ("built", "calls", "Square") in links
     assert not any(d == "Room" for _, _, d in links)
+
+
+def test_centrality_ranks_the_definition_everything_calls_first(app, project):
+    from memtree_plugins.lib.ref_links import centrality
+
+    _write(project, {"core.py": "def base():\n    return 1\n\n\ndef mid():\n    return base()\n",
+                     "a.py": "from core import base, mid\n\n\ndef one():\n    return base() + mid()\n",
+                     "b.py": "from core import base\n\n\ndef two():\n    return base()\n\n\ndef lonely():\n"
+                             "    return 3\n"})
+    index_directory(app, project)
+    ids = dict(app.store.query("SELECT json_extract(metadata, '$.symbol'), id FROM nodes WHERE status = 'live' "
+                               "AND json_extract(metadata, '$.symbol') IS NOT NULL"))
+    rank = centrality(app.store, list(ids.values()))
+    assert rank[ids["base"]] == 1.0 and rank[ids["base"]] > rank[ids["mid"]] > rank[ids["one"]]
+    assert ids["lonely"] not in rank  # in no reference: no score
+    (project / "c.py").write_text("from core import mid\n\n\ndef three():\n    return mid() + mid()\n")
+    index_directory(app, project)
+    assert centrality(app.store, [ids["mid"]])[ids["mid"]] > rank[ids["mid"]]  # computed again after a change
