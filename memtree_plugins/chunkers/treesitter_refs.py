@@ -150,11 +150,18 @@ def _string(node: Any) -> str:
     return _text(node).strip("'\"`")
 
 
+_SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
+
+
 def _module(spec: str, folder: str) -> str:
-    """An import's module: a relative path made absolute from the importing file's directory."""
-    if spec.startswith("."):
-        return posixpath.normpath(posixpath.join(folder, spec))
-    return spec
+    """An import's module: a relative path made absolute from the importing file's directory, without its
+    suffix (``./utils.js`` is the module ``utils``) or an ``index`` file's name (the directory is)."""
+    if not spec.startswith("."):
+        return spec
+    path = posixpath.normpath(posixpath.join(folder, spec))
+    if path.endswith(_SCRIPT_SUFFIXES):
+        path = path.rsplit(".", 1)[0]
+    return posixpath.dirname(path) if posixpath.basename(path) == "index" else path
 
 
 def _imports(lang: str, node: Any, folder: str) -> list[Ref]:
@@ -176,8 +183,8 @@ def _imports(lang: str, node: Any, folder: str) -> list[Ref]:
     if clause is None:
         return out
     for c in clause.named_children:
-        if c.type == "identifier":  # default import: the module's default export, by the name given
-            out.append(Ref("imports", _text(c), line, f"{mod}/{_text(c)}"))
+        if c.type == "identifier":  # default import: the module (its default export, by the name given)
+            out.append(Ref("imports", _text(c), line, mod))
         elif c.type == "namespace_import":
             ident = next((i for i in c.named_children if i.type == "identifier"), None)
             if ident is not None:

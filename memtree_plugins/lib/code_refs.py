@@ -24,6 +24,15 @@ from memtree_core.types import Chunk
 # have (``"".join``, ``d.update``, ``xs.copy``) most likely means theirs, not the repository's of that name.
 PYTHON_TYPE_METHODS = frozenset(m for t in (str, bytes, bytearray, list, dict, set, frozenset, tuple, int, float,
                                             complex, object, memoryview, range, slice) for m in dir(t))
+# The same for JavaScript/TypeScript: the methods of Array, String, Map, Set, Promise, Object and Function.
+JS_TYPE_METHODS = frozenset("""
+at concat copyWithin entries every fill filter find findIndex findLast findLastIndex flat flatMap forEach includes
+indexOf join keys lastIndexOf map pop push reduce reduceRight reverse shift slice some sort splice toLocaleString
+toString unshift values charAt charCodeAt codePointAt endsWith localeCompare match matchAll normalize padEnd
+padStart repeat replace replaceAll search split startsWith substring substr toLowerCase toUpperCase trim
+trimStart trimEnd get set has delete clear add then catch finally hasOwnProperty valueOf call apply bind
+""".split())
+TYPE_METHODS = {"python": PYTHON_TYPE_METHODS, "js": JS_TYPE_METHODS}
 RELS = ("calls", "imports", "inherits", "uses-type", "uses")
 MAX_REFS_PER_CHUNK = 400  # a generated table of calls says little more past this
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from memtree_core.store.symbols import DEFINITION_KINDS
 from memtree_core.store.upkeep import batches, marks
 from memtree_core.types import Chunk
-from memtree_plugins.lib.code_refs import PYTHON_TYPE_METHODS, refs_of
+from memtree_plugins.lib.code_refs import TYPE_METHODS, refs_of
 
 if TYPE_CHECKING:
     from memtree_core.context import StoreAccess
@@ -416,6 +416,10 @@ def _lookup(name: str, tail: str, target: str, rel: str, lang: str, file_id: int
         head, _, rest = name.partition(".")
         targets = imports.get(head) or []
         for t in targets:
+            if not rest and lang == "js":  # ``import settle from './settle'``: the module's own ``settle``
+                got, exact = _from_module(t, head, lang, defs)
+                if got:
+                    return got, exact
             full = t.split("/") + (rest.split(".") if rest else [])
             for k in range(len(full) - 1, 0, -1):
                 module, qual = "/".join(full[:k]), ".".join(full[k:])
@@ -430,10 +434,12 @@ def _lookup(name: str, tail: str, target: str, rel: str, lang: str, file_id: int
                 return got, exact
         if rest and head[:1].islower() and head not in ("self", "this"):
             unknown_receiver = True  # ``value.method()``: only the method's name is known
-            if lang == "python" and tail in PYTHON_TYPE_METHODS:
+            if tail in TYPE_METHODS.get(lang, ()):
                 return [], False
     # 3. unique in the repository
     if unknown_receiver:
+        if name.startswith(".") and tail in TYPE_METHODS.get(lang, ()):
+            return [], False
         cands = [d for d in pool if "." in d.qual or lang == "go"]
     elif "." in name:
         cands = [d for d in pool if d.qual == name or d.qual.endswith("." + name)]

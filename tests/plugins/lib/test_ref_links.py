@@ -285,3 +285,18 @@ def test_centrality_ranks_the_definition_everything_calls_first(app, project):
     (project / "c.py").write_text("from core import mid\n\n\ndef three():\n    return mid() + mid()\n")
     index_directory(app, project)
     assert centrality(app.store, [ids["mid"]])[ids["mid"]] > rank[ids["mid"]]  # computed again after a change
+
+
+def test_javascript_default_imports_with_suffixes_and_the_languages_own_methods(app, project):
+    _write(project, {
+        "lib/utils.js": "function forEach(obj, fn) { return fn(obj); }\n\nexport default { forEach };\n",
+        "lib/core/settle.js": "export default function settle(resolve, value) { return resolve(value); }\n",
+        "lib/headers.js": "class Headers {\n  concat(other) { return other; }\n}\n\nexport default Headers;\n",
+        "lib/core/send.js": "import utils from '../utils.js';\nimport settle from './settle.js';\n\n"
+                            "export function send(parts, done) {\n  utils.forEach(parts, done);\n"
+                            "  settle(done, parts.concat([1]));\n}\n",
+    })
+    index_directory(app, project)
+    links = _links(app)
+    assert ("send", "calls", "forEach") in links and ("send", "calls", "settle") in links
+    assert not any(d == "Headers" for _, _, d in links)  # parts.concat is Array's
