@@ -308,7 +308,8 @@ class _Resolver:
         for part in batches(want):
             for name, lang, node, file, mod, folder, qual, kind in self.store.query(
                     f"SELECT d.name, d.lang, d.node, d.file, f.modpath, f.dir, d.qual, d.kind FROM code_defs d "
-                    f"JOIN code_files f ON f.file = d.file WHERE d.name IN ({marks(len(part))})", part):
+                    f"JOIN code_files f ON f.file = d.file JOIN nodes n ON n.rowid = d.node "
+                    f"WHERE d.name IN ({marks(len(part))}) AND n.status = 'live'", part):
                 self.defs[(name, lang)].append(_Def(node, file, mod, folder, qual, kind))
 
     def pool(self, tail: str, lang: str) -> list[_Def]:

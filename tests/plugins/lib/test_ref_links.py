@@ -300,3 +300,16 @@ def test_javascript_default_imports_with_suffixes_and_the_languages_own_methods(
     links = _links(app)
     assert ("send", "calls", "forEach") in links and ("send", "calls", "settle") in links
     assert not any(d == "Headers" for _, _, d in links)  # parts.concat is Array's
+
+
+def test_a_definition_no_longer_live_is_not_a_target(app, project):
+    _write(project, {"gone.py": "def vanished():\n    return 1\n"})
+    index_directory(app, project)
+    ids = [i for (i,) in app.store.query("SELECT id FROM nodes WHERE source_uri LIKE '%gone.py%'")]
+    (project / "gone.py").unlink()
+    app.store.transition(ids, "stale", "source file changed")  # what the staleness walker does to a deleted file
+    _write(project, {"user.py": "def use():\n    return vanished()\n"})
+    index_directory(app, project)
+    linked = app.store.query("SELECT l.dst FROM code_links l JOIN nodes s ON s.rowid = l.src "
+                             "WHERE json_extract(s.metadata, '$.symbol') = 'use'")
+    assert linked == []
