@@ -13,6 +13,12 @@ libraries).  Three passes over the same files, each in the same process:
 Reported: files/s of each and the cold pass as a multiple of the floor's time.  Embeddings are not part of
 indexing (the daemon's embedding walker adds them when idle).
 
+Code references (``memtree_plugins/lib/ref_links.py``): **cold index without references** (the chunkers
+told not to read them, so nothing is recorded or resolved) into a store of its own, before the cold index
+with them; with ``--reps 2`` both are run again, alternating, into fresh stores and each keeps its best time
+(a shared machine's noise).  Reported: the time with references as a multiple of the time without (goal
+<= 1.3x), the store's size with and without, and the links resolved by relation.
+
     .venv/bin/python eval/bench/index.py [--library pypi:django:5.1.3]
 """
 
@@ -36,6 +42,7 @@ from eval.redaction_gates import fetch  # noqa: E402
 from memtree_core.app import App  # noqa: E402
 from memtree_plugins.lib.file_versions import chunk_text  # noqa: E402
 from memtree_plugins.lib.files import load_text  # noqa: E402
+from memtree_plugins.lib.ref_links import summary as ref_summary  # noqa: E402
 from memtree_plugins.walkers.repo_files import DEFAULT_MAX_BYTES, by_content, by_name, candidates  # noqa: E402
 from memtree_plugins.walkers.repo_index import index_directory  # noqa: E402
 
@@ -68,9 +75,34 @@ def floor_pass(app: App, files: list[Path]) -> tuple[float, int]:
     return time.perf_counter() - t0, chunks
 
 
+REFERENCES_GOAL = 1.3
+
+
+def store_bytes(path: Path) -> int:
+    """The store's file and what is left of its write-ahead log (read once the store is closed)."""
+    return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
+
+
+def cold_pass(root: Path, home: Path, references: bool = False) -> tuple[float, int]:
+    """A cold index into a fresh store, the chunkers reading references or not: (seconds, store bytes)."""
+    env = {**os.environ, "MEMTREE_HOME": str(home), "MEMTREE_LOAD_PLUGINS": ""}
+    app = App.open(root, environ=env)
+    path = Path(app.store.path)
+    try:
+        for chunker in app.plugins.chunkers:
+            if hasattr(chunker, "references"):
+                chunker.references = references  # type: ignore[attr-defined]
+        summary = index_directory(app, root)
+    finally:
+        app.close()
+    return summary.seconds, store_bytes(path)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--library", default="pypi:django:5.1.3", help="registry:name:version (pypi or npm)")
+    parser.add_argument("--reps", type=int, default=1, choices=(1, 2, 3),
+                        help="cold passes with and without references, alternating (best time of each)")
     args = parser.parse_args()
     registry, name, version = args.library.split(":")
     t0 = time.perf_counter()
@@ -88,10 +120,17 @@ def main() -> int:
             if code < 1000:
                 print(f"note: fewer than 1,000 source files ({code}); choose a bigger --library")
             floor_s, floor_chunks = floor_pass(app, files)
+            off_s, off_bytes = cold_pass(root, tmp / "home-off")
             cold = index_directory(app, root)
+            on_s = cold.seconds
+            for rep in range(1, args.reps):
+                off_s = min(off_s, cold_pass(root, tmp / f"home-off-{rep}")[0])
+                on_s = min(on_s, cold_pass(root, tmp / f"home-on-{rep}", references=True)[0])
+            links = ref_summary(app.store)
             warm = index_directory(app, root)
         finally:
             app.close()
+        on_bytes = store_bytes(Path(app.store.path))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     n = len(files)
@@ -100,6 +139,12 @@ def main() -> int:
           f"{cold.chunks} chunks  skipped {dict(sorted(cold.skipped.items()))}")
     print(f"warm index (all unchanged):     {warm.seconds:6.2f} s  {warm.unchanged / warm.seconds:8.0f} files/s")
     print(f"cold index / floor: {cold.seconds / floor_s:.2f}x the floor's time")
+    ratio = on_s / off_s
+    print(f"cold index without references:  {off_s:6.2f} s, with them {on_s:6.2f} s: {ratio:.2f}x "
+          f"(best of {args.reps}; goal <= {REFERENCES_GOAL}x: {'ok' if ratio <= REFERENCES_GOAL else 'OVER'})")
+    print(f"store size: {on_bytes / 1e6:.1f} MB with references, {off_bytes / 1e6:.1f} MB without "
+          f"(+{(on_bytes - off_bytes) / max(1, off_bytes):.1%})")
+    print(f"references resolved: {links}")
     ok = cold.indexed == n and warm.unchanged == n and warm.indexed == 0
     if not ok:
         print(f"MISMATCH: taken {n}, cold indexed {cold.indexed}, warm unchanged {warm.unchanged}")

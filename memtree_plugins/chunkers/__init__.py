@@ -15,6 +15,7 @@ from memtree_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from memtree_core.registry import Register
+    from memtree_core.store.migrations import Migrations
     from memtree_core.types import Chunker
 
 
@@ -29,3 +30,16 @@ def memtree_register_chunkers(register: Register[Chunker]) -> None:
     register(TreeSitterChunker())
     register(MarkdownChunker())
     register(WindowChunker())
+
+
+@hookimpl(trylast=True)
+def memtree_store_migrations(register: Register[Migrations]) -> None:
+    register(migrations())
+
+
+def migrations() -> Migrations:
+    """The tables of code references these chunkers read (:mod:`memtree_plugins.lib.ref_links`)."""
+    from memtree_core.store.migrations import Migrations
+    from memtree_plugins.lib.ref_links import NAME, STEPS
+
+    return Migrations(NAME, STEPS)

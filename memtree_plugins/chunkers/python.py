@@ -20,6 +20,8 @@ import warnings
 from dataclasses import dataclass, replace
 
 from memtree_core.types import Chunk
+from memtree_plugins.chunkers.python_refs import python_refs
+from memtree_plugins.lib.code_refs import attach
 from memtree_plugins.lib.lines import crop, make_chunk, split_lines
 from memtree_plugins.lib.window import WINDOW_LINES, window_chunks
 
@@ -36,6 +38,8 @@ class _Piece:
     symbol: str | None
     outline: str
     members: tuple[str, ...] = ()
+    name: str | None = None
+    parent: str | None = None  # the enclosing class of a method (or class body) chunk
 
 
 def _first_doc_line(node: ast.AST) -> str:
@@ -178,9 +182,11 @@ class PythonChunker:
     priority = 100
     suffixes = (".py", ".pyi", ".pyw")
 
-    def __init__(self, class_split_lines: int = CLASS_SPLIT_LINES, window: int = WINDOW_LINES) -> None:
+    def __init__(self, class_split_lines: int = CLASS_SPLIT_LINES, window: int = WINDOW_LINES,
+                 references: bool = True) -> None:
         self.class_split_lines = class_split_lines
         self.window = window
+        self.references = references  # read each chunk's references (calls, imports, bases, types)
 
     def matches(self, path: str) -> bool:
         return path.lower().endswith(self.suffixes)
@@ -207,8 +213,9 @@ class PythonChunker:
             pieces.insert(0, _Piece(1, pieces[0].start - 1, "module_header", None,
                                     crop(next(ln for ln in lines if ln.strip()))))
         tiled = _tile(pieces, 1, len(lines))
-        return [replace(make_chunk(lines, p.start, p.end, p.kind, p.symbol, p.outline), members=p.members)
-                if p.members else make_chunk(lines, p.start, p.end, p.kind, p.symbol, p.outline) for p in tiled]
+        chunks = [replace(make_chunk(lines, p.start, p.end, p.kind, p.symbol, p.outline), name=p.name,
+                          parent=p.parent, members=p.members) for p in tiled]
+        return attach(chunks, python_refs(path, tree)) if self.references else chunks
 
     def _pieces(self, body: list[ast.stmt], lines: list[str], floor: int, module: ast.Module | None,
                 prefix: str) -> list[_Piece]:
@@ -224,6 +231,9 @@ class PythonChunker:
                 if prefix:
                     kind, symbol = ("class_body", prefix.rstrip("."))
                     outline = _statements_outline(stmts, lines)
+                    pieces.append(_Piece(start, end, kind, symbol, outline, parent=symbol))
+                    prev_end = end
+                    continue
                 elif not seen_def:
                     kind, symbol, outline = "module_header", None, _header_outline(stmts, module)
                 else:
@@ -237,18 +247,20 @@ class PythonChunker:
                     kind = "class" if isinstance(node, ast.ClassDef) else "method"
                     context = f"class {prefix.rstrip('.')}:"
                     pieces.append(_Piece(start, end, kind, symbol,
-                                         _def_outline(node, "    ", context, members=False)))
+                                         _def_outline(node, "    ", context, members=False),
+                                         name=node.name, parent=prefix.rstrip(".")))  # type: ignore[attr-defined]
                 elif isinstance(node, ast.ClassDef) and end - start + 1 > self.class_split_lines:
                     pieces += self._split_class(node, start, end, lines)
                 else:
                     kind = "class" if isinstance(node, ast.ClassDef) else "function"
-                    pieces.append(_Piece(start, end, kind, symbol, _def_outline(node), _members(node, symbol)))
+                    pieces.append(_Piece(start, end, kind, symbol, _def_outline(node), _members(node, symbol),
+                                         name=node.name))  # type: ignore[attr-defined]
             prev_end = end
         return pieces
 
     def _split_class(self, node: ast.ClassDef, start: int, end: int, lines: list[str]) -> list[_Piece]:
         members = self._pieces(node.body, lines, start, None, prefix=node.name + ".")
-        header = _Piece(start, end, "class", node.name, _def_outline(node))
+        header = _Piece(start, end, "class", node.name, _def_outline(node), name=node.name)
         # Attributes and the docstring before the first method belong to the header.
         while members and members[0].kind == "class_body":
             members.pop(0)

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memtree_core.types import Chunk
+from memtree_plugins.chunkers.treesitter_refs import treesitter_refs
+from memtree_plugins.lib.code_refs import attach
 from memtree_plugins.lib.lines import crop, make_chunk, split_lines
 from memtree_plugins.lib.window import WINDOW_LINES
 
@@ -595,9 +597,11 @@ class TreeSitterChunker:
     name = "treesitter"
     priority = 90  # below the Python ast chunker (100), above windows (0)
 
-    def __init__(self, class_split_lines: int = CLASS_SPLIT_LINES, max_lines: int = MAX_DEF_LINES) -> None:
+    def __init__(self, class_split_lines: int = CLASS_SPLIT_LINES, max_lines: int = MAX_DEF_LINES,
+                 references: bool = True) -> None:
         self.class_split_lines = class_split_lines
         self.max_lines = max_lines
+        self.references = references  # read each chunk's references (calls, imports, bases, types)
         self._local = threading.local()  # a Parser is not safe to share between threads
 
     def availability(self) -> dict[str, str | None]:
@@ -638,5 +642,12 @@ class TreeSitterChunker:
             pieces.insert(0, _Piece(1, pieces[0].start - 1, "module_header", None,
                                     crop(next(ln for ln in lines if ln.strip()))))
         tiled = _tile(pieces, 1, len(lines))
-        return [replace(make_chunk(lines, p.start, p.end, p.kind, p.symbol, p.outline), name=p.name,
-                        signature=p.signature, parent=p.parent, members=p.members, part=p.part) for p in tiled]
+        chunks = [replace(make_chunk(lines, p.start, p.end, p.kind, p.symbol, p.outline), name=p.name,
+                          signature=p.signature, parent=p.parent, members=p.members, part=p.part) for p in tiled]
+        if not self.references:
+            return chunks
+        try:
+            refs = treesitter_refs(lang, _language(lang), root, path)
+        except Exception:  # a tree shaped as no query expected: the chunks, without references
+            refs = []
+        return attach(chunks, refs)

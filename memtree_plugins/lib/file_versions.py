@@ -23,6 +23,8 @@ from memtree_core.store.source_uri import clean_file_uri, file_uri
 from memtree_core.store.store import new_id
 from memtree_core.store.upkeep import marks
 from memtree_core.types import Chunk
+from memtree_plugins.lib import ref_links
+from memtree_plugins.lib.code_refs import read_refs, refs_of, split_refs
 from memtree_plugins.lib.files import load_text
 from memtree_plugins.lib.lines import split_lines
 from memtree_plugins.lib.masking.marks import within
@@ -53,6 +55,9 @@ class Version:
     redacted: dict[int, list[str]] = field(default_factory=dict)  # line -> rule per value redacted on it
 
 
+# A file stored alone (``read``) resolves at most this many chunks' references at once; ``memtree index``
+# resolves all after its last file.
+RESOLVE_AT_ONCE = 5000
 # A file with more redacted lines than this lists the first ones only (the note says how many values).
 MAX_REDACTED_LINES = 2000
 
@@ -119,13 +124,15 @@ def _split_oversize(chunks: list[Chunk], max_bytes: int) -> list[Chunk]:
         for ln in split_lines(c.text):
             n = len(ln.encode("utf-8", "surrogatepass"))
             if part and size + n > max_bytes:
-                out.append(replace(c, start_line=start, end_line=start + len(part) - 1, text="".join(part)))
+                out.append(split_refs(replace(c, start_line=start, end_line=start + len(part) - 1,
+                                              text="".join(part)), start, start + len(part) - 1))
                 start += len(part)
                 part, size = [], 0
             part.append(ln)
             size += n
         if part:
-            out.append(replace(c, start_line=start, end_line=start + len(part) - 1, text="".join(part)))
+            out.append(split_refs(replace(c, start_line=start, end_line=start + len(part) - 1,
+                                          text="".join(part)), start, start + len(part) - 1))
     return out
 
 
@@ -137,6 +144,9 @@ def _definition(c: Chunk) -> dict[str, Any]:
         out["members"] = list(c.members)
     if c.part > 1:
         out["part"] = c.part
+    refs = refs_of(c)
+    if refs:  # what it refers to by name (resolved to chunks by lib/ref_links.py)
+        out["refs"] = [[r.rel, r.name] for r in refs if r.rel != "uses"]
     return out
 
 
@@ -188,8 +198,11 @@ def _file_outline(shown: str, total: int, chunker: str, entries: list[ChunkEntry
     return "\n".join(out)
 
 
-def write_version(app: Context, p: Path, shown: str, uri: str) -> tuple[Version, dict[str, str], bool]:
-    """Load, chunk and store the file's current version (unless a concurrent call just did)."""
+def write_version(app: Context, p: Path, shown: str, uri: str,
+                  resolve: bool = True) -> tuple[Version, dict[str, str], bool]:
+    """Load, chunk and store the file's current version (unless a concurrent call just did).  Its code
+    references are recorded, and resolved unless ``resolve`` is False (a caller storing many files resolves
+    once after the last, :func:`memtree_plugins.lib.ref_links.resolve_pending`)."""
     store = app.store
     loaded = load_text(p, shown)
     notes = list(loaded.notes)
@@ -215,16 +228,22 @@ def write_version(app: Context, p: Path, shown: str, uri: str) -> tuple[Version,
                 return raced, got, True
         file_node = store.insert_node("file", _file_outline(shown, total, chunker, entries), source_uri=uri,
                                       status_="live", mtime=loaded.mtime, metadata=meta)
+        rowids: list[int] = []
         for e, chunk in zip(entries, chunks, strict=True):
-            store.insert_node("file_chunk", texts[e.id], parent_id=file_node.id,
+            rowids.append(store.insert_node("file_chunk", texts[e.id], parent_id=file_node.id,
                               source_uri=file_uri(path, e.start, e.end), status_="live", mtime=loaded.mtime,
                               node_id=e.id,
                               metadata={"path": path, "start_line": e.start, "end_line": e.end,
                                         "symbol": e.symbol, "kind": e.kind, "outline": e.outline,
                                         "tokens": e.tokens, "chunker": chunker, **_definition(chunk),
-                                        **_chunk_redactions(clean.lines, e.start, e.end)})
-        _retire(store, rows, file_node.id, entries)
+                                        **_chunk_redactions(clean.lines, e.start, e.end)}).rowid)
+        retired = _retire(store, rows, file_node.id, entries)
+        if ref_links.available(store) and (read_refs(chunks) or retired):
+            ref_links.guarded(store, ref_links.record, store, file_node.rowid, path, rowids,
+                              chunks if read_refs(chunks) else [], retired)
         app.record_redactions(clean.hits)
+    if resolve:
+        ref_links.guarded(store, ref_links.resolve_pending, store, limit=RESOLVE_AT_ONCE)
     return Version(file_node.id, total, entries, notes, clean.lines), texts, False
 
 
@@ -235,8 +254,11 @@ def _chunk_redactions(lines: dict[int, list[str]], start: int, end: int) -> dict
     return {"redacted": [[n, r] for n, r in sorted(mine.items())[:MAX_REDACTED_LINES]]} if mine else {}
 
 
-def _retire(store: StoreAccess, old_files: list[tuple[str, int, str]], new_file: str, entries: list[ChunkEntry]) -> None:
-    """Older versions' live nodes go stale; supersedes edges point from the new nodes to them."""
+def _retire(store: StoreAccess, old_files: list[tuple[str, int, str]], new_file: str,
+            entries: list[ChunkEntry]) -> list[str]:
+    """Older versions' live nodes go stale; supersedes edges point from the new nodes to them.  The chunk
+    ids retired."""
+    out: list[str] = []
     for file_id, _mtime, metadata in old_files:
         old = _version_from_meta(file_id, json.loads(metadata))
         ids = [file_id] + [c.id for c in old.chunks]
@@ -245,4 +267,6 @@ def _retire(store: StoreAccess, old_files: list[tuple[str, int, str]], new_file:
         store.add_edge(new_file, file_id, "supersedes")
         for newer, older in _pairs(entries, old.chunks):
             store.add_edge(newer, older, "supersedes")
+        out += [c.id for c in old.chunks]
+    return out
 

@@ -122,9 +122,14 @@ def _neighbors_tool(app: Context):
         edge_kinds: Annotated[list[str] | None, Field(description="derived_from, references, summarizes, "
                                                                   "supersedes, similar; default all")] = None,
         status: Status = "live",
+        direction: Annotated[str, Field(description="both (default: parent, children, edges either way) | out "
+                                                    "(what it calls, inherits, uses, imports; what a note is "
+                                                    "about) | in (its callers and users; notes about it)")] = "both",
     ) -> NeighborsResult:
-        """Nodes around a node: parent, children and lateral edges (both directions), with distances."""
-        return _rooted(app, run(app, node_id, depth=depth, edge_kinds=edge_kinds, status=status))
+        """Nodes around a node: parent, children and lateral edges (both directions), with distances; a code
+        chunk's callees with direction="out", its callers with direction="in"."""
+        return _rooted(app, run(app, node_id, depth=depth, edge_kinds=edge_kinds, status=status,
+                                direction=direction))
 
     return neighbors
 
@@ -133,7 +138,7 @@ def _path_tool(app: Context):
     from memtree_plugins.retrieval.graph import path_to_root as run
 
     def path_to_root(node_id: str) -> PathResult:
-        """The chain of parents from the root down to this node (root first)."""
+        """The chain of parents from the root down to this node (root first): file, class, method."""
         return _rooted(app, run(app, node_id))
 
     return path_to_root

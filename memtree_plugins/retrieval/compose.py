@@ -4,7 +4,9 @@
 2. Expansion: breadth-first over parent_id (both ways) and edges (both ways) up to ``depth``, live nodes
    only (seeds are taken whatever their status, since the caller named them).  ``summarizes`` edges are not
    followed: a summary is used in place of the node it summarizes, not next to it.
-3. Score: 1 for a seed, 0.5^distance otherwise, plus up to 0.1 for recency (rank among the candidates) and,
+3. Score: 1 for a seed, 0.5^distance otherwise (1.5 times that for a node a ``references`` edge leads to
+   from the node one step closer: the helpers a function calls, the class it inherits from, what a note is
+   about), plus up to 0.1 for recency (rank among the candidates) and,
    when a ``query`` is given, up to 0.3 for the node's keyword-search score.  Ties break by insertion
    order (rowid), so the same store state gives the same text and manifest.
 4. Pack greedily by score.  ``raw``: the content or nothing.  ``mixed``: raw for seeds and distance 1 when it
@@ -35,7 +37,12 @@ from memtree_plugins.lib.source_label import source_label
 from memtree_plugins.retrieval.graph import MAX_NEIGHBORS
 from memtree_plugins.retrieval.models import ComposeResult, Manifest, ManifestEntry
 from memtree_plugins.retrieval.nodes import node_tokens, node_tokens_estimate, outline
-from memtree_plugins.retrieval.queries import live_children_light, live_linked_light, newest_live_summaries
+from memtree_plugins.retrieval.queries import (
+    live_children_light,
+    live_linked_light,
+    newest_live_summaries,
+    references_from,
+)
 
 if TYPE_CHECKING:
     from memtree_core.context import Context
@@ -70,6 +77,7 @@ class _Cand:
     distance: int
     node: NodeRow | None = None
     score: float = 0.0
+    referenced: bool = False  # reached by a references edge out of a node one step closer
 
 
 # What ranking and headers need (queries.LIGHT_COLUMNS, in _Cand's field order); content and metadata
@@ -115,6 +123,11 @@ def _expand(store: Store, seeds: list[NodeRow], depth: int) -> tuple[dict[str, _
         frontier = nxt
         if capped:
             break
+    for part in batches(list(cands)):
+        for src, dst in references_from(store, part):
+            a, b = cands.get(src), cands.get(dst)
+            if a is not None and b is not None and b.distance == a.distance + 1:
+                b.referenced = True
     return cands, capped
 
 
@@ -192,7 +205,7 @@ def _score(cands: dict[str, _Cand], search_scores: dict[str, float]) -> list[_Ca
     n = max(1, len(by_age) - 1)
     top = max(search_scores.values(), default=0.0) or 1.0
     for i, c in enumerate(by_age):
-        base = 1.0 if c.distance == 0 else 0.5 ** c.distance
+        base = 1.0 if c.distance == 0 else 0.5 ** c.distance * (1.5 if c.referenced else 1.0)
         c.score = base + 0.1 * (i / n) + 0.3 * max(0.0, search_scores.get(c.id, 0.0)) / top
     return sorted(cands.values(), key=lambda c: (-round(c.score, 9), c.rowid, c.id))
 

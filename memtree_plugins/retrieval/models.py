@@ -76,6 +76,8 @@ class Neighbor(NodeRef):
     relation: str = Field(description="how it is reached from the node one step closer: parent, child, "
                                       "or '<edge kind> ->' / '<- <edge kind>' for lateral edges")
     via: str = Field(description="the node one step closer to the start")
+    rels: list[str] = Field(default_factory=list, description="for a code reference: calls, imports, "
+                                                              "inherits, uses-type")
 
 
 class NeighborsResult(BaseModel):
@@ -91,7 +93,8 @@ class NeighborsResult(BaseModel):
                + (" (truncated)" if self.truncated else "")]
         out += [f"note: {n}" for n in self.notes]
         for n in self.neighbors:
-            out.append(f"  d={n.distance} {n.relation} (via {n.via}): {n.label(self.root)}")
+            rel = f" [{', '.join(n.rels)}]" if n.rels else ""
+            out.append(f"  d={n.distance} {n.relation}{rel} (via {n.via}): {n.label(self.root)}")
         return "\n".join(out)
 
 

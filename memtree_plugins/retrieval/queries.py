@@ -142,3 +142,31 @@ def newest_live_summaries(store: StoreAccess, ids: Sequence[str]) -> dict[str, N
             f"ORDER BY e.dst_id, s.created_at DESC, s.id DESC", list(ids)):
         out.setdefault(row[0], row_to_node(row[1:]))
     return out
+
+
+def references_from(store: StoreAccess, ids: Sequence[str]) -> list[tuple[str, str]]:
+    """(src, dst) of the ``references`` edges out of ``ids``."""
+    return store.query(f"SELECT src_id, dst_id FROM edges WHERE kind = 'references' AND src_id IN "  # type: ignore[return-value]
+                       f"({marks(len(ids))})", list(ids))
+
+
+def enclosing_chunks(store: StoreAccess, file_id: str, node: NodeRow) -> list[NodeRow]:
+    """The chunks of the definitions around ``node`` in the same file version, outermost first: a method's
+    class (``parent`` in its metadata), that class's own parent, ..."""
+    out: list[NodeRow] = []
+    parent = node.meta.get("parent") if '"parent"' in node.metadata else None
+    seen = {node.id}
+    while isinstance(parent, str) and parent and len(out) < 8:
+        row = store.query_one(
+            f"SELECT {NODE_COLUMNS} FROM nodes WHERE parent_id = ? AND kind = 'file_chunk' "
+            "AND json_extract(metadata, '$.symbol') = ? AND json_extract(metadata, '$.kind') != 'class_body' "
+            "ORDER BY rowid LIMIT 1", (file_id, parent))
+        if row is None:
+            break
+        found = row_to_node(row)
+        if found.id in seen:
+            break
+        seen.add(found.id)
+        out.insert(0, found)
+        parent = found.meta.get("parent")
+    return out

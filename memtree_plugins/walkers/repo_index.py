@@ -74,6 +74,7 @@ def index_directory(app: Context, root: Path, max_bytes: int = DEFAULT_MAX_BYTES
     from memtree_core.store.source_uri import file_uri
     from memtree_plugins.lib.file_versions import source_of, write_version
     from memtree_plugins.lib.files import display
+    from memtree_plugins.lib.ref_links import guarded, resolve_pending
 
     started = time.monotonic()
     summary = IndexSummary(str(root))
@@ -99,7 +100,7 @@ def index_directory(app: Context, root: Path, max_bytes: int = DEFAULT_MAX_BYTES
         else:
             try:
                 version, _texts, _raced = write_version(app, c.path, display(c.path, project_root),
-                                                        uri)
+                                                        uri, resolve=False)
             except (ValueError, NotFound, OSError) as exc:  # gone or changed to binary since the look
                 summary.skipped["unreadable"] += 1
                 if len(summary.errors) < MAX_ERRORS_KEPT:
@@ -109,5 +110,6 @@ def index_directory(app: Context, root: Path, max_bytes: int = DEFAULT_MAX_BYTES
                 summary.chunks += len(version.chunks)
         if on_file is not None:
             on_file(c.rel, summary)
+    guarded(app.store, resolve_pending, app.store)  # every file's references, once all targets are stored
     summary.seconds = time.monotonic() - started
     return summary

@@ -1,0 +1,292 @@
+"""References in Python source, read off the ``ast`` the chunker already parsed (see
+:mod:`memtree_plugins.lib.code_refs`).
+
+* ``f(...)`` / ``a.b.f(...)`` and decorators: ``calls`` (``self.f()`` and ``cls.f()`` in a method of class
+  ``C`` are ``C.f``; ``super().f()`` is ``super:C.f``, looked up in ``C``'s bases);
+* class bases: ``inherits``; names in annotations (string annotations too): ``uses-type``;
+* other names read (``isinstance(x, C)``, ``except E``, a function passed as a callback): ``uses``;
+* ``import a.b as m`` / ``from .m import x as y``: ``imports`` binding the alias to ``a/b`` or the relative
+  module's path from the file's directory.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import posixpath
+
+from memtree_plugins.lib.code_refs import PYTHON_TYPE_METHODS, Ref
+
+# Python's own names (``len``, ``isinstance``, ``ValueError``) name nothing of the repository, unless the
+# module binds the name itself (defines or imports its own ``open``).
+_BUILTINS = frozenset(dir(builtins))
+_BUILTIN_METHODS = PYTHON_TYPE_METHODS
+
+
+def dotted(node: ast.AST) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super" and parts:
+        return "super()." + ".".join(reversed(parts))
+    return None
+
+
+def _type_name(node: ast.AST) -> str | None:
+    """The class an annotation names: ``T``, ``mod.T``, ``T | None``, ``Optional[T]``, ``"T"``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            node = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        sides = [n for n in (node.left, node.right) if not (isinstance(n, ast.Constant) and n.value is None)]
+        return _type_name(sides[0]) if len(sides) == 1 else None
+    if isinstance(node, ast.Subscript) and (dotted(node.value) or "").rsplit(".", 1)[-1] == "Optional":
+        return _type_name(node.slice)
+    name = dotted(node) if isinstance(node, ast.Name | ast.Attribute) else None
+    return name if name and name.rsplit(".", 1)[-1][:1].isupper() and name not in _BUILTINS else None
+
+
+# Nodes that hold no name: not walked into (every Name has a Load/Store node, every operation an operator).
+_LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.Constant, ast.alias)
+
+
+class _Visitor(ast.NodeVisitor):
+    _handlers: dict[type, object] = {}
+
+    def visit(self, node: ast.AST) -> None:
+        """``NodeVisitor.visit`` with the handler looked up once per node type and leaves skipped (a third of
+        the time on real code)."""
+        cls = node.__class__
+        handler = self._handlers.get(cls)
+        if handler is None:
+            handler = self._handlers[cls] = getattr(type(self), "visit_" + cls.__name__, _Visitor.generic_visit)
+        handler(self, node)  # type: ignore[operator]
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST) and not isinstance(item, _LEAVES):
+                        self.visit(item)
+            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+                self.visit(value)
+
+    def __init__(self, path: str) -> None:
+        self.out: list[Ref] = []
+        self.classes: list[str] = []  # qualified names of the enclosing classes
+        self.selves: list[str | None] = []  # the first parameter's name of each enclosing method
+        self.locals: list[set[str]] = []  # names bound in each enclosing function (its variables)
+        self.types: list[dict[str, str | None]] = []  # a variable's class when the function says it
+        self.dir = posixpath.dirname(path.replace("\\", "/"))
+        self.builtins = _BUILTINS
+
+    def emit(self, rel: str, name: str | None, node: ast.AST, target: str = "") -> None:
+        if not name:
+            return
+        head, _, rest = name.partition(".")
+        if rest and self.classes and self.selves and head == self.selves[-1]:
+            name = f"{self.classes[-1]}.{rest}"
+        elif head == "super()" and self.classes:
+            name = f"super:{self.classes[-1]}.{rest}"
+        elif head == "super()":
+            return
+        self.out.append(Ref(rel, name, node.lineno, target))  # type: ignore[attr-defined]
+
+    def unknown(self, attr: str, node: ast.AST) -> None:
+        if attr not in _BUILTIN_METHODS:
+            self.out.append(Ref("calls", "." + attr, node.lineno))  # type: ignore[attr-defined]
+
+    # -- definitions --------------------------------------------------------------------------------
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for d in node.decorator_list:
+            self.call_like(d)
+        for b in node.bases:
+            self.emit("inherits", dotted(b), b)
+            self.visit_subscripts(b)
+        for k in node.keywords:
+            self.visit(k.value)
+        self.classes.append(f"{self.classes[-1]}.{node.name}" if self.classes else node.name)
+        self.selves.append(None)
+        for s in node.body:
+            self.visit(s)
+        self.selves.pop()
+        self.classes.pop()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for d in node.decorator_list:
+            self.call_like(d)
+        args = node.args
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if a is not None and a.annotation is not None:
+                self.annotation(a.annotation)
+        for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+            self.visit(default)
+        if node.returns is not None:
+            self.annotation(node.returns)
+        first = (args.posonlyargs + args.args)[:1]
+        in_class = bool(self.selves) and self.selves[-1] is None and bool(self.classes)
+        self.selves.append(first[0].arg if in_class and first else "\0")
+        bound = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+                 if a is not None}
+        types = {a.arg: t for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
+                 if a.annotation is not None and (t := _type_name(a.annotation))}
+        self.locals.append(bound)
+        self.types.append(types)
+        start = len(self.out)
+        for s in node.body:
+            self.visit(s)
+        self.types.pop()
+        self.locals.pop()
+        self.selves.pop()
+        bound.discard(first[0].arg if in_class and first else "")
+        self._drop_locals(start, bound, types)
+
+    def _drop_locals(self, start: int, bound: set[str], types: dict[str, str | None]) -> None:
+        """The function's references whose first name is one of its variables (bound anywhere in it, as
+        Python scopes them) name no definition: dropped; a method called on one is kept as its type's
+        (``x.m()`` with ``x: T`` or ``x = T(...)``: ``T.m``), else by its name alone."""
+        if not bound:
+            return
+        kept: list[Ref] = []
+        for r in self.out[start:]:
+            head, dot, rest = r.name.partition(".")
+            if head not in bound or r.rel == "imports":
+                kept.append(r)
+            elif dot and r.rel == "calls" and types.get(head):
+                kept.append(r._replace(name=f"{types[head]}.{rest}"))
+            elif dot and r.rel == "calls" and r.name.rsplit(".", 1)[-1] not in _BUILTIN_METHODS:
+                kept.append(r._replace(name="." + r.name.rsplit(".", 1)[-1]))
+        self.out[start:] = kept
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        """``x = T(...)`` with ``T`` a class-like name: ``x`` is a ``T`` in this function (a second,
+        different assignment makes it unknown)."""
+        if self.types and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            made = dotted(node.value.func) if isinstance(node.value, ast.Call) else None
+            kind = made if made and made.rsplit(".", 1)[-1][:1].isupper() else None
+            frame = self.types[-1]
+            frame[name] = kind if name not in frame or frame[name] == kind else None
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.visit(node.body)
+
+    # -- uses ---------------------------------------------------------------------------------------
+    def call_like(self, node: ast.AST) -> None:
+        """A decorator: ``@d`` and ``@d(...)`` both call ``d``."""
+        if isinstance(node, ast.Call):
+            self.visit(node)
+        else:
+            self.emit("calls", dotted(node), node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = dotted(node.func)
+        if name is not None and name in self.builtins:
+            pass  # len(), isinstance(), str(): Python's own
+        elif name is not None:
+            self.emit("calls", name, node.func)
+        else:
+            if isinstance(node.func, ast.Attribute):  # ``make().run()``: only the method's name is known
+                self.unknown(node.func.attr, node.func)
+            self.visit(node.func)
+        for a in node.args:
+            self.visit(a)
+        for k in node.keywords:
+            self.visit(k.value)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            if node.id not in self.builtins:
+                self.emit("uses", node.id, node)
+        elif self.locals:
+            self.locals[-1].add(node.id)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        name = dotted(node)
+        if name is not None and isinstance(node.ctx, ast.Load):
+            head = name.split(".", 1)[0]
+            if self.selves and head == self.selves[-1]:
+                self.emit("uses", name, node)  # self.helper passed on, not called
+                return
+        self.visit(node.value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if self.types and isinstance(node.target, ast.Name):
+            self.types[-1][node.target.id] = _type_name(node.annotation)
+        self.annotation(node.annotation)
+        if node.value is not None:
+            self.visit(node.value)
+
+    def annotation(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                inner = ast.parse(node.value, mode="eval").body
+            except SyntaxError:
+                return
+            for n in ast.walk(inner):
+                if isinstance(n, ast.Name | ast.Attribute):
+                    name = dotted(n)
+                    if name:
+                        self.out.append(Ref("uses-type", name, node.lineno))
+            return
+        for n in ast.walk(node):
+            if isinstance(n, ast.Attribute) and dotted(n):
+                self.emit("uses-type", dotted(n), n)
+            elif isinstance(n, ast.Name) and n.id not in self.builtins:
+                self.emit("uses-type", n.id, n)
+            elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n is not node:
+                self.annotation(n)
+
+    def visit_subscripts(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Subscript):
+            self.annotation(node.slice)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            if a.asname:
+                self.emit("imports", a.asname, node, a.name.replace(".", "/"))
+            else:
+                top = a.name.split(".", 1)[0]
+                self.emit("imports", top, node, top)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        mod = (node.module or "").replace(".", "/")
+        if node.level:
+            base = self.dir
+            for _ in range(node.level - 1):
+                base = posixpath.dirname(base)
+            mod = posixpath.join(base, mod) if mod else base
+        for a in node.names:
+            if a.name == "*":
+                self.emit("imports", "*", node, mod)
+            else:
+                self.emit("imports", a.asname or a.name, node, f"{mod}/{a.name}" if mod else a.name)
+
+
+def python_refs(path: str, tree: ast.Module) -> list[Ref]:
+    v = _Visitor(path)
+    bound: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(stmt.name)
+        elif isinstance(stmt, ast.Import | ast.ImportFrom):
+            bound.update((a.asname or a.name).split(".", 1)[0] for a in stmt.names)
+        elif isinstance(stmt, ast.Assign):
+            bound.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+    if bound & _BUILTINS:
+        v.builtins = _BUILTINS - bound
+    try:
+        v.visit(tree)
+    except Exception:  # absurdly nested generated code, a node this Python's ast has new: what was read so far
+        pass
+    return v.out
