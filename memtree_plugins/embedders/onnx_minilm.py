@@ -18,7 +18,10 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memtree_core.context import Context
 
 SHIPPED = Path(__file__).with_name("minilm_onnx")
 PART_TOKENS = 128  # wordpieces per part, [CLS] and [SEP] included
@@ -128,7 +131,7 @@ class OnnxMiniLMEmbedder:
         self._model: Any = None
         self._lock = threading.Lock()
 
-    def configure(self, settings: Any, app: Any) -> None:
+    def configure(self, settings: Any, app: Context) -> None:
         from memtree_plugins.embedders.semantic_keys import batch_size
 
         self.batch_size = batch_size(app)

@@ -144,7 +144,11 @@ def rendered(commands: dict[str, Any]) -> dict[str, Any]:
 
     from memtree_core import cli
 
+    def described(part: str = "commands") -> dict[str, Any]:  # the table being written, not the file on disk
+        return commands if part == "commands" else {}
+
     with tempfile.TemporaryDirectory() as home, mock.patch.dict(os.environ, {"MEMTREE_HOME": home}), \
+            mock.patch.object(cli, "command_table", described), \
             mock.patch.object(cli, "rendered_help", lambda argv: None):  # argparse's own text, not the table's
         for key in [k for k in os.environ if k.startswith("MEMTREE_") and k != "MEMTREE_HOME"]:
             del os.environ[key]
