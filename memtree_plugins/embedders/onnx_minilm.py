@@ -18,10 +18,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from memtree_core.context import Context
+from memtree_plugins.embedders.on_demand import OnDemandEmbedder
 
 SHIPPED = Path(__file__).with_name("minilm_onnx")
 PART_TOKENS = 128  # wordpieces per part, [CLS] and [SEP] included
@@ -116,25 +115,13 @@ class OnnxMiniLM:
 INSTALL_HINT = "pip install memtree-mcp (its dependencies onnxruntime, numpy and tokenizers)"
 
 
-class OnnxMiniLMEmbedder:
+class OnnxMiniLMEmbedder(OnDemandEmbedder):
     """The ``minilm`` embedder: :class:`OnnxMiniLM` over the shipped model, loaded on the first ``embed`` call
     (never at import: the daemon's start does not pay for onnxruntime)."""
 
     name = "minilm"
     model = "all-MiniLM-L6-v2-int8"  # not the numpy pass's vectors: a store of those needs `memtree reembed`
     dim = 384
-
-    def __init__(self, batch_size: int = 32) -> None:
-        import threading
-
-        self.batch_size = batch_size
-        self._model: Any = None
-        self._lock = threading.Lock()
-
-    def configure(self, settings: Any, app: Context) -> None:
-        from memtree_plugins.embedders.semantic_keys import batch_size
-
-        self.batch_size = batch_size(app)
 
     def available(self) -> tuple[bool, str]:
         import importlib.util
@@ -146,18 +133,8 @@ class OnnxMiniLMEmbedder:
             return False, f"the minilm embedder's model is missing from {SHIPPED} (reinstall: {INSTALL_HINT})"
         return True, ""
 
-    def _load(self) -> Any:
-        with self._lock:
-            if self._model is None:
-                path = shipped_dir()
-                if path is None:
-                    raise RuntimeError(f"the minilm embedder's model is missing from {SHIPPED} ({INSTALL_HINT})")
-                self._model = OnnxMiniLM(path)
-            return self._model
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        model = self._load()
-        with self._lock:  # one run at a time: onnxruntime already uses the cores, and memory stays bounded
-            return model.encode(list(texts), batch_size=self.batch_size).tolist()
+    def load_model(self) -> Any:
+        path = shipped_dir()
+        if path is None:
+            raise RuntimeError(f"the minilm embedder's model is missing from {SHIPPED} ({INSTALL_HINT})")
+        return OnnxMiniLM(path)

@@ -60,22 +60,8 @@ def help_text(name: str, handler: Any, width: int) -> str:
     from memtree_core.cli import _parser
     from memtree_core.command import Command
 
-    saved = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = str(width)
-    out = io.StringIO()
-    try:
-        parser, _ = _parser({name: (Command(name, "one line", handler), "memtree")}, name)
-        with redirect_stdout(out):
-            try:
-                parser.parse_args([name, "--help"])
-            except SystemExit:
-                pass
-    finally:
-        if saved is None:
-            del os.environ["COLUMNS"]
-        else:
-            os.environ["COLUMNS"] = saved
-    return out.getvalue()
+    parser, _ = _parser({name: (Command(name, "one line", handler), "memtree")}, name)
+    return _printed(width, lambda: parser.parse_args([name, "--help"]))
 
 
 def arguments(name: str, handler: Any) -> list[list[Any]] | None:
