@@ -67,3 +67,12 @@ def commands(environ: dict[str, str] | None = None) -> dict[str, str]:
 
     table = {name: c.help for name, (c, _plugin) in plugin_commands(environ).items()}
     return {**table, **{name: c.help for name, c in HOST_COMMANDS.items()}}
+
+
+def closed_port() -> int:
+    """A local TCP port nothing listens on (bound, then released): an endpoint that refuses at once."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import math
 import os
-import socket
 import time
 from pathlib import Path
 
 import pytest
+from helpers.common import closed_port
 
 from memtree_plugins.embedders.local import LocalMiniLMEmbedder, model_dir
 from memtree_plugins.embedders.ollama import OllamaEmbedder
@@ -100,16 +100,8 @@ def test_model_dir_found_without_importing_torch() -> None:
     assert "torch" not in sys.modules
 
 
-def _closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()  # nothing listens there now
-    return port
-
-
 def test_ollama_unreachable_degrades_cleanly_and_fast() -> None:
-    e = OllamaEmbedder(url=f"http://127.0.0.1:{_closed_port()}")
+    e = OllamaEmbedder(url=f"http://127.0.0.1:{closed_port()}")
     t0 = time.monotonic()
     ok, why = e.available()
     assert not ok
@@ -129,7 +121,7 @@ def _app(home, project, env: dict[str, str]):
 
 def test_choice_explicit_ollama_unreachable_says_why(home, project) -> None:
     app = _app(home, project, {"MEMTREE_EMBEDDING_MODEL": "ollama",
-                               "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{_closed_port()}"})
+                               "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{closed_port()}"})
     try:
         choice = vectors.choose_embedder(app)
         assert choice.embedder is None and "not reachable" in choice.reason
@@ -140,7 +132,7 @@ def test_choice_explicit_ollama_unreachable_says_why(home, project) -> None:
 
 
 def test_choice_auto_falls_back_to_the_shipped_model(home, project) -> None:
-    app = _app(home, project, {"MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{_closed_port()}"})
+    app = _app(home, project, {"MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{closed_port()}"})
     try:
         choice = vectors.choose_embedder(app)
         assert choice.embedder is not None and choice.embedder.name == "minilm"
@@ -150,7 +142,7 @@ def test_choice_auto_falls_back_to_the_shipped_model(home, project) -> None:
 
 def test_choice_unknown_name_lists_the_registered_ones(home, project) -> None:
     app = _app(home, project, {"MEMTREE_EMBEDDING_MODEL": "no-such-embedder",
-                               "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{_closed_port()}"})
+                               "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{closed_port()}"})
     try:
         # an unknown name is taken as an Ollama model (Ollama serves many); unreachable here -> the reason
         choice = vectors.choose_embedder(app)

