@@ -101,7 +101,7 @@ def table() -> dict[str, Any]:
             "help": command.help, "plugin": plugin, "module": command.handler,
             "example": getattr(handler, "EXAMPLE", ""), "project_help": getattr(handler, "PROJECT_HELP", None),
             "arguments": arguments(command.name, handler)}
-    return {"about": ABOUT, "commands": commands, "rendered": rendered(commands)}
+    return {"about": ABOUT, "commands": commands, "rendered": rendered(shipped)}
 
 
 def _printed(width: int, run: Any) -> str:
@@ -122,24 +122,19 @@ def _printed(width: int, run: Any) -> str:
     return out.getvalue()
 
 
-def rendered(commands: dict[str, Any]) -> dict[str, Any]:
-    """Each ``--help`` as argparse prints it at 80 columns on this Python (what ``memtree --help`` and a command's
-    ``--help`` print from the table, when that is what argparse would print)."""
-    import tempfile
-    from unittest import mock
+def rendered(shipped: list[tuple[Any, str]]) -> dict[str, Any]:
+    """Each ``--help`` as argparse prints it at 80 columns on this Python, from the commands' own modules (what
+    ``memtree --help`` and a command's ``--help`` print from the table: the test of each command's described
+    help keeps the two equal)."""
+    from memtree_core.cli import _parser
 
-    from memtree_core import cli
+    every = {command.name: (command, plugin) for command, plugin in shipped}
 
-    def described(part: str = "commands") -> dict[str, Any]:  # the table being written, not the file on disk
-        return commands if part == "commands" else {}
+    def text(chosen: str | None) -> str:
+        parser, _ = _parser(every, chosen)  # only the chosen command's module is loaded
+        return _printed(80, lambda: parser.parse_args([chosen, "--help"] if chosen else ["--help"]))
 
-    with tempfile.TemporaryDirectory() as home, mock.patch.dict(os.environ, {"MEMTREE_HOME": home}), \
-            mock.patch.object(cli, "command_table", described), \
-            mock.patch.object(cli, "rendered_help", lambda argv: None):  # argparse's own text, not the table's
-        for key in [k for k in os.environ if k.startswith("MEMTREE_") and k != "MEMTREE_HOME"]:
-            del os.environ[key]
-        texts = {name: _printed(80, lambda name=name: cli.main([name, "--help"] if name else ["--help"]))
-                 for name in ["", *commands]}
+    texts = {"": text(None), **{name: text(name) for name in every}}
     return {"python": "{}.{}".format(*sys.version_info[:2]), "columns": 80, "help": texts}
 
 
