@@ -4,8 +4,8 @@ Claude Code's ``SessionStart`` hook runs ``memtree digest --hook`` (through ``pl
 command ``memtree setup claude-code`` writes); what it prints becomes the hook's ``additionalContext``.  It
 holds, newest first and within ``digest.maxTokens`` (default 400; 0 turns it off): the notes and observations
 agents kept (``note``), the files read lately, and the commands that failed lately, each with its node id so
-``get``/``compose`` can bring back the rest.  It reads the store and never writes it: a project memtree has not
-seen gets no digest and no store.
+``get``/``compose`` can bring back the rest.  It only queries the store (opened as every ``memtree`` command
+opens it) and never creates one: a project memtree has not seen gets no digest and no store.
 """
 
 from __future__ import annotations

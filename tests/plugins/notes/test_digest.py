@@ -15,14 +15,14 @@ from memtree_core.app import App
 from memtree_plugins.notes.notes import add_note
 
 HOOK = REPO / "plugin" / "hooks" / "digest"
-START = {"session_id": "5b0c", "transcript_path": "/tmp/t.jsonl", "hook_event_name": "SessionStart",
-         "source": "startup"}
+START = {"session_id": "5b0c", "hook_event_name": "SessionStart", "source": "startup"}
 
 
 def session_start(project: Path, *extra_env: tuple[str, str]) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
     env |= {"CLAUDE_PROJECT_DIR": str(project), **dict(extra_env)}
-    return subprocess.run(["/bin/sh", "-c", f"/bin/sh {HOOK} {MEMTREE}"], input=json.dumps({**START, "cwd": str(project)}),
+    payload = {**START, "cwd": str(project), "transcript_path": str(project.parent / "5b0c.jsonl")}
+    return subprocess.run(["/bin/sh", "-c", f"/bin/sh {HOOK} {MEMTREE}"], input=json.dumps(payload),
                           capture_output=True, text=True, env=env, cwd=project, timeout=60)
 
 
