@@ -136,8 +136,10 @@ class EarlyTool:
         from memtree_core.daemon.coordinator import note_activity
 
         note_activity(app)
+        from pydantic import BaseModel
+
         value = self.built.fn(**kwargs)
-        if not (hasattr(value, "model_dump") and callable(getattr(value, "render", None))):
+        if not (isinstance(value, BaseModel) and callable(getattr(value, "render", None))):
             raise TypeError("not a rendered model")
         result = dict(shape, content=[{"type": "text", "text": value.render()}])
         if "structuredContent" in shape:

@@ -1,5 +1,5 @@
 """The daemon records its own handshake for forwarders (:mod:`memtree_core.forwarder.records`) and for its
-early layer (:mod:`memtree_core.daemon.early`), and the tools' annotations (:mod:`memtree_core.forwarder.resend`).
+early layer (:mod:`memtree_core.daemon.early`).
 
 Once the tools are registered, the daemon runs one short in-memory session per protocol version it speaks
 -- the same low-level ``Server.run`` a socket session runs -- asks ``initialize`` and ``tools/list``, and
@@ -24,7 +24,6 @@ from memtree_core.daemon.early import Built
 from memtree_core.daemon.project import write_json
 from memtree_core.daemon.sessions import _dump, _parse
 from memtree_core.forwarder import records
-from memtree_core.forwarder.resend import TOOL_HINTS_FILE
 
 log = logging.getLogger("memtree.daemon.handshake")
 
@@ -119,8 +118,3 @@ async def record(server: Any, directory: Path, version: str, built: list[Built] 
             "answers": {p: {"tools/list": m["tools/list"], "tools/call": m["tools/call"]} for p, m in texts.items()}})
     except Exception:
         log.exception("cannot record the tools for early answers; first sessions wait for the SDK")
-
-
-def write_tool_hints(directory: Path, tools: list[dict[str, Any]]) -> None:
-    """The tools' annotations (``tools/list`` shape), for forwarders whose client never listed them."""
-    write_json(str(directory / TOOL_HINTS_FILE), {"tools": tools})

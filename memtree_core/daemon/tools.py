@@ -24,6 +24,8 @@ from pydantic import BaseModel
 from memtree_core.daemon.early import Built, build_tools
 from memtree_core.daemon.limits import SESSION_TOOL_THREADS, TOOL_THREADS
 from memtree_core.daemon.per_session import PerSession
+from memtree_core.daemon.project import write_json
+from memtree_core.forwarder.resend import TOOL_HINTS_FILE
 from memtree_core.types import ToolSpec
 
 log = logging.getLogger("memtree.daemon.tools")
@@ -244,10 +246,8 @@ def register_tools(server: MCPServer, app: Any, built: list[Built] | None = None
         except Exception:
             # One broken tool plugin must not take the others down; the log says why.
             log.exception("tool %r from plugin %s could not be registered; skipped", spec.name, b.plugin)
-    try:
-        from memtree_core.daemon.handshake import write_tool_hints
-
-        write_tool_hints(app.paths.dir, hints)
+    try:  # the tools' annotations (tools/list shape), for forwarders whose client never listed them
+        write_json(str(app.paths.dir / TOOL_HINTS_FILE), {"tools": hints})
     except OSError as exc:
         log.warning("cannot record the tools' annotations for forwarders: %s", exc)
     return added
