@@ -187,7 +187,7 @@ def test_a_method_comes_before_its_class_header(repo, project: Path) -> None:
     assert "method" in kinds and "class" in kinds and kinds.index("method") < kinds.index("class"), kinds
 
 
-def test_members_before_headers_moves_only_a_header_above_its_own_member() -> None:
+def test_members_before_headers_moves_a_member_up_to_its_own_header_only() -> None:
     from memtree_plugins.retrieval.priors import members_before_headers
 
     uri = {"h": "file:///r/a.py#L1-9", "m": "file:///r/a.py#L10-20", "o": "file:///r/b.py#L1-5",
@@ -195,8 +195,9 @@ def test_members_before_headers_moves_only_a_header_above_its_own_member() -> No
     meta = {"h": {"kind": "class", "symbol": "Session"}, "m": {"kind": "method", "symbol": "Session.send"},
             "o": {"kind": "class", "symbol": "Other"}, "mod": {"kind": "module_header"},
             "f": {"kind": "function", "symbol": "helper"}}
+    # the method takes its class header's place (first), not the header the method's (last)
     out = members_before_headers([("h", 9.0), ("o", 8.0), ("m", 5.0)], uri.get, meta.get)
-    assert [n for n, _ in out] == ["o", "m", "h"] and out[-1][1] < 5.0
+    assert [n for n, _ in out] == ["m", "h", "o"] and dict(out)["h"] == 9.0 and dict(out)["m"] > 9.0
     out = members_before_headers([("mod", 3.0), ("f", 2.0)], uri.get, meta.get)
     assert [n for n, _ in out] == ["f", "mod"]
     out = members_before_headers([("o", 3.0), ("m", 2.0)], uri.get, meta.get)  # not its member
