@@ -290,3 +290,52 @@ def test_the_priors_apply_to_a_single_retrievers_list_too(home, project: Path) -
         assert hit_ids(r)[:2] == [code, outline] and set(hit_ids(r)[2:]) <= {test, *tests}
     finally:
         app.close()
+
+
+POOL_CODE = '''\
+class BufferPool:
+    """Write buffers are taken from this shared pool and given back after each message."""
+
+    size = 4096
+''' + "".join(f"\n    def helper{i}(self):\n        return {i}\n" for i in range(40)) + '''
+    def release(self, buf):
+        self.buffers.append(buf)
+'''
+
+
+def test_a_member_takes_the_place_of_its_own_header_that_ranks_above_it(app, project: Path) -> None:
+    # The class header matches every word; its method only one of them, below other files' chunks: the
+    # method moves up to just above its header, which keeps its place (it is not pushed down the list).
+    files = {"src/pool.py": POOL_CODE}
+    files |= {f"src/other{i}.py": f"def other{i}():\n    write = 'shared {i}'\n    return write\n" for i in range(4)}
+    for name, text in files.items():
+        f = project / name
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(text)
+        read(app, str(f))
+    r = search(app, "where are write buffers taken from the shared pool and given back", mode="keyword", limit=5)
+    symbols = [app.store.get_node(h.id).meta.get("symbol") for h in r.hits]
+    assert symbols[:2] == ["BufferPool.release", "BufferPool"], symbols
+    assert [h.score for h in r.hits] == sorted((h.score for h in r.hits), reverse=True)
+
+
+GO_CLOSE = '''\
+package ws
+
+func formatMessage(closeCode int, reasonText string) []byte {
+\tbuf := make([]byte, 2+len(reasonText))
+\tbinary.BigEndian.PutUint16(buf, uint16(closeCode))
+\tcopy(buf[2:], reasonText)
+\treturn buf
+}
+'''
+
+
+def test_words_of_a_question_reach_code_that_spells_them_as_one_identifier(app, project: Path) -> None:
+    (project / "frame.go").write_text(GO_CLOSE)
+    (project / "conn.go").write_text("package ws\n\n// close the connection\nfunc shut(c net.Conn) { c.Close() }\n")
+    for name in ("frame.go", "conn.go"):
+        read(app, str(project / name))
+    r = search(app, "put the close code and the reason text in a message", mode="keyword", limit=3)
+    assert r.hits and r.hits[0].source_uri.split("#", 1)[0].endswith("/frame.go"), [h.source_uri for h in r.hits]
+    assert r.hits[0].matched == "all"
