@@ -34,6 +34,11 @@ function declAt(fileName, span) {  // the declaration node a definition span nam
   let n = found;
   while (n && !ts.isFunctionLike(n) && !ts.isClassLike(n) && !ts.isVariableDeclaration(n) && !ts.isPropertyDeclaration(n)
          && !ts.isPropertyAssignment(n)) n = n.parent;
+  if (n && ts.isFunctionLike(n) && !n.body && n.name) {  // an overload's signature: its implementation
+    const sym = program.getTypeChecker().getSymbolAtLocation(n.name);
+    const impl = sym && (sym.declarations || []).find((x) => ts.isFunctionLike(x) && x.body);
+    if (impl) return impl;
+  }
   return n;
 }
 function callable(d) {  // a declaration with a body a call runs
@@ -60,7 +65,7 @@ for (const f of files) {
         const hasClass = defs.some(([, decl]) => ts.isClassLike(decl));
         for (const [d, decl] of defs) {
           if (hasClass && ts.isConstructorDeclaration(decl)) continue;
-          const to = program.getSourceFile(d.fileName).getLineAndCharacterOfPosition(d.textSpan.start).line + 1;
+          const to = decl.getSourceFile().getLineAndCharacterOfPosition(decl.getStart()).line + 1;
           const from = sf.getLineAndCharacterOfPosition(n.getStart(sf)).line + 1;
           process.stdout.write(JSON.stringify({ from_file: f, from_line: from, to_file: path.resolve(d.fileName), to_line: to }) + "\n");
         }
