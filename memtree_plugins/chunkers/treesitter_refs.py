@@ -20,6 +20,7 @@ _JS = """
 (new_expression constructor: [(identifier) (member_expression)] @call)
 (class_heritage [(identifier) (member_expression)] @inherits)
 (import_statement) @import
+(export_statement source: (string)) @import
 """
 _TS = """
 (call_expression function: [(identifier) (member_expression)] @call)
@@ -29,6 +30,7 @@ _TS = """
 (extends_type_clause [(type_identifier) (nested_type_identifier)] @inherits)
 [(type_identifier) (nested_type_identifier)] @type
 (import_statement) @import
+(export_statement source: (string)) @import
 """
 QUERIES: dict[str, str] = {
     "javascript": _JS,
@@ -179,6 +181,8 @@ def _imports(lang: str, node: Any, folder: str) -> list[Ref]:
     if src is None:
         return out
     mod = _module(_string(src), folder)
+    if node.type == "export_statement":
+        return _reexports(node, mod, line)
     clause = next((c for c in node.named_children if c.type == "import_clause"), None)
     if clause is None:
         return out
@@ -195,6 +199,30 @@ def _imports(lang: str, node: Any, folder: str) -> list[Ref]:
                     continue
                 name, alias = spec.child_by_field_name("name"), spec.child_by_field_name("alias")
                 out.append(Ref("imports", _text(alias or name), line, f"{mod}/{_text(name)}"))
+    return out
+
+
+def _reexports(node: Any, mod: str, line: int) -> list[Ref]:
+    """``export * from './m'`` (every name of m, as a star import), ``export * as ns from './m'`` and
+    ``export {a, b as c} from './m'``: the names a barrel file (``index.ts``) passes on, which the resolver
+    follows from an import of the barrel to the module defining them."""
+    out: list[Ref] = []
+    if not any(c.type in ("namespace_export", "export_clause") for c in node.named_children):
+        return [Ref("imports", "*", line, mod)]
+    for c in node.named_children:
+        if c.type == "namespace_export":
+            ident = next((i for i in c.named_children if i.type == "identifier"), None)
+            if ident is not None:
+                out.append(Ref("imports", _text(ident), line, mod))
+        elif c.type == "export_clause":
+            for spec in c.named_children:
+                name, alias = spec.child_by_field_name("name"), spec.child_by_field_name("alias")
+                if spec.type != "export_specifier" or name is None:
+                    continue
+                if _text(name) == "default":  # ``export {default as X}``: the module, as a default import
+                    out.append(Ref("imports", _text(alias or name), line, mod))
+                else:
+                    out.append(Ref("imports", _text(alias or name), line, f"{mod}/{_text(name)}"))
     return out
 
 

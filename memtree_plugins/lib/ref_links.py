@@ -15,8 +15,9 @@ replaces (its chunks are new nodes), and the chunks that use a name the new vers
 
 A name defined several times is never guessed: its candidates (when there are at most
 :data:`MAX_CANDIDATES`) are kept in ``code_links`` with weight ``1/n``, and no edge is written.  Each resolved link is one row of ``code_links``
-(weight 1, its ``rel``: ``calls``, ``imports``, ``inherits``, ``uses-type``) and one ``references`` edge from
-the using chunk to the defining one.  The tables belong to the ``references`` migrations (registered by the
+(weight 1, its ``rel``: ``calls``, ``imports``, ``inherits``, ``uses-type``, or ``uses`` for a call of a
+module value, not a function written here) and one ``references`` edge from the using chunk to the defining
+one.  A call landing on a Go type is a conversion: ``uses-type``.  The tables belong to the ``references`` migrations (registered by the
 chunkers plugin, which reads the names): without them nothing here runs.
 """
 
@@ -42,6 +43,7 @@ log = logging.getLogger("memtree.references")
 NAME = "references"
 MAX_CANDIDATES = 4  # a name defined more often than this is too common to keep candidates for
 TYPE_KINDS = frozenset({"class", "interface", "type", "struct", "enum", "union", "trait", "record"})
+VALUE_KINDS = frozenset({"constant", "variable"})  # a module value (a function assigned is a ``function``)
 # Nodes are named by their rowid here (stable: the keyword index keys on it too), which keeps these tables
 # and their indexes a third of the size text ids would.
 STEPS = [
@@ -227,13 +229,17 @@ def resolve_pending(store: StoreAccess, limit: int | None = None) -> int:
 
 def _resolve(store: StoreAccess, srcs: list[int]) -> None:
     info: dict[int, tuple[int, str, str, str]] = {}  # src -> file, lang, dir, id
+    go_tests: set[int] = set()  # the sources in a Go _test.go file
     refs: dict[int, list[tuple[str, str, str, str]]] = defaultdict(list)
     for part in batches(srcs):
         m = marks(len(part))
-        for src, node_id, file, lang, folder in store.query(
-                f"SELECT n.rowid, n.id, f.rowid, cf.lang, cf.dir FROM nodes n JOIN nodes f ON f.id = n.parent_id "
-                f"JOIN code_files cf ON cf.file = f.rowid WHERE n.rowid IN ({m}) AND n.status = 'live'", part):
+        for src, node_id, file, lang, folder, mod in store.query(
+                f"SELECT n.rowid, n.id, f.rowid, cf.lang, cf.dir, cf.modpath FROM nodes n JOIN nodes f "
+                f"ON f.id = n.parent_id JOIN code_files cf ON cf.file = f.rowid "
+                f"WHERE n.rowid IN ({m}) AND n.status = 'live'", part):
             info[src] = (file, lang, folder, node_id)
+            if lang == "go" and mod.endswith("_test"):
+                go_tests.add(src)
         for src, rel, name, target, tail in store.query(
                 f"SELECT src, rel, name, target, tail FROM code_refs WHERE src IN ({m})", part):
             refs[src].append((rel, name, tail, target))
@@ -246,6 +252,7 @@ def _resolve(store: StoreAccess, srcs: list[int]) -> None:
         if src not in info:
             continue
         file, lang, folder, _ = info[src]
+        r.hide_go_tests = src not in go_tests
         for rel, name, tail, target in refs.get(src, ()):
             found, exact = r.lookup(name, tail, target, rel, lang, file, folder)
             found = [d for d in found if d.node != src]
@@ -258,6 +265,10 @@ def _resolve(store: StoreAccess, srcs: list[int]) -> None:
                     if d.kind not in TYPE_KINDS:
                         continue
                     kind_rel = "uses-type"
+                elif rel == "calls" and d.kind in VALUE_KINDS:
+                    kind_rel = "uses"  # ``isArray(x)`` with ``const isArray = Array.isArray``: no body here runs
+                elif rel == "calls" and lang == "go" and d.kind in TYPE_KINDS:
+                    kind_rel = "uses-type"  # Go's ``T(x)`` converts, it calls nothing
                 links[(src, d.node, kind_rel)] = 1.0
             elif rel != "uses":
                 uniq = list(dict.fromkeys(d.node for d in found))
@@ -290,6 +301,8 @@ class _Resolver:
         self.loaded: set[str] = set()
         self.imports: dict[int, dict[str, list[str]]] = {}
         self.bases: dict[int, list[str]] = {}
+        self.modules: dict[tuple[str, str], dict[str, list[str]]] = {}
+        self.hide_go_tests = False  # resolving a Go file outside its package's tests
 
     def load_imports(self, files: Sequence[int]) -> None:
         files = [f for f in files if f not in self.imports]
@@ -301,6 +314,21 @@ class _Resolver:
                     f"code_refs r ON r.src = n.rowid AND r.rel = 'imports' WHERE f.rowid IN ({marks(len(part))})",
                     part):
                 self.imports[file][name].append(target)
+
+    def module_imports(self, module: str, lang: str) -> dict[str, list[str]]:
+        """The imports of the files that are module ``module`` (its path without suffix), by name bound."""
+        key = (module, lang)
+        if key not in self.modules:
+            files = [f for (f,) in self.store.query(
+                "SELECT cf.file FROM code_files cf JOIN nodes f ON f.rowid = cf.file "
+                "WHERE cf.modpath = ? AND cf.lang = ? AND f.status = 'live'", key)]
+            self.load_imports(files)
+            merged: dict[str, list[str]] = defaultdict(list)
+            for f in files:
+                for name, targets in self.imports[f].items():
+                    merged[name] += targets
+            self.modules[key] = merged
+        return self.modules[key]
 
     def load_defs(self, tails: Iterable[str]) -> None:
         want = sorted(set(tails) - self.loaded)
@@ -315,7 +343,10 @@ class _Resolver:
     def pool(self, tail: str, lang: str) -> list[_Def]:
         if tail not in self.loaded:
             self.load_defs([tail])
-        return self.defs.get((tail, lang), [])
+        got = self.defs.get((tail, lang), [])
+        if lang == "go" and self.hide_go_tests:  # a package's _test.go files build into its tests only
+            return [d for d in got if not d.modpath.endswith("_test")]
+        return got
 
     def lookup(self, name: str, tail: str, target: str, rel: str, lang: str, file: int,
                folder: str) -> tuple[list[_Def], bool]:
@@ -324,7 +355,7 @@ class _Resolver:
             if got:
                 return got, True
         elif "." in name.lstrip(".") and not name.startswith(".") and rel == "calls":
-            found, exact = _lookup(name, tail, target, rel, lang, file, folder, self.defs,
+            found, exact = _lookup(name, tail, target, rel, lang, file, folder, _Defs(self, lang),
                                    self.imports.get(file) or {})
             if found:
                 return found, exact
@@ -332,7 +363,8 @@ class _Resolver:
             return (got, True) if got else ([], False)
         if rel == "imports":
             self.pool(target.rsplit("/", 1)[-1], lang)
-        return _lookup(name, tail, target, rel, lang, file, folder, self.defs, self.imports.get(file) or {})
+        return _lookup(name, tail, target, rel, lang, file, folder, _Defs(self, lang),
+                       self.imports.get(file) or {})
 
     def inherited(self, name: str, lang: str, file: int, depth: int = 0) -> list[_Def]:
         """Method ``C.m`` as the bases of class ``C`` (defined in ``file``) define it, nearest first."""
@@ -453,7 +485,8 @@ def _lookup(name: str, tail: str, target: str, rel: str, lang: str, file_id: int
     return cands, len({d.node for d in cands}) == 1
 
 
-def _from_module(module: str, qual: str, lang: str, defs: dict[tuple[str, str], list[_Def]]) -> tuple[list[_Def], bool]:
+def _from_module(module: str, qual: str, lang: str, defs: dict[tuple[str, str], list[_Def]],
+                 seen: frozenset[str] = frozenset()) -> tuple[list[_Def], bool]:
     pool = _collapse(defs.get((_tail(qual), lang), []))
     scored = [(s, d) for d in pool if d.qual == qual and (s := _mod_match(d, module, lang))]
     if scored:
@@ -462,6 +495,21 @@ def _from_module(module: str, qual: str, lang: str, defs: dict[tuple[str, str], 
         return top, len({d.node for d in top}) == 1
     if lang == "go" or not module:
         return [], False
+    if isinstance(defs, _Defs) and module not in seen and len(seen) < 8:
+        # A module passing on another's names (``export * from './common'``, ``export {f} from './f'``, an
+        # ``__init__`` importing them): the definition where its imports of that name lead.
+        head, _, rest = qual.partition(".")
+        passed = defs.r.module_imports(module, lang)
+        found: dict[int, _Def] = {}
+        for t in passed.get(head, []):
+            mod, _, name = t.rpartition("/")
+            got, _exact = _from_module(mod, name + ("." + rest if rest else ""), lang, defs, seen | {module})
+            found.update((d.node, d) for d in got)
+        for t in passed.get("*", []):
+            got, _exact = _from_module(t, qual, lang, defs, seen | {module})
+            found.update((d.node, d) for d in got)
+        if found:
+            return list(found.values()), len(found) == 1
     # A package re-exporting the name (``from pkg import Schema`` with Schema in pkg/schema.py): the one
     # definition of it under that package's directory.
     under = [d for d in pool if d.qual == qual and ("/" + module + "/" in d.modpath + "/" or

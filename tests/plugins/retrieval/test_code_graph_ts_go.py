@@ -1,0 +1,95 @@
+"""Callees and callers from ``neighbors`` in TypeScript and Go, on real files through the real indexer and
+store: names passed on by a barrel file (``export * from``), a call of a module value that is no function,
+a Go package's test files (built into its tests only) and Go conversions (``T(x)`` calls nothing)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memtree_plugins.retrieval.graph import neighbors
+from memtree_plugins.walkers.repo_index import index_directory
+
+TS = {
+    "src/utils/common.ts": (
+        "export const isArray = Array.isArray\n\n"
+        "export function isDraft(value: any): boolean {\n  return !!value && !!value.draft\n}\n\n"
+        "export function latest(state: any): any {\n  return state.copy || state.base\n}\n"),
+    "src/utils/errors.ts": "export function die(code: number): never {\n  throw new Error(`failed ${code}`)\n}\n",
+    "src/utils/env.ts": "export const NOTHING = Symbol('nothing')\n",
+    # The barrel: every module's names passed on, one of them by name only.
+    "src/internal.ts": ('export * from "./utils/env"\nexport * from "./utils/common"\n'
+                        'export {die} from "./utils/errors"\n'),
+    "src/core/finalize.ts": (
+        'import {isDraft, latest, die, isArray} from "../internal"\n\n'
+        "export function finalize(value: any): any {\n  if (!isDraft(value)) die(3)\n"
+        "  if (isArray(value)) return value\n  return latest(value)\n}\n"),
+    # a default-style re-export of another name: ``latest`` here is not common.ts's
+    "src/other.ts": "export function latest(): number {\n  return 0\n}\n",
+}
+
+GO = {
+    "pool.go": ("package ws\n\n// BufferPool hands out buffers.\ntype BufferPool interface {\n\tGet() interface{}\n"
+                "\tPut(interface{})\n}\n\ntype Size int\n\ntype Conn struct {\n\tpool BufferPool\n}\n\n"
+                "func (c *Conn) flush(b []byte) Size {\n\tc.pool.Put(b)\n\treturn Size(len(b))\n}\n\n"
+                "func (c *Conn) grow() {\n\tc.flush(nil)\n}\n"),
+    "pool_test.go": ("package ws\n\nimport \"testing\"\n\ntype fakePool struct{ got []interface{} }\n\n"
+                     "func (p *fakePool) Get() interface{} { return nil }\n\n"
+                     "func (p *fakePool) Put(v interface{}) { p.got = append(p.got, v) }\n\n"
+                     "func TestFlush(t *testing.T) {\n\tp := &fakePool{}\n\tc := &Conn{pool: p}\n"
+                     "\tc.flush([]byte(\"x\"))\n\tp.Put(1)\n}\n"),
+}
+
+
+def _index(app, project: Path, files: dict[str, str]) -> dict[tuple[str, str], str]:
+    for rel, text in files.items():
+        p = project / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    index_directory(app, project)
+    rows = app.store.query("SELECT json_extract(metadata, '$.path'), json_extract(metadata, '$.symbol'), id "
+                           "FROM nodes WHERE kind = 'file_chunk' AND status = 'live' "
+                           "AND json_extract(metadata, '$.symbol') IS NOT NULL")
+    return {(str(Path(p).relative_to(project)), s): i for p, s, i in rows}
+
+
+def _calls(app, node: str, direction: str) -> set[str]:
+    got = neighbors(app, node, direction=direction, edge_kinds=["references"])
+    return {n.id for n in got.neighbors if "calls" in n.rels}
+
+
+def test_typescript_names_passed_on_by_a_barrel_file_reach_their_definitions(app, project):
+    ids = _index(app, project, TS)
+    finalize = ids[("src/core/finalize.ts", "finalize")]
+    want = {ids[("src/utils/common.ts", "isDraft")], ids[("src/utils/common.ts", "latest")],
+            ids[("src/utils/errors.ts", "die")]}
+    assert _calls(app, finalize, "out") == want  # not other.ts's latest; isArray is no function written here
+    assert _calls(app, ids[("src/utils/common.ts", "latest")], "in") == {finalize}
+    assert _calls(app, ids[("src/utils/errors.ts", "die")], "in") == {finalize}
+    assert not _calls(app, ids[("src/other.ts", "latest")], "in")
+
+
+def test_typescript_a_called_module_value_is_used_not_called(app, project):
+    ids = _index(app, project, TS)
+    got = neighbors(app, ids[("src/core/finalize.ts", "finalize")], direction="out", edge_kinds=["references"])
+    rels = {n.id: n.rels for n in got.neighbors}
+    assert rels.get(ids[("src/utils/common.ts", "isArray")]) == ["uses"]
+
+
+@pytest.mark.parametrize("order", ["package first", "tests first"])
+def test_go_code_outside_tests_never_calls_into_the_package_tests(app, project, order):
+    files = GO if order == "package first" else dict(reversed(list(GO.items())))
+    ids = _index(app, project, files)
+    flush = ids[("pool.go", "Conn.flush")]
+    assert _calls(app, flush, "out") == set()  # c.pool.Put is the interface's: no body here
+    assert _calls(app, ids[("pool_test.go", "fakePool.Put")], "in") == {ids[("pool_test.go", "TestFlush")]}
+    assert _calls(app, flush, "in") == {ids[("pool.go", "Conn.grow")], ids[("pool_test.go", "TestFlush")]}
+
+
+def test_go_a_conversion_to_a_type_is_a_type_use_not_a_call(app, project):
+    ids = _index(app, project, GO)
+    got = neighbors(app, ids[("pool.go", "Conn.flush")], direction="out", edge_kinds=["references"])
+    rels = {n.id: n.rels for n in got.neighbors}
+    size = ids[("pool.go", "Size")]
+    assert "calls" not in rels.get(size, []) and "uses-type" in rels.get(size, [])
