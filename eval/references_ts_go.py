@@ -110,10 +110,24 @@ def reference_calls(language: str, root: Path, typescript: str | None) -> list[t
             for r in rows]
 
 
+def _unpinned(spec: str) -> dict[str, str]:
+    """A library named on the command line, pinned to the archive the registry serves now."""
+    import hashlib
+
+    from eval.questions import _archive, cache_dir
+
+    registry, package, version, root = (spec.split(":", 3) + [""])[:4]
+    lib = {"name": package, "registry": registry, "package": package, "package_version": version, "root": root}
+    lib["sha256"] = hashlib.sha256(_archive(lib, cache_dir())).hexdigest()
+    return lib
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--language", choices=sorted(LIBRARIES), required=True)
     parser.add_argument("--typescript", help="the typescript@5 package folder (node_modules/typescript)")
+    parser.add_argument("--library", help="another library: registry:package:version:root (npm or debian; "
+                                          "root: the sources' folder in the archive), checked by no pin")
     parser.add_argument("--n", type=int, default=30, help="functions drawn")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--verbose", action="store_true", help="list what each side missed")
@@ -131,7 +145,7 @@ def main() -> int:
     from memtree_plugins.retrieval.graph import neighbors
     from memtree_plugins.walkers.repo_index import index_directory
 
-    lib = LIBRARIES[args.language]
+    lib = LIBRARIES[args.language] if not args.library else _unpinned(args.library)
     root = source({"library": lib}).resolve()
     tmp = Path(tempfile.mkdtemp(prefix="mt-eval-refs-"))
     try:
