@@ -13,6 +13,7 @@ import posixpath
 import threading
 from typing import Any
 
+from memtree_plugins.chunkers.treesitter_types import FileTypes
 from memtree_plugins.lib.code_refs import Ref
 
 _JS = """
@@ -70,6 +71,7 @@ QUERIES: dict[str, str] = {
 _CLASSES = frozenset({"class_declaration", "class", "abstract_class_declaration", "class_specifier",
                       "struct_specifier", "impl_item", "interface_declaration", "record_declaration"})
 _SELF = frozenset({"this", "self"})
+_TYPED = frozenset({"go", "typescript", "tsx"})  # receivers typed from the file (treesitter_types)
 
 _lock = threading.Lock()
 _compiled: dict[str, Any] = {}
@@ -251,6 +253,7 @@ def treesitter_refs(lang: str, language: Any, root: Any, path: str) -> list[Ref]
     import tree_sitter
 
     folder = posixpath.dirname(path.replace("\\", "/"))
+    types: FileTypes | None = None
     out: list[Ref] = []
     captures = tree_sitter.QueryCursor(query).captures(root)
     for cap, nodes in captures.items():
@@ -260,6 +263,12 @@ def treesitter_refs(lang: str, language: Any, root: Any, path: str) -> list[Ref]
                 out += _imports(lang, node, folder)
                 continue
             name = _dotted(node)
+            if cap == "call" and lang in _TYPED and node.type in ("selector_expression", "member_expression"):
+                types = types or FileTypes(lang, root)
+                typed = types.method(node)  # ``r.NewRoute().Path`` too, which has no dotted name
+                if typed:
+                    out.append(Ref("calls", typed, line))
+                    continue
             if not name:
                 continue
             if cap == "call":

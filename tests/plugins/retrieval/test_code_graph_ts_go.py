@@ -93,3 +93,58 @@ def test_go_a_conversion_to_a_type_is_a_type_use_not_a_call(app, project):
     rels = {n.id: n.rels for n in got.neighbors}
     size = ids[("pool.go", "Size")]
     assert "calls" not in rels.get(size, []) and "uses-type" in rels.get(size, [])
+
+
+# Two types with methods of the same names: only a receiver's declared type tells which one a call means.
+GO_TYPED = {
+    "router.go": ("package mux\n\ntype Router struct {\n\troutes []*Route\n\tcur    *Route\n}\n\n"
+                  "func (r *Router) NewRoute() *Route {\n\troute := &Route{}\n\tr.routes = append(r.routes, route)\n"
+                  "\treturn route\n}\n\n"
+                  "func (r *Router) Path(tpl string) *Route {\n\treturn r.NewRoute().Path(tpl)\n}\n\n"
+                  "func (r *Router) Name(n string) *Route {\n\treturn r.NewRoute().Name(n)\n}\n\n"
+                  "func (r *Router) Last() string {\n\treturn r.cur.Name(\"x\").name\n}\n\n"
+                  "func Build(n string) *Route {\n\tvar rt Route\n\tother := Route{}\n\tother.Path(n)\n"
+                  "\treturn rt.Name(n)\n}\n"),
+    "route.go": ("package mux\n\ntype Route struct {\n\tname string\n\tpath string\n}\n\n"
+                 "func (r *Route) Path(tpl string) *Route {\n\tr.path = tpl\n\treturn r\n}\n\n"
+                 "func (r *Route) Name(n string) *Route {\n\tr.name = n\n\treturn r\n}\n"),
+}
+
+# Classes long enough to be split into one chunk per method.
+PAD = "".join(f"  note{i}_ = {i}\n" for i in range(90))
+TS_TYPED = {
+    "src/map.ts": ("export class ObservableMap {\n  private data_ = new Map<string, number>()\n" + PAD +
+                   "  get(key: string): number | undefined {\n    return this.data_.get(key)\n  }\n"
+                   "  has(key: string): boolean {\n    return this.data_.has(key)\n  }\n}\n"),
+    "src/box.ts": ("export class Box {\n  private value_ = 0\n" + PAD + "  get(): number {\n    return this.value_\n  }\n"
+                   "  has(): boolean {\n    return true\n  }\n}\n"),
+    "src/api.ts": ('import {ObservableMap} from "./map"\nimport {Box} from "./box"\n\n'
+                   "export function read(map: ObservableMap, key: string): number | undefined {\n"
+                   "  return map.has(key) ? map.get(key) : undefined\n}\n\n"
+                   "export function unbox(this: Box): number {\n  const other = new Box()\n"
+                   "  return other.has() ? this.get() : 0\n}\n"),
+}
+
+
+def test_go_a_receivers_declared_type_picks_the_method_among_same_named_ones(app, project):
+    ids = _index(app, project, GO_TYPED)
+    route = {m: ids[("route.go", f"Route.{m}")] for m in ("Path", "Name")}
+    new_route = ids[("router.go", "Router.NewRoute")]
+    # r.NewRoute().Path(tpl): the result of a method declared in the file, then a method of that type
+    assert _calls(app, ids[("router.go", "Router.Path")], "out") == {new_route, route["Path"]}
+    assert _calls(app, ids[("router.go", "Router.Name")], "out") == {new_route, route["Name"]}
+    assert _calls(app, ids[("router.go", "Router.Last")], "out") == {route["Name"]}  # a struct field's type
+    assert _calls(app, ids[("router.go", "Build")], "out") == {route["Path"], route["Name"]}  # var, literal
+    assert _calls(app, route["Name"], "in") == {ids[("router.go", "Router.Name")], ids[("router.go", "Router.Last")],
+                                               ids[("router.go", "Build")]}
+
+
+def test_typescript_a_typed_parameter_or_this_picks_the_method_among_same_named_ones(app, project):
+    ids = _index(app, project, TS_TYPED)
+    read, unbox = ids[("src/api.ts", "read")], ids[("src/api.ts", "unbox")]
+    assert _calls(app, read, "out") == {ids[("src/map.ts", "ObservableMap.get")],
+                                        ids[("src/map.ts", "ObservableMap.has")]}
+    # ``this: Box`` and ``new Box()``: Box's methods (and the class, constructed)
+    assert _calls(app, unbox, "out") == {ids[("src/box.ts", "Box.get")], ids[("src/box.ts", "Box.has")],
+                                         ids[("src/box.ts", "Box")]}
+    assert _calls(app, ids[("src/map.ts", "ObservableMap.get")], "in") == {read}
