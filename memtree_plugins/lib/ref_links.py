@@ -303,6 +303,7 @@ class _Resolver:
         self.bases: dict[int, list[str]] = {}
         self.modules: dict[tuple[str, str], dict[str, list[str]]] = {}
         self.hide_go_tests = False  # resolving a Go file outside its package's tests
+        self.passed_on: dict[tuple[str, str, str], list[_Def]] = {}  # (module, name, lang): where it leads
 
     def load_imports(self, files: Sequence[int]) -> None:
         files = [f for f in files if f not in self.imports]
@@ -498,23 +499,40 @@ def _from_module(module: str, qual: str, lang: str, defs: dict[tuple[str, str], 
     if isinstance(defs, _Defs) and module not in seen and len(seen) < 8:
         # A module passing on another's names (``export * from './common'``, ``export {f} from './f'``, an
         # ``__init__`` importing them): the definition where its imports of that name lead.
-        head, _, rest = qual.partition(".")
-        passed = defs.r.module_imports(module, lang)
-        found: dict[int, _Def] = {}
-        for t in passed.get(head, []):
-            mod, _, name = t.rpartition("/")
-            got, _exact = _from_module(mod, name + ("." + rest if rest else ""), lang, defs, seen | {module})
-            found.update((d.node, d) for d in got)
-        for t in passed.get("*", []):
-            got, _exact = _from_module(t, qual, lang, defs, seen | {module})
-            found.update((d.node, d) for d in got)
-        if found:
-            return list(found.values()), len(found) == 1
+        key = (module, qual, lang)
+        if not seen and key in defs.r.passed_on:
+            got = defs.r.passed_on[key]
+        else:
+            got = _passed_on(module, qual, lang, defs, seen | {module}, pool)
+            if not seen:
+                defs.r.passed_on[key] = got
+        if got:
+            return got, len(got) == 1
     # A package re-exporting the name (``from pkg import Schema`` with Schema in pkg/schema.py): the one
     # definition of it under that package's directory.
     under = [d for d in pool if d.qual == qual and ("/" + module + "/" in d.modpath + "/" or
                                                    d.modpath.startswith(module + "/"))]
     return under, len({d.node for d in under}) == 1
+
+
+def _passed_on(module: str, qual: str, lang: str, defs: _Defs, seen: frozenset[str],
+               pool: list[_Def]) -> list[_Def]:
+    head, _, rest = qual.partition(".")
+    passed = defs.r.module_imports(module, lang)
+    found: dict[int, _Def] = {}
+    for t in passed.get(head, []):
+        mod, _, name = t.rpartition("/")
+        got, _exact = _from_module(mod, name + ("." + rest if rest else ""), lang, defs, seen)
+        found.update((d.node, d) for d in got)
+    homes = {d.modpath for d in pool if d.qual == qual}
+    for t in passed.get("*", []):
+        if t not in homes:  # a module that neither defines the name nor passes any on: not there
+            further = defs.r.module_imports(t, lang)
+            if t in seen or not (further.get("*") or further.get(head)):
+                continue
+        got, _exact = _from_module(t, qual, lang, defs, seen)
+        found.update((d.node, d) for d in got)
+    return list(found.values())
 
 
 def link_rels(store: StoreAccess, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
