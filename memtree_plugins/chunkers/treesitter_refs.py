@@ -14,7 +14,7 @@ import threading
 from typing import Any
 
 from memtree_plugins.chunkers.treesitter_types import FileTypes
-from memtree_plugins.lib.code_refs import Ref
+from memtree_plugins.lib.code_refs import TYPED, Ref
 
 _JS = """
 (call_expression function: [(identifier) (member_expression)] @call)
@@ -267,7 +267,7 @@ def treesitter_refs(lang: str, language: Any, root: Any, path: str) -> list[Ref]
                 types = types or FileTypes(lang, root)
                 typed = types.method(node)  # ``r.NewRoute().Path`` too, which has no dotted name
                 if typed:
-                    out.append(Ref("calls", typed, line))
+                    out.append(Ref("calls", TYPED + typed, line))
                     continue
             if not name:
                 continue

@@ -50,6 +50,13 @@ class FileTypes:
             base = node.child_by_field_name("type") or node.child_by_field_name("name") or (
                 node.named_children[0] if node.named_children else None)
             return self.type_name(base)
+        if t in ("slice_type", "array_type"):  # ``[]*T`` / ``T[]``: a collection, ``[]T`` for its elements
+            elem = node.child_by_field_name("element") or (node.named_children[0] if node.named_children else None)
+            got = self.type_name(elem)
+            return f"[]{got}" if got else None
+        if t == "map_type":
+            got = self.type_name(node.child_by_field_name("value"))
+            return f"[]{got}" if got else None
         if t == "parameter_list" and self.go:  # ``(*T, error)``: the first result
             first = next((c for c in node.named_children if c.type == "parameter_declaration"), None)
             return self.type_name(first.child_by_field_name("type")) if first is not None else None
@@ -172,6 +179,18 @@ class FileTypes:
                 for i, n in enumerate(names):
                     if n.type == "identifier" and (i < len(vals) or (i == 0 and vals)):
                         out.append((node.start_byte, _text(n), None, vals[i] if i < len(vals) else vals[0]))
+            elif t == "range_clause":  # Go ``for k, v := range xs``: v an element (k, of a channel)
+                names = (node.child_by_field_name("left") or node).named_children
+                right = node.child_by_field_name("right")
+                pick = names[1] if len(names) > 1 else None
+                if pick is not None and pick.type == "identifier" and right is not None:
+                    out.append((node.start_byte, _text(pick), None, ("element", right)))
+            elif t == "for_in_statement" and _text(node).split("(", 1)[-1].lstrip().split(" ")[0] in (
+                    "const", "let", "var"):  # TypeScript ``for (const x of xs)``
+                left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+                if left is not None and left.type == "identifier" and right is not None and any(
+                        c.type == "of" for c in node.children):
+                    out.append((node.start_byte, _text(left), None, ("element", right)))
             elif t == "variable_declarator":  # TypeScript ``const x: T = …`` / ``let x = new T()``
                 name = node.child_by_field_name("name")
                 if name is not None and name.type == "identifier":
@@ -197,12 +216,18 @@ class FileTypes:
                     ty, value = found
                     if isinstance(value, str):
                         return value
+                    if isinstance(value, tuple):
+                        return self.element(self.of(value[1], depth + 1))
                     written = self.type_name(ty)
                     if written is not None:
                         return written
                     return self.of(value, depth + 1) if value is not None else None
             fn = fn.parent
         return None
+
+    @staticmethod
+    def element(collection: str | None) -> str | None:
+        return collection[2:] if collection and collection.startswith("[]") else None
 
     # -- an expression's type ------------------------------------------------------------------------
     def of(self, node: Any, depth: int = 0) -> str | None:
@@ -217,6 +242,9 @@ class FileTypes:
             return self.of(inner[0], depth + 1) if inner else None
         if t == "unary_expression" and self.go and _text(node)[:1] == "&":
             return self.of(node.child_by_field_name("operand"), depth + 1)
+        if t in ("index_expression", "subscript_expression"):  # ``xs[i]``: an element
+            return self.element(self.of(node.child_by_field_name("operand") or node.child_by_field_name("object"),
+                                        depth + 1))
         if t == "composite_literal":
             return self.type_name(node.child_by_field_name("type"))
         if t == "type_assertion_expression":
@@ -270,4 +298,4 @@ class FileTypes:
         if obj is None or prop is None:
             return None
         owner = self.this_type(obj) if obj.type == "this" else self.of(obj, depth)
-        return f"{owner}.{_text(prop)}" if owner else None
+        return f"{owner}.{_text(prop)}" if owner and not owner.startswith("[]") else None

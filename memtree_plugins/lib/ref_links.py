@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from memtree_core.store.symbols import DEFINITION_KINDS
 from memtree_core.store.upkeep import batches, marks
 from memtree_core.types import Chunk
-from memtree_plugins.lib.code_refs import TYPE_METHODS, refs_of
+from memtree_plugins.lib.code_refs import TYPE_METHODS, TYPED, refs_of
 
 if TYPE_CHECKING:
     from memtree_core.context import StoreAccess
@@ -355,6 +355,14 @@ class _Resolver:
             got = self.inherited(name[6:], lang, file)
             if got:
                 return got, True
+        elif name.startswith(TYPED):  # the receiver's declared type is known: a method of it, or nothing
+            name = name[len(TYPED):]
+            found, exact = _lookup(name, tail, target, rel, lang, file, folder, _Defs(self, lang),
+                                   self.imports.get(file) or {}, typed=True)
+            if found:
+                return found, exact
+            got = self.inherited(name, lang, file)
+            return (got, True) if got else ([], False)
         elif "." in name.lstrip(".") and not name.startswith(".") and rel == "calls":
             found, exact = _lookup(name, tail, target, rel, lang, file, folder, _Defs(self, lang),
                                    self.imports.get(file) or {})
@@ -381,7 +389,7 @@ class _Resolver:
             owner = found[0] if exact and found[0].kind in TYPE_KINDS else None
             if owner is not None:
                 hit = [d for d in self.pool(method, lang) if d.qual == f"{owner.qual}.{method}"
-                       and d.file == owner.file]
+                       and _home(d, owner, lang)]
                 if hit:
                     return hit[:1]
         if owner is None:
@@ -396,13 +404,18 @@ class _Resolver:
             if not exact:
                 continue
             b = found[0]
-            hit = [d for d in self.pool(method, lang) if d.qual == f"{b.qual}.{method}" and d.file == b.file]
+            hit = [d for d in self.pool(method, lang) if d.qual == f"{b.qual}.{method}" and _home(d, b, lang)]
             if hit:
                 return hit[:1]
             deeper = self.inherited(f"{b.qual}.{method}", lang, b.file, depth + 1)
             if deeper:
                 return deeper
         return []
+
+
+def _home(d: _Def, owner: _Def, lang: str) -> bool:
+    """Whether ``d`` is written where ``owner``'s methods are: its file (a Go type's: its package)."""
+    return d.file == owner.file or (lang == "go" and d.dir == owner.dir)
 
 
 class _Defs(dict):  # type: ignore[type-arg]
@@ -432,8 +445,9 @@ def _now() -> int:
 
 def _lookup(name: str, tail: str, target: str, rel: str, lang: str, file_id: int, folder: str,
             defs: dict[tuple[str, str], list[_Def]],
-            imports: dict[str, list[str]]) -> tuple[list[_Def], bool]:
-    """The definitions ``name`` may mean, and whether that is certain."""
+            imports: dict[str, list[str]], typed: bool = False) -> tuple[list[_Def], bool]:
+    """The definitions ``name`` may mean, and whether that is certain (``typed``: ``T.m`` with ``T`` the
+    receiver's declared type, never a method of that name on another type)."""
     if rel == "imports":
         return _from_module(target.rsplit("/", 1)[0], target.rsplit("/", 1)[-1], lang, defs)
     unknown_receiver = name.startswith(".") or name.startswith("super:")
@@ -466,7 +480,7 @@ def _lookup(name: str, tail: str, target: str, rel: str, lang: str, file_id: int
             got, exact = _from_module(t, name, lang, defs)
             if got:
                 return got, exact
-        if rest and head[:1].islower() and head not in ("self", "this"):
+        if rest and head[:1].islower() and head not in ("self", "this") and not typed:
             unknown_receiver = True  # ``value.method()``: only the method's name is known
             if tail in TYPE_METHODS.get(lang, ()):
                 return [], False

@@ -148,3 +148,27 @@ def test_typescript_a_typed_parameter_or_this_picks_the_method_among_same_named_
     assert _calls(app, unbox, "out") == {ids[("src/box.ts", "Box.get")], ids[("src/box.ts", "Box.has")],
                                          ids[("src/box.ts", "Box")]}
     assert _calls(app, ids[("src/map.ts", "ObservableMap.get")], "in") == {read}
+
+
+GO_ELEMENTS = {
+    "mw.go": ("package mux\n\ntype middleware interface {\n\tMiddleware(h int) int\n}\n\n"
+              "type MiddlewareFunc func(int) int\n\n"
+              "func (mw MiddlewareFunc) Middleware(h int) int {\n\treturn mw(h)\n}\n"),
+    "match.go": ("package mux\n\ntype Route struct{ name string }\n\nfunc (r *Route) Match(p string) bool {\n"
+                 "\treturn r.name == p\n}\n\ntype Matcher struct{}\n\nfunc (m Matcher) Match(p string) bool {\n"
+                 "\treturn p != \"\"\n}\n\ntype Router struct {\n\troutes []*Route\n\tmws    []middleware\n}\n\n"
+                 "func (r *Router) Match(p string) bool {\n\tfor _, route := range r.routes {\n"
+                 "\t\tif route.Match(p) {\n\t\t\treturn true\n\t\t}\n\t}\n\treturn r.routes[0].Match(p)\n}\n\n"
+                 "func (r *Router) wrap(h int) int {\n\tfor i := range r.mws {\n\t\th = r.mws[i].Middleware(h)\n"
+                 "\t}\n\treturn h\n}\n\nfunc run(m middleware) int {\n\treturn m.Middleware(1)\n}\n"),
+}
+
+
+def test_go_elements_of_a_typed_collection_and_an_interface_receiver(app, project):
+    ids = _index(app, project, GO_ELEMENTS)
+    # ``route`` ranges over []*Route and ``r.routes[0]`` is one: Route.Match, not Matcher.Match
+    assert _calls(app, ids[("match.go", "Router.Match")], "out") == {ids[("match.go", "Route.Match")]}
+    # a method of an interface has no body to call: no guess at the one type that has a method so named
+    assert _calls(app, ids[("match.go", "Router.wrap")], "out") == set()
+    assert _calls(app, ids[("match.go", "run")], "out") == set()
+    assert _calls(app, ids[("mw.go", "MiddlewareFunc.Middleware")], "in") == set()
