@@ -255,6 +255,9 @@ def treesitter_refs(lang: str, language: Any, root: Any, path: str) -> list[Ref]
     folder = posixpath.dirname(path.replace("\\", "/"))
     types: FileTypes | None = None
     out: list[Ref] = []
+    if lang == "go":  # result and field types, for the package's other files
+        types = FileTypes(lang, root)
+        out += [Ref(rel, ty, line, of) for rel, ty, line, of in types.stated]
     captures = tree_sitter.QueryCursor(query).captures(root)
     for cap, nodes in captures.items():
         for node in nodes:

@@ -31,6 +31,9 @@ class FileTypes:
         self.fields: dict[str, dict[str, str]] = {}  # type -> field -> type
         self.returns: dict[str, str] = {}  # ``F`` / ``T.m`` -> result type
         self.scopes: dict[tuple[int, int], list[tuple[int, str, Any, Any]]] = {}
+        # Go: what the file states for the other files of its package, (rel, type, line, of what): a result
+        # type (``returns``, of ``T.m`` / ``F``) and a struct field's type (``has``, of ``T.f``)
+        self.stated: list[tuple[str, str, int, str]] = []
         self._declarations(root)
 
     # -- the file's declarations ---------------------------------------------------------------------
@@ -72,22 +75,24 @@ class FileTypes:
                 if name is not None and body is not None and body.type == "struct_type":
                     self._go_fields(_text(name), body)
             elif t == "function_declaration" and self.go:
-                self._result(_text(node.child_by_field_name("name")), node.child_by_field_name("result"))
+                self._result(_text(node.child_by_field_name("name")), node.child_by_field_name("result"), node)
             elif t == "method_declaration" and self.go:
                 recv = self.receiver(node)
                 if recv is not None:
                     self._result(f"{recv[1]}.{_text(node.child_by_field_name('name'))}",
-                                 node.child_by_field_name("result"))
+                                 node.child_by_field_name("result"), node)
             elif t in ("function_declaration", "generator_function_declaration"):  # TypeScript
                 self._result(_text(node.child_by_field_name("name")), node.child_by_field_name("return_type"))
             elif t in ("class_declaration", "abstract_class_declaration"):
                 self._ts_class(node)
             stack.extend(c for c in node.named_children if c.type not in ("block", "statement_block"))
 
-    def _result(self, name: str, result: Any) -> None:
+    def _result(self, name: str, result: Any, decl: Any = None) -> None:
         got = self.type_name(result)
         if name and got:
             self.returns[name] = got
+            if decl is not None and not got.startswith("[]"):
+                self.stated.append(("returns", got, decl.start_point[0] + 1, name))
 
     def _go_fields(self, owner: str, struct: Any) -> None:
         out = self.fields.setdefault(owner, {})
@@ -99,10 +104,14 @@ class FileTypes:
                 names = [c for c in f.children_by_field_name("name")]
                 if ty is None:
                     continue
+                line = f.start_point[0] + 1
                 if not names:  # an embedded struct: its field by the type's own name
                     out[ty.rsplit(".", 1)[-1]] = ty
+                    self.stated.append(("has", ty, line, f"{owner}.{ty.rsplit('.', 1)[-1]}"))
                 for n in names:
                     out[_text(n)] = ty
+                    if not ty.startswith("[]"):
+                        self.stated.append(("has", ty, line, f"{owner}.{_text(n)}"))
 
     def _ts_class(self, node: Any) -> None:
         name, body = node.child_by_field_name("name"), node.child_by_field_name("body")
@@ -258,7 +267,9 @@ class FileTypes:
             obj = node.child_by_field_name("operand") or node.child_by_field_name("object")
             prop = node.child_by_field_name("field") or node.child_by_field_name("property")
             owner = self.this_type(obj) if obj is not None and obj.type == "this" else self.of(obj, depth + 1)
-            return self.fields.get(owner or "", {}).get(_text(prop)) if prop is not None else None
+            if owner is None or prop is None:
+                return None
+            return self.fields.get(owner, {}).get(_text(prop)) or self._later(owner, _text(prop))
         if t == "call_expression":
             fn = node.child_by_field_name("function")
             args = node.child_by_field_name("arguments")
@@ -269,8 +280,18 @@ class FileTypes:
                     return self.type_name(args.named_children[0])
                 return self.returns.get(_text(fn))
             callee = self.method(fn, depth + 1)
-            return self.returns.get(callee) if callee else None
+            if not callee:
+                return None
+            owner, _, name = callee.rpartition(".")
+            return self.returns.get(callee) or self._later(owner, name + "()")
         return None
+
+    def _later(self, owner: str, step: str) -> str | None:
+        """Go: a field or method result the package's other files state, as a step for the resolver
+        (``Route@regexp``, ``Route@Path()``); a type of another package, a collection: unknown."""
+        if not self.go or "." in owner.split("@", 1)[0] or owner.startswith("[]") or owner.count("@") >= 3:
+            return None
+        return f"{owner}@{step}"
 
     def this_type(self, node: Any) -> str | None:
         """``this``'s type: the enclosing class, or a function's declared ``this: T`` parameter."""

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from memtree_core.store.symbols import DEFINITION_KINDS
 from memtree_core.store.upkeep import batches, marks
 from memtree_core.types import Chunk
-from memtree_plugins.lib.code_refs import TYPE_METHODS, TYPED, refs_of
+from memtree_plugins.lib.code_refs import STATED, TYPE_METHODS, TYPED, refs_of
 
 if TYPE_CHECKING:
     from memtree_core.context import StoreAccess
@@ -254,6 +254,8 @@ def _resolve(store: StoreAccess, srcs: list[int]) -> None:
         file, lang, folder, _ = info[src]
         r.hide_go_tests = src not in go_tests
         for rel, name, tail, target in refs.get(src, ()):
+            if rel in STATED:
+                continue
             found, exact = r.lookup(name, tail, target, rel, lang, file, folder)
             found = [d for d in found if d.node != src]
             if not found:
@@ -357,6 +359,14 @@ class _Resolver:
                 return got, True
         elif name.startswith(TYPED):  # the receiver's declared type is known: a method of it, or nothing
             name = name[len(TYPED):]
+            if "@" in name:  # ``Route@Path().Handler``: the type other files of the package state
+                base, _, method = name.rpartition(".")
+                owner = self.chain(base, lang, file, folder)
+                if owner is None:
+                    return [], False
+                got = [d for d in self.pool(method, lang) if d.qual == f"{owner.qual}.{method}"
+                       and _home(d, owner, lang)] or self.inherited(f"{owner.qual}.{method}", lang, owner.file)
+                return (got[:1], True) if got else ([], False)
             found, exact = _lookup(name, tail, target, rel, lang, file, folder, _Defs(self, lang),
                                    self.imports.get(file) or {}, typed=True)
             if found:
@@ -374,6 +384,48 @@ class _Resolver:
             self.pool(target.rsplit("/", 1)[-1], lang)
         return _lookup(name, tail, target, rel, lang, file, folder, _Defs(self, lang),
                        self.imports.get(file) or {})
+
+    def type_def(self, name: str, lang: str, file: int, folder: str) -> _Def | None:
+        """The type ``name`` means in ``file``, if that is certain."""
+        self.load_imports([file])
+        found, exact = _lookup(name, _tail(name), "", "uses", lang, file, folder, _Defs(self, lang),
+                               self.imports.get(file) or {})
+        return found[0] if exact and found[0].kind in TYPE_KINDS else None
+
+    def stated(self, node: int, rel: str, of: str) -> str | None:
+        got = self.store.query_one("SELECT name FROM code_refs WHERE src = ? AND rel = ? AND target = ?",
+                                   (node, rel, of))
+        return got[0] if got else None
+
+    def chain(self, base: str, lang: str, file: int, folder: str) -> _Def | None:
+        """The type at the end of ``T@field@method()``: each step's type as its declaration states it."""
+        head, *steps = base.split("@")
+        t = self.type_def(head, lang, file, folder)
+        for step in steps:
+            if t is None:
+                return None
+            if step.endswith("()"):
+                m = step[:-2]
+                meth = [d for d in self.pool(m, lang) if d.qual == f"{t.qual}.{m}" and _home(d, t, lang)] or (
+                    self.inherited(f"{t.qual}.{m}", lang, t.file))
+                ty = self.stated(meth[0].node, "returns", meth[0].qual) if meth else None
+                t = self.type_def(ty, lang, meth[0].file, meth[0].dir) if ty else None
+            else:
+                t = self.field_type(t, step, lang)
+        return t
+
+    def field_type(self, t: _Def, field: str, lang: str, depth: int = 0) -> _Def | None:
+        """The type of field ``field`` of struct ``t`` (or of a struct it embeds)."""
+        ty = self.stated(t.node, "has", f"{t.qual}.{field}")
+        if ty:
+            return self.type_def(ty, lang, t.file, t.dir)
+        for (base,) in self.store.query("SELECT name FROM code_refs WHERE src = ? AND rel = 'inherits'",
+                                        (t.node,)) if depth < 3 else ():
+            b = self.type_def(base, lang, t.file, t.dir)
+            got = self.field_type(b, field, lang, depth + 1) if b is not None else None
+            if got is not None:
+                return got
+        return None
 
     def inherited(self, name: str, lang: str, file: int, depth: int = 0) -> list[_Def]:
         """Method ``C.m`` as the bases of class ``C`` (defined in ``file``) define it, nearest first."""

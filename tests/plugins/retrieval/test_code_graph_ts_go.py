@@ -172,3 +172,35 @@ def test_go_elements_of_a_typed_collection_and_an_interface_receiver(app, projec
     assert _calls(app, ids[("match.go", "Router.wrap")], "out") == set()
     assert _calls(app, ids[("match.go", "run")], "out") == set()
     assert _calls(app, ids[("mw.go", "MiddlewareFunc.Middleware")], "in") == set()
+
+
+# A Go package whose types, methods and fields are declared in different files, with a second type that has
+# methods of the same names: the result and field types the other files state decide.
+GO_PACKAGE = {
+    "conf.go": ("package mux\n\ntype routeConf struct {\n\tregexp routeRegexpGroup\n}\n\n"
+                "type routeRegexpGroup struct {\n\tpath *routeRegexp\n}\n"),
+    "regexp.go": ("package mux\n\ntype routeRegexp struct{ tpl string }\n\n"
+                  "func (r *routeRegexp) url(v string) string {\n\treturn r.tpl + v\n}\n"),
+    "route.go": ("package mux\n\ntype Route struct {\n\trouteConf\n\tname string\n}\n\n"
+                 "func (r *Route) Path(tpl string) *Route {\n\treturn r\n}\n\n"
+                 "func (r *Route) Handler(h int) *Route {\n\treturn r\n}\n"),
+    "router.go": ("package mux\n\ntype Router struct{ routes []*Route }\n\n"
+                  "func (r *Router) NewRoute() *Route {\n\troute := &Route{}\n\treturn route\n}\n\n"
+                  "func (r *Router) Handle(p string, h int) *Route {\n\treturn r.NewRoute().Path(p).Handler(h)\n}\n\n"
+                  "func (r *Router) Path(tpl string) *Route {\n\treturn r.NewRoute()\n}\n\n"
+                  "func (r *Router) Handler(h int) *Route {\n\treturn nil\n}\n"),
+    "build.go": ("package mux\n\nfunc build(rt *Route, v string) string {\n\treturn rt.regexp.path.url(v)\n}\n\n"
+                 "type other struct{}\n\nfunc (o other) url(v string) string {\n\treturn v\n}\n"),
+}
+
+
+def test_go_result_and_field_types_stated_in_other_files_of_the_package(app, project):
+    ids = _index(app, project, GO_PACKAGE)
+    handle = ids[("router.go", "Router.Handle")]
+    assert _calls(app, handle, "out") == {ids[("router.go", "Router.NewRoute")], ids[("route.go", "Route.Path")],
+                                          ids[("route.go", "Route.Handler")]}
+    # rt.regexp: a field of the struct Route embeds, declared in another file; .path: another struct's field
+    assert _calls(app, ids[("build.go", "build")], "out") == {ids[("regexp.go", "routeRegexp.url")]}
+    assert _calls(app, ids[("router.go", "Router.Handler")], "in") == set()
+    meta = app.store.query_one("SELECT metadata FROM nodes WHERE id = ?", (ids[("route.go", "Route.Path")],))[0]
+    assert '"returns"' not in meta  # what a file states for its package is no reference of its own
