@@ -102,6 +102,8 @@ def reference_calls(language: str, root: Path, typescript: str | None) -> list[t
         dirs = sorted({str(p.parent) for p in root.rglob("*.go") if not _in_tests(root, str(p))})
         cmd = ["go", "run", str(DRIVERS / "calls.go"), *dirs]
         env = {**os.environ, "GO111MODULE": "off", "GOFLAGS": "", "CGO_ENABLED": "0"}
+        if "/src/" in str(root):  # a GOPATH tree (Debian's /usr/share/gocode): its packages import each other
+            env["GOPATH"] = str(root).rsplit("/src/", 1)[0]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env, cwd=DRIVERS)
     if out.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd[:3])} failed (exit {out.returncode}): {out.stderr.strip()[-500:]}")
