@@ -158,6 +158,10 @@ class FileTypes:
             if self.go and p.type == "parameter_declaration":
                 out += [(p.start_byte, _text(n), p.child_by_field_name("type"), None)
                         for n in p.children_by_field_name("name")]
+            elif self.go and p.type == "variadic_parameter_declaration":  # ``opts ...T``: a []T
+                elem = self.type_name(p.child_by_field_name("type"))
+                out += [(p.start_byte, _text(n), None, f"[]{elem}")
+                        for n in p.children_by_field_name("name") if elem]
             elif p.type in ("required_parameter", "optional_parameter"):
                 pat = p.child_by_field_name("pattern")
                 if pat is not None and pat.type == "identifier":

@@ -204,3 +204,19 @@ def test_go_result_and_field_types_stated_in_other_files_of_the_package(app, pro
     assert _calls(app, ids[("router.go", "Router.Handler")], "in") == set()
     meta = app.store.query_one("SELECT metadata FROM nodes WHERE id = ?", (ids[("route.go", "Route.Path")],))[0]
     assert '"returns"' not in meta  # what a file states for its package is no reference of its own
+
+
+GO_VARIADIC = {
+    "opts.go": ("package oauth\n\ntype Option interface {\n\tsetValue(m map[string]string)\n}\n\n"
+                "type setParam struct{ k, v string }\n\n"
+                "func (p setParam) setValue(m map[string]string) {\n\tm[p.k] = p.v\n}\n\n"
+                "func apply(m map[string]string, opts ...Option) {\n\tfor _, o := range opts {\n"
+                "\t\to.setValue(m)\n\t}\n}\n\n"
+                "func direct(m map[string]string, p setParam) {\n\tp.setValue(m)\n}\n"),
+}
+
+
+def test_go_a_variadic_parameter_is_a_slice_of_its_type(app, project):
+    ids = _index(app, project, GO_VARIADIC)
+    assert _calls(app, ids[("opts.go", "apply")], "out") == set()  # the interface's method: no body
+    assert _calls(app, ids[("opts.go", "setParam.setValue")], "in") == {ids[("opts.go", "direct")]}
