@@ -30,7 +30,7 @@ class FileTypes:
         self.go = lang == "go"
         self.fields: dict[str, dict[str, str]] = {}  # type -> field -> type
         self.returns: dict[str, str] = {}  # ``F`` / ``T.m`` -> result type
-        self.scopes: dict[tuple[int, int], list[tuple[int, str, Any, Any]]] = {}
+        self.scopes: dict[tuple[int, int], dict[str, list[tuple[int, Any, Any]]]] = {}
         # Go: what the file states for the other files of its package, (rel, type, line, of what): a result
         # type (``returns``, of ``T.m`` / ``F``) and a struct field's type (``has``, of ``T.f``)
         self.stated: list[tuple[str, str, int, str]] = []
@@ -147,8 +147,8 @@ class FileTypes:
         return None
 
     # -- a function's variables ----------------------------------------------------------------------
-    def _scope(self, fn: Any) -> list[tuple[int, str, Any, Any]]:
-        """(position, name, written type, value) of each parameter and variable declared in ``fn``."""
+    def _scope(self, fn: Any) -> dict[str, list[tuple[int, Any, Any]]]:
+        """(position, written type, value) of each parameter and variable declared in ``fn``, by name."""
         key = _key(fn)
         if key in self.scopes:
             return self.scopes[key]
@@ -210,9 +210,11 @@ class FileTypes:
                     out.append((node.start_byte, _text(name), node.child_by_field_name("type"),
                                 node.child_by_field_name("value")))
             stack.extend(node.named_children)
-        out.sort(key=lambda x: x[0])
-        self.scopes[key] = out
-        return out
+        by_name: dict[str, list[tuple[int, Any, Any]]] = {}
+        for pos, name, ty, value in sorted(out, key=lambda x: x[0]):
+            by_name.setdefault(name, []).append((pos, ty, value))
+        self.scopes[key] = by_name
+        return by_name
 
     def variable(self, name: str, at: Any, depth: int) -> str | None:
         """The type of variable ``name`` where ``at`` uses it: its latest declaration before, innermost
@@ -222,8 +224,8 @@ class FileTypes:
             if fn.type in ("function_declaration", "method_declaration", "func_literal", "function_expression",
                            "arrow_function", "method_definition", "generator_function_declaration"):
                 found = None
-                for pos, n, ty, value in self._scope(fn):
-                    if n == name and pos <= at.start_byte:
+                for pos, ty, value in self._scope(fn).get(name, ()):
+                    if pos <= at.start_byte:
                         found = (ty, value)
                 if found is not None:
                     ty, value = found
