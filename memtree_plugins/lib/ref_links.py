@@ -70,6 +70,8 @@ STEPS = [
     "CREATE TABLE IF NOT EXISTS code_names (name TEXT PRIMARY KEY) WITHOUT ROWID",
     # PageRank over the resolved links (:func:`centrality`), computed when first asked after links changed.
     "CREATE TABLE IF NOT EXISTS code_rank (node INTEGER PRIMARY KEY, score REAL NOT NULL)",
+    # The files that are one module (``module_imports``, asked once per module a re-export may pass through).
+    "CREATE INDEX IF NOT EXISTS code_files_modpath ON code_files(modpath, lang)",
 ]
 RANK_STALE = "references:rank_stale"  # meta key: set when links change, cleared when the rank is computed
 DAMPING = 0.85
