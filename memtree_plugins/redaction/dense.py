@@ -61,7 +61,8 @@ def judged_needles(needles: scan.Needles) -> scan.Needles:
         from memtree_plugins.redaction.rules import RULES, not_masked
 
         rules = [r for r in RULES if isinstance(r, PatternRule) and (r.rewrite or r.check not in (None, not_masked))]
-        judged = scan.Needles([*(s for r in rules for s in r.literals), *sorted(names)], needles.keywords)
+        judged = scan.Needles([*(s for r in rules for s in r.literals), *sorted(names)], needles.keywords,
+                              use_hyperscan=False)
         cached = _judged = (needles, names, judged)
     return cached[2]
 

@@ -15,6 +15,13 @@ brought forward lazily, when a rule that uses the needle asks for them.
 The scan must give the rules the same positions the per-rule search would; where that cannot be promised
 (``str.lower`` changes the length, as for "İ"; lone surrogates that the automaton cannot encode; no
 ``ahocorasick_rs`` at all) :func:`scan_of` answers ``None`` and the rules search on their own as before.
+
+Where the ``hyperscan`` module is there (as for the secret catalogue), ASCII text up to :data:`HS_MAX`
+characters (every capture) is searched by one Hyperscan pass instead of the two automata (about three times
+faster on a 100 KB capture): literals byte for byte, keywords caseless, which on ASCII text is exactly
+matching them in the lower-cased text.  Other text goes to the automata (with a character beyond ASCII,
+offsets in bytes are not offsets in characters, and the Kelvin sign lower-cases to ``k``); so does a longer
+text, whose automata pass checks the redaction's deadline as it goes.
 """
 
 from __future__ import annotations
@@ -32,11 +39,55 @@ try:
 except ImportError:  # declared in pyproject; without it the rules fall back to their own search
     ahocorasick_rs = None
 
+try:
+    import hyperscan
+except ImportError:  # optional: the automata find the needles
+    hyperscan = None
+
+
+HS_MAX = 1 << 20
+
+
+class _HyperscanNeedles:
+    """Every needle in one Hyperscan database (pattern id = needle id; keywords caseless)."""
+
+    def __init__(self, literals: list[str], keywords: list[str]) -> None:
+        exprs = [b"".join(b"\\x%02x" % c for c in s.encode("ascii")) for s in literals + keywords]
+        flags = [0] * len(literals) + [hyperscan.HS_FLAG_CASELESS] * len(keywords)
+        self.db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        self.db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=flags)
+        self.lengths = [len(s) for s in literals + keywords]
+        self._local = threading.local()
+
+    def find(self, text: str) -> dict[int, list[int]] | None:
+        """Every occurrence, as :meth:`Needles.find`; None for text this pass does not take (see the module
+        doc)."""
+        if not text.isascii() or len(text) > HS_MAX:
+            return None
+        try:
+            scratch = self._local.scratch
+        except AttributeError:  # one scratch per thread: Hyperscan's scratch space is not shared
+            scratch = self._local.scratch = hyperscan.Scratch(self.db)
+        found: dict[int, list[int]] = {}
+        lengths = self.lengths
+
+        def on_match(nid: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
+            pos = found.get(nid)
+            if pos is None:
+                found[nid] = [end - lengths[nid]]
+            else:
+                pos.append(end - lengths[nid])
+
+        self.db.scan(text.encode("ascii"), match_event_handler=on_match, scratch=scratch)
+        for pos in found.values():
+            pos.sort()  # in order already (matches come by end, a needle's ends order its starts): a check
+        return found
+
 class Needles:
     """Every known literal (case-sensitive, searched in the text) and keyword (lower-case, searched in the
     lower-cased text), numbered: literal ``i`` is id ``i``, keyword ``j`` is id ``len(literals) + j``."""
 
-    def __init__(self, literals: Iterable[str], keywords: Iterable[str]) -> None:
+    def __init__(self, literals: Iterable[str], keywords: Iterable[str], use_hyperscan: bool = True) -> None:
         self.literals = list(dict.fromkeys(literals))
         self.keywords = list(dict.fromkeys(keywords))
         self.n_literals = len(self.literals)
@@ -49,11 +100,26 @@ class Needles:
         dfa = ahocorasick_rs.Implementation.DFA
         self._lit = ahocorasick_rs.AhoCorasick(self.literals, implementation=dfa) if self.literals else None
         self._kw = ahocorasick_rs.AhoCorasick(self.keywords, implementation=dfa) if self.keywords else None
+        self._hs: _HyperscanNeedles | None = None
+        if (use_hyperscan and hyperscan is not None and (self.literals or self.keywords)
+                and all(s.isascii() for s in self.literals)
+                and all(k.isascii() and k == k.lower() for k in self.keywords)):
+            try:
+                self._hs = _HyperscanNeedles(self.literals, self.keywords)
+            except hyperscan.error:
+                self._hs = None
 
-    def find(self, text: str, low: str) -> dict[int, list[int]]:
-        """Every occurrence of every needle: id -> ascending start positions.  Raises ValueError for text
-        the automaton cannot take (lone surrogates)."""
-        found: dict[int, list[int]] = {}
+    def find(self, text: str, low: str | None = None) -> dict[int, list[int]]:
+        """Every occurrence of every needle: id -> ascending start positions (``low``: ``text.lower()``, of
+        the same length; needed only for text beyond ASCII).  Raises ValueError for text the automaton
+        cannot take (lone surrogates)."""
+        if self._hs is not None:
+            found = self._hs.find(text)
+            if found is not None:
+                return found
+        if low is None:
+            low = text.lower()
+        found = {}
         if self._lit is not None:
             for part in _parts(self._lit.find_matches_as_indexes(text, overlapping=True)):
                 for i, start, _ in part:
@@ -277,9 +343,11 @@ class Scan:
 
 
 def full_scan(text: str, needles: Needles) -> Scan | None:
-    low = text.lower()
-    if len(low) != len(text):
-        return None  # positions in the lower-cased text would not be positions in the text
+    low = None
+    if not text.isascii():
+        low = text.lower()
+        if len(low) != len(text):
+            return None  # positions in the lower-cased text would not be positions in the text
     try:
         found = needles.find(text, low)
     except ValueError:

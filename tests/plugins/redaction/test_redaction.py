@@ -400,6 +400,27 @@ def test_scan_positions_follow_every_redaction():
     assert checked > 1000
 
 
+def test_hyperscan_needles_equal_the_automata():
+    """The Hyperscan pass over ASCII text finds every needle where the automata find it (keywords in any
+    case, overlapping ones, needles glued to each other); other text goes to the automata."""
+    pytest.importorskip("hyperscan")
+    needles = scan.current_needles()
+    assert needles._hs is not None  # the hyperscan module is there: captures take the one-pass search
+    automata = scan.Needles(needles.literals, needles.keywords, use_hyperscan=False)
+    pick = random.Random(rng.randrange(2**32))
+    words = needles.literals + needles.keywords + [k.upper() for k in needles.keywords] + [" ", "\n", "x"]
+    texts = _glued(pick.randrange(2**32), 60) + ["".join(pick.choices(words, k=80)) for _ in range(300)]
+    texts += ["\u212aEY=" + r(30) + " token: " + r(30), "Ünïcödé PASSWORD=" + r(20), "tok\u212aen"]
+    hs_taken = 0
+    for text in texts:
+        low = text.lower()
+        if len(low) != len(text):
+            continue
+        assert needles.find(text, low) == automata.find(text, low), text[:200]
+        hs_taken += needles._hs.find(text) is not None
+    assert hs_taken >= 300
+
+
 @pytest.mark.parametrize("text", [
     # back-to-back matches: one rule's edits touch each other
     _pem("RSA PRIVATE KEY") + _pem("EC PRIVATE KEY") + "\nghp_" + r(36) + "ghp_" + r(36),
