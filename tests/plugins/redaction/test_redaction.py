@@ -607,6 +607,26 @@ def test_a_certificate_body_is_not_a_key():
     assert EncodedSecrets(lambda: RULES).redact(cert) == (cert, 0)
 
 
+def test_base64_candidates_are_the_long_runs():
+    """Every maximal run of base64 characters of MIN_RUN or more, once, in order of first appearance (a
+    diff's leading ``+`` dropped), whatever surrounds it: blanks, punctuation, text beyond ASCII."""
+    import re
+
+    from memtree_plugins.redaction import encoded
+
+    def reference(text: str) -> list[str]:
+        runs = re.findall(r"[A-Za-z0-9+/]{%d,}" % encoded.MIN_RUN, text)  # noqa: UP031 (greedy: maximal runs)
+        return list(dict.fromkeys(run.removeprefix("+") for run in runs))
+
+    pick = random.Random(rng.randrange(2**32))
+    parts = ["a", "Z", "9", "+", "/", "=", " ", "\n", "é", "→", "\udcff", "-", ".", "x" * 19, "y" * 20, "+" * 21,
+             r(40), r(19)]
+    texts = ["".join(pick.choices(parts, k=pick.randint(0, 60))) for _ in range(2000)]
+    texts += [t for t, _ in SAMPLES.values()] + ["a" * 20, "+" + "a" * 19, " " + "b" * 25 + " "]
+    for text in texts:
+        assert list(encoded.candidates(text)) == reference(text), text
+
+
 def test_harmless_base64_is_kept(app):
     text = "data: " + _b64("just some configuration text, nothing secret at all") + "\n"
     assert app.redact(text) == (text, {})
