@@ -26,7 +26,6 @@ counts each gitleaks id.
 
 from __future__ import annotations
 
-import codecs
 import re
 import threading
 from bisect import bisect_left, bisect_right
@@ -48,6 +47,7 @@ from memtree_plugins.redaction.catalogue import (
 )
 from memtree_plugins.redaction.engine import MARK, is_placeholder, looks_like_code, lowered, shannon_entropy
 from memtree_plugins.redaction.rules import is_words, qualified_not_secret
+from memtree_plugins.redaction.scan import one_byte_per_char
 
 if TYPE_CHECKING:
     from memtree_core.context import Context
@@ -187,7 +187,7 @@ class Engine:
                 c.ready()
         self.rules = compiled
         self.every = list(range(len(compiled)))
-        # Text beyond ASCII goes to Hyperscan with one byte per character (_ONE_BYTE) unless a rule asks for
+        # Text beyond ASCII goes to Hyperscan with one byte per character (_one_byte) unless a rule asks for
         # Unicode classes, which that byte cannot stand for.
         self.hs_any_text = not any("\\p" in c.rule.regex or "\\P" in c.rule.regex for c in compiled)
         self.always = [i for i, c in enumerate(compiled) if not c.rule.keywords]
@@ -233,7 +233,7 @@ class Engine:
             if len(data) == len(text):
                 hs_data = data
             elif self.hs_any_text and "\u212a" not in text and "\u017f" not in text:
-                hs_data = text.encode("ascii", _ONE_BYTE)
+                hs_data = _one_byte(data)
         if prefilter is not None and hs_data is not None:
             # Hyperscan first (which rules match at all), then the keywords of those few only.
             selected = prefilter(hs_data, self.every)
@@ -387,17 +387,13 @@ def _vetoed(secret: str, before: str, quoted: bool, generic: bool) -> bool:
     return bool(m and qualified_not_secret(m.group(1)))
 
 
-def _one_byte(err: UnicodeError) -> tuple[bytes, int]:
-    """Each character beyond ASCII as the byte 0x80: to Hyperscan (byte-wise, ASCII classes) it is what such
-    a character is to RE2 (one character; matched by ``.``, ``[^...]``, ``\\S``, ``\\W``, never by an ASCII
-    class or a word character), so Hyperscan still finds every rule RE2 can match.  The exceptions, the
-    Kelvin sign and the long s that RE2 folds to ``k`` and ``s`` under ``(?i)``, keep a text off Hyperscan."""
-    assert isinstance(err, UnicodeEncodeError)
-    return b"\x80" * (err.end - err.start), err.end
-
-
-_ONE_BYTE = "memtree-one-byte"
-codecs.register_error(_ONE_BYTE, _one_byte)
+def _one_byte(data: bytes) -> bytes:
+    """Each character beyond ASCII as the byte 0x80 (:func:`~memtree_plugins.redaction.scan.one_byte_per_char`):
+    to Hyperscan (byte-wise, ASCII classes) it is what such a character is to RE2 (one character; matched by
+    ``.``, ``[^...]``, ``\\S``, ``\\W``, never by an ASCII class or a word character), so Hyperscan still finds
+    every rule RE2 can match.  The exceptions, the Kelvin sign and the long s that RE2 folds to ``k`` and
+    ``s`` under ``(?i)``, keep a text off Hyperscan."""
+    return one_byte_per_char(data)
 
 
 def _mark_spans(data: bytes) -> tuple[list[int], list[int]]:

@@ -410,7 +410,9 @@ def test_hyperscan_needles_equal_the_automata():
     pick = random.Random(rng.randrange(2**32))
     words = needles.literals + needles.keywords + [k.upper() for k in needles.keywords] + [" ", "\n", "x"]
     texts = _glued(pick.randrange(2**32), 60) + ["".join(pick.choices(words, k=80)) for _ in range(300)]
-    texts += ["\u212aEY=" + r(30) + " token: " + r(30), "Ünïcödé PASSWORD=" + r(20), "tok\u212aen"]
+    texts += ["\u212aEY=" + r(30) + " token: " + r(30), "Ünïcödé PASSWORD=" + r(20), "tok\u212aen",
+              "→ ✓ 密码 password: '" + r(24) + "' 😀 sk-ant-api03-" + r(40) + " €", "ſecret=" + r(20)]
+    texts += ["".join(pick.choices(words + ["é", "→", "😀", "\u212a", "ſ"], k=80)) for _ in range(300)]
     hs_taken = 0
     for text in texts:
         low = text.lower()
@@ -418,7 +420,18 @@ def test_hyperscan_needles_equal_the_automata():
             continue
         assert needles.find(text, low) == automata.find(text, low), text[:200]
         hs_taken += needles._hs.find(text) is not None
-    assert hs_taken >= 300
+    assert hs_taken >= 600
+
+
+def test_one_byte_per_char():
+    """Byte offsets of the one-byte form are character offsets: ASCII kept, every other character (a lone
+    surrogate too) one 0x80 byte."""
+    pick = random.Random(rng.randrange(2**32))
+    chars = ["a", "\n", "\x7f", "\x80", "é", "→", "😀", "\udcff", "\U0010ffff", "\u212a"]
+    for _ in range(500):
+        text = "".join(pick.choices(chars, k=pick.randint(0, 40)))
+        expected = bytes(ord(c) if c.isascii() else 0x80 for c in text)
+        assert scan.one_byte_per_char(text.encode("utf-8", "surrogatepass")) == expected
 
 
 @pytest.mark.parametrize("text", [
