@@ -104,6 +104,42 @@ class _HyperscanNeedles:
             pos.sort()  # in order already (matches come by end, a needle's ends order its starts): a check
         return found
 
+class DistinctLiterals:
+    """How many distinct ones of a set of ASCII words occur in a text (overlapping occurrences count, case
+    matters): one Hyperscan pass reporting each word once.  It answers None where it cannot say (no
+    ``hyperscan``; lone surrogates), and a caller then searches as before.  An upper bound for any search
+    that reports only some occurrences (leftmost-longest): fewer distinct words here means fewer there."""
+
+    def __init__(self, words: Iterable[str]) -> None:
+        words = [w for w in dict.fromkeys(words) if w]
+        self.db = None
+        if hyperscan is not None and words and all(w.isascii() for w in words):
+            exprs = [b"".join(b"\\x%02x" % c for c in w.encode("ascii")) for w in words]
+            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            try:
+                db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs),
+                           flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(exprs))
+            except hyperscan.error:
+                return
+            self.db = db
+            self._local = threading.local()
+
+    def count(self, text: str) -> int | None:
+        if self.db is None or len(text) > HS_MAX:
+            return None
+        try:
+            data = text.encode("ascii") if text.isascii() else one_byte_per_char(text.encode("utf-8"))
+        except UnicodeEncodeError:
+            return None
+        try:
+            scratch = self._local.scratch
+        except AttributeError:
+            scratch = self._local.scratch = hyperscan.Scratch(self.db)
+        seen: list[int] = []
+        self.db.scan(data, match_event_handler=lambda nid, *_: seen.append(nid), scratch=scratch)
+        return len(seen)
+
+
 class Needles:
     """Every known literal (case-sensitive, searched in the text) and keyword (lower-case, searched in the
     lower-cased text), numbered: literal ``i`` is id ``i``, keyword ``j`` is id ``len(literals) + j``."""

@@ -423,6 +423,34 @@ def test_hyperscan_needles_equal_the_automata():
     assert hs_taken >= 600
 
 
+def test_distinct_literals_and_the_env_dump_gate(monkeypatch):
+    """DistinctLiterals counts the distinct words that occur anywhere (one Hyperscan pass); the env-dump rule
+    uses it only to skip text with too few variable names, so what it finds is what it found without it."""
+    pytest.importorskip("hyperscan")
+    from memtree_plugins.redaction import envdump
+
+    pick = random.Random(rng.randrange(2**32))
+    words = ["PATH", "MANPATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL"]
+    gate = scan.DistinctLiterals(words)
+    bits = [*words, "_", "x", "=", " ", "\n", "é", "→"]
+    texts = ["".join(pick.choices(bits, k=pick.randint(0, 30))) for _ in range(3000)]
+    texts += ["MANPATH=/x", "PATH=/bin HOME=/h USER=u LANG=C", "\udcff PATH HOME"]
+    env = {"PATH": "/bin", "HOME": "/h", "USER": "u", "LANG": "C", "LC_ALL": "C", "TERM": "xterm",
+           "SHELL": "/bin/sh", "API_TOKEN": "tok-" + r(24)}
+    names = envdump._names(env)
+    for text in texts:
+        count = gate.count(text)
+        if "\udcff" in text:
+            assert count is None  # lone surrogates: the caller searches as before
+            continue
+        assert count == sum(w in text for w in words), text
+        for enough in (None, 1, 2, 3, 4):
+            with_gate = names.find(text, enough)
+            with monkeypatch.context() as m:
+                m.setattr(scan.DistinctLiterals, "count", lambda self, text: None)
+                assert with_gate == names.find(text, enough), (text, enough)
+
+
 def test_one_byte_per_char():
     """Byte offsets of the one-byte form are character offsets: ASCII kept, every other character (a lone
     surrogate too) one 0x80 byte."""
