@@ -19,6 +19,8 @@ import base64
 import binascii
 import re
 from collections.abc import Callable, Sequence
+from itertools import compress, islice
+from operator import itemgetter, or_
 
 from memtree_plugins.redaction.engine import placeholder, shannon_entropy, start_of_line
 
@@ -41,6 +43,7 @@ _RUN = b"a" * MIN_RUN
 # Base64 of ASCII text: the first character of every 4 encodes a byte's top 6 bits, 8..31 for printable
 # ASCII, i.e. one of these.  Random or binary data passes 12 such checks once in ~100 000.
 _TEXT_LEADS = b"IJKLMNOPQRSTUVWXYZabcdef"
+_TEXT_LEAD_CHARS = frozenset(_TEXT_LEADS.decode())
 
 
 def candidates(text: str) -> dict[str, None]:
@@ -187,8 +190,13 @@ class EncodedSecrets:
         budget = MAX_DECODED
         seen_blocks: set[int] = set()
         pending: list[tuple[str, list[tuple[int, int]] | str]] = []  # decoded text, spans (or the run) to redact
-        for n, run in enumerate(candidates(text)):
-            if n >= MAX_CANDIDATES or budget <= 0:
+        runs = list(islice(candidates(text), MAX_CANDIDATES))
+        # Only a run of a wrapped block's width, or one whose first character could lead base64 of text
+        # (_may_be_text), goes further: the rest are dropped here at C speed, not one by one below.
+        wanted = map(or_, map(WRAP_WIDTHS.__contains__, map(len, runs)),
+                     map(_TEXT_LEAD_CHARS.__contains__, map(itemgetter(0), runs)))
+        for run in compress(runs, wanted):
+            if budget <= 0:
                 break
             if run.startswith("LS0tLS1CRUdJTi"):
                 continue  # base64 of a PEM block: the private-key-base64 rule's
