@@ -135,3 +135,16 @@ def test_start_of_line_agrees_with_rfind_far_from_the_line_start():
 def test_a_huge_value_is_never_taken_for_a_placeholder():
     assert is_placeholder("${TOKEN}")
     assert not is_placeholder("${TOKEN}" + "x" * 2000)  # judging it as one would cost more than redacting it
+
+
+def test_long_line_check_never_misses_a_long_line():
+    """The cheap check that lets text without a MIN_LINE line skip the rule says so only when no line is
+    that long (lines just under, at and over the limit, anywhere in the text)."""
+    pick = random.Random(rng.randrange(2**32))
+    for _ in range(3000):
+        lengths = [pick.choice([pick.randint(0, 120), pick.randint(2000, 4095), pick.randint(4096, 4200)])
+                   for _ in range(pick.randint(1, 8))]
+        text = "\n".join("x" * n for n in lengths)
+        if max(lengths) >= dense.MIN_LINE:
+            assert dense._may_have_long_line(text), lengths
+    assert not dense._may_have_long_line(("y" * 80 + "\n") * 2000)
