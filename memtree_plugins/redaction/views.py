@@ -316,8 +316,20 @@ def _continuation_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
 def _seam_ok(left: str, right: str) -> bool:
     if not left or not right:
         return False
-    a, b = left[-1], right[0]
+    return _chars_join(left[-1], right[0])
+
+
+def _chars_join(a: str, b: str) -> bool:
+    """The characters either side of a cut could be inside one token: neither blank, one a letter or digit."""
     return not a.isspace() and not b.isspace() and (a.isalnum() or b.isalnum())
+
+
+def _in_run(text: str, lo: int, width: int) -> bool:
+    """The line above the one starting at ``lo`` has its ``width`` (the middle of a fold run)."""
+    if lo <= 0:
+        return False
+    above = text.rfind("\n", 0, max(0, lo - 1)) + 1
+    return (lo - 1) - above - (text[lo - 2] == "\r" if lo >= 2 else 0) == width
 
 
 def _fold_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
@@ -333,10 +345,13 @@ def _fold_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
     padded = "\n" + text  # offsets in padded are one more than in text: a match's start is its line's in text
     armour = _armoured(text) if "-----BEGIN " in text else []
     seams: list[tuple[Edit, tuple[int, int]]] = []
+    add = seams.append
     n, pos = len(text), 0
-    while len(seams) < MAX_SEAMS and (m := _SOLID_LINE.search(padded, pos)) is not None:
-        lo, hi = m.start(), m.end() - 1
-        pos = m.end()
+    # Bound once: this loop runs for every solid line (a directory listing has one per directory).
+    search, blank, record, find, rfind = _SOLID_LINE.search, _BLANK.search, _RECORD.match, text.find, text.rfind
+    while len(seams) < MAX_SEAMS and (m := search(padded, pos)) is not None:
+        lo, pos = m.span()
+        hi = pos - 1
         if armour:
             inside = next((e for b, e in armour if b <= lo < e), None)
             if inside is not None:
@@ -344,23 +359,26 @@ def _fold_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
                 continue
         nl = hi + 1 if hi < n and text[hi] == "\r" else hi  # the line break after it (or n)
         width = hi - lo
+        is_record = None  # whether the line is a record (`KEY=value`), looked up once if needed
         if lo > 0:  # the line above, if it has a blank (a line without one is such a line itself)
-            up = text.rfind("\n", 0, lo - 1) + 1
+            up = rfind("\n", 0, lo - 1) + 1
             up_hi = lo - 2 if lo >= 2 and text[lo - 2] == "\r" else lo - 1
-            if (up_hi - up >= width and _BLANK.search(text, up, up_hi) and text[up:up + 3] != text[lo:lo + 3]
-                    and _seam_ok(text[up_hi - 1:up_hi], text[lo:hi]) and not _RECORD.match(text, lo, hi)):
-                seams.append(((up_hi, lo, "", KIND_SEAM), (up, hi)))
+            if (up_hi - up >= width and blank(text, up, up_hi) and text[up:up + 3] != text[lo:lo + 3]
+                    and _chars_join(text[up_hi - 1], text[lo])
+                    and not (is_record := record(text, lo, hi) is not None)):
+                add(((up_hi, lo, "", KIND_SEAM), (up, hi)))
         if nl < n:  # the line below
-            down = text.find("\n", nl + 1)
+            down = find("\n", nl + 1)
             down = n if down < 0 else down
             down_hi = down - 1 if down > nl + 1 and text[down - 1] == "\r" else down
             # A record alone (`KEY=value`, then a line of prose: a .env file) is no fold, unless the line above
             # has its width (the middle of a fold run: `AWS_ACCESS_KEY_I` / `D=AKIA...`).
-            above = text.rfind("\n", 0, max(0, lo - 1)) + 1 if lo > 0 else -1
-            in_run = lo > 0 and (lo - 1) - above - (text[lo - 2] == "\r" if lo >= 2 else 0) == width
-            if (0 < down_hi - nl - 1 <= width and _seam_ok(text[lo:hi], text[nl + 1:down_hi])
-                    and not _RECORD.match(text, nl + 1, down_hi) and (in_run or not _RECORD.match(text, lo, hi))):
-                seams.append(((hi, nl + 1, "", KIND_SEAM), (lo, down_hi)))
+            if (0 < down_hi - nl - 1 <= width and _chars_join(text[hi - 1], text[nl + 1])
+                    and not record(text, nl + 1, down_hi)):
+                if is_record is None:
+                    is_record = record(text, lo, hi) is not None
+                if not is_record or _in_run(text, lo, width):
+                    add(((hi, nl + 1, "", KIND_SEAM), (lo, down_hi)))
     if "\n" in text:
         seams += _repeated_width_seams(text, armour)
     if len(seams) > 1:  # one cut may be found both ways
