@@ -464,6 +464,15 @@ def scan_of(text: str, needles: Needles) -> Scan | None:
     return scan
 
 
+def latest(text: str) -> Scan | None:
+    """This thread's scan of ``text`` with the current needles if it has one, else None (without scanning:
+    :func:`scan_of` does that)."""
+    entry = getattr(_local, "entry", None)
+    if entry is not None and entry[0] is text and entry[1] is _current:
+        return entry[2]
+    return None
+
+
 def remember(scan: Scan | None) -> None:
     """Keep ``scan`` (derived from the previous version) as this thread's latest; None forgets it, so the
     next rule scans the new text afresh."""
