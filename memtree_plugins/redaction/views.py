@@ -445,14 +445,60 @@ def _armoured(text: str) -> list[tuple[int, int]]:
     return out
 
 
+# What the kinds' own first checks look for, over the text's UTF-8 in one Hyperscan pass (each reported once):
+# a hex dump's first line (_DUMP_HINT), a run of MIN_HEX hex digits (_hex_edits), eight spaced or
+# colon-separated hex pairs (_spaced_hex_edits), a backslash escape or continuation (_BACKSLASHED).  Hex
+# digits are what _HEXMAP turns into `x`; ASCII bytes are the characters they encode.
+_HEX = b"[0-9a-fA-F]"
+_HINTS = {
+    "dump": rb"(?:^|\n)" + _HEX + rb"{6,8}:? {1,2}" + _HEX + rb"{2}(?: |" + _HEX + rb"{2} )",
+    "hex": _HEX + rb"{%d}" % MIN_HEX,
+    "spaced": _HEX + rb"{2}(?: " + _HEX + rb"{2}){7}",
+    "colon": _HEX + rb"{2}(?::" + _HEX + rb"{2}){7}",
+    "backslash": rb"\\(?:\r?\n|u00[2-7]|/)",
+}
+_hints_db: list[Any] = []  # [database] once built, [None] without hyperscan
+
+
+def _hints(raw: bytes) -> set[str] | None:
+    """Which of :data:`_HINTS` occur in ``raw``; None without the ``hyperscan`` module."""
+    if not _hints_db:
+        try:
+            import hyperscan
+
+            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            db.compile(expressions=list(_HINTS.values()), ids=list(range(len(_HINTS))), elements=len(_HINTS),
+                       flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(_HINTS))
+            _hints_db.append(db)
+        except Exception:  # no module, or it refused a pattern: the checks below run as before
+            _hints_db.append(None)
+    db = _hints_db[0]
+    if db is None:
+        return None
+    names = list(_HINTS)
+    seen: set[str] = set()
+    db.scan(raw, match_event_handler=lambda i, *_: seen.add(names[i]))
+    return seen
+
+
 def find_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
     """Every place a view undoes, each with its window, without overlaps: where two would overlap (the
-    line breaks of an xxd -p block also look like a fold) the earlier kind below wins."""
+    line breaks of an xxd -p block also look like a fold) the earlier kind below wins.  Text without any
+    kind's hint (:func:`_hints`) goes straight to the folds."""
     raw = text.encode("utf-8", "surrogatepass")
-    mapped = raw.translate(_HEXMAP)
-    backslashed = _BACKSLASHED.search(text) is not None
-    found = (_dump_edits(text, mapped) + _hex_edits(text, raw, mapped) + _spaced_hex_edits(text, mapped)
-             + (_escape_edits(text) + _continuation_edits(text) if backslashed else []) + _fold_edits(text))
+    hints = _hints(raw)
+    if hints is None:
+        hints = set(_HINTS)  # every kind runs its own check
+        backslashed = _BACKSLASHED.search(text) is not None
+    else:
+        backslashed = "backslash" in hints
+    found: list[tuple[Edit, tuple[int, int]]] = []
+    if hints & {"dump", "hex", "spaced", "colon"}:  # each kind only where its hint is (its own first check)
+        mapped = raw.translate(_HEXMAP)
+        found = ((_dump_edits(text, mapped) if "dump" in hints else [])
+                 + (_hex_edits(text, raw, mapped) if "hex" in hints else [])
+                 + (_spaced_hex_edits(text, mapped) if hints & {"spaced", "colon"} else []))
+    found += (_escape_edits(text) + _continuation_edits(text) if backslashed else []) + _fold_edits(text)
     if not found:
         return []
     return _without_overlaps(found)
