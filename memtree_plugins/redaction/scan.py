@@ -106,23 +106,36 @@ class _HyperscanNeedles:
 
 class DistinctLiterals:
     """How many distinct ones of a set of ASCII words occur in a text (overlapping occurrences count, case
-    matters): one Hyperscan pass reporting each word once.  It answers None where it cannot say (no
+    matters unless ``caseless``), or which: one Hyperscan pass reporting each word once.  It answers None where it cannot say (no
     ``hyperscan``; lone surrogates), and a caller then searches as before.  An upper bound for any search
     that reports only some occurrences (leftmost-longest): fewer distinct words here means fewer there."""
 
-    def __init__(self, words: Iterable[str]) -> None:
-        words = [w for w in dict.fromkeys(words) if w]
+    def __init__(self, words: Iterable[str], caseless: bool = False) -> None:
+        self.words = list(dict.fromkeys(words))
         self.db = None
-        if hyperscan is not None and words and all(w.isascii() for w in words):
-            exprs = [b"".join(b"\\x%02x" % c for c in w.encode("ascii")) for w in words]
+        if hyperscan is not None and self.words and all(w and w.isascii() for w in self.words):
+            exprs = [b"".join(b"\\x%02x" % c for c in w.encode("ascii")) for w in self.words]
+            flag = hyperscan.HS_FLAG_SINGLEMATCH | (hyperscan.HS_FLAG_CASELESS if caseless else 0)
             db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
             try:
                 db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs),
-                           flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(exprs))
+                           flags=[flag] * len(exprs))
             except hyperscan.error:
                 return
             self.db = db
             self._local = threading.local()
+
+    def present(self, data: bytes) -> set[int]:
+        """The indexes of the words that occur in ``data`` (one byte per character: ASCII, or
+        :func:`one_byte_per_char`); needs :attr:`db`."""
+        assert self.db is not None
+        try:
+            scratch = self._local.scratch
+        except AttributeError:
+            scratch = self._local.scratch = hyperscan.Scratch(self.db)
+        seen: set[int] = set()
+        self.db.scan(data, match_event_handler=lambda nid, *_: seen.add(nid), scratch=scratch)
+        return seen
 
     def count(self, text: str) -> int | None:
         if self.db is None or len(text) > HS_MAX:
@@ -131,13 +144,7 @@ class DistinctLiterals:
             data = text.encode("ascii") if text.isascii() else one_byte_per_char(text.encode("utf-8"))
         except UnicodeEncodeError:
             return None
-        try:
-            scratch = self._local.scratch
-        except AttributeError:
-            scratch = self._local.scratch = hyperscan.Scratch(self.db)
-        seen: list[int] = []
-        self.db.scan(data, match_event_handler=lambda nid, *_: seen.append(nid), scratch=scratch)
-        return len(seen)
+        return len(self.present(data))
 
 
 class Needles:
