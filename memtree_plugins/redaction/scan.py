@@ -147,6 +147,45 @@ class DistinctLiterals:
         return len(self.present(data))
 
 
+class ClassCounts:
+    """Occurrences of several sets of ASCII words, each set counted apart (overlapping occurrences, a word in
+    two sets counted in both; a set is case-sensitive or caseless): one Hyperscan pass per text, a Python step
+    per occurrence, no list of them.  :attr:`db` is None without ``hyperscan``."""
+
+    def __init__(self, sets: list[tuple[list[str], bool]]) -> None:
+        self.db = None
+        self.n = len(sets)
+        words = [(w, k, caseless) for k, (ws, caseless) in enumerate(sets) for w in ws]
+        if hyperscan is None or not words or not all(w and w.isascii() for w, _, _ in words):
+            return
+        exprs = [b"".join(b"\\x%02x" % c for c in w.encode("ascii")) for w, _, _ in words]
+        flags = [hyperscan.HS_FLAG_CASELESS if caseless else 0 for _, _, caseless in words]
+        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        try:
+            db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=flags)
+        except hyperscan.error:
+            return
+        self.db = db
+        self.set_of = [k for _, k, _ in words]
+        self._local = threading.local()
+
+    def counts(self, data: bytes) -> list[int]:
+        """Occurrences per set in ``data`` (one byte per character: ASCII, or :func:`one_byte_per_char`)."""
+        assert self.db is not None
+        try:
+            scratch = self._local.scratch
+        except AttributeError:
+            scratch = self._local.scratch = hyperscan.Scratch(self.db)
+        out = [0] * self.n
+        set_of = self.set_of
+
+        def on_match(i: int, *_: object) -> None:
+            out[set_of[i]] += 1
+
+        self.db.scan(data, match_event_handler=on_match, scratch=scratch)
+        return out
+
+
 class Needles:
     """Every known literal (case-sensitive, searched in the text) and keyword (lower-case, searched in the
     lower-cased text), numbered: literal ``i`` is id ``i``, keyword ``j`` is id ``len(literals) + j``."""
