@@ -409,7 +409,7 @@ def _repeated_width_seams(text: str, armour: list[tuple[int, int]]) -> list[tupl
     pairs = [i for i in compress(range(len(lens) - 1), map(eq, lens, lens[1:])) if lens[i] >= MIN_WIDTH]
     if not pairs:
         return []
-    acc = list(accumulate(lens, initial=0))  # line i starts at acc[i] + i
+    acc: list[int] = []  # line i starts at acc[i] + i (summed once a cut is found: most texts have none)
     out: list[tuple[Edit, tuple[int, int]]] = []
     for i in sorted({j for p in pairs[:MAX_SEAMS] for j in (p, p + 1) if j + 1 < len(lines)}):
         left, right = lines[i].removesuffix("\r"), lines[i + 1].removesuffix("\r")
@@ -422,6 +422,8 @@ def _repeated_width_seams(text: str, armour: list[tuple[int, int]]) -> list[tupl
             continue
         if _RECORD.match(right) and (_BLANK.search(left) or _run_of_width(lens, i) < 3):
             continue  # a record, unless three lines of one width and no blank say fold (a name cut: `ke` / `y = v`)
+        if not acc:
+            acc = list(accumulate(lens, initial=0))
         lo, nxt = acc[i] + i, acc[i + 1] + i + 1
         if any(b <= lo < e for b, e in armour):
             continue
