@@ -42,6 +42,7 @@ microseconds for a typical capture (``python eval/bench/decoded_views.py``).
 from __future__ import annotations
 
 import re
+import threading
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
@@ -460,6 +461,7 @@ _HINTS = {
     "backslash": rb"\\(?:\r?\n|u00[2-7]|/)",
 }
 _hints_db: list[Any] = []  # [database] once built, [None] without hyperscan
+_hints_local = threading.local()  # each thread's Hyperscan scratch space (never shared between scans)
 
 
 def _hints(raw: bytes) -> set[str] | None:
@@ -477,9 +479,15 @@ def _hints(raw: bytes) -> set[str] | None:
     db = _hints_db[0]
     if db is None:
         return None
+    scratch = getattr(_hints_local, "scratch", None)
+    if scratch is None or _hints_local.db is not db:
+        import hyperscan
+
+        scratch = _hints_local.scratch = hyperscan.Scratch(db)
+        _hints_local.db = db
     names = list(_HINTS)
     seen: set[str] = set()
-    db.scan(raw, match_event_handler=lambda i, *_: seen.add(names[i]))
+    db.scan(raw, match_event_handler=lambda i, *_: seen.add(names[i]), scratch=scratch)
     return seen
 
 

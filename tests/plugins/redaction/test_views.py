@@ -316,3 +316,27 @@ def test_hints_say_where_each_kind_can_find_something(monkeypatch):
     with_hints = [views.find_edits(t) for t in texts]
     monkeypatch.setattr(views, "_hints_db", [None])  # as without the hyperscan module
     assert [views.find_edits(t) for t in texts] == with_hints
+
+
+def test_hints_from_several_threads_at_once():
+    """Each thread scans with its own Hyperscan scratch space: threads finding hints at once get what one
+    thread alone gets, and none fails."""
+    import threading
+
+    pytest.importorskip("hyperscan")
+    texts = [("6768705f616263646566 \\u0041 ab cd ef 01 23 45 67 89 " * 2000)[: 50_000 + k] for k in range(8)]
+    alone = [views._hints(t.encode()) for t in texts]
+    got: list[object] = []
+
+    def work() -> None:
+        try:
+            got.append([views._hints(t.encode()) for t in texts for _ in range(5)][::5])
+        except Exception as exc:  # reported below, in the test's own thread
+            got.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == [alone] * 4
