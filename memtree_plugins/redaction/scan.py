@@ -104,11 +104,13 @@ class _HyperscanNeedles:
             pos.sort()  # in order already (matches come by end, a needle's ends order its starts): a check
         return found
 
+
 class DistinctLiterals:
     """How many distinct ones of a set of ASCII words occur in a text (overlapping occurrences count, case
-    matters unless ``caseless``), or which: one Hyperscan pass reporting each word once.  It answers None where it cannot say (no
-    ``hyperscan``; lone surrogates), and a caller then searches as before.  An upper bound for any search
-    that reports only some occurrences (leftmost-longest): fewer distinct words here means fewer there."""
+    matters unless ``caseless``), or which: one Hyperscan pass reporting each word once.  It answers None
+    where it cannot say (no ``hyperscan``; lone surrogates), and a caller then searches as before.  An upper
+    bound for any search that reports only some occurrences (leftmost-longest): fewer distinct words here
+    means fewer there."""
 
     def __init__(self, words: Iterable[str], caseless: bool = False) -> None:
         self.words = list(dict.fromkeys(words))
