@@ -25,7 +25,8 @@ catalogue was specified (16.2 MB/s on code, 62.5 MB/s on logs: a detect-only Hyp
 which this machine's Hyperscan does not reproduce; the goal there is >= 0.5).
 
 Then (``--no-rules`` to skip) the cost of each rule as the capture path runs it, in the project's order, CPU ms
-per MB of each corpus (one pass): the rules that take 1% of the time or more, the rest summed.  The decoded
+per MB of each corpus (each rule's best of ``--repeat`` passes): the rules that take 1% of the time or more,
+the rest summed.  The decoded
 views' figure holds the rules it runs again over its views.
 """
 
@@ -180,16 +181,22 @@ class _Timed:
             self.spent[self.name] = self.spent.get(self.name, 0.0) + time.process_time() - t0
 
 
-def rule_costs(rules: list, pieces: list[str]) -> tuple[dict[str, float], float]:
-    """CPU ms per MB of each rule over ``pieces`` (one pass, in the project's order), and of the whole pass."""
-    spent: dict[str, float] = {}
-    timed = [_Timed(rule, spent) for rule in rules]
-    t0 = time.process_time()
-    for p in pieces:
-        redact(timed, p)
-    total = time.process_time() - t0
+def rule_costs(rules: list, pieces: list[str], repeat: int) -> tuple[dict[str, float], float]:
+    """CPU ms per MB of each rule over ``pieces`` (passes in the project's order, each rule's best of
+    ``repeat``), and of the whole pass (its best)."""
+    best: dict[str, float] = {}
+    best_total = float("inf")
+    for _ in range(repeat):
+        spent: dict[str, float] = {}
+        timed = [_Timed(rule, spent) for rule in rules]
+        t0 = time.process_time()
+        for p in pieces:
+            redact(timed, p)
+        best_total = min(best_total, time.process_time() - t0)
+        for name, t in spent.items():
+            best[name] = min(best.get(name, t), t)
     mb = sum(len(p) for p in pieces) / 1e6
-    return {name: 1000 * t / mb for name, t in spent.items()}, 1000 * total / mb
+    return {name: 1000 * t / mb for name, t in best.items()}, 1000 * best_total / mb
 
 
 def main() -> None:
@@ -245,7 +252,7 @@ def main() -> None:
         print(f"{name:6} {len(text) / 1e6:5.1f} | {floor:9.1f} | {f_full:7.2f} {f_full / floor:6.3f} | "
               f"{stated:6.1f} {f_full / stated:6.3f} | {f_re2:8.2f} {f_without:7.2f} | {c_hs:7.1f} {c_re2:7.1f}")
         if not args.no_rules:
-            costs[name] = rule_costs(rules, pieces)
+            costs[name] = rule_costs(rules, pieces, args.repeat)
     print("ratio = full / floor HS (this run's detect-only Hyperscan pass of the catalogue, flags 0); "
           "stated ratio = full / the floor stated in the catalogue's specification (16.2 code, 62.5 logs MB/s), "
           "against the issue's stated floor (not reproducible here); goal >= 0.5")
@@ -254,8 +261,8 @@ def main() -> None:
         total = {r: sum(c.get(r, 0.0) for c, _ in costs.values()) for r in order}
         whole = sum(t for _, t in costs.values())
         shown = [r for r in order if total[r] >= 0.01 * whole]
-        print("cost per rule, CPU ms per MB, one pass in the project's order (decoded-view includes the rules it "
-              "runs again over its views):")
+        print(f"cost per rule, CPU ms per MB, passes in the project's order, each rule's best of {args.repeat} "
+              f"(decoded-view includes the rules it runs again over its views):")
         print(f"  {'rule':28} " + " ".join(f"{n:>8}" for n in costs))
         for r in shown:
             print(f"  {r:28} " + " ".join(f"{c.get(r, 0.0):8.1f}" for c, _ in costs.values()))
