@@ -199,7 +199,7 @@ def main() -> int:
                 q_ms = (time.perf_counter() - t0) / len(qtexts) * 1000
                 variants = [("", qv @ x.T)]
                 if "parts" in name and args.best_part:  # the chunk scores as its best part
-                    parts, owner = model.encode_parts(texts)
+                    parts, owner, _tokens = model.encode_parts(texts)
                     best = np.full((len(qv), len(texts)), -2.0, dtype=np.float32)
                     np.maximum.at(best.T, owner, (qv @ parts.T).T)
                     variants.append((" best part", best))

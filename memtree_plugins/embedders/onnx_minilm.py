@@ -13,9 +13,10 @@ part's vector never depends on what else is embedded with it), on one onnxruntim
 residual Add and LayerNormalization apart (``UNFUSED``).
 
 Long texts: a text is cut into parts of ``part_tokens`` wordpieces (at most ``max_parts`` of them); each part
-is mean-pooled over its own tokens and the chunk's vector is the normalised weighted mean of its parts'
-vectors (the first, which holds the header, twice), so the later branches of a long function still count
-(one vector per chunk: the store keeps one per node).
+is mean-pooled over its own tokens and the chunk's vector is the normalised mean of its parts' vectors,
+each weighted by its length in wordpieces (the first, which holds the header, twice), so the later branches
+of a long function still count and a function's last few wordpieces in a part of their own do not count as
+much as a full part (one vector per chunk: the store keeps one per node).
 """
 
 from __future__ import annotations
@@ -85,16 +86,18 @@ class OnnxMiniLM:
     def encode(self, texts: Sequence[str], batch_size: int = 32) -> Any:
         import numpy as np
 
-        part_vecs, owner = self.encode_parts(texts, batch_size)
+        part_vecs, owner, tokens = self.encode_parts(texts, batch_size)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         first = np.ones(len(owner), dtype=bool)
         first[1:] = owner[1:] != owner[:-1]
-        np.add.at(out, owner, part_vecs * np.where(first, FIRST_PART_WEIGHT, 1.0).astype(np.float32)[:, None])
+        weight = tokens * np.where(first, FIRST_PART_WEIGHT, 1.0).astype(np.float32)
+        np.add.at(out, owner, part_vecs * weight[:, None])
         return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
 
-    def encode_parts(self, texts: Sequence[str], batch_size: int = 32) -> tuple[Any, Any]:
-        """Every part's unit vector, and for each the index of its text.  ``batch_size`` is accepted as every
-        embedder takes it: parts run one at a time (see the module's docstring)."""
+    def encode_parts(self, texts: Sequence[str], batch_size: int = 32) -> tuple[Any, Any, Any]:
+        """Every part's unit vector, for each the index of its text, and its length in wordpieces.
+        ``batch_size`` is accepted as every embedder takes it: parts run one at a time (see the module's
+        docstring)."""
         import numpy as np
 
         owner: list[int] = []
@@ -123,7 +126,7 @@ class OnnxMiniLM:
             for i in order:
                 run(i)
         part_vecs /= np.maximum(np.linalg.norm(part_vecs, axis=1, keepdims=True), 1e-12)
-        return part_vecs, np.asarray(owner, dtype=np.int64)
+        return part_vecs, np.asarray(owner, dtype=np.int64), np.asarray([len(q) for q in seqs], dtype=np.float32)
 
 
 INSTALL_HINT = "pip install memtree-mcp (its dependencies onnxruntime, numpy and tokenizers)"

@@ -168,13 +168,29 @@ def test_the_first_part_which_holds_the_header_counts_twice() -> None:
     header = "memtree_plugins/net/upload.py\nUploader.retry_upload (retry upload)\ndef retry_upload(self, blob):\n"
     body = "".join(f"    part_{i} = blob.read({i})\n" for i in range(40))
     short = "def ping(): return 1"
-    parts, owner = model.encode_parts([header + body, short])
-    assert owner.tolist().count(0) >= 3 and owner.tolist().count(1) == 1
-    want = 2 * parts[0] + parts[1:owner.tolist().count(0)].sum(0)
+    parts, owner, tokens = model.encode_parts([header + body, short])
+    n = owner.tolist().count(0)
+    assert n >= 3 and owner.tolist().count(1) == 1
+    assert tokens[:n - 1].tolist() == [128] * (n - 1)  # full parts, [CLS] and [SEP] included
+    want = 2 * tokens[0] * parts[0] + (tokens[1:n, None] * parts[1:n]).sum(0)
     want /= np.linalg.norm(want)
     got = model.encode([header + body, short])
     assert float(got[0] @ want) > 0.9999
     assert float(got[1] @ parts[-1]) > 0.9999  # one part: its own vector
+
+
+def test_a_few_wordpieces_left_over_count_by_their_length_not_as_a_whole_part() -> None:
+    """A text one line longer than a part: the line left over fills a part of a few wordpieces, which weighs
+    in by its length, so the text's vector stays close to that of its first part alone."""
+    model = OnnxMiniLM(SHIPPED, workers=1)
+    lines = [f"    total_{i} = totals.get({i}, 0) + 1\n" for i in range(60)]
+    text = "def tally(totals):\n"
+    while len(model.tokenizer.encode(text, add_special_tokens=False).ids) <= 126:  # a part's 126 and a bit
+        text += lines.pop(0)
+    parts, owner, tokens = model.encode_parts([text])
+    assert len(parts) == 2 and tokens[1] < 20
+    vec = model.encode([text])[0]
+    assert float(vec @ parts[0]) > 0.99  # counted as a whole part, the tail pulled it to ~0.93
 
 
 def test_the_shipped_model_is_what_the_build_makes(tmp_path: Path) -> None:
