@@ -38,7 +38,7 @@ FIRST_PART_WEIGHT = 2.0
 MAX_CHARS = 8000  # longer text is cut before tokenising (4 parts of 126 wordpieces rarely need more)
 # onnxruntime fusions left out, by the build (onnx_build.py) and the session alike: its SkipLayerNormalization
 # kernel took a fifth of the int8 model's time on the 2-core AMD EPYC here; Add + LayerNormalization made
-# the model ~1.2x faster (eval/bench/embedders.py)
+# the model ~1.2x faster (docs/retrieval.md)
 UNFUSED = ["SkipLayerNormFusion"]
 
 
