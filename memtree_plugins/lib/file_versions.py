@@ -146,7 +146,7 @@ def _definition(c: Chunk) -> dict[str, Any]:
         out["part"] = c.part
     refs = refs_of(c)
     if refs:  # what it refers to by name (resolved to chunks by lib/ref_links.py)
-        out["refs"] = [[r.rel, r.name] for r in refs if r.rel != "uses"]
+        out["refs"] = [[r.rel, r.name] for r in refs if r.rel not in ("uses", "returns")]
     return out
 
 
