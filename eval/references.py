@@ -19,6 +19,9 @@ The denominator, the same on both sides:
 
 * test folders (``tests``, ``docs``, ``examples`` ... and ``test_*.py`` / ``conftest.py``) are left out:
   a caller or a callee there counts for neither side;
+* jedi's path is the folders the library's packages import from (``src/`` in a src layout) and the
+  standard library, nothing else: the library's absolute imports of itself resolve to its own files, as in
+  an installed copy, never to another version of it installed where this runs;
 * a call jedi resolves outside the library (a builtin, the standard library, a dependency) is not expected
   of memtree (memtree only links to the repository's own chunks) and never confirms one of its edges;
 * a definition written several times in one file (``@overload`` stubs and their implementation, one
@@ -47,6 +50,7 @@ import random
 import re
 import shutil
 import sys
+import sysconfig
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
@@ -166,6 +170,18 @@ def _jedi_target(defs, root: Path, loc: Locator) -> tuple[set[str], bool]:
     return out, judged
 
 
+def _import_roots(root: Path) -> list[str]:
+    """The folders the library's packages are imported from (``src/`` in a src layout): jedi is given them,
+    as an installed copy would be on its path, so an absolute import of the library's own modules
+    resolves."""
+    out = set()
+    for init in root.rglob("__init__.py"):
+        pkg = init.parent
+        if not (pkg.parent / "__init__.py").exists() and not _in_tests(root, str(init)):
+            out.add(str(pkg.parent))
+    return sorted(out)
+
+
 def _tail(chunk: Chunk) -> str:
     return (chunk.symbol or "").rsplit(".", 1)[-1]
 
@@ -218,7 +234,9 @@ def score_library(library: str, n: int, seed: int, verbose: bool) -> str:
             pool = [c for c in chunks if c.path.endswith(".py") and c.kind in ("function", "method")
                     and not _in_tests(root, c.path) and loc.canon[c.id] is c]
             drawn = random.Random(seed).sample(pool, min(n, len(pool)))
-            project = jedi.Project(str(root))
+            jedi.settings.cache_directory = str(tmp / "jedi-cache")  # not shared with another run's
+            stdlib = sorted({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib")})
+            project = jedi.Project(str(root), sys_path=_import_roots(root) + stdlib, smart_sys_path=False)
             callees, callers = Score(), Score()
             texts: dict[str, str] = {}
             scripts: dict[str, object] = {}

@@ -65,8 +65,12 @@ _ITERABLES = frozenset({"list", "List", "set", "Set", "frozenset", "FrozenSet", 
                         "AsyncIterator", "AsyncIterable", "AsyncGenerator", "deque", "Deque"})
 
 
-def _element_name(node: ast.AST) -> str | None:
-    """The class iterating an annotated value gives: ``list[T]``, ``Iterator[T]``, ``Optional[List[T]]``."""
+_MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "DefaultDict", "defaultdict"})
+
+
+def _element_name(node: ast.AST, mapping: bool = False) -> str | None:
+    """The class iterating an annotated value gives: ``list[T]``, ``Iterator[T]``, ``Optional[List[T]]``;
+    with ``mapping``, the class indexing it gives (``dict[K, V]``: ``V``; a list's element)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         try:
             node = ast.parse(node.value, mode="eval").body
@@ -74,12 +78,14 @@ def _element_name(node: ast.AST) -> str | None:
             return None
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         sides = [n for n in (node.left, node.right) if not (isinstance(n, ast.Constant) and n.value is None)]
-        return _element_name(sides[0]) if len(sides) == 1 else None
+        return _element_name(sides[0], mapping) if len(sides) == 1 else None
     if not isinstance(node, ast.Subscript):
         return None
     base = (dotted(node.value) or "").rsplit(".", 1)[-1]
     if base == "Optional":
-        return _element_name(node.slice)
+        return _element_name(node.slice, mapping)
+    if mapping and base in _MAPPINGS and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) == 2:
+        return _type_name(node.slice.elts[1])
     if base not in _ITERABLES:
         return None
     first = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) and node.slice.elts else node.slice
@@ -126,15 +132,15 @@ class _Visitor(ast.NodeVisitor):
         self.depth = 0  # enclosing functions
         # ``self.<attr>`` of each class: the classes assigned to it (None: something else) and where first
         self.attrs: dict[str, tuple[int, set[str | None]]] = {}
-        self.declared: dict[str, tuple[int, str, str | None]] = {}  # annotated attributes: (line, T, element)
+        self.declared: dict[str, tuple[int, ast.AST]] = {}  # annotated attributes: (line, annotation)
+        self.fixed: list[set[str]] = []  # each function's variables declared with a type (kept as declared)
 
     def gives(self, key: str, annotation: ast.AST, line: int) -> None:
         """``returns`` refs: what ``key`` (``C.m()``, ``C.p``, ``f()``) gives, and its element."""
-        t, e = _type_name(annotation), _element_name(annotation)
-        if t:
-            self.out.append(Ref("returns", t, line, key))
-        if e:
-            self.out.append(Ref("returns", e, line, key + "[]"))
+        for ops, t in (("", _type_name(annotation)), ("[]", _element_name(annotation)),
+                       ("{}", _element_name(annotation, mapping=True))):
+            if t:
+                self.out.append(Ref("returns", t, line, key + ops))
 
     def self_name(self) -> str | None:
         """The enclosing method's ``self`` (or ``cls``), if there is one."""
@@ -146,6 +152,11 @@ class _Visitor(ast.NodeVisitor):
         (``self.p``), ``f()``, ``T.p`` (a typed variable's attribute); None when not known."""
         if isinstance(node, ast.Await):
             node = node.value
+        if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice):
+            inner = self.type_path(node.value)  # ``self.by_name[key]``: what indexing it gives
+            return inner + "{}" if inner else None
+        if isinstance(node, ast.Call) and (dotted(node.func) or "").rsplit(".", 1)[-1] == "cast" and node.args:
+            return _type_name(node.args[0])  # ``typing.cast(T, value)``
         call = isinstance(node, ast.Call)
         name = dotted(node.func) if isinstance(node, ast.Call) else dotted(node)
         if not name or name.startswith("super()"):
@@ -173,6 +184,8 @@ class _Visitor(ast.NodeVisitor):
 
     def bind(self, name: str, kind: str | None) -> None:
         """A variable of the innermost function holds ``kind`` (a second, different value: unknown)."""
+        if name in self.fixed[-1]:
+            return  # declared ``x: T`` (a parameter too): another value of it is a T as well
         frame = self.types[-1]
         frame[name] = kind if name not in frame or frame[name] == kind else None
 
@@ -188,10 +201,11 @@ class _Visitor(ast.NodeVisitor):
         """``returns`` for the attributes of the file's classes: the annotated type, else the one class
         every assignment gives (``None`` aside)."""
         out: list[Ref] = []
-        for key, (line, t, e) in self.declared.items():
-            out.append(Ref("returns", t, line, key))
-            if e:
-                out.append(Ref("returns", e, line, key + "[]"))
+        for key, (line, annotation) in self.declared.items():
+            for ops, t in (("", _type_name(annotation)), ("[]", _element_name(annotation)),
+                           ("{}", _element_name(annotation, mapping=True))):
+                if t:
+                    out.append(Ref("returns", t, line, key + ops))
         for key, (line, kinds) in self.attrs.items():
             if key not in self.declared and len(kinds) == 1 and None not in kinds:
                 (t,) = kinds
@@ -228,10 +242,7 @@ class _Visitor(ast.NodeVisitor):
         self.selves.append(None)
         for s in node.body:
             if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name):
-                t = _type_name(s.annotation)
-                if t:
-                    self.declared[f"{self.classes[-1]}.{s.target.id}"] = (s.lineno, t,
-                                                                           _element_name(s.annotation))
+                self.declared[f"{self.classes[-1]}.{s.target.id}"] = (s.lineno, s.annotation)
             self.visit(s)
         self.selves.pop()
         self.classes.pop()
@@ -264,10 +275,12 @@ class _Visitor(ast.NodeVisitor):
                  if a.annotation is not None and (t := _type_name(a.annotation))}
         self.locals.append(bound)
         self.types.append(types)
+        self.fixed.append(set(types))
         start = len(self.out)
         for s in node.body:
             self.visit(s)
         self.depth -= 1
+        self.fixed.pop()
         self.types.pop()
         self.locals.pop()
         self.selves.pop()
@@ -318,8 +331,29 @@ class _Visitor(ast.NodeVisitor):
             v = item.optional_vars
             if self.types and isinstance(v, ast.Name) and isinstance(item.context_expr, ast.Call):
                 path = self.type_path(item.context_expr)
-                self.bind(v.id, path if path and not path.endswith(")") else None)
+                # ``with T() as x``: a T; ``with self.stream() as x``: what a ``@contextmanager``
+                # generator annotated ``Iterator[T]`` yields (a method giving a plain class says no ``[]``)
+                self.bind(v.id, path + "[]" if path and path.endswith(")") else path)
         self.generic_visit(node)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        """``except E as e``: ``e`` is an ``E`` in the handler (and unbound after it, so each handler of a
+        function names its own): a method called on it is ``E``'s, else known by its name alone."""
+        start = len(self.out)
+        self.generic_visit(node)
+        if not (self.types and node.name):
+            return
+        kind = dotted(node.type) if node.type is not None else None
+        kept: list[Ref] = []
+        for r in self.out[start:]:
+            head, dot, rest = r.name.partition(".")
+            if head != node.name or r.rel == "imports":
+                kept.append(r)
+            elif dot and r.rel == "calls" and kind:
+                kept.append(r._replace(name=f"{kind}.{rest}"))
+            elif dot and r.rel == "calls" and r.name.rsplit(".", 1)[-1] not in _BUILTIN_METHODS:
+                kept.append(r._replace(name="." + r.name.rsplit(".", 1)[-1]))
+        self.out[start:] = kept
 
     visit_AsyncWith = visit_With  # type: ignore[assignment]
 
@@ -343,8 +377,14 @@ class _Visitor(ast.NodeVisitor):
         elif name is not None:
             self.emit("calls", name, node.func)
         else:
-            if isinstance(node.func, ast.Attribute):  # ``make().run()``: only the method's name is known
-                self.unknown(node.func.attr, node.func)
+            if isinstance(node.func, ast.Attribute):
+                # ``self.fetch().read()``, ``self.by_name[k].close()``: the path to the value's class, walked
+                # when resolved; ``make().run()`` otherwise: only the method's name is known
+                path = self.type_path(node.func.value)
+                if path and path[-1] in ")]}":
+                    self.out.append(Ref("calls", f"{path}.{node.func.attr}", node.func.lineno))
+                else:
+                    self.unknown(node.func.attr, node.func)
             self.visit(node.func)
         for a in node.args:
             self.visit(a)
@@ -370,10 +410,10 @@ class _Visitor(ast.NodeVisitor):
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if self.types and isinstance(node.target, ast.Name):
             self.types[-1][node.target.id] = _type_name(node.annotation)
+            if self.types[-1][node.target.id]:
+                self.fixed[-1].add(node.target.id)
         elif key := self.self_attr(node.target):
-            t = _type_name(node.annotation)
-            if t:
-                self.declared.setdefault(key, (node.lineno, t, _element_name(node.annotation)))
+            self.declared.setdefault(key, (node.lineno, node.annotation))
         self.annotation(node.annotation)
         if node.value is not None:
             self.visit(node.value)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -384,13 +385,13 @@ class _Resolver:
 
     def walk(self, name: str, lang: str, file: int, folder: str) -> list[_Def]:
         """``C.fetch().read``, ``C.params[].check``, ``mod.f().m``: the method a path of calls, attributes
-        and iterations ends at, each step's class read off ``returns``; nothing unless every step is
+        and iterations (``[]``) and indexing (``{}``) ends at, each step's class read off ``returns``; nothing unless every step is
         certain.  :attr:`outside` tells whether it ended at a class this repository does not define (or
         one without that method): then the method's name alone means nothing here either."""
         self.outside = self.started = False
         segs = []
         for seg in name.split("."):
-            base = seg.split("(", 1)[0].split("[", 1)[0]
+            base = re.split(r"[\[({]", seg, maxsplit=1)[0]
             segs.append((base, seg[len(base):]))
         if len(segs) < 2 or not all(b for b, _ in segs):
             return []
@@ -426,7 +427,7 @@ class _Resolver:
 
     def lookup(self, name: str, tail: str, target: str, rel: str, lang: str, file: int,
                folder: str) -> tuple[list[_Def], bool]:
-        if rel == "calls" and ("(" in name or "[" in name):  # a path through what members give
+        if rel == "calls" and ("(" in name or "[" in name or "{" in name):  # a path through what members give
             got = self.walk(name, lang, file, folder)
             if got or self.outside:
                 return got, bool(got)
