@@ -50,6 +50,16 @@ class Sink:
         pass
 
 
+class Problem(Exception):
+    def show(self) -> None:
+        pass
+
+
+class Banner(Exception):
+    def show(self) -> None:
+        pass
+
+
 def make_response() -> Response:
     return Response()
 
@@ -60,10 +70,11 @@ def all_requests() -> t.List[Request]:
 
 CLIENT = '''"""A client."""
 
+import contextlib
 import io
 import typing as t
 
-from .models import Params, Request, Response, make_response, all_requests
+from .models import Banner, Params, Problem, Request, Response, make_response, all_requests
 
 
 class Transport:
@@ -82,6 +93,7 @@ class Client:
         self.either = Request()
         if transport is None:
             self.either = Response()
+        self.by_name: t.Dict[str, Request] = {}
 
     @property
     def params(self) -> Params:
@@ -141,6 +153,38 @@ class Client:
 
     def via_two_classes(self):
         return self.either.read()
+
+    def via_declared_parameter(self, request: Request, flow):
+        request = next(flow)  # another value of a declared Request
+        return request.close()
+
+    def via_except(self):
+        try:
+            self.fetch()
+        except Problem as e:
+            e.show()
+        except Banner as e:
+            e.show()
+
+    def via_cast(self, thing):
+        made = t.cast(Params, thing)
+        return made.remove("a")
+
+    @contextlib.contextmanager
+    def stream(self) -> t.Iterator[Response]:
+        yield Response()
+
+    def via_contextmanager(self):
+        with self.stream() as response:
+            return response.close()
+
+    def via_index(self, key):
+        found = self.by_name[key]
+        found.read()
+        return self.by_name[key].close()
+
+    def via_call_on_a_result(self):
+        return self.fetch().read()
 
     def padding(self):
 ''' + "".join(f"        note_{i} = {i}  # long enough that each method is a chunk of its own\n" for i in range(60)) + '''
@@ -237,3 +281,15 @@ def test_a_library_class_or_two_classes_assigned_are_not_guessed_by_the_methods_
     assert not _callers(app, syms, "Sink")
     # ``self.either`` is a Request or a Response: read is either one's, so neither is an edge
     assert _callees(app, syms, "Client.via_two_classes") == set()
+
+
+def test_a_declared_parameter_keeps_its_type_and_a_handlers_name_is_its_exception(app, syms) -> None:
+    assert _callees(app, syms, "Client.via_declared_parameter") == {"Request"}
+    assert _callees(app, syms, "Client.via_except") == {"Client.fetch", "Problem", "Banner"}
+
+
+def test_cast_a_contextmanagers_yield_an_index_and_a_call_on_a_result_type_the_value(app, syms) -> None:
+    assert _callees(app, syms, "Client.via_cast") == {"Params"}
+    assert _callees(app, syms, "Client.via_contextmanager") == {"Client.stream", "Response"}
+    assert _callees(app, syms, "Client.via_index") == {"Request"}
+    assert _callees(app, syms, "Client.via_call_on_a_result") == {"Client.fetch", "Response"}
