@@ -298,6 +298,9 @@ class _Resolver:
         self.imports: dict[int, dict[str, list[str]]] = {}
         self.bases: dict[int, list[str]] = {}
         self.gives: dict[int, dict[str, set[str]]] = {}
+        self.base_classes: dict[int, list[_Def]] = {}
+        self.found_in_bases: dict[tuple[str, int], list[_Def]] = {}
+        self.walked: dict[tuple[str, int], tuple[list[_Def], bool, bool]] = {}
         self.outside = False  # the last walk ended at a class this repository does not define
         self.started = False  # the last walk's first name is one of this repository's definitions
 
@@ -345,10 +348,13 @@ class _Resolver:
         return found[0] if exact and found[0].kind in TYPE_KINDS else None
 
     def base_defs(self, cls: _Def, lang: str) -> list[_Def]:
-        if cls.node not in self.bases:
-            self.bases[cls.node] = [n for (n,) in self.store.query(
-                "SELECT name FROM code_refs WHERE src = ? AND rel = 'inherits'", (cls.node,))]
-        return [b for name in self.bases[cls.node] if (b := self.type_in(name, lang, cls.file, cls.dir))]
+        if cls.node not in self.base_classes:
+            if cls.node not in self.bases:
+                self.bases[cls.node] = [n for (n,) in self.store.query(
+                    "SELECT name FROM code_refs WHERE src = ? AND rel = 'inherits'", (cls.node,))]
+            self.base_classes[cls.node] = [b for name in self.bases[cls.node]
+                                           if (b := self.type_in(name, lang, cls.file, cls.dir))]
+        return self.base_classes[cls.node]
 
     def gives_of(self, d: _Def, ops: str, lang: str, depth: int = 0) -> _Def | None:
         """The class the value ``d`` + ``ops`` holds (``d`` called, read, iterated), as its file says; a
@@ -384,6 +390,15 @@ class _Resolver:
         return None
 
     def walk(self, name: str, lang: str, file: int, folder: str) -> list[_Def]:
+        """:meth:`walk_once`, once per name and file (the chunks of a file repeat their paths)."""
+        key = (name, file)
+        if key not in self.walked:
+            got = self.walk_once(name, lang, file, folder)
+            self.walked[key] = (got, self.outside, self.started)
+        got, self.outside, self.started = self.walked[key]
+        return got
+
+    def walk_once(self, name: str, lang: str, file: int, folder: str) -> list[_Def]:
         """``C.fetch().read``, ``C.params[].check``, ``mod.f().m``: the method a path of calls, attributes
         and iterations (``[]``) and indexing (``{}``) ends at, each step's class read off ``returns``; nothing unless every step is
         certain.  :attr:`outside` tells whether it ended at a class this repository does not define (or
@@ -451,7 +466,16 @@ class _Resolver:
         return _lookup(name, tail, target, rel, lang, file, folder, self.defs, self.imports.get(file) or {})
 
     def inherited(self, name: str, lang: str, file: int, depth: int = 0) -> list[_Def]:
-        """Method ``C.m`` as the bases of class ``C`` (defined in ``file``) define it, nearest first."""
+        """Method ``C.m`` as the bases of class ``C`` (defined in ``file``) define it, nearest first (once per
+        name and file)."""
+        if depth:
+            return self.inherited_once(name, lang, file, depth)
+        key = (name, file)
+        if key not in self.found_in_bases:
+            self.found_in_bases[key] = self.inherited_once(name, lang, file, 0)
+        return self.found_in_bases[key]
+
+    def inherited_once(self, name: str, lang: str, file: int, depth: int = 0) -> list[_Def]:
         cls, _, method = name.rpartition(".")
         if not cls or depth > 4:
             return []
