@@ -21,9 +21,10 @@ The denominator, the same on both sides:
   a caller or a callee there counts for neither side;
 * jedi's path is the folders the library's packages import from (``src/`` in a src layout) and the
   standard library, nothing else: the library's absolute imports of itself resolve to its own files, as in
-  an installed copy, never to another version of it installed where this runs;
-* a call jedi resolves outside the library (a builtin, the standard library, a dependency) is not expected
-  of memtree (memtree only links to the repository's own chunks) and never confirms one of its edges;
+  an installed copy, never to another version of it installed where this runs (its dependencies are not
+  there either: a call into one resolves to nothing, which counts as below);
+* a call jedi resolves outside the library (a builtin, the standard library) is not expected of memtree
+  (memtree only links to the repository's own chunks) and never confirms one of its edges;
 * a definition written several times in one file (``@overload`` stubs and their implementation, one
   definition per platform) is one definition: its chunks count as the last one (the implementation), on
   both sides, and only that one is drawn;
@@ -35,7 +36,9 @@ The denominator, the same on both sides:
 jedi is not a memtree dependency: install it into the environment that runs this (``pip install jedi``).
 Each library ends with one line to quote::
 
-    SUMMARY marshmallow 3.23.2 n=30 seed=0: callees R 0.885 P 1.000 (23/26, 23/23) | callers R ... P ...
+    SUMMARY marshmallow 3.23.2 n=30 seed=0: callees R 0.909 P 1.000 (40/44, 40/40) | callers R 1.000 ...
+
+(shares, then found/expected and confirmed/listed).
 
     python -m eval.references [--library pypi:marshmallow:3.23.2 ...] [--n 30] [--seed 0] [--verbose]
 """
