@@ -209,7 +209,7 @@ class _Visitor(ast.NodeVisitor):
         for key, (line, kinds) in self.attrs.items():
             if key not in self.declared and len(kinds) == 1 and None not in kinds:
                 (t,) = kinds
-                if t and "(" not in t and "[" not in t:
+                if t:  # a class, or the path to one (``self.x = self.make()``: ``C.make()``)
                     out.append(Ref("returns", t, line, key))
         return out
 

@@ -303,6 +303,7 @@ class _Resolver:
         self.walked: dict[tuple[str, int], tuple[list[_Def], bool, bool]] = {}
         self.outside = False  # the last walk ended at a class this repository does not define
         self.started = False  # the last walk's first name is one of this repository's definitions
+        self.nesting = 0  # walks started from a declaration that is itself a path
 
     def load_imports(self, files: Sequence[int]) -> None:
         files = [f for f in files if f not in self.imports]
@@ -369,6 +370,15 @@ class _Resolver:
     def declared(self, name: str, lang: str, where: _Def) -> _Def | None:
         """The class a declaration in ``where``'s file names; one this repository does not define (a
         library's, Python's own) ends the walk with nothing to guess (:attr:`outside`)."""
+        if any(c in name for c in "([{"):  # ``self.x = self.make()``: the class at the end of that path
+            if self.nesting > 3:
+                return None
+            saved, self.nesting = (self.outside, self.started), self.nesting + 1
+            try:
+                found = self.walk_once(name, lang, where.file, where.dir, as_type=True)
+            finally:
+                (self.outside, self.started), self.nesting = saved, self.nesting - 1
+            return found[0] if found else None
         got = self.type_in(name, lang, where.file, where.dir)
         if got is None:
             self.outside = True
@@ -398,20 +408,22 @@ class _Resolver:
         got, self.outside, self.started = self.walked[key]
         return got
 
-    def walk_once(self, name: str, lang: str, file: int, folder: str) -> list[_Def]:
+    def walk_once(self, name: str, lang: str, file: int, folder: str, as_type: bool = False) -> list[_Def]:
         """``C.fetch().read``, ``C.params[].check``, ``mod.f().m``: the method a path of calls, attributes
-        and iterations (``[]``) and indexing (``{}``) ends at, each step's class read off ``returns``; nothing unless every step is
-        certain.  :attr:`outside` tells whether it ended at a class this repository does not define (or
-        one without that method): then the method's name alone means nothing here either."""
+        and iterations (``[]``) and indexing (``{}``) ends at, each step's class read off ``returns``;
+        nothing unless every step is certain.  :attr:`outside` tells whether it ended at a class this repository does not define (or
+        one without that method): then the method's name alone means nothing here either.  With
+        ``as_type``, the path names a value, not a method: the class it holds."""
         self.outside = self.started = False
+        self.load_imports([file])
         segs = []
         for seg in name.split("."):
             base = re.split(r"[\[({]", seg, maxsplit=1)[0]
             segs.append((base, seg[len(base):]))
-        if len(segs) < 2 or not all(b for b, _ in segs):
+        if len(segs) < (1 if as_type else 2) or not all(b for b, _ in segs):
             return []
         imports = self.imports.get(file) or {}
-        for k in range(1, len(segs)):
+        for k in range(1, len(segs) + as_type):
             if any(ops for _, ops in segs[:k - 1]):
                 break
             qual = ".".join(b for b, _ in segs[:k])
@@ -424,12 +436,12 @@ class _Resolver:
                     continue
             self.started = True
             cls = self.gives_of(found[0], segs[k - 1][1], lang)
-            for member, ops in segs[k:-1]:
+            for member, ops in segs[k:] if as_type else segs[k:-1]:
                 if cls is None:
                     return []
                 cls = self.member_gives(cls, member, ops, lang)
-            if cls is None:
-                return []
+            if cls is None or as_type:
+                return [cls] if cls else []
             method, ops = segs[-1]
             if ops:
                 return []

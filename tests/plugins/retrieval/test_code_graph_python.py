@@ -94,6 +94,13 @@ class Client:
         if transport is None:
             self.either = Response()
         self.by_name: t.Dict[str, Request] = {}
+        self.maker = self.make_transport()
+
+    def make_transport(self) -> Transport:
+        return Transport()
+
+    def via_attribute_from_a_method(self):
+        return self.maker.send(Request())
 
     @property
     def params(self) -> Params:
@@ -293,3 +300,7 @@ def test_cast_a_contextmanagers_yield_an_index_and_a_call_on_a_result_type_the_v
     assert _callees(app, syms, "Client.via_contextmanager") == {"Client.stream", "Response"}
     assert _callees(app, syms, "Client.via_index") == {"Request"}
     assert _callees(app, syms, "Client.via_call_on_a_result") == {"Client.fetch", "Response"}
+
+
+def test_an_attribute_assigned_a_methods_result_is_the_annotated_class(app, syms) -> None:
+    assert _callees(app, syms, "Client.via_attribute_from_a_method") == {"Transport", "Request"}
