@@ -9,11 +9,13 @@
   module's path from the file's directory;
 * what a member or function gives, for calls on its value: ``returns`` naming a class, its ``target`` the
   member spelled ``C.m()`` (a method's return annotation), ``C.p`` (a property's, an attribute's
-  annotation or the one class assigned to ``self.p``), ``f()`` (a function's) and ``...[]`` (the element of
-  a ``list[T]``, ``Iterator[T]`` ...).  A call on a value whose type is known that way is named by the path
-  to it: ``x = self.fetch(); x.read()`` in class ``C`` is ``C.fetch().read``, ``for p in self.params:
-  p.check()`` is ``C.params[].check``, ``self.url.copy()`` is ``C.url.copy``; resolution walks it
-  (``docs/architecture.md`` "Code references").
+  annotation or the one class, or path to one, assigned to ``self.p``), ``f()`` (a function's), ``...[]``
+  (the element of a ``list[T]``, ``Iterator[T]`` ...) and ``...{}`` (what indexing a ``dict[K, V]`` or a
+  list gives).  A call on a value whose type is known that way is named by the path to it: ``x =
+  self.fetch(); x.read()`` in class ``C`` is ``C.fetch().read``, ``for p in self.params: p.check()`` is
+  ``C.params[].check``, ``self.url.copy()`` is ``C.url.copy``; ``typing.cast(T, v)``, ``with T() as x``
+  and ``except T as e`` give a ``T``; resolution walks the path (``docs/architecture.md`` "Code
+  references").
 """
 
 from __future__ import annotations
