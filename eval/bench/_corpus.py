@@ -24,6 +24,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from memtree_core.store import Store  # noqa: E402
+from memtree_core.store.symbols import identifier_words  # noqa: E402
 
 CACHE = Path(os.environ.get("BENCH_STORES_DIR", Path(tempfile.gettempdir()) / "memtree-bench"))
 KIND_WEIGHTS = (("file_chunk", 55), ("tool_output", 30), ("note", 5), ("observation", 5), ("summary", 5))
@@ -104,11 +105,12 @@ def build(size: int, *, seed: int = 7, quiet: bool = False) -> Path:
         uri = f"file:///src/pkg{i % 997}/mod{i % 131}.py#L1-{len(text.splitlines())}" \
             if kind == "file_chunk" else f"tool:Bash#{i:x}"
         rows.append((nid, parent, kind, uri, text, f"{i:064x}", rng.choice(statuses), 0, ts, ts, 0,
-                     len(text.encode()), "{}"))
+                     len(text.encode()), "{}", identifier_words(text)))
     with store.tx() as c:
         c.executemany(
             "INSERT INTO nodes (id, parent_id, kind, source_uri, content, content_hash, status, mtime, "
-            "created_at, updated_at, truncated, original_bytes, metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "created_at, updated_at, truncated, original_bytes, metadata, words) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             rows)
     store.conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('optimize')")
     store.conn.execute("ANALYZE")

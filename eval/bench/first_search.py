@@ -16,8 +16,9 @@ a wheel's modules at install): every process of the bench writes and reads bytec
 (an editable install with no ``__pycache__``) instead compiles memtree's sources at every start while the SDK
 is read as bytecode; that is measured and printed too, unless ``--installed-only``.
 
-The breakdown says where a cold start's time goes, from the spawn: the daemon's log (its start, the MCP
-answer after the SDK import, the tools registered, the embedding model warm) and the answers the session got.
+The breakdown says where a cold start's time goes, from the spawn: the daemon's log (its start, the app
+open and its early layer answering -- memtree_core/daemon/early.py --, the SDK imported, the tools registered
+with it, the embedding model warm) and the answers the session got.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ MEMTREE = str(Path(sys.executable).parent / "memtree")
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}
 # What the daemon's log says during a start, in the order it happens: label -> the message's start.
-MILESTONES = {"daemon started": "daemon ", "SDK imported, MCP answered": "answering MCP",
+MILESTONES = {"daemon started": "daemon ", "app open, early answers": "answering early",
+              "SDK imported, MCP answered": "answering MCP",
               "tools registered": "tools ready", "embedding model warm": "warm for the first search"}
 LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) \[(\d+)\] \w+ [\w.]+: (.*)$")
 

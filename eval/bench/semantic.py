@@ -2,7 +2,8 @@
 two-stage search over binary codes), a selective filter, hybrid search p50/p95, and the query embedding.
 
     python eval/bench/semantic.py [--sizes 10000,100000] [--queries 50] [--real 3000] [--skip-embed]
-    python eval/bench/semantic.py --throughput-only 200   # the default embedder against the numpy pass
+    python eval/bench/semantic.py --throughput-only 200 [--throughput-root DIR]   # the default embedder
+                                                    # against the numpy pass
 
 Each latency is printed with a ratio against a floor measured in the same run: a numpy brute-force cosine
 over the same vectors held in RAM (what a BLAS matmul does at best); throughput against a plain numpy
@@ -248,9 +249,10 @@ def hybrid_bench(store: Store, n: int, q: np.ndarray, floor: float) -> None:
               f"KNN floor); parts p50: " + ", ".join(f"{k} {pct(t, .5):.1f} ms" for k, t in parts.items()))
 
 
-def indexed_texts(n: int) -> list[str]:
+def indexed_texts(n: int, root: Path | None = None) -> list[str]:
     """``n`` texts exactly as the embedding walker hands them to the embedder (the contextual header and the
-    chunk): memtree_plugins/ indexed as ``memtree index`` does, a seeded sample of its chunks."""
+    chunk): ``root`` (default memtree_plugins/) indexed as ``memtree index`` does, a seeded sample of its
+    chunks."""
     from memtree_core.app import App
     from memtree_plugins.semantic.embedding_text import embedding_text
     from memtree_plugins.walkers.repo_index import index_directory
@@ -258,7 +260,7 @@ def indexed_texts(n: int) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMTREE_")}
         env.update({"MEMTREE_HOME": tmp, "MEMTREE_LOAD_PLUGINS": "", "MEMTREE_EMBEDDING_MODEL": "none"})
-        root = REPO / "memtree_plugins"
+        root = root or REPO / "memtree_plugins"
         app = App.open(root, environ=env)
         try:
             index_directory(app, root)
@@ -270,28 +272,31 @@ def indexed_texts(n: int) -> list[str]:
     return [embedding_text(rows[i][0], rows[i][1], root) for i in order]
 
 
-def default_throughput(n: int) -> None:
+def default_throughput(n: int, root: Path | None = None) -> None:
     """The default embedder (``minilm``: int8 ONNX, 128-wordpiece parts) against today's floor, the numpy
     forward pass (``local``), on the same texts, each as the daemon runs it (every core it takes)."""
     from memtree_plugins.embedders.local import LocalMiniLMEmbedder
     from memtree_plugins.embedders.onnx_minilm import OnnxMiniLMEmbedder
 
-    texts = indexed_texts(n)
-    rates = {}
+    texts = indexed_texts(n, root)
+    rates, cpu_rates = {}, {}
     for e in (LocalMiniLMEmbedder(), OnnxMiniLMEmbedder()):
         ok, why = e.available()
         if not ok:
             print(f"embedding throughput of {e.name}: skipped ({why})")
             continue
         e.embed(texts[:2])  # load the model
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for i in range(0, len(texts), 32):  # the walker's batches (walkers.embeddingBatchSize)
             e.embed(texts[i:i + 32])
         rates[e.name] = len(texts) / (time.perf_counter() - t0)
+        cpu_rates[e.name] = len(texts) / max(time.process_time() - c0, 1e-9)
     for name, rate in rates.items():
         ratio = f", {rate / rates['local']:.1f}x the numpy pass" if "local" in rates and name != "local" else ""
-        print(f"embedding throughput ({name}, {len(texts)} indexed chunks of memtree_plugins/ with their "
-              f"header): {rate:.1f} nodes/s{ratio}; 1,361 nodes (httpx) in {1361 / rate:.0f} s")
+        cpu = (f"; per CPU second {cpu_rates[name]:.1f} nodes" + (f", {cpu_rates[name] / cpu_rates['local']:.1f}x"
+                                                                if "local" in rates and name != "local" else ""))
+        print(f"embedding throughput ({name}, {len(texts)} indexed chunks of {root or 'memtree_plugins/'} with their "
+              f"header): {rate:.1f} nodes/s{ratio}; 1,361 nodes (httpx) in {1361 / rate:.0f} s{cpu}")
 
 
 def query_embedding_cost(queries: int = 20) -> None:
@@ -319,11 +324,13 @@ def main() -> None:
     ap.add_argument("--skip-embed", action="store_true", help="no throughput run (cached real vectors still used)")
     ap.add_argument("--throughput-only", type=int, default=0, metavar="N",
                     help="only the default embedder's throughput against the numpy pass, on N indexed chunks")
+    ap.add_argument("--throughput-root", type=Path, metavar="DIR", help="take the N chunks from this directory "
+                    "(e.g. an unpacked httpx sdist) instead of memtree_plugins/")
     args = ap.parse_args()
     print(f"cpu cores {os.cpu_count()}, OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '-')}, "
           f"load {os.getloadavg()[0]:.1f}")
     if args.throughput_only:
-        default_throughput(args.throughput_only)
+        default_throughput(args.throughput_only, args.throughput_root)
         return
     if not args.skip_embed:
         throughput()

@@ -5,13 +5,14 @@ Boot order (what a capture or a forwarder can see, as early as possible):
 1. identity, paths, the lock (another daemon holds it -> exit 0 quietly);
 2. the ingest socket, then the MCP socket (both 0600; connections queue in the backlog from here on);
 3. the state file (pid, version, sockets) -- a forwarder can check the version now;
-4. only then the heavy import, the MCP SDK;
-5. the main thread answers MCP sessions at once, while a worker thread opens the app (settings, plugins),
-   starts the ingest server and the walker coordinator threads and registers the tools (``tools/list`` and
-   ``tools/call`` wait for it, and answer with the reason if it fails, e.g. a bad config); the store opens
-   on first use;
-6. the daemon records its own ``initialize`` and ``tools/list`` answers for the next first session's
-   forwarder (:mod:`memtree_core.daemon.handshake`).
+4. the main thread accepts MCP sessions at once, while a worker thread boots: it opens the app (settings,
+   plugins), starts the ingest server and the walker coordinator threads, imports the heavy part, the MCP
+   SDK, and registers the tools (``tools/list`` and ``tools/call`` wait for it, and answer with the reason if
+   it fails, e.g. a bad config); the store opens on first use.  Without records the SDK is imported first,
+   so it answers ``initialize`` soonest; with them the early layer answers a session's first requests
+   (:mod:`memtree_core.daemon.early`) and the SDK is imported once those answers are out;
+5. the daemon records its own ``initialize`` and ``tools/list`` answers for the next first session
+   (:mod:`memtree_core.daemon.handshake`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ log = logging.getLogger("memtree.daemon")
 POLL_S = 0.2  # how often the main loop looks at the stop flag and the idle clock
 STOP_GRACE_S = 4.0  # after a stop signal the process is gone by then, cleaned up or not (_hard_stop_later)
 BOOT_SWITCH_INTERVAL_S = 0.0005  # see _main_loop
+EARLY_ANSWERS_S = 2.0  # at most this long, the SDK's import waits for the early layer's answers in progress
 DEFAULT_IDLE_TIMEOUT_S = 1800.0  # settings' default; the real value arrives with the settings
 
 
@@ -125,6 +127,7 @@ class Daemon:
         self.mcp_sock: socket.socket | None = None
         self.threads: list[threading.Thread] = []
         self.app: Any = None
+        self.built: list[Any] = []  # the tools the plugins built (memtree_core.daemon.early.Built)
         self.stop_reason = ""
         self.boot_failed = False
         self.idle_timeout_s = DEFAULT_IDLE_TIMEOUT_S  # until the settings are loaded
@@ -187,24 +190,38 @@ class Daemon:
 
     def _serve(self) -> int:
         return_big_allocations()
-        # Heavy imports happen here, after every socket is bound and the state file is written.
+        # Heavy imports happen from here on, after every socket is bound and the state file is written.
         import anyio
 
-        from memtree_core.daemon.sessions import Activity
-        from memtree_core.daemon.tools import create_server
+        from memtree_core.daemon.early import Early
+        from memtree_core.daemon.sessions import Activity, Sdk
 
-        server = create_server(self.version)
-        log.info("answering MCP on %s after %.0f ms; loading settings, plugins and tools", self.paths.mcp_socket,
-                 (time.perf_counter() - self.t0) * 1000)
-        anyio.run(self._main_loop, server, Activity())
+        anyio.run(self._main_loop, Sdk(Early.load(self.paths.dir, self.version)), Activity())
         return 0
 
-    def _boot(self, server: Any) -> None:
-        """On a worker thread while the first handshake is answered: the app, the threads, the tools."""
+    def _import_sdk(self, sdk: Any, ready: bool) -> None:
+        """The MCP server, on the boot thread; ``ready``: the SDK answers sessions from now on."""
+        import anyio.from_thread
+
+        from memtree_core.daemon.tools import create_server
+
+        sdk.server = create_server(self.version)
+        log.info("answering MCP on %s after %.0f ms%s", self.paths.mcp_socket, (time.perf_counter() - self.t0) * 1000,
+                 "; loading settings, plugins and tools" if ready else "")
+        if ready:
+            anyio.from_thread.run_sync(sdk.ready.set)
+
+    def _boot(self, sdk: Any) -> None:
+        """On a worker thread while the first requests are answered: the app, the threads, the SDK, the tools."""
+        import anyio.from_thread
+
         from memtree_core.app import App
         from memtree_core.daemon.coordinator import Coordinator
-        from memtree_core.daemon.tools import register_tools
+        from memtree_core.daemon.early import build_tools
 
+        early = sdk.early
+        if early is None:
+            self._import_sdk(sdk, ready=True)
         try:
             # A bad config fails here: tools/list and tools/call answer with the reason (and the log path).
             self.app = App.open(self.identity.root)
@@ -224,18 +241,34 @@ class Daemon:
             self._start_thread("ingest", ingest.serve, self.ingest_sock, self.app, self.stop_event)
             # (captures the hook could not deliver while no daemon answered: the ``backfill`` walker)
             self._start_thread("coordinator", Coordinator(self.app).run, self.stop_event)
-            names = register_tools(server, self.app)
+            self.built = build_tools(self.app)
+            if early is not None:
+                early.arm(self.app, self.built, self.version)
+                log.info("answering early after %.0f ms", (time.perf_counter() - self.t0) * 1000)
+                early.wait_idle(EARLY_ANSWERS_S)
+                self._import_sdk(sdk, ready=False)
+            from memtree_core.daemon.tools import register_tools
+
+            names = register_tools(sdk.server, self.app, self.built)
             log.info("tools ready after %.0f ms: %s", (time.perf_counter() - self.t0) * 1000,
                      ", ".join(names) or "(none)")
             self._check_store()
         except Exception as exc:
             log.exception("the daemon could not load its plugins and tools")
-            server.boot_error = (f"memtree could not start its tools: {type(exc).__name__}: {exc} "
-                                 f"(see {self.paths.log}); fix it, then 'memtree stop' or end this session")
+            if early is not None:
+                early.disarm()
+            if sdk.server is None:
+                self._import_sdk(sdk, ready=False)
+            sdk.server.boot_error = (f"memtree could not start its tools: {type(exc).__name__}: {exc} "
+                                     f"(see {self.paths.log}); fix it, then 'memtree stop' or end this session")
             self.boot_failed = True
         finally:
             sys.setswitchinterval(self.switch_interval)
-            server.tools_ready.set()
+            if sdk.server is not None:
+                sdk.server.tools_ready.set()
+                anyio.from_thread.run_sync(sdk.ready.set)
+            if early is not None:
+                log.info("the SDK answers from now on; %d request(s) were answered before it", early.answered)
 
     def _check_store(self) -> None:
         """Open the store now: its integrity check runs at start, not at the first capture (a big store's in
@@ -268,31 +301,32 @@ class Daemon:
         t.start()
         self.threads.append(t)
 
-    async def _boot_and_record(self, server: Any) -> None:
+    async def _boot_and_record(self, sdk: Any) -> None:
         import anyio
 
-        await anyio.to_thread.run_sync(self._boot, server)
-        if not self.boot_failed:
+        await anyio.to_thread.run_sync(self._boot, sdk)
+        if not self.boot_failed and sdk.server is not None:
             # For the next first session: its forwarder answers initialize from this.
             try:
                 from memtree_core.daemon.handshake import record
             except ImportError:  # an SDK without what it needs: first sessions wait for the daemon, as before
                 log.exception("cannot record the handshake for forwarders")
                 return
-            await record(server, self.paths.dir, self.version)
+            await record(sdk.server, self.paths.dir, self.version, self.built)
 
-    async def _main_loop(self, server: Any, activity: Any) -> None:
+    async def _main_loop(self, sdk: Any, activity: Any) -> None:
         import anyio
 
         from memtree_core.daemon.sessions import serve_socket
 
+        sdk.ready = anyio.Event()
         async with anyio.create_task_group() as tg:
-            tg.start_soon(serve_socket, self.mcp_sock, server, activity)
+            tg.start_soon(serve_socket, self.mcp_sock, sdk, activity)
             # The boot thread holds the GIL for long stretches (imports, settings, plugins); the sessions' thread
             # would wait up to a whole switch interval (5 ms) at every socket wakeup while answering the first
             # handshake.  A short interval until boot is done hands the GIL back sooner.
             sys.setswitchinterval(BOOT_SWITCH_INTERVAL_S)
-            tg.start_soon(self._boot_and_record, server)
+            tg.start_soon(self._boot_and_record, sdk)
             while not self.stop_event.is_set():
                 await anyio.sleep(POLL_S)
                 if self.boot_failed and activity.sessions == 0:

@@ -21,8 +21,11 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
+from memtree_core.daemon.early import Built, build_tools
 from memtree_core.daemon.limits import SESSION_TOOL_THREADS, TOOL_THREADS
 from memtree_core.daemon.per_session import PerSession
+from memtree_core.daemon.project import write_json
+from memtree_core.forwarder.resend import TOOL_HINTS_FILE
 from memtree_core.types import ToolSpec
 
 log = logging.getLogger("memtree.daemon.tools")
@@ -216,15 +219,17 @@ def create_server(version: str) -> MemtreeServer:
                                       "what was stored.")
 
 
-def register_tools(server: MCPServer, app: Any) -> list[str]:
-    """Add every tool the plugin set registered; return their names.  Runs on any thread, before
-    ``tools_ready`` is set."""
+def register_tools(server: MCPServer, app: Any, built: list[Built] | None = None) -> list[str]:
+    """Add every tool the plugin set registered (``built``: as :func:`memtree_core.daemon.early.build_tools`
+    built them); return their names.  Runs on any thread, before ``tools_ready`` is set."""
     added = []
     hints: list[dict[str, Any]] = []
-    for entry in app.plugins.tools.entries():
-        spec: ToolSpec = entry.item
+    for b in build_tools(app) if built is None else built:
+        spec: ToolSpec = b.spec
         try:
-            fn = spec.build(getattr(app, "context", app))  # plugins get the Context, not the App
+            if b.error is not None:
+                raise b.error
+            fn = b.fn
             server.add_tool(
                 wrap_tool(spec, fn, app), name=spec.name, title=spec.title,
                 description=spec.description or (fn.__doc__ or "").strip(),
@@ -240,11 +245,9 @@ def register_tools(server: MCPServer, app: Any) -> list[str]:
                                                              "idempotentHint": spec.idempotent or spec.read_only}})
         except Exception:
             # One broken tool plugin must not take the others down; the log says why.
-            log.exception("tool %r from plugin %s could not be registered; skipped", spec.name, entry.plugin)
-    try:
-        from memtree_core.daemon.handshake import write_tool_hints
-
-        write_tool_hints(app.paths.dir, hints)
+            log.exception("tool %r from plugin %s could not be registered; skipped", spec.name, b.plugin)
+    try:  # the tools' annotations (tools/list shape), for forwarders whose client never listed them
+        write_json(str(app.paths.dir / TOOL_HINTS_FILE), {"tools": hints})
     except OSError as exc:
         log.warning("cannot record the tools' annotations for forwarders: %s", exc)
     return added

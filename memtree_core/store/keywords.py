@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from memtree_core.store.node_filter import NodeFilter
-from memtree_core.store.symbols import SYMBOL_WEIGHT
+from memtree_core.store.symbols import SYMBOL_WEIGHT, WORDS_WEIGHT
 from memtree_core.store.upkeep import batches
 from memtree_core.store.upkeep import marks as placeholders
 
-# Column weights (id, content, symbols): a definition's name outweighs any number of uses in body text.
-_BM25 = f"bm25(f.nodes_fts, 0.0, 1.0, {SYMBOL_WEIGHT})"
+# Column weights (id, content, symbols, words): a definition's name outweighs any number of uses in body
+# text; the words of the body's identifiers count as body text.
+_BM25 = f"bm25(f.nodes_fts, 0.0, 1.0, {SYMBOL_WEIGHT}, {WORDS_WEIGHT})"
 # Must stay the tokenizer of nodes_fts (schema.py, migration 4): snippets of texts outside the index are
 # made by the same rules.
 TOKENIZE = "porter unicode61 remove_diacritics 2"

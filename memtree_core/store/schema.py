@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memtree_core.store.source_uri import migrate_store as migrate_sources
-from memtree_core.store.symbols import symbol_text
+from memtree_core.store.symbols import identifier_words, symbol_text
 
 
 def _backfill_symbols(conn: Any) -> None:
@@ -30,9 +30,18 @@ def _backfill_symbols(conn: Any) -> None:
     conn.executemany("UPDATE nodes SET symbols = ? WHERE rowid = ?", updates)
 
 
-def _fts_triggers() -> list[str]:
-    cols, new, old = "rowid, id, content, symbols", "new.rowid, new.id, new.content, new.symbols", \
-        "old.rowid, old.id, old.content, old.symbols"
+def _backfill_words(conn: Any) -> None:
+    """Migration 8's data step: the ``words`` column for nodes stored before it existed."""
+    rows = conn.execute("SELECT rowid, content FROM nodes WHERE status != 'pruned'").fetchall()
+    updates = [(words, rowid) for rowid, content in rows if (words := identifier_words(content))]
+    conn.executemany("UPDATE nodes SET words = ? WHERE rowid = ?", updates)
+
+
+def _fts_triggers(columns: tuple[str, ...] = ("content", "symbols")) -> list[str]:
+    """The triggers that keep ``nodes_fts`` in sync with ``nodes`` over these indexed columns."""
+    cols = ", ".join(("rowid", "id", *columns))
+    new = ", ".join(f"new.{c}" for c in ("rowid", "id", *columns))
+    old = ", ".join(f"old.{c}" for c in ("rowid", "id", *columns))
     return [
         f"""CREATE TRIGGER nodes_fts_insert AFTER INSERT ON nodes WHEN new.status != 'pruned' BEGIN
             INSERT INTO nodes_fts({cols}) VALUES ({new});
@@ -40,7 +49,7 @@ def _fts_triggers() -> list[str]:
         f"""CREATE TRIGGER nodes_fts_delete AFTER DELETE ON nodes WHEN old.status != 'pruned' BEGIN
             INSERT INTO nodes_fts(nodes_fts, {cols}) VALUES ('delete', {old});
         END""",
-        f"""CREATE TRIGGER nodes_fts_update AFTER UPDATE OF content, symbols ON nodes
+        f"""CREATE TRIGGER nodes_fts_update AFTER UPDATE OF {", ".join(columns)} ON nodes
             WHEN old.status != 'pruned' AND new.status != 'pruned' BEGIN
             INSERT INTO nodes_fts(nodes_fts, {cols}) VALUES ('delete', {old});
             INSERT INTO nodes_fts({cols}) VALUES ({new});
@@ -199,6 +208,26 @@ MIGRATIONS: list[Migration] = [
             WHEN new.content IS NOT old.content AND new.tokens IS old.tokens BEGIN
             UPDATE nodes SET tokens = NULL, tokens_by = NULL WHERE rowid = new.rowid;
         END""",
+    ],
+    # 8: developer words reach code that spells them as one identifier.  A ``words`` column
+    # (memtree_core/store/symbols.py ``identifier_words``: the parts of a body's camelCase identifiers that
+    # the body does not hold as words, ``closeCode`` -> ``close code``) is indexed beside content and symbols
+    # and weighted as body text.  Existing nodes get theirs from their content, then the index is rebuilt
+    # once with the three columns.
+    [
+        "ALTER TABLE nodes ADD COLUMN words TEXT NOT NULL DEFAULT ''",
+        _backfill_words,
+        "DROP TRIGGER nodes_fts_insert",
+        "DROP TRIGGER nodes_fts_delete",
+        "DROP TRIGGER nodes_fts_update",
+        "DROP TRIGGER nodes_fts_prune",
+        "DROP TABLE nodes_fts",
+        """CREATE VIRTUAL TABLE nodes_fts USING fts5(
+            id UNINDEXED, content, symbols, words, content='nodes', content_rowid='rowid',
+            tokenize='porter unicode61 remove_diacritics 2')""",
+        *_fts_triggers(("content", "symbols", "words")),
+        "INSERT INTO nodes_fts(rowid, id, content, symbols, words) SELECT rowid, id, content, symbols, words "
+        "FROM nodes WHERE status != 'pruned'",
     ],
 ]
 

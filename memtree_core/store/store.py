@@ -23,7 +23,7 @@ from memtree_core.store.keywords import KeywordSearch
 from memtree_core.store.migrations import META_PREFIX, Step
 from memtree_core.store.rows import NODE_COLUMNS, NodeRow, row_to_node
 from memtree_core.store.sqlite_route import Route, choose_route, load_vec
-from memtree_core.store.symbols import symbol_text
+from memtree_core.store.symbols import identifier_words, symbol_text
 from memtree_core.store.upkeep import Upkeep, batches, marks
 from memtree_core.store.vectors import Vectors
 
@@ -371,15 +371,16 @@ class Store(Upkeep, KeywordSearch, Vectors):
             # counted before the transaction: the lock is shared with every tool
             node.tokens = token_counts.count(counter, text)
             node.tokens_by = token_counts.tag_of(self, counter) if node.tokens is not None else None
+        words = identifier_words(text)  # before the transaction, as the token count
         with self.tx() as c:
             cur = c.execute(
                 "INSERT INTO nodes (id, parent_id, kind, source_uri, content, content_hash, status, mtime, "
-                "created_at, updated_at, truncated, original_bytes, metadata, symbols, tokens, tokens_by) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "created_at, updated_at, truncated, original_bytes, metadata, symbols, words, tokens, tokens_by) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (node.id, node.parent_id, node.kind, node.source_uri, node.content, node.content_hash,
                  node.status, node.mtime, node.created_at, node.updated_at, node.truncated,
                  node.original_bytes, node.metadata,
-                 symbol_text(metadata) if kind == "file_chunk" and metadata else "", node.tokens,
+                 symbol_text(metadata) if kind == "file_chunk" and metadata else "", words, node.tokens,
                  node.tokens_by))
             node.rowid = cur.lastrowid or 0
             c.execute("INSERT INTO transitions (node_id, from_status, to_status, reason, at) VALUES (?,?,?,?,?)",

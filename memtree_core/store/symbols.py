@@ -16,6 +16,9 @@ import re
 from typing import Any
 
 SYMBOL_WEIGHT = 12.0
+WORDS_WEIGHT = 1.0  # the words of a body's identifiers count as its body text does
+WORDS_SCAN_CHARS = 200_000  # identifiers are read from this much of a node's text (a bound on the write)
+MAX_WORDS = 2000
 DEFINITION_KINDS = frozenset({
     "function", "method", "class", "interface", "type", "struct", "enum", "union", "trait", "impl",
     "module", "namespace", "record", "macro", "constant", "variable",
@@ -55,3 +58,27 @@ def symbol_text(metadata: dict[str, Any]) -> str:
                 member_parts = split_identifier(m.rsplit(".", 1)[-1])
                 words.append(m + (" " + " ".join(member_parts) if len(member_parts) > 1 else ""))
     return " ".join(words)
+
+
+def identifier_words(text: str | None) -> str:
+    """The ``words`` column for a node's text: the parts of its camelCase and PascalCase identifiers that are
+    not already words of the text, lowercased, once each, in order of first use (``if closeCode ==
+    CloseNoStatusReceived`` -> ``close code no status received``).  Parts of one character or digits only
+    are left out."""
+    if not text:
+        return ""
+    text = text[:WORDS_SCAN_CHARS]
+    runs = _WORD.findall(text)
+    have = {w.lower() for w in runs}
+    out: list[str] = []
+    for run in runs:
+        if run.islower() or run.isupper() or run.isdigit():
+            continue  # one word as the tokenizer sees it already
+        for part in _CAMEL.findall(run):
+            low = part.lower()
+            if len(low) > 1 and not low.isdigit() and low not in have:
+                have.add(low)
+                out.append(low)
+                if len(out) >= MAX_WORDS:
+                    return " ".join(out)
+    return " ".join(out)

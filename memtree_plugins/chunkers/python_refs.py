@@ -7,7 +7,7 @@
 * other names read (``isinstance(x, C)``, ``except E``, a function passed as a callback): ``uses``;
 * ``import a.b as m`` / ``from .m import x as y``: ``imports`` binding the alias to ``a/b`` or the relative
   module's path from the file's directory;
-* what a member or function gives, for calls on its value: ``returns`` naming a class, its ``target`` the
+* what a member or function gives, for calls on its value: ``gives`` naming a class, its ``target`` the
   member spelled ``C.m()`` (a method's return annotation), ``C.p`` (a property's, an attribute's
   annotation or the one class, or path to one, assigned to ``self.p``), ``f()`` (a function's), ``...[]``
   (the element of a ``list[T]``, ``Iterator[T]`` ...) and ``...{}`` (what indexing a ``dict[K, V]`` or a
@@ -138,11 +138,11 @@ class _Visitor(ast.NodeVisitor):
         self.fixed: list[set[str]] = []  # each function's variables declared with a type (kept as declared)
 
     def gives(self, key: str, annotation: ast.AST, line: int) -> None:
-        """``returns`` refs: what ``key`` (``C.m()``, ``C.p``, ``f()``) gives, and its element."""
+        """``gives`` refs: what ``key`` (``C.m()``, ``C.p``, ``f()``) gives, and its element."""
         for ops, t in (("", _type_name(annotation)), ("[]", _element_name(annotation)),
                        ("{}", _element_name(annotation, mapping=True))):
             if t:
-                self.out.append(Ref("returns", t, line, key + ops))
+                self.out.append(Ref("gives", t, line, key + ops))
 
     def self_name(self) -> str | None:
         """The enclosing method's ``self`` (or ``cls``), if there is one."""
@@ -200,19 +200,19 @@ class _Visitor(ast.NodeVisitor):
         return None
 
     def attr_types(self) -> list[Ref]:
-        """``returns`` for the attributes of the file's classes: the annotated type, else the one class
+        """``gives`` for the attributes of the file's classes: the annotated type, else the one class
         every assignment gives (``None`` aside)."""
         out: list[Ref] = []
         for key, (line, annotation) in self.declared.items():
             for ops, t in (("", _type_name(annotation)), ("[]", _element_name(annotation)),
                            ("{}", _element_name(annotation, mapping=True))):
                 if t:
-                    out.append(Ref("returns", t, line, key + ops))
+                    out.append(Ref("gives", t, line, key + ops))
         for key, (line, kinds) in self.attrs.items():
             if key not in self.declared and len(kinds) == 1 and None not in kinds:
                 (t,) = kinds
                 if t:  # a class, or the path to one (``self.x = self.make()``: ``C.make()``)
-                    out.append(Ref("returns", t, line, key))
+                    out.append(Ref("gives", t, line, key))
         return out
 
     def emit(self, rel: str, name: str | None, node: ast.AST, target: str = "") -> None:

@@ -13,13 +13,15 @@ import posixpath
 import threading
 from typing import Any
 
-from memtree_plugins.lib.code_refs import Ref
+from memtree_plugins.chunkers.treesitter_types import FileTypes
+from memtree_plugins.lib.code_refs import TYPED, Ref
 
 _JS = """
 (call_expression function: [(identifier) (member_expression)] @call)
 (new_expression constructor: [(identifier) (member_expression)] @call)
 (class_heritage [(identifier) (member_expression)] @inherits)
 (import_statement) @import
+(export_statement source: (string)) @import
 """
 _TS = """
 (call_expression function: [(identifier) (member_expression)] @call)
@@ -29,6 +31,7 @@ _TS = """
 (extends_type_clause [(type_identifier) (nested_type_identifier)] @inherits)
 [(type_identifier) (nested_type_identifier)] @type
 (import_statement) @import
+(export_statement source: (string)) @import
 """
 QUERIES: dict[str, str] = {
     "javascript": _JS,
@@ -68,6 +71,7 @@ QUERIES: dict[str, str] = {
 _CLASSES = frozenset({"class_declaration", "class", "abstract_class_declaration", "class_specifier",
                       "struct_specifier", "impl_item", "interface_declaration", "record_declaration"})
 _SELF = frozenset({"this", "self"})
+_TYPED = frozenset({"go", "typescript", "tsx"})  # receivers typed from the file (treesitter_types)
 
 _lock = threading.Lock()
 _compiled: dict[str, Any] = {}
@@ -179,6 +183,8 @@ def _imports(lang: str, node: Any, folder: str) -> list[Ref]:
     if src is None:
         return out
     mod = _module(_string(src), folder)
+    if node.type == "export_statement":
+        return _reexports(node, mod, line)
     clause = next((c for c in node.named_children if c.type == "import_clause"), None)
     if clause is None:
         return out
@@ -195,6 +201,30 @@ def _imports(lang: str, node: Any, folder: str) -> list[Ref]:
                     continue
                 name, alias = spec.child_by_field_name("name"), spec.child_by_field_name("alias")
                 out.append(Ref("imports", _text(alias or name), line, f"{mod}/{_text(name)}"))
+    return out
+
+
+def _reexports(node: Any, mod: str, line: int) -> list[Ref]:
+    """``export * from './m'`` (every name of m, as a star import), ``export * as ns from './m'`` and
+    ``export {a, b as c} from './m'``: the names a barrel file (``index.ts``) passes on, which the resolver
+    follows from an import of the barrel to the module defining them."""
+    out: list[Ref] = []
+    if not any(c.type in ("namespace_export", "export_clause") for c in node.named_children):
+        return [Ref("imports", "*", line, mod)]
+    for c in node.named_children:
+        if c.type == "namespace_export":
+            ident = next((i for i in c.named_children if i.type == "identifier"), None)
+            if ident is not None:
+                out.append(Ref("imports", _text(ident), line, mod))
+        elif c.type == "export_clause":
+            for spec in c.named_children:
+                name, alias = spec.child_by_field_name("name"), spec.child_by_field_name("alias")
+                if spec.type != "export_specifier" or name is None:
+                    continue
+                if _text(name) == "default":  # ``export {default as X}``: the module, as a default import
+                    out.append(Ref("imports", _text(alias or name), line, mod))
+                else:
+                    out.append(Ref("imports", _text(alias or name), line, f"{mod}/{_text(name)}"))
     return out
 
 
@@ -223,7 +253,11 @@ def treesitter_refs(lang: str, language: Any, root: Any, path: str) -> list[Ref]
     import tree_sitter
 
     folder = posixpath.dirname(path.replace("\\", "/"))
+    types: FileTypes | None = None
     out: list[Ref] = []
+    if lang == "go":  # result and field types, for the package's other files
+        types = FileTypes(lang, root)
+        out += [Ref(rel, ty, line, of) for rel, ty, line, of in types.stated]
     captures = tree_sitter.QueryCursor(query).captures(root)
     for cap, nodes in captures.items():
         for node in nodes:
@@ -232,6 +266,12 @@ def treesitter_refs(lang: str, language: Any, root: Any, path: str) -> list[Ref]
                 out += _imports(lang, node, folder)
                 continue
             name = _dotted(node)
+            if cap == "call" and lang in _TYPED and node.type in ("selector_expression", "member_expression"):
+                types = types or FileTypes(lang, root)
+                typed = types.method(node)  # ``r.NewRoute().Path`` too, which has no dotted name
+                if typed:
+                    out.append(Ref("calls", TYPED + typed, line))
+                    continue
             if not name:
                 continue
             if cap == "call":

@@ -112,12 +112,17 @@ def build_graph(model_dir: Path) -> Any:
 
 
 def fuse(src: Path, dst: Path, *, heads: int) -> None:
-    """onnxruntime's BERT fusions, offline: fused attention, bias+GELU and skip+LayerNorm ops (its Python
-    pass alone, ``opt_level=0``: the online pass would import torch).  Needs sympy for shape inference."""
+    """onnxruntime's BERT fusions, offline: fused attention and bias+GELU ops, not skip+LayerNorm (the
+    residual Add and LayerNormalization run faster apart: onnx_minilm.UNFUSED, which the session leaves out
+    too).  Its Python pass alone, ``opt_level=0``: the online pass would import torch.  Needs sympy for shape
+    inference."""
+    from onnxruntime.transformers.fusion_options import FusionOptions
     from onnxruntime.transformers.optimizer import optimize_model
 
-    optimize_model(str(src), model_type="bert", num_heads=heads, hidden_size=0, opt_level=0).save_model_to_file(
-        str(dst))
+    options = FusionOptions("bert")
+    options.enable_skip_layer_norm = False
+    optimize_model(str(src), model_type="bert", num_heads=heads, hidden_size=0, opt_level=0,
+                   optimization_options=options).save_model_to_file(str(dst))
 
 
 def build(model_dir: Path, out_dir: Path, *, quantize: bool = True) -> Path:

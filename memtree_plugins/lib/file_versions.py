@@ -24,7 +24,7 @@ from memtree_core.store.store import new_id
 from memtree_core.store.upkeep import marks
 from memtree_core.types import Chunk
 from memtree_plugins.lib import ref_links
-from memtree_plugins.lib.code_refs import read_refs, refs_of, split_refs
+from memtree_plugins.lib.code_refs import STATED, read_refs, refs_of, split_refs
 from memtree_plugins.lib.files import load_text
 from memtree_plugins.lib.lines import split_lines
 from memtree_plugins.lib.masking.marks import within
@@ -146,7 +146,7 @@ def _definition(c: Chunk) -> dict[str, Any]:
         out["part"] = c.part
     refs = refs_of(c)
     if refs:  # what it refers to by name (resolved to chunks by lib/ref_links.py)
-        out["refs"] = [[r.rel, r.name] for r in refs if r.rel not in ("uses", "returns")]
+        out["refs"] = [[r.rel, r.name] for r in refs if r.rel != "uses" and r.rel not in STATED]
     return out
 
 

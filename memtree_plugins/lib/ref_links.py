@@ -15,8 +15,9 @@ replaces (its chunks are new nodes), and the chunks that use a name the new vers
 
 A name defined several times is never guessed: its candidates (when there are at most
 :data:`MAX_CANDIDATES`) are kept in ``code_links`` with weight ``1/n``, and no edge is written.  Each resolved link is one row of ``code_links``
-(weight 1, its ``rel``: ``calls``, ``imports``, ``inherits``, ``uses-type``) and one ``references`` edge from
-the using chunk to the defining one.  The tables belong to the ``references`` migrations (registered by the
+(weight 1, its ``rel``: ``calls``, ``imports``, ``inherits``, ``uses-type``, or ``uses`` for a call of a
+module value, not a function written here) and one ``references`` edge from the using chunk to the defining
+one.  A call landing on a Go type is a conversion: ``uses-type``.  The tables belong to the ``references`` migrations (registered by the
 chunkers plugin, which reads the names): without them nothing here runs.
 """
 
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from memtree_core.store.symbols import DEFINITION_KINDS
 from memtree_core.store.upkeep import batches, marks
 from memtree_core.types import Chunk
-from memtree_plugins.lib.code_refs import TYPE_METHODS, refs_of
+from memtree_plugins.lib.code_refs import STATED, TYPE_METHODS, TYPED, refs_of
 
 if TYPE_CHECKING:
     from memtree_core.context import StoreAccess
@@ -41,11 +42,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("memtree.references")
 
 NAME = "references"
-# What a member gives (``target``: ``C.m()``, ``C.p``, ``f()``, ``...[]``; ``name``: the class, as the file
-# spells it): read to follow a path of calls and attributes (``C.fetch().read``) to the method it ends at.
-RETURNS = "returns"
+# Python: what a member gives (``target``: ``C.m()``, ``C.p``, ``f()``, ``...[]``, ``...{}``; ``name``: the
+# class, as the file spells it): read to follow a path of calls and attributes (``C.fetch().read``) to the
+# method it ends at.
+GIVES = "gives"
 MAX_CANDIDATES = 4  # a name defined more often than this is too common to keep candidates for
 TYPE_KINDS = frozenset({"class", "interface", "type", "struct", "enum", "union", "trait", "record"})
+VALUE_KINDS = frozenset({"constant", "variable"})  # a module value (a function assigned is a ``function``)
 # Nodes are named by their rowid here (stable: the keyword index keys on it too), which keeps these tables
 # and their indexes a third of the size text ids would.
 STEPS = [
@@ -72,6 +75,8 @@ STEPS = [
     "CREATE TABLE IF NOT EXISTS code_names (name TEXT PRIMARY KEY) WITHOUT ROWID",
     # PageRank over the resolved links (:func:`centrality`), computed when first asked after links changed.
     "CREATE TABLE IF NOT EXISTS code_rank (node INTEGER PRIMARY KEY, score REAL NOT NULL)",
+    # The files that are one module (``module_imports``, asked once per module a re-export may pass through).
+    "CREATE INDEX IF NOT EXISTS code_files_modpath ON code_files(modpath, lang)",
 ]
 RANK_STALE = "references:rank_stale"  # meta key: set when links change, cleared when the rank is computed
 DAMPING = 0.85
@@ -232,13 +237,17 @@ def resolve_pending(store: StoreAccess, limit: int | None = None) -> int:
 
 def _resolve(store: StoreAccess, srcs: list[int]) -> None:
     info: dict[int, tuple[int, str, str, str]] = {}  # src -> file, lang, dir, id
+    go_tests: set[int] = set()  # the sources in a Go _test.go file
     refs: dict[int, list[tuple[str, str, str, str]]] = defaultdict(list)
     for part in batches(srcs):
         m = marks(len(part))
-        for src, node_id, file, lang, folder in store.query(
-                f"SELECT n.rowid, n.id, f.rowid, cf.lang, cf.dir FROM nodes n JOIN nodes f ON f.id = n.parent_id "
-                f"JOIN code_files cf ON cf.file = f.rowid WHERE n.rowid IN ({m}) AND n.status = 'live'", part):
+        for src, node_id, file, lang, folder, mod in store.query(
+                f"SELECT n.rowid, n.id, f.rowid, cf.lang, cf.dir, cf.modpath FROM nodes n JOIN nodes f "
+                f"ON f.id = n.parent_id JOIN code_files cf ON cf.file = f.rowid "
+                f"WHERE n.rowid IN ({m}) AND n.status = 'live'", part):
             info[src] = (file, lang, folder, node_id)
+            if lang == "go" and mod.endswith("_test"):
+                go_tests.add(src)
         for src, rel, name, target, tail in store.query(
                 f"SELECT src, rel, name, target, tail FROM code_refs WHERE src IN ({m})", part):
             refs[src].append((rel, name, tail, target))
@@ -251,9 +260,10 @@ def _resolve(store: StoreAccess, srcs: list[int]) -> None:
         if src not in info:
             continue
         file, lang, folder, _ = info[src]
+        r.hide_go_tests = src not in go_tests
         for rel, name, tail, target in refs.get(src, ()):
-            if rel == RETURNS:
-                continue  # read by the path walk (:meth:`_Resolver.walk`), not a link
+            if rel in STATED:
+                continue  # read by the type walks (:meth:`_Resolver.chain`, :meth:`_Resolver.walk`), not links
             found, exact = r.lookup(name, tail, target, rel, lang, file, folder)
             found = [d for d in found if d.node != src]
             if not found:
@@ -265,6 +275,10 @@ def _resolve(store: StoreAccess, srcs: list[int]) -> None:
                     if d.kind not in TYPE_KINDS:
                         continue
                     kind_rel = "uses-type"
+                elif rel == "calls" and d.kind in VALUE_KINDS:
+                    kind_rel = "uses"  # ``isArray(x)`` with ``const isArray = Array.isArray``: no body here runs
+                elif rel == "calls" and lang == "go" and d.kind in TYPE_KINDS:
+                    kind_rel = "uses-type"  # Go's ``T(x)`` converts, it calls nothing
                 links[(src, d.node, kind_rel)] = 1.0
             elif rel != "uses":
                 uniq = list(dict.fromkeys(d.node for d in found))
@@ -297,6 +311,9 @@ class _Resolver:
         self.loaded: set[str] = set()
         self.imports: dict[int, dict[str, list[str]]] = {}
         self.bases: dict[int, list[str]] = {}
+        self.modules: dict[tuple[str, str], dict[str, list[str]]] = {}
+        self.hide_go_tests = False  # resolving a Go file outside its package's tests
+        self.passed_on: dict[tuple[str, str, str], list[_Def]] = {}  # (module, name, lang): where it leads
         self.gives: dict[int, dict[str, set[str]]] = {}
         self.base_classes: dict[int, list[_Def]] = {}
         self.found_in_bases: dict[tuple[str, int], list[_Def]] = {}
@@ -316,6 +333,21 @@ class _Resolver:
                     part):
                 self.imports[file][name].append(target)
 
+    def module_imports(self, module: str, lang: str) -> dict[str, list[str]]:
+        """The imports of the files that are module ``module`` (its path without suffix), by name bound."""
+        key = (module, lang)
+        if key not in self.modules:
+            files = [f for (f,) in self.store.query(
+                "SELECT cf.file FROM code_files cf JOIN nodes f ON f.rowid = cf.file "
+                "WHERE cf.modpath = ? AND cf.lang = ? AND f.status = 'live'", key)]
+            self.load_imports(files)
+            merged: dict[str, list[str]] = defaultdict(list)
+            for f in files:
+                for name, targets in self.imports[f].items():
+                    merged[name] += targets
+            self.modules[key] = merged
+        return self.modules[key]
+
     def load_defs(self, tails: Iterable[str]) -> None:
         want = sorted(set(tails) - self.loaded)
         self.loaded.update(want)
@@ -329,14 +361,17 @@ class _Resolver:
     def pool(self, tail: str, lang: str) -> list[_Def]:
         if tail not in self.loaded:
             self.load_defs([tail])
-        return self.defs.get((tail, lang), [])
+        got = self.defs.get((tail, lang), [])
+        if lang == "go" and self.hide_go_tests:  # a package's _test.go files build into its tests only
+            return [d for d in got if not d.modpath.endswith("_test")]
+        return got
 
     def load_gives(self, file: int) -> dict[str, set[str]]:
         if file not in self.gives:
             got: dict[str, set[str]] = defaultdict(set)
             for target, name in self.store.query(
                     "SELECT r.target, r.name FROM nodes f JOIN nodes n ON n.parent_id = f.id JOIN code_refs r "
-                    "ON r.src = n.rowid AND r.rel = ? WHERE f.rowid = ?", (RETURNS, file)):
+                    "ON r.src = n.rowid AND r.rel = ? WHERE f.rowid = ?", (GIVES, file)):
                 got[target].add(name)
             self.gives[file] = got
         return self.gives[file]
@@ -454,7 +489,7 @@ class _Resolver:
 
     def lookup(self, name: str, tail: str, target: str, rel: str, lang: str, file: int,
                folder: str) -> tuple[list[_Def], bool]:
-        if rel == "calls" and ("(" in name or "[" in name or "{" in name):  # a path through what members give
+        if lang == "python" and rel == "calls" and any(c in name for c in "([{"):  # a path through what members give
             got = self.walk(name, lang, file, folder)
             if got or self.outside:
                 return got, bool(got)
@@ -463,19 +498,78 @@ class _Resolver:
             got = self.inherited(name[6:], lang, file)
             if got:
                 return got, True
+        elif name.startswith(TYPED):  # the receiver's declared type is known: a method of it, or nothing
+            name = name[len(TYPED):]
+            if "@" in name:  # ``Route@Path().Handler``: the type other files of the package state
+                base, _, method = name.rpartition(".")
+                owner = self.chain(base, lang, file, folder)
+                if owner is None:
+                    return [], False
+                got = [d for d in self.pool(method, lang) if d.qual == f"{owner.qual}.{method}"
+                       and _home(d, owner, lang)] or self.inherited(f"{owner.qual}.{method}", lang, owner.file)
+                return (got[:1], True) if got else ([], False)
+            found, exact = _lookup(name, tail, target, rel, lang, file, folder, _Defs(self, lang),
+                                   self.imports.get(file) or {}, typed=True)
+            if found:
+                return found, exact
+            got = self.inherited(name, lang, file)
+            return (got, True) if got else ([], False)
         elif "." in name.lstrip(".") and not name.startswith(".") and rel == "calls":
-            found, exact = _lookup(name, tail, target, rel, lang, file, folder, self.defs,
+            found, exact = _lookup(name, tail, target, rel, lang, file, folder, _Defs(self, lang),
                                    self.imports.get(file) or {})
             if found:
                 return found, exact
             got = self.inherited(name, lang, file)  # ``self.m()`` with m defined in a base class
             if got:
                 return got, True
-            got = self.walk(name, lang, file, folder)  # ``self.url.copy()``: through the attribute's class
+            got = self.walk(name, lang, file, folder) if lang == "python" else []  # ``self.url.copy()``
             return got, bool(got)
         if rel == "imports":
             self.pool(target.rsplit("/", 1)[-1], lang)
-        return _lookup(name, tail, target, rel, lang, file, folder, self.defs, self.imports.get(file) or {})
+        return _lookup(name, tail, target, rel, lang, file, folder, _Defs(self, lang),
+                       self.imports.get(file) or {})
+
+    def type_def(self, name: str, lang: str, file: int, folder: str) -> _Def | None:
+        """The type ``name`` means in ``file``, if that is certain."""
+        self.load_imports([file])
+        found, exact = _lookup(name, _tail(name), "", "uses", lang, file, folder, _Defs(self, lang),
+                               self.imports.get(file) or {})
+        return found[0] if exact and found[0].kind in TYPE_KINDS else None
+
+    def stated(self, node: int, rel: str, of: str) -> str | None:
+        got = self.store.query_one("SELECT name FROM code_refs WHERE src = ? AND rel = ? AND target = ?",
+                                   (node, rel, of))
+        return got[0] if got else None
+
+    def chain(self, base: str, lang: str, file: int, folder: str) -> _Def | None:
+        """The type at the end of ``T@field@method()``: each step's type as its declaration states it."""
+        head, *steps = base.split("@")
+        t = self.type_def(head, lang, file, folder)
+        for step in steps:
+            if t is None:
+                return None
+            if step.endswith("()"):
+                m = step[:-2]
+                meth = [d for d in self.pool(m, lang) if d.qual == f"{t.qual}.{m}" and _home(d, t, lang)] or (
+                    self.inherited(f"{t.qual}.{m}", lang, t.file))
+                ty = self.stated(meth[0].node, "returns", meth[0].qual) if meth else None
+                t = self.type_def(ty, lang, meth[0].file, meth[0].dir) if ty else None
+            else:
+                t = self.field_type(t, step, lang)
+        return t
+
+    def field_type(self, t: _Def, field: str, lang: str, depth: int = 0) -> _Def | None:
+        """The type of field ``field`` of struct ``t`` (or of a struct it embeds)."""
+        ty = self.stated(t.node, "has", f"{t.qual}.{field}")
+        if ty:
+            return self.type_def(ty, lang, t.file, t.dir)
+        for (base,) in self.store.query("SELECT name FROM code_refs WHERE src = ? AND rel = 'inherits'",
+                                        (t.node,)) if depth < 3 else ():
+            b = self.type_def(base, lang, t.file, t.dir)
+            got = self.field_type(b, field, lang, depth + 1) if b is not None else None
+            if got is not None:
+                return got
+        return None
 
     def inherited(self, name: str, lang: str, file: int, depth: int = 0) -> list[_Def]:
         """Method ``C.m`` as the bases of class ``C`` (defined in ``file``) define it, nearest first (once per
@@ -500,7 +594,7 @@ class _Resolver:
             owner = found[0] if exact and found[0].kind in TYPE_KINDS else None
             if owner is not None:
                 hit = [d for d in self.pool(method, lang) if d.qual == f"{owner.qual}.{method}"
-                       and d.file == owner.file]
+                       and _home(d, owner, lang)]
                 if hit:
                     return hit[:1]
         if owner is None:
@@ -515,13 +609,18 @@ class _Resolver:
             if not exact:
                 continue
             b = found[0]
-            hit = [d for d in self.pool(method, lang) if d.qual == f"{b.qual}.{method}" and d.file == b.file]
+            hit = [d for d in self.pool(method, lang) if d.qual == f"{b.qual}.{method}" and _home(d, b, lang)]
             if hit:
                 return hit[:1]
             deeper = self.inherited(f"{b.qual}.{method}", lang, b.file, depth + 1)
             if deeper:
                 return deeper
         return []
+
+
+def _home(d: _Def, owner: _Def, lang: str) -> bool:
+    """Whether ``d`` is written where ``owner``'s methods are: its file (a Go type's: its package)."""
+    return d.file == owner.file or (lang == "go" and d.dir == owner.dir)
 
 
 class _Defs(dict):  # type: ignore[type-arg]
@@ -551,8 +650,9 @@ def _now() -> int:
 
 def _lookup(name: str, tail: str, target: str, rel: str, lang: str, file_id: int, folder: str,
             defs: dict[tuple[str, str], list[_Def]],
-            imports: dict[str, list[str]]) -> tuple[list[_Def], bool]:
-    """The definitions ``name`` may mean, and whether that is certain."""
+            imports: dict[str, list[str]], typed: bool = False) -> tuple[list[_Def], bool]:
+    """The definitions ``name`` may mean, and whether that is certain (``typed``: ``T.m`` with ``T`` the
+    receiver's declared type, never a method of that name on another type)."""
     if rel == "imports":
         return _from_module(target.rsplit("/", 1)[0], target.rsplit("/", 1)[-1], lang, defs)
     unknown_receiver = name.startswith(".") or name.startswith("super:")
@@ -585,7 +685,7 @@ def _lookup(name: str, tail: str, target: str, rel: str, lang: str, file_id: int
             got, exact = _from_module(t, name, lang, defs)
             if got:
                 return got, exact
-        if rest and head[:1].islower() and head not in ("self", "this"):
+        if rest and head[:1].islower() and head not in ("self", "this") and not typed:
             unknown_receiver = True  # ``value.method()``: only the method's name is known
             if tail in TYPE_METHODS.get(lang, ()):
                 return [], False
@@ -605,7 +705,8 @@ def _lookup(name: str, tail: str, target: str, rel: str, lang: str, file_id: int
     return cands, len({d.node for d in cands}) == 1
 
 
-def _from_module(module: str, qual: str, lang: str, defs: dict[tuple[str, str], list[_Def]]) -> tuple[list[_Def], bool]:
+def _from_module(module: str, qual: str, lang: str, defs: dict[tuple[str, str], list[_Def]],
+                 seen: frozenset[str] = frozenset()) -> tuple[list[_Def], bool]:
     pool = _collapse(defs.get((_tail(qual), lang), []))
     scored = [(s, d) for d in pool if d.qual == qual and (s := _mod_match(d, module, lang))]
     if scored:
@@ -614,11 +715,43 @@ def _from_module(module: str, qual: str, lang: str, defs: dict[tuple[str, str], 
         return top, len({d.node for d in top}) == 1
     if lang == "go" or not module:
         return [], False
+    if isinstance(defs, _Defs) and module not in seen and len(seen) < 8:
+        # A module passing on another's names (``export * from './common'``, ``export {f} from './f'``, an
+        # ``__init__`` importing them): the definition where its imports of that name lead.
+        key = (module, qual, lang)
+        if not seen and key in defs.r.passed_on:
+            got = defs.r.passed_on[key]
+        else:
+            got = _passed_on(module, qual, lang, defs, seen | {module}, pool)
+            if not seen:
+                defs.r.passed_on[key] = got
+        if got:
+            return got, len(got) == 1
     # A package re-exporting the name (``from pkg import Schema`` with Schema in pkg/schema.py): the one
     # definition of it under that package's directory.
     under = [d for d in pool if d.qual == qual and ("/" + module + "/" in d.modpath + "/" or
                                                    d.modpath.startswith(module + "/"))]
     return under, len({d.node for d in under}) == 1
+
+
+def _passed_on(module: str, qual: str, lang: str, defs: _Defs, seen: frozenset[str],
+               pool: list[_Def]) -> list[_Def]:
+    head, _, rest = qual.partition(".")
+    passed = defs.r.module_imports(module, lang)
+    found: dict[int, _Def] = {}
+    for t in passed.get(head, []):
+        mod, _, name = t.rpartition("/")
+        got, _exact = _from_module(mod, name + ("." + rest if rest else ""), lang, defs, seen)
+        found.update((d.node, d) for d in got)
+    homes = {d.modpath for d in pool if d.qual == qual}
+    for t in passed.get("*", []):
+        if t not in homes:  # a module that neither defines the name nor passes any on: not there
+            further = defs.r.module_imports(t, lang)
+            if t in seen or not (further.get("*") or further.get(head)):
+                continue
+        got, _exact = _from_module(t, qual, lang, defs, seen)
+        found.update((d.node, d) for d in got)
+    return list(found.values())
 
 
 def link_rels(store: StoreAccess, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:

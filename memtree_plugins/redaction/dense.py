@@ -50,6 +50,12 @@ def allowance(length: int, limits: tuple[int, int, int] = JUDGED) -> int:
 _judged: tuple[scan.Needles, frozenset[str], scan.Needles] | None = None
 
 
+def keywords_lower(needles: scan.Needles) -> bool:
+    """The keywords are lower-case ASCII (as the scan's are): counted caseless, they are counted in the
+    lower-cased text."""
+    return all(k.isascii() and k == k.lower() for k in needles.keywords)
+
+
 def judged_needles(needles: scan.Needles) -> scan.Needles:
     """What counts as judged: every keyword (the rules that have keywords are context rules, nearly all of
     which judge a value), the literals of the built-in rules that judge their values (``PASS``, ``TOKEN``...
@@ -61,23 +67,61 @@ def judged_needles(needles: scan.Needles) -> scan.Needles:
         from memtree_plugins.redaction.rules import RULES, not_masked
 
         rules = [r for r in RULES if isinstance(r, PatternRule) and (r.rewrite or r.check not in (None, not_masked))]
-        judged = scan.Needles([*(s for r in rules for s in r.literals), *sorted(names)], needles.keywords)
+        judged = scan.Needles([*(s for r in rules for s in r.literals), *sorted(names)], needles.keywords,
+                              use_hyperscan=False)
         cached = _judged = (needles, names, judged)
     return cached[2]
 
 
+_counter: tuple[scan.Needles, scan.Needles, scan.ClassCounts] | None = None
+
+
+def _one_pass(needles: scan.Needles, judged: scan.Needles) -> scan.ClassCounts | None:
+    """The three counts of a block in one Hyperscan pass (literals, keywords caseless, judged literals)."""
+    global _counter
+    cached = _counter
+    if cached is None or cached[0] is not needles or cached[1] is not judged:
+        cached = _counter = (needles, judged, scan.ClassCounts(
+            [(needles.literals, False), (needles.keywords, True), (judged.literals, False)]))
+    return cached[2] if cached[2].db is not None else None
+
+
+def _one_byte(line: str) -> bytes | None:
+    """``line`` for :func:`_one_pass`, or None where that would not count what the automata count: keywords
+    are counted in the lower-cased text, which caseless ASCII matching is for every character but the
+    Kelvin sign (lower-cased to `k`) and "İ" (to two characters); lone surrogates stop the automata."""
+    if line.isascii():
+        return line.encode("ascii")
+    if "\u212a" in line or "\u0130" in line:
+        return None
+    try:
+        return scan.one_byte_per_char(line.encode("utf-8"))
+    except UnicodeEncodeError:
+        return None
+
+
 def too_dense(line: str, needles: scan.Needles) -> bool:
     """True once ``line`` holds more occurrences than its :func:`allowance`, of judged needles or of any.
-    Three passes of an automaton per block: keywords (in the lower-cased text), literals, judged literals."""
+    Per block, one Hyperscan pass counting all three kinds (:func:`_one_pass`), or three passes of an
+    automaton: keywords (in the lower-cased text), literals, judged literals."""
     judged = judged_needles(needles)
     budget_judged, budget_any = allowance(len(line), JUDGED), allowance(len(line), ANY)
     seen_judged = seen_any = 0
-    low = line.lower()
+    counter = _one_pass(needles, judged) if keywords_lower(needles) else None
+    data = _one_byte(line) if counter is not None else None
+    low = line.lower() if data is None else line
     exact = len(low) == len(line)  # else ("İ") each block is lowered on its own
     for at in range(0, len(line), BLOCK):
         # Blocks overlap by the longest needle, so one cut in two is still counted (once or twice: the
         # count only has to be right within a factor, not exact).
         end = at + BLOCK + max(needles.longest, judged.longest) - 1
+        if data is not None and counter is not None:
+            lit, kw, judged_lit = counter.counts(data[at:end])
+            seen_judged += kw + judged_lit
+            seen_any += kw + lit + judged_lit
+            if seen_judged > budget_judged or seen_any > budget_any:
+                return True
+            continue
         block = line[at:end]
         try:
             lit, kw = needles.counts(block, low[at:end] if exact else block.lower())
@@ -91,6 +135,17 @@ def too_dense(line: str, needles: scan.Needles) -> bool:
     return False
 
 
+_HALF = MIN_LINE // 2
+
+
+def _may_have_long_line(text: str) -> bool:
+    """False when no line of ``text`` can reach MIN_LINE: every aligned stretch of MIN_LINE / 2 characters
+    holds a line break (a line that long would hold one such stretch whole).  A few C-speed finds per
+    100 KB, not a list of every line."""
+    find = text.find
+    return any(find("\n", i, i + _HALF) < 0 for i in range(0, len(text) - _HALF + 1, _HALF))
+
+
 class DenseLines:
     """Satisfies :class:`memtree_core.types.RedactionRule`; registered before every other rule."""
 
@@ -99,7 +154,7 @@ class DenseLines:
     priority = 200  # before every rule, the decoded views' too (100): none of them need see such a line
 
     def redact(self, text: str) -> tuple[str, int]:
-        if len(text) < MIN_LINE or not scan.available():
+        if len(text) < MIN_LINE or not scan.available() or not _may_have_long_line(text):
             return text, 0
         lines = text.split("\n")
         if max(map(len, lines)) < MIN_LINE:

@@ -19,6 +19,8 @@ import base64
 import binascii
 import re
 from collections.abc import Callable, Sequence
+from itertools import compress, islice
+from operator import itemgetter, or_
 
 from memtree_plugins.redaction.engine import placeholder, shannon_entropy, start_of_line
 
@@ -32,24 +34,32 @@ KEY_LINE_WIDTHS = (64, 70)  # PEM bodies, OpenSSH private keys
 WRAP_WIDTHS = (60, 64, 70, 76)  # line widths of wrapped base64 output
 
 _B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-# bytes.translate keeps the base64 alphabet and blanks everything else; the long runs are then found at C
-# speed, each tried once from the blank before it: not from every offset, and without a Python object for
-# every short word (a megabyte of `a b c ...` made 500 000 of them).
-_ONLY_B64 = bytes(i if chr(i) in _B64_CHARS else 32 for i in range(256))
-_LONG_RUN = re.compile(rb" ([^ ]{%d,})" % MIN_RUN)
+# bytes.translate turns the base64 alphabet into `a` and everything else into a blank; the long runs are then
+# found by bytes.find at C speed (a needle of MIN_RUN `a`s skips ahead by up to its length), a Python step
+# per run only: not from every offset, and without a Python object for every short word (a megabyte of
+# `a b c ...` made 500 000 of them).
+_RUN_MAP = bytes(ord("a") if chr(i) in _B64_CHARS else 32 for i in range(256))
+_RUN = b"a" * MIN_RUN
 # Base64 of ASCII text: the first character of every 4 encodes a byte's top 6 bits, 8..31 for printable
 # ASCII, i.e. one of these.  Random or binary data passes 12 such checks once in ~100 000.
 _TEXT_LEADS = b"IJKLMNOPQRSTUVWXYZabcdef"
+_TEXT_LEAD_CHARS = frozenset(_TEXT_LEADS.decode())
 
 
 def candidates(text: str) -> dict[str, None]:
     """The distinct runs of base64 characters of at least MIN_RUN, in order of first appearance (a leading
     ``+``, a diff's, is dropped: blobs whose first character is ``+`` are rare)."""
-    raw = b" " + text.encode("utf-8", "surrogatepass").translate(_ONLY_B64)
-    if (len(raw) - raw.count(b" ")) * 5 < len(raw):  # mostly blanks: few words, and split() skips blanks fast
-        runs = [r for r in raw.split() if len(r) >= MIN_RUN]
-    else:
-        runs = _LONG_RUN.findall(raw)
+    data = text.encode("utf-8", "surrogatepass")
+    mapped = data.translate(_RUN_MAP)
+    runs: list[bytes] = []
+    i = mapped.find(_RUN)
+    while i >= 0:  # the first MIN_RUN `a`s after a blank start a run (a longer run would have started earlier)
+        end = mapped.find(b" ", i + MIN_RUN)
+        if end < 0:
+            runs.append(data[i:])
+            break
+        runs.append(data[i:end])
+        i = mapped.find(_RUN, end)
     return dict.fromkeys(r.decode("ascii").removeprefix("+") for r in runs)
 
 
@@ -180,8 +190,13 @@ class EncodedSecrets:
         budget = MAX_DECODED
         seen_blocks: set[int] = set()
         pending: list[tuple[str, list[tuple[int, int]] | str]] = []  # decoded text, spans (or the run) to redact
-        for n, run in enumerate(candidates(text)):
-            if n >= MAX_CANDIDATES or budget <= 0:
+        runs = list(islice(candidates(text), MAX_CANDIDATES))
+        # Only a run of a wrapped block's width, or one whose first character could lead base64 of text
+        # (_may_be_text), goes further: the rest are dropped here at C speed, not one by one below.
+        wanted = map(or_, map(WRAP_WIDTHS.__contains__, map(len, runs)),
+                     map(_TEXT_LEAD_CHARS.__contains__, map(itemgetter(0), runs)))
+        for run in compress(runs, wanted):
+            if budget <= 0:
                 break
             if run.startswith("LS0tLS1CRUdJTi"):
                 continue  # base64 of a PEM block: the private-key-base64 rule's

@@ -41,6 +41,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from operator import itemgetter
 
+from memtree_plugins.redaction import scan
 from memtree_plugins.redaction.engine import is_number_or_flag, is_pathlike, placeholder
 
 try:
@@ -132,10 +133,13 @@ def _names(environ: Mapping[str, str]) -> _Names:
     ordered = sorted(key)
     if ahocorasick_rs is not None:
         automaton = ahocorasick_rs.AhoCorasick(ordered, matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
+        gate = scan.DistinctLiterals(ordered)
 
         def find(text: str, enough: int | None) -> list[tuple[str, int]]:
             found: list[tuple[str, int]] = []
             distinct: set[str] = set()
+            if enough is not None and (at_most := gate.count(text)) is not None and at_most < enough:
+                return found  # too few names anywhere (one C-speed pass; most text holds one or two)
             matches = automaton.find_matches_as_indexes(text)
             if enough is not None and len(set(map(itemgetter(0), matches))) < enough:
                 return found  # too few names even before the word test (counted in C: a line of one name)

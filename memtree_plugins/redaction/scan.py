@@ -15,6 +15,14 @@ brought forward lazily, when a rule that uses the needle asks for them.
 The scan must give the rules the same positions the per-rule search would; where that cannot be promised
 (``str.lower`` changes the length, as for "İ"; lone surrogates that the automaton cannot encode; no
 ``ahocorasick_rs`` at all) :func:`scan_of` answers ``None`` and the rules search on their own as before.
+
+Where the ``hyperscan`` module is there (as for the secret catalogue), text up to :data:`HS_MAX` characters
+(every capture) is searched by one Hyperscan pass instead of the two automata (about three times faster on a
+100 KB capture): literals byte for byte, keywords caseless, over the text with one byte per character (a
+character beyond ASCII becomes the byte 0x80, which no needle holds: :func:`one_byte_per_char`).  The
+needles are ASCII, so ASCII caseless is exactly matching them in the lower-cased text, for every character
+but two: the Kelvin sign lower-cases to ``k`` and "İ" to two characters, so a text holding either goes to the
+automata, as do lone surrogates and a longer text (whose automata pass checks the redaction's deadline).
 """
 
 from __future__ import annotations
@@ -32,11 +40,159 @@ try:
 except ImportError:  # declared in pyproject; without it the rules fall back to their own search
     ahocorasick_rs = None
 
+try:
+    import hyperscan
+except ImportError:  # optional: the automata find the needles
+    hyperscan = None
+
+
+HS_MAX = 1 << 20
+
+# UTF-8 lead bytes (and 0x80..0xff) to 0x80, continuation bytes (0x80..0xbf) deleted: see one_byte_per_char.
+_LEAD_TO_80 = bytes(range(128)) + b"\x80" * 128
+_CONTINUATION = bytes(range(0x80, 0xC0))
+
+
+def one_byte_per_char(data: bytes) -> bytes:
+    """``data``, a text's UTF-8 (surrogates passed), with one byte per character: ASCII as it is, every other
+    character as the byte 0x80 (its lead byte kept and mapped, its continuation bytes dropped), so byte
+    offsets are the text's character offsets.  One C-speed pass, whatever the number of such characters."""
+    return data.translate(_LEAD_TO_80, _CONTINUATION)
+
+
+class _HyperscanNeedles:
+    """Every needle in one Hyperscan database (pattern id = needle id; keywords caseless)."""
+
+    def __init__(self, literals: list[str], keywords: list[str]) -> None:
+        exprs = [b"".join(b"\\x%02x" % c for c in s.encode("ascii")) for s in literals + keywords]
+        flags = [0] * len(literals) + [hyperscan.HS_FLAG_CASELESS] * len(keywords)
+        self.db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        self.db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=flags)
+        self.lengths = [len(s) for s in literals + keywords]
+        self._local = threading.local()
+
+    def find(self, text: str) -> dict[int, list[int]] | None:
+        """Every occurrence, as :meth:`Needles.find`; None for text this pass does not take (see the module
+        doc)."""
+        if len(text) > HS_MAX:
+            return None
+        if text.isascii():
+            data = text.encode("ascii")
+        elif "\u212a" in text or "\u0130" in text:
+            return None  # lower-cased, the Kelvin sign is `k` and "İ" two characters: the automata's
+        else:
+            try:
+                data = one_byte_per_char(text.encode("utf-8"))
+            except UnicodeEncodeError:
+                return None  # lone surrogates: the automata refuse them
+        try:
+            scratch = self._local.scratch
+        except AttributeError:  # one scratch per thread: Hyperscan's scratch space is not shared
+            scratch = self._local.scratch = hyperscan.Scratch(self.db)
+        found: dict[int, list[int]] = {}
+        lengths = self.lengths
+
+        def on_match(nid: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
+            pos = found.get(nid)
+            if pos is None:
+                found[nid] = [end - lengths[nid]]
+            else:
+                pos.append(end - lengths[nid])
+
+        self.db.scan(data, match_event_handler=on_match, scratch=scratch)
+        for pos in found.values():
+            pos.sort()  # in order already (matches come by end, a needle's ends order its starts): a check
+        return found
+
+
+class DistinctLiterals:
+    """How many distinct ones of a set of ASCII words occur in a text (overlapping occurrences count, case
+    matters unless ``caseless``), or which: one Hyperscan pass reporting each word once.  It answers None
+    where it cannot say (no ``hyperscan``; lone surrogates), and a caller then searches as before.  An upper
+    bound for any search that reports only some occurrences (leftmost-longest): fewer distinct words here
+    means fewer there."""
+
+    def __init__(self, words: Iterable[str], caseless: bool = False) -> None:
+        self.words = list(dict.fromkeys(words))
+        self.db = None
+        if hyperscan is not None and self.words and all(w and w.isascii() for w in self.words):
+            exprs = [b"".join(b"\\x%02x" % c for c in w.encode("ascii")) for w in self.words]
+            flag = hyperscan.HS_FLAG_SINGLEMATCH | (hyperscan.HS_FLAG_CASELESS if caseless else 0)
+            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            try:
+                db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs),
+                           flags=[flag] * len(exprs))
+            except hyperscan.error:
+                return
+            self.db = db
+            self._local = threading.local()
+
+    def present(self, data: bytes) -> set[int]:
+        """The indexes of the words that occur in ``data`` (one byte per character: ASCII, or
+        :func:`one_byte_per_char`); needs :attr:`db`."""
+        assert self.db is not None
+        try:
+            scratch = self._local.scratch
+        except AttributeError:
+            scratch = self._local.scratch = hyperscan.Scratch(self.db)
+        seen: set[int] = set()
+        self.db.scan(data, match_event_handler=lambda nid, *_: seen.add(nid), scratch=scratch)
+        return seen
+
+    def count(self, text: str) -> int | None:
+        if self.db is None or len(text) > HS_MAX:
+            return None
+        try:
+            data = text.encode("ascii") if text.isascii() else one_byte_per_char(text.encode("utf-8"))
+        except UnicodeEncodeError:
+            return None
+        return len(self.present(data))
+
+
+class ClassCounts:
+    """Occurrences of several sets of ASCII words, each set counted apart (overlapping occurrences, a word in
+    two sets counted in both; a set is case-sensitive or caseless): one Hyperscan pass per text, a Python step
+    per occurrence, no list of them.  :attr:`db` is None without ``hyperscan``."""
+
+    def __init__(self, sets: list[tuple[list[str], bool]]) -> None:
+        self.db = None
+        self.n = len(sets)
+        words = [(w, k, caseless) for k, (ws, caseless) in enumerate(sets) for w in ws]
+        if hyperscan is None or not words or not all(w and w.isascii() for w, _, _ in words):
+            return
+        exprs = [b"".join(b"\\x%02x" % c for c in w.encode("ascii")) for w, _, _ in words]
+        flags = [hyperscan.HS_FLAG_CASELESS if caseless else 0 for _, _, caseless in words]
+        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        try:
+            db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=flags)
+        except hyperscan.error:
+            return
+        self.db = db
+        self.set_of = [k for _, k, _ in words]
+        self._local = threading.local()
+
+    def counts(self, data: bytes) -> list[int]:
+        """Occurrences per set in ``data`` (one byte per character: ASCII, or :func:`one_byte_per_char`)."""
+        assert self.db is not None
+        try:
+            scratch = self._local.scratch
+        except AttributeError:
+            scratch = self._local.scratch = hyperscan.Scratch(self.db)
+        out = [0] * self.n
+        set_of = self.set_of
+
+        def on_match(i: int, *_: object) -> None:
+            out[set_of[i]] += 1
+
+        self.db.scan(data, match_event_handler=on_match, scratch=scratch)
+        return out
+
+
 class Needles:
     """Every known literal (case-sensitive, searched in the text) and keyword (lower-case, searched in the
     lower-cased text), numbered: literal ``i`` is id ``i``, keyword ``j`` is id ``len(literals) + j``."""
 
-    def __init__(self, literals: Iterable[str], keywords: Iterable[str]) -> None:
+    def __init__(self, literals: Iterable[str], keywords: Iterable[str], use_hyperscan: bool = True) -> None:
         self.literals = list(dict.fromkeys(literals))
         self.keywords = list(dict.fromkeys(keywords))
         self.n_literals = len(self.literals)
@@ -49,11 +205,26 @@ class Needles:
         dfa = ahocorasick_rs.Implementation.DFA
         self._lit = ahocorasick_rs.AhoCorasick(self.literals, implementation=dfa) if self.literals else None
         self._kw = ahocorasick_rs.AhoCorasick(self.keywords, implementation=dfa) if self.keywords else None
+        self._hs: _HyperscanNeedles | None = None
+        if (use_hyperscan and hyperscan is not None and (self.literals or self.keywords)
+                and all(s.isascii() for s in self.literals)
+                and all(k.isascii() and k == k.lower() for k in self.keywords)):
+            try:
+                self._hs = _HyperscanNeedles(self.literals, self.keywords)
+            except hyperscan.error:
+                self._hs = None
 
-    def find(self, text: str, low: str) -> dict[int, list[int]]:
-        """Every occurrence of every needle: id -> ascending start positions.  Raises ValueError for text
-        the automaton cannot take (lone surrogates)."""
-        found: dict[int, list[int]] = {}
+    def find(self, text: str, low: str | None = None) -> dict[int, list[int]]:
+        """Every occurrence of every needle: id -> ascending start positions (``low``: ``text.lower()``, of
+        the same length; needed only for text beyond ASCII).  Raises ValueError for text the automaton
+        cannot take (lone surrogates)."""
+        if self._hs is not None:
+            found = self._hs.find(text)
+            if found is not None:
+                return found
+        if low is None:
+            low = text.lower()
+        found = {}
         if self._lit is not None:
             for part in _parts(self._lit.find_matches_as_indexes(text, overlapping=True)):
                 for i, start, _ in part:
@@ -277,9 +448,11 @@ class Scan:
 
 
 def full_scan(text: str, needles: Needles) -> Scan | None:
-    low = text.lower()
-    if len(low) != len(text):
-        return None  # positions in the lower-cased text would not be positions in the text
+    low = None
+    if not text.isascii():
+        low = text.lower()
+        if len(low) != len(text):
+            return None  # positions in the lower-cased text would not be positions in the text
     try:
         found = needles.find(text, low)
     except ValueError:
@@ -337,6 +510,15 @@ def scan_of(text: str, needles: Needles) -> Scan | None:
     scan = full_scan(text, needles)
     _local.entry = (text, needles, scan)
     return scan
+
+
+def latest(text: str) -> Scan | None:
+    """This thread's scan of ``text`` with the current needles if it has one, else None (without scanning:
+    :func:`scan_of` does that)."""
+    entry = getattr(_local, "entry", None)
+    if entry is not None and entry[0] is text and entry[1] is _current:
+        return entry[2]
+    return None
 
 
 def remember(scan: Scan | None) -> None:

@@ -42,6 +42,7 @@ microseconds for a typical capture (``python eval/bench/decoded_views.py``).
 from __future__ import annotations
 
 import re
+import threading
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
@@ -316,8 +317,20 @@ def _continuation_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
 def _seam_ok(left: str, right: str) -> bool:
     if not left or not right:
         return False
-    a, b = left[-1], right[0]
+    return _chars_join(left[-1], right[0])
+
+
+def _chars_join(a: str, b: str) -> bool:
+    """The characters either side of a cut could be inside one token: neither blank, one a letter or digit."""
     return not a.isspace() and not b.isspace() and (a.isalnum() or b.isalnum())
+
+
+def _in_run(text: str, lo: int, width: int) -> bool:
+    """The line above the one starting at ``lo`` has its ``width`` (the middle of a fold run)."""
+    if lo <= 0:
+        return False
+    above = text.rfind("\n", 0, max(0, lo - 1)) + 1
+    return (lo - 1) - above - (text[lo - 2] == "\r" if lo >= 2 else 0) == width
 
 
 def _fold_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
@@ -333,10 +346,13 @@ def _fold_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
     padded = "\n" + text  # offsets in padded are one more than in text: a match's start is its line's in text
     armour = _armoured(text) if "-----BEGIN " in text else []
     seams: list[tuple[Edit, tuple[int, int]]] = []
+    add = seams.append
     n, pos = len(text), 0
-    while len(seams) < MAX_SEAMS and (m := _SOLID_LINE.search(padded, pos)) is not None:
-        lo, hi = m.start(), m.end() - 1
-        pos = m.end()
+    # Bound once: this loop runs for every solid line (a directory listing has one per directory).
+    search, blank, record, find, rfind = _SOLID_LINE.search, _BLANK.search, _RECORD.match, text.find, text.rfind
+    while len(seams) < MAX_SEAMS and (m := search(padded, pos)) is not None:
+        lo, pos = m.span()
+        hi = pos - 1
         if armour:
             inside = next((e for b, e in armour if b <= lo < e), None)
             if inside is not None:
@@ -344,23 +360,26 @@ def _fold_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
                 continue
         nl = hi + 1 if hi < n and text[hi] == "\r" else hi  # the line break after it (or n)
         width = hi - lo
+        is_record = None  # whether the line is a record (`KEY=value`), looked up once if needed
         if lo > 0:  # the line above, if it has a blank (a line without one is such a line itself)
-            up = text.rfind("\n", 0, lo - 1) + 1
+            up = rfind("\n", 0, lo - 1) + 1
             up_hi = lo - 2 if lo >= 2 and text[lo - 2] == "\r" else lo - 1
-            if (up_hi - up >= width and _BLANK.search(text, up, up_hi) and text[up:up + 3] != text[lo:lo + 3]
-                    and _seam_ok(text[up_hi - 1:up_hi], text[lo:hi]) and not _RECORD.match(text, lo, hi)):
-                seams.append(((up_hi, lo, "", KIND_SEAM), (up, hi)))
+            if (up_hi - up >= width and blank(text, up, up_hi) and text[up:up + 3] != text[lo:lo + 3]
+                    and _chars_join(text[up_hi - 1], text[lo])
+                    and not (is_record := record(text, lo, hi) is not None)):
+                add(((up_hi, lo, "", KIND_SEAM), (up, hi)))
         if nl < n:  # the line below
-            down = text.find("\n", nl + 1)
+            down = find("\n", nl + 1)
             down = n if down < 0 else down
             down_hi = down - 1 if down > nl + 1 and text[down - 1] == "\r" else down
             # A record alone (`KEY=value`, then a line of prose: a .env file) is no fold, unless the line above
             # has its width (the middle of a fold run: `AWS_ACCESS_KEY_I` / `D=AKIA...`).
-            above = text.rfind("\n", 0, max(0, lo - 1)) + 1 if lo > 0 else -1
-            in_run = lo > 0 and (lo - 1) - above - (text[lo - 2] == "\r" if lo >= 2 else 0) == width
-            if (0 < down_hi - nl - 1 <= width and _seam_ok(text[lo:hi], text[nl + 1:down_hi])
-                    and not _RECORD.match(text, nl + 1, down_hi) and (in_run or not _RECORD.match(text, lo, hi))):
-                seams.append(((hi, nl + 1, "", KIND_SEAM), (lo, down_hi)))
+            if (0 < down_hi - nl - 1 <= width and _chars_join(text[hi - 1], text[nl + 1])
+                    and not record(text, nl + 1, down_hi)):
+                if is_record is None:
+                    is_record = record(text, lo, hi) is not None
+                if not is_record or _in_run(text, lo, width):
+                    add(((hi, nl + 1, "", KIND_SEAM), (lo, down_hi)))
     if "\n" in text:
         seams += _repeated_width_seams(text, armour)
     if len(seams) > 1:  # one cut may be found both ways
@@ -391,7 +410,7 @@ def _repeated_width_seams(text: str, armour: list[tuple[int, int]]) -> list[tupl
     pairs = [i for i in compress(range(len(lens) - 1), map(eq, lens, lens[1:])) if lens[i] >= MIN_WIDTH]
     if not pairs:
         return []
-    acc = list(accumulate(lens, initial=0))  # line i starts at acc[i] + i
+    acc: list[int] = []  # line i starts at acc[i] + i (summed once a cut is found: most texts have none)
     out: list[tuple[Edit, tuple[int, int]]] = []
     for i in sorted({j for p in pairs[:MAX_SEAMS] for j in (p, p + 1) if j + 1 < len(lines)}):
         left, right = lines[i].removesuffix("\r"), lines[i + 1].removesuffix("\r")
@@ -404,6 +423,8 @@ def _repeated_width_seams(text: str, armour: list[tuple[int, int]]) -> list[tupl
             continue
         if _RECORD.match(right) and (_BLANK.search(left) or _run_of_width(lens, i) < 3):
             continue  # a record, unless three lines of one width and no blank say fold (a name cut: `ke` / `y = v`)
+        if not acc:
+            acc = list(accumulate(lens, initial=0))
         lo, nxt = acc[i] + i, acc[i + 1] + i + 1
         if any(b <= lo < e for b, e in armour):
             continue
@@ -427,14 +448,67 @@ def _armoured(text: str) -> list[tuple[int, int]]:
     return out
 
 
+# What the kinds' own first checks look for, over the text's UTF-8 in one Hyperscan pass (each reported once):
+# a hex dump's first line (_DUMP_HINT), a run of MIN_HEX hex digits (_hex_edits), eight spaced or
+# colon-separated hex pairs (_spaced_hex_edits), a backslash escape or continuation (_BACKSLASHED).  Hex
+# digits are what _HEXMAP turns into `x`; ASCII bytes are the characters they encode.
+_HEX = b"[0-9a-fA-F]"
+_HINTS = {
+    "dump": rb"(?:^|\n)" + _HEX + rb"{6,8}:? {1,2}" + _HEX + rb"{2}(?: |" + _HEX + rb"{2} )",
+    "hex": _HEX + rb"{%d}" % MIN_HEX,
+    "spaced": _HEX + rb"{2}(?: " + _HEX + rb"{2}){7}",
+    "colon": _HEX + rb"{2}(?::" + _HEX + rb"{2}){7}",
+    "backslash": rb"\\(?:\r?\n|u00[2-7]|/)",
+}
+_hints_db: list[Any] = []  # [database] once built, [None] without hyperscan
+_hints_local = threading.local()  # each thread's Hyperscan scratch space (never shared between scans)
+
+
+def _hints(raw: bytes) -> set[str] | None:
+    """Which of :data:`_HINTS` occur in ``raw``; None without the ``hyperscan`` module."""
+    if not _hints_db:
+        try:
+            import hyperscan
+
+            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            db.compile(expressions=list(_HINTS.values()), ids=list(range(len(_HINTS))), elements=len(_HINTS),
+                       flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(_HINTS))
+            _hints_db.append(db)
+        except Exception:  # no module, or it refused a pattern: the checks below run as before
+            _hints_db.append(None)
+    db = _hints_db[0]
+    if db is None:
+        return None
+    scratch = getattr(_hints_local, "scratch", None)
+    if scratch is None or _hints_local.db is not db:
+        import hyperscan
+
+        scratch = _hints_local.scratch = hyperscan.Scratch(db)
+        _hints_local.db = db
+    names = list(_HINTS)
+    seen: set[str] = set()
+    db.scan(raw, match_event_handler=lambda i, *_: seen.add(names[i]), scratch=scratch)
+    return seen
+
+
 def find_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
     """Every place a view undoes, each with its window, without overlaps: where two would overlap (the
-    line breaks of an xxd -p block also look like a fold) the earlier kind below wins."""
+    line breaks of an xxd -p block also look like a fold) the earlier kind below wins.  Text without any
+    kind's hint (:func:`_hints`) goes straight to the folds."""
     raw = text.encode("utf-8", "surrogatepass")
-    mapped = raw.translate(_HEXMAP)
-    backslashed = _BACKSLASHED.search(text) is not None
-    found = (_dump_edits(text, mapped) + _hex_edits(text, raw, mapped) + _spaced_hex_edits(text, mapped)
-             + (_escape_edits(text) + _continuation_edits(text) if backslashed else []) + _fold_edits(text))
+    hints = _hints(raw)
+    if hints is None:
+        hints = set(_HINTS)  # every kind runs its own check
+        backslashed = _BACKSLASHED.search(text) is not None
+    else:
+        backslashed = "backslash" in hints
+    found: list[tuple[Edit, tuple[int, int]]] = []
+    if hints & {"dump", "hex", "spaced", "colon"}:  # each kind only where its hint is (its own first check)
+        mapped = raw.translate(_HEXMAP)
+        found = ((_dump_edits(text, mapped) if "dump" in hints else [])
+                 + (_hex_edits(text, raw, mapped) if "hex" in hints else [])
+                 + (_spaced_hex_edits(text, mapped) if hints & {"spaced", "colon"} else []))
+    found += (_escape_edits(text) + _continuation_edits(text) if backslashed else []) + _fold_edits(text)
     if not found:
         return []
     return _without_overlaps(found)

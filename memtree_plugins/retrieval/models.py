@@ -77,7 +77,7 @@ class Neighbor(NodeRef):
                                       "or '<edge kind> ->' / '<- <edge kind>' for lateral edges")
     via: str = Field(description="the node one step closer to the start")
     rels: list[str] = Field(default_factory=list, description="for a code reference: calls, imports, "
-                                                              "inherits, uses-type")
+                                                              "inherits, uses-type, uses (a value)")
 
 
 class NeighborsResult(BaseModel):

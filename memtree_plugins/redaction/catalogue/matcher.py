@@ -26,7 +26,6 @@ counts each gitleaks id.
 
 from __future__ import annotations
 
-import codecs
 import re
 import threading
 from bisect import bisect_left, bisect_right
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memtree_core.daemon.redacting import TagHits
+from memtree_plugins.redaction import scan
 from memtree_plugins.redaction.catalogue import (
     GITLEAKS,
     Allowlist,
@@ -48,6 +48,7 @@ from memtree_plugins.redaction.catalogue import (
 )
 from memtree_plugins.redaction.engine import MARK, is_placeholder, looks_like_code, lowered, shannon_entropy
 from memtree_plugins.redaction.rules import is_words, qualified_not_secret
+from memtree_plugins.redaction.scan import one_byte_per_char
 
 if TYPE_CHECKING:
     from memtree_core.context import Context
@@ -187,7 +188,7 @@ class Engine:
                 c.ready()
         self.rules = compiled
         self.every = list(range(len(compiled)))
-        # Text beyond ASCII goes to Hyperscan with one byte per character (_ONE_BYTE) unless a rule asks for
+        # Text beyond ASCII goes to Hyperscan with one byte per character (_one_byte) unless a rule asks for
         # Unicode classes, which that byte cannot stand for.
         self.hs_any_text = not any("\\p" in c.rule.regex or "\\P" in c.rule.regex for c in compiled)
         self.always = [i for i, c in enumerate(compiled) if not c.rule.keywords]
@@ -199,10 +200,20 @@ class Engine:
                 self.keyword_rules[index[k]].append(i)
         self._ac = ahocorasick_rs.AhoCorasick(words, implementation=ahocorasick_rs.Implementation.DFA) \
             if words else None
+        self._keyword_words = words
+        self._keyword_pass_ = None  # built on first use (scan.DistinctLiterals, caseless), False without one
         self.prefilter: Callable[[bytes, list[int]], list[int]] | None = None  # Hyperscan, when cached
         # Called once after BUSY_BYTES scanned without a prefilter: builds one in the background.
         self.when_busy: Callable[[], object] | None = None
         self.scanned = 0
+
+    @property
+    def _keyword_pass(self) -> scan.DistinctLiterals | None:
+        if self._keyword_pass_ is None:
+            words = self._keyword_words
+            one = scan.DistinctLiterals(words, caseless=True) if all(w == w.lower() for w in words) else None
+            self._keyword_pass_ = one if one is not None and one.db is not None else False
+        return self._keyword_pass_ or None
 
     def candidates(self, text: str) -> list[int]:
         """The rules whose keywords occur in ``text`` (case-insensitive), and those without keywords."""
@@ -216,6 +227,21 @@ class Engine:
             for nid in {h[0] for h in hits}:
                 found.update(self.keyword_rules[nid])
         return sorted(found)
+
+    def _with_keywords(self, selected: list[int], text: str, hs_data: bytes) -> list[int]:
+        """The rules of ``selected`` without keywords or with one in the lower-cased text.  Many keywords to
+        look for (a text dense with near-secrets selects many rules): one caseless Hyperscan pass over
+        ``hs_data`` (ASCII caseless is lower-casing for every character but "İ", which takes the per-keyword
+        path, as do the Kelvin sign and the long s, which never reach here); else a substring test each."""
+        wanted = sum(len(self.rules[i].rule.keywords) for i in selected)
+        if wanted >= KEYWORDS_ONE_PASS and self._keyword_pass is not None and "\u0130" not in text:
+            ok: set[int] = set()
+            for w in self._keyword_pass.present(hs_data):
+                ok.update(self.keyword_rules[w])
+            return [i for i in selected if not self.rules[i].rule.keywords or i in ok]
+        low = lowered(text)
+        return [i for i in selected
+                if not self.rules[i].rule.keywords or any(k in low for k in self.rules[i].rule.keywords)]
 
     def findings(self, text: str) -> list[tuple[int, int, int]]:
         """Every finding as ``(start, end, rule index)``: the secret's span in ``text`` (characters)."""
@@ -233,14 +259,12 @@ class Engine:
             if len(data) == len(text):
                 hs_data = data
             elif self.hs_any_text and "\u212a" not in text and "\u017f" not in text:
-                hs_data = text.encode("ascii", _ONE_BYTE)
+                hs_data = _one_byte(data)
         if prefilter is not None and hs_data is not None:
             # Hyperscan first (which rules match at all), then the keywords of those few only.
             selected = prefilter(hs_data, self.every)
             if selected:
-                low = lowered(text)
-                selected = [i for i in selected
-                            if not self.rules[i].rule.keywords or any(k in low for k in self.rules[i].rule.keywords)]
+                selected = self._with_keywords(selected, text, hs_data)
         else:
             selected = self.candidates(text)
         if not selected:
@@ -297,6 +321,7 @@ class Engine:
         return s, e
 
 
+KEYWORDS_ONE_PASS = 8  # keywords to look for from which one Hyperscan pass beats a substring test each
 JUDGE_LIMIT = 256  # matches of one rule judged per text; past it the rest are redacted unjudged,
 DENSE_LIMIT = 4096  # and past this many the rest of the text is redacted whole (fail closed, bounded time)
 LINE_WINDOW = 1024  # bytes of a line either side of a match that a "line" allowlist sees (fewer: fewer vetoes)
@@ -387,17 +412,13 @@ def _vetoed(secret: str, before: str, quoted: bool, generic: bool) -> bool:
     return bool(m and qualified_not_secret(m.group(1)))
 
 
-def _one_byte(err: UnicodeError) -> tuple[bytes, int]:
-    """Each character beyond ASCII as the byte 0x80: to Hyperscan (byte-wise, ASCII classes) it is what such
-    a character is to RE2 (one character; matched by ``.``, ``[^...]``, ``\\S``, ``\\W``, never by an ASCII
-    class or a word character), so Hyperscan still finds every rule RE2 can match.  The exceptions, the
-    Kelvin sign and the long s that RE2 folds to ``k`` and ``s`` under ``(?i)``, keep a text off Hyperscan."""
-    assert isinstance(err, UnicodeEncodeError)
-    return b"\x80" * (err.end - err.start), err.end
-
-
-_ONE_BYTE = "memtree-one-byte"
-codecs.register_error(_ONE_BYTE, _one_byte)
+def _one_byte(data: bytes) -> bytes:
+    """Each character beyond ASCII as the byte 0x80 (:func:`~memtree_plugins.redaction.scan.one_byte_per_char`):
+    to Hyperscan (byte-wise, ASCII classes) it is what such a character is to RE2 (one character; matched by
+    ``.``, ``[^...]``, ``\\S``, ``\\W``, never by an ASCII class or a word character), so Hyperscan still finds
+    every rule RE2 can match.  The exceptions, the Kelvin sign and the long s that RE2 folds to ``k`` and
+    ``s`` under ``(?i)``, keep a text off Hyperscan."""
+    return one_byte_per_char(data)
 
 
 def _mark_spans(data: bytes) -> tuple[list[int], list[int]]:

@@ -26,10 +26,11 @@ def fts_ids(store: Store, term: str) -> set[str]:
 def test_schema_columns_keep_their_names(store: Store) -> None:
     cols = [r[1] for r in store.query("PRAGMA table_info(nodes)")]
     # the columns outside tools rely on, in order, then memtree's own (symbols: keyword search's identifier
-    # field; tokens, tokens_by: the stored token count and the counter that made it)
+    # field; tokens, tokens_by: the stored token count and the counter that made it; words: the parts of
+    # the body's camelCase identifiers)
     assert cols == ["id", "parent_id", "kind", "source_uri", "content", "content_hash", "status", "mtime",
                     "created_at", "updated_at", "truncated", "original_bytes", "metadata", "symbols",
-                    "tokens", "tokens_by"]
+                    "tokens", "tokens_by", "words"]
     assert [r[1] for r in store.query("PRAGMA table_info(edges)")] == ["src_id", "dst_id", "kind", "created_at"]
     indexes = {r[1] for r in store.query("PRAGMA index_list(nodes)")}
     assert {"nodes_parent", "nodes_created_parent", "nodes_source_uri", "nodes_content_hash",
@@ -163,6 +164,17 @@ def test_fts_matches_word_forms(store: Store) -> None:
     assert fts_ids(store, "digit") == {n.id}
 
 
+def test_fts_matches_the_words_inside_camel_case_identifiers(store: Store) -> None:
+    camel = store.insert_node("file_chunk", "if closeCode == CloseNoStatusReceived { return nil }", status_="live")
+    snake = store.insert_node("file_chunk", "def close_code(self): return self.code", status_="live")
+    assert fts_ids(store, "close AND code") == {camel.id, snake.id}
+    assert fts_ids(store, "received") == {camel.id}
+    assert fts_ids(store, "closecode") == {camel.id}  # the identifier as written stays a word
+    # only the words the body does not hold already: snake_case needs none, term counts are unchanged
+    words = dict(store.query("SELECT id, words FROM nodes"))
+    assert words == {camel.id: "close code no status received", snake.id: ""}
+
+
 def test_a_store_from_schema_2_migrates_forward_keeping_its_index(tmp_path: Path) -> None:
     from memtree_core.store import schema
     from memtree_core.store.sqlite_route import choose_route
@@ -183,6 +195,32 @@ def test_a_store_from_schema_2_migrates_forward_keeping_its_index(tmp_path: Path
         assert s.query_one("PRAGMA user_version")[0] == SCHEMA_VERSION
         assert fts_ids(s, "retry") == {"A"}  # rebuilt from live rows only, with the stemmer
         s.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('integrity-check')")
+    finally:
+        s.close()
+
+
+def test_a_store_from_schema_7_gets_the_words_of_its_identifiers_indexed(tmp_path: Path) -> None:
+    from memtree_core.store import schema
+    from memtree_core.store.sqlite_route import choose_route
+
+    path = tmp_path / "v7.db"
+    conn = choose_route().module.connect(str(path), isolation_level=None)
+    for version in range(7):
+        for stmt in schema.MIGRATIONS[version]:
+            conn.execute(stmt) if isinstance(stmt, str) else stmt(conn)
+    conn.execute("PRAGMA user_version = 7")
+    for node_id, status in (("A", "live"), ("B", "pruned")):
+        conn.execute("INSERT INTO nodes (id, kind, content, content_hash, status, created_at, updated_at) "
+                     "VALUES (?, 'file_chunk', 'buf := pool.getWriteBuffer()', 'h', ?, 1, 1)", (node_id, status))
+    conn.close()
+    s = Store.open(path)
+    try:
+        assert s.query_one("PRAGMA user_version")[0] == SCHEMA_VERSION
+        assert dict(s.query("SELECT id, words FROM nodes")) == {"A": "get write buffer", "B": ""}
+        assert fts_ids(s, "write AND buffer") == {"A"}  # rebuilt from live rows, with the new column
+        s.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('integrity-check')")
+        s.insert_node("note", "a fresh writeDeadline", status_="live")
+        assert len(fts_ids(s, "deadline")) == 1  # the triggers keep the new column in sync
     finally:
         s.close()
 

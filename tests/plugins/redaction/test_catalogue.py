@@ -380,3 +380,29 @@ def test_past_the_dense_limit_the_rest_of_the_text_is_redacted_whole_keeping_its
     assert out.endswith("[REDACTED:acme-key]") and "last line" not in out and hits == matcher.DENSE_LIMIT + 1
     kept = redact([rule], text)  # the host's pass puts the lost lines back after the mark
     assert kept.text.count("\n") == text.count("\n") and kept.hits == {"acme-key": matcher.DENSE_LIMIT + 1}
+
+
+def test_keyword_check_in_one_pass_equals_a_substring_test_per_keyword() -> None:
+    """Rules Hyperscan selected keep only those with a keyword in the lower-cased text: one caseless pass
+    over the text's bytes when many keywords are to be looked for, the same rules as a test per keyword
+    (keywords in any case, glued, beside characters beyond ASCII; "İ" lower-cases to two characters)."""
+    pytest.importorskip("hyperscan")
+    from memtree_plugins.redaction.catalogue import matcher
+    from memtree_plugins.redaction.engine import lowered
+    from memtree_plugins.redaction.scan import one_byte_per_char
+
+    engine = Engine(builtin())
+    assert engine._keyword_pass is not None
+    pick = random.Random(rng.randrange(2**32))
+    words = engine._keyword_words
+    bits = [*pick.sample(words, 40), *(w.upper() for w in pick.sample(words, 20)), " ", "\n", "é", "İ", "x"]
+    keyworded = [i for i, c in enumerate(engine.rules) if c.rule.keywords]
+    for _ in range(400):
+        text = "".join(pick.choices(bits, k=pick.randint(0, 30)))
+        selected = sorted(pick.sample(range(len(engine.rules)), 30) + keyworded[:5])
+        data = one_byte_per_char(text.encode("utf-8"))
+        low = lowered(text)
+        expected = [i for i in selected if not engine.rules[i].rule.keywords
+                    or any(k in low for k in engine.rules[i].rule.keywords)]
+        assert sum(len(engine.rules[i].rule.keywords) for i in selected) >= matcher.KEYWORDS_ONE_PASS
+        assert engine._with_keywords(selected, text, data) == expected, text

@@ -135,3 +135,45 @@ def test_start_of_line_agrees_with_rfind_far_from_the_line_start():
 def test_a_huge_value_is_never_taken_for_a_placeholder():
     assert is_placeholder("${TOKEN}")
     assert not is_placeholder("${TOKEN}" + "x" * 2000)  # judging it as one would cost more than redacting it
+
+
+def test_long_line_check_never_misses_a_long_line():
+    """The cheap check that lets text without a MIN_LINE line skip the rule says so only when no line is
+    that long (lines just under, at and over the limit, anywhere in the text)."""
+    pick = random.Random(rng.randrange(2**32))
+    for _ in range(3000):
+        lengths = [pick.choice([pick.randint(0, 120), pick.randint(2000, 4095), pick.randint(4096, 4200)])
+                   for _ in range(pick.randint(1, 8))]
+        text = "\n".join("x" * n for n in lengths)
+        if max(lengths) >= dense.MIN_LINE:
+            assert dense._may_have_long_line(text), lengths
+    assert not dense._may_have_long_line(("y" * 80 + "\n") * 2000)
+
+
+def test_one_pass_counts_equal_the_automata(monkeypatch):
+    """Lines counted in one Hyperscan pass per block are judged dense exactly when the automata's three
+    counts say so (keywords in any case, literals, judged names, text beyond ASCII, "İ" and the Kelvin sign)."""
+    pytest.importorskip("hyperscan")
+    needles = scan.current_needles()
+    judged = dense.judged_needles(needles)
+    assert dense._one_pass(needles, judged) is not None
+    pick = random.Random(rng.randrange(2**32))
+    words = [*needles.literals, *needles.keywords, *(k.upper() for k in needles.keywords), *judged.literals]
+    lines = []
+    for _ in range(60):
+        filler = pick.choice([1, 4, 16, 64])
+        parts = []
+        while sum(map(len, parts)) < dense.MIN_LINE * pick.choice([1, 2, 5]):
+            parts.append(pick.choice(words) + " " * pick.randint(0, filler) + pick.choice(["", "é", "x", "=", "İ"]))
+        lines.append("".join(parts))
+    lines += ["\u212a" + "EY: " * 5000, "token: " * 2000 + "é"]
+    counter = dense._one_pass(needles, judged)
+    for line in lines:
+        data = dense._one_byte(line)
+        if data is not None:  # the counts themselves, not only the verdict
+            lit, kw = needles.counts(line, line.lower())
+            assert counter.counts(data) == [lit, kw, judged.counts(line, "")[0]]
+    judged_one_pass = [dense.too_dense(line, needles) for line in lines]
+    assert any(judged_one_pass) and not all(judged_one_pass)
+    monkeypatch.setattr(dense, "_one_pass", lambda needles, judged: None)
+    assert [dense.too_dense(line, needles) for line in lines] == judged_one_pass

@@ -400,6 +400,68 @@ def test_scan_positions_follow_every_redaction():
     assert checked > 1000
 
 
+def test_hyperscan_needles_equal_the_automata():
+    """The Hyperscan pass over ASCII text finds every needle where the automata find it (keywords in any
+    case, overlapping ones, needles glued to each other); other text goes to the automata."""
+    pytest.importorskip("hyperscan")
+    needles = scan.current_needles()
+    assert needles._hs is not None  # the hyperscan module is there: captures take the one-pass search
+    automata = scan.Needles(needles.literals, needles.keywords, use_hyperscan=False)
+    pick = random.Random(rng.randrange(2**32))
+    words = needles.literals + needles.keywords + [k.upper() for k in needles.keywords] + [" ", "\n", "x"]
+    texts = _glued(pick.randrange(2**32), 60) + ["".join(pick.choices(words, k=80)) for _ in range(300)]
+    texts += ["\u212aEY=" + r(30) + " token: " + r(30), "Ünïcödé PASSWORD=" + r(20), "tok\u212aen",
+              "→ ✓ 密码 password: '" + r(24) + "' 😀 sk-ant-api03-" + r(40) + " €", "ſecret=" + r(20)]
+    texts += ["".join(pick.choices(words + ["é", "→", "😀", "\u212a", "ſ"], k=80)) for _ in range(300)]
+    hs_taken = 0
+    for text in texts:
+        low = text.lower()
+        if len(low) != len(text):
+            continue
+        assert needles.find(text, low) == automata.find(text, low), text[:200]
+        hs_taken += needles._hs.find(text) is not None
+    assert hs_taken >= 600
+
+
+def test_distinct_literals_and_the_env_dump_gate(monkeypatch):
+    """DistinctLiterals counts the distinct words that occur anywhere (one Hyperscan pass); the env-dump rule
+    uses it only to skip text with too few variable names, so what it finds is what it found without it."""
+    pytest.importorskip("hyperscan")
+    from memtree_plugins.redaction import envdump
+
+    pick = random.Random(rng.randrange(2**32))
+    words = ["PATH", "MANPATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL"]
+    gate = scan.DistinctLiterals(words)
+    bits = [*words, "_", "x", "=", " ", "\n", "é", "→"]
+    texts = ["".join(pick.choices(bits, k=pick.randint(0, 30))) for _ in range(3000)]
+    texts += ["MANPATH=/x", "PATH=/bin HOME=/h USER=u LANG=C", "\udcff PATH HOME"]
+    env = {"PATH": "/bin", "HOME": "/h", "USER": "u", "LANG": "C", "LC_ALL": "C", "TERM": "xterm",
+           "SHELL": "/bin/sh", "API_TOKEN": "tok-" + r(24)}
+    names = envdump._names(env)
+    for text in texts:
+        count = gate.count(text)
+        if "\udcff" in text:
+            assert count is None  # lone surrogates: the caller searches as before
+            continue
+        assert count == sum(w in text for w in words), text
+        for enough in (None, 1, 2, 3, 4):
+            with_gate = names.find(text, enough)
+            with monkeypatch.context() as m:
+                m.setattr(scan.DistinctLiterals, "count", lambda self, text: None)
+                assert with_gate == names.find(text, enough), (text, enough)
+
+
+def test_one_byte_per_char():
+    """Byte offsets of the one-byte form are character offsets: ASCII kept, every other character (a lone
+    surrogate too) one 0x80 byte."""
+    pick = random.Random(rng.randrange(2**32))
+    chars = ["a", "\n", "\x7f", "\x80", "é", "→", "😀", "\udcff", "\U0010ffff", "\u212a"]
+    for _ in range(500):
+        text = "".join(pick.choices(chars, k=pick.randint(0, 40)))
+        expected = bytes(ord(c) if c.isascii() else 0x80 for c in text)
+        assert scan.one_byte_per_char(text.encode("utf-8", "surrogatepass")) == expected
+
+
 @pytest.mark.parametrize("text", [
     # back-to-back matches: one rule's edits touch each other
     _pem("RSA PRIVATE KEY") + _pem("EC PRIVATE KEY") + "\nghp_" + r(36) + "ghp_" + r(36),
@@ -584,6 +646,26 @@ def test_a_certificate_body_is_not_a_key():
     from memtree_plugins.redaction.encoded import EncodedSecrets
 
     assert EncodedSecrets(lambda: RULES).redact(cert) == (cert, 0)
+
+
+def test_base64_candidates_are_the_long_runs():
+    """Every maximal run of base64 characters of MIN_RUN or more, once, in order of first appearance (a
+    diff's leading ``+`` dropped), whatever surrounds it: blanks, punctuation, text beyond ASCII."""
+    import re
+
+    from memtree_plugins.redaction import encoded
+
+    def reference(text: str) -> list[str]:
+        runs = re.findall(r"[A-Za-z0-9+/]{%d,}" % encoded.MIN_RUN, text)  # noqa: UP031 (greedy: maximal runs)
+        return list(dict.fromkeys(run.removeprefix("+") for run in runs))
+
+    pick = random.Random(rng.randrange(2**32))
+    parts = ["a", "Z", "9", "+", "/", "=", " ", "\n", "é", "→", "\udcff", "-", ".", "x" * 19, "y" * 20, "+" * 21,
+             r(40), r(19)]
+    texts = ["".join(pick.choices(parts, k=pick.randint(0, 60))) for _ in range(2000)]
+    texts += [t for t, _ in SAMPLES.values()] + ["a" * 20, "+" + "a" * 19, " " + "b" * 25 + " "]
+    for text in texts:
+        assert list(encoded.candidates(text)) == reference(text), text
 
 
 def test_harmless_base64_is_kept(app):

@@ -291,3 +291,52 @@ def test_the_view_text_alone_is_the_view_s_text(name):
     edits = sorted(edit for edit, _ in found)
     windows = views._merged([window for _, window in found])
     assert views.view_text(text, edits, windows) == views.View(text, edits, windows).text
+
+
+def test_hints_say_where_each_kind_can_find_something(monkeypatch):
+    """The one-pass hints (views._hints) are each kind's own first check: a kind whose hint is absent finds
+    nothing, and the places found are the same with the hints as with every kind checking on its own."""
+    pytest.importorskip("hyperscan")
+    pick = random.Random(rng.randrange(2**32))
+    bits = ["0123456789abcdef", "ab cd ef 01 23 45 67 89", "ab:cd:ef:01:23:45:67:89", "6768705f616263646566",
+            "00000000: 6768 705f 6162 6364  ghp_abcd\n", "\\u0041", "\\/", "\\\n", "\\\\", "G", " ", "\n", ":",
+            "é", "\udcff", "x" * 16, "ghp_" + r(36)]
+    texts = ["".join(pick.choices(bits, k=pick.randint(0, 24))) for _ in range(3000)]
+    for text in texts:
+        raw = text.encode("utf-8", "surrogatepass")
+        hints = views._hints(raw)
+        mapped = raw.translate(views._HEXMAP)
+        if "dump" not in hints:
+            assert views._dump_edits(text, mapped) == []
+        if "hex" not in hints:
+            assert views._hex_edits(text, raw, mapped) == []
+        if not hints & {"spaced", "colon"}:
+            assert views._spaced_hex_edits(text, mapped) == []
+        assert ("backslash" in hints) == (views._BACKSLASHED.search(text) is not None)
+    with_hints = [views.find_edits(t) for t in texts]
+    monkeypatch.setattr(views, "_hints_db", [None])  # as without the hyperscan module
+    assert [views.find_edits(t) for t in texts] == with_hints
+
+
+def test_hints_from_several_threads_at_once():
+    """Each thread scans with its own Hyperscan scratch space: threads finding hints at once get what one
+    thread alone gets, and none fails."""
+    import threading
+
+    pytest.importorskip("hyperscan")
+    texts = [("6768705f616263646566 \\u0041 ab cd ef 01 23 45 67 89 " * 2000)[: 50_000 + k] for k in range(8)]
+    alone = [views._hints(t.encode()) for t in texts]
+    got: list[object] = []
+
+    def work() -> None:
+        try:
+            got.append([views._hints(t.encode()) for t in texts for _ in range(5)][::5])
+        except Exception as exc:  # reported below, in the test's own thread
+            got.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == [alone] * 4

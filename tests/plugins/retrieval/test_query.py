@@ -187,7 +187,7 @@ def test_a_method_comes_before_its_class_header(repo, project: Path) -> None:
     assert "method" in kinds and "class" in kinds and kinds.index("method") < kinds.index("class"), kinds
 
 
-def test_members_before_headers_moves_only_a_header_above_its_own_member() -> None:
+def test_members_before_headers_moves_a_member_up_to_its_own_header_only() -> None:
     from memtree_plugins.retrieval.priors import members_before_headers
 
     uri = {"h": "file:///r/a.py#L1-9", "m": "file:///r/a.py#L10-20", "o": "file:///r/b.py#L1-5",
@@ -195,8 +195,9 @@ def test_members_before_headers_moves_only_a_header_above_its_own_member() -> No
     meta = {"h": {"kind": "class", "symbol": "Session"}, "m": {"kind": "method", "symbol": "Session.send"},
             "o": {"kind": "class", "symbol": "Other"}, "mod": {"kind": "module_header"},
             "f": {"kind": "function", "symbol": "helper"}}
+    # the method takes its class header's place (first), not the header the method's (last)
     out = members_before_headers([("h", 9.0), ("o", 8.0), ("m", 5.0)], uri.get, meta.get)
-    assert [n for n, _ in out] == ["o", "m", "h"] and out[-1][1] < 5.0
+    assert [n for n, _ in out] == ["m", "h", "o"] and dict(out)["h"] == 9.0 and dict(out)["m"] > 9.0
     out = members_before_headers([("mod", 3.0), ("f", 2.0)], uri.get, meta.get)
     assert [n for n, _ in out] == ["f", "mod"]
     out = members_before_headers([("o", 3.0), ("m", 2.0)], uri.get, meta.get)  # not its member
@@ -289,3 +290,52 @@ def test_the_priors_apply_to_a_single_retrievers_list_too(home, project: Path) -
         assert hit_ids(r)[:2] == [code, outline] and set(hit_ids(r)[2:]) <= {test, *tests}
     finally:
         app.close()
+
+
+POOL_CODE = '''\
+class BufferPool:
+    """Write buffers are taken from this shared pool and given back after each message."""
+
+    size = 4096
+''' + "".join(f"\n    def helper{i}(self):\n        return {i}\n" for i in range(40)) + '''
+    def release(self, buf):
+        self.buffers.append(buf)
+'''
+
+
+def test_a_member_takes_the_place_of_its_own_header_that_ranks_above_it(app, project: Path) -> None:
+    # The class header matches every word; its method only one of them, below other files' chunks: the
+    # method moves up to just above its header, which keeps its place (it is not pushed down the list).
+    files = {"src/pool.py": POOL_CODE}
+    files |= {f"src/other{i}.py": f"def other{i}():\n    write = 'shared {i}'\n    return write\n" for i in range(4)}
+    for name, text in files.items():
+        f = project / name
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(text)
+        read(app, str(f))
+    r = search(app, "where are write buffers taken from the shared pool and given back", mode="keyword", limit=5)
+    symbols = [app.store.get_node(h.id).meta.get("symbol") for h in r.hits]
+    assert symbols[:2] == ["BufferPool.release", "BufferPool"], symbols
+    assert [h.score for h in r.hits] == sorted((h.score for h in r.hits), reverse=True)
+
+
+GO_CLOSE = '''\
+package ws
+
+func formatMessage(closeCode int, reasonText string) []byte {
+\tbuf := make([]byte, 2+len(reasonText))
+\tbinary.BigEndian.PutUint16(buf, uint16(closeCode))
+\tcopy(buf[2:], reasonText)
+\treturn buf
+}
+'''
+
+
+def test_words_of_a_question_reach_code_that_spells_them_as_one_identifier(app, project: Path) -> None:
+    (project / "frame.go").write_text(GO_CLOSE)
+    (project / "conn.go").write_text("package ws\n\n// close the connection\nfunc shut(c net.Conn) { c.Close() }\n")
+    for name in ("frame.go", "conn.go"):
+        read(app, str(project / name))
+    r = search(app, "put the close code and the reason text in a message", mode="keyword", limit=3)
+    assert r.hits and r.hits[0].source_uri.split("#", 1)[0].endswith("/frame.go"), [h.source_uri for h in r.hits]
+    assert r.hits[0].matched == "all"
