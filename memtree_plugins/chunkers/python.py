@@ -139,6 +139,22 @@ def _members(node: ast.AST, prefix: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _nested_defs(stmts: list[ast.stmt]) -> tuple[str, ...]:
+    """Names of the functions and classes a run of module statements defines inside ``if``/``try``/``with``
+    blocks (one definition per platform or Python version): the chunk is where they are defined."""
+    out: list[str] = []
+    todo = [s for s in stmts if not isinstance(s, _DEFS)]
+    while todo:
+        s = todo.pop(0)
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            for inner in getattr(s, field, None) or ():
+                if isinstance(inner, _DEFS):
+                    out.append(inner.name)
+                elif isinstance(inner, ast.stmt | ast.excepthandler):
+                    todo.append(inner)  # type: ignore[arg-type]
+    return tuple(dict.fromkeys(out))
+
+
 def _start_of(node: ast.stmt) -> int:
     decos = getattr(node, "decorator_list", None) or []
     return min([node.lineno] + [d.lineno for d in decos])
@@ -238,7 +254,7 @@ class PythonChunker:
                     kind, symbol, outline = "module_header", None, _header_outline(stmts, module)
                 else:
                     kind, symbol, outline = "statements", None, _statements_outline(stmts, lines)
-                pieces.append(_Piece(start, end, kind, symbol, outline))
+                pieces.append(_Piece(start, end, kind, symbol, outline, _nested_defs(stmts)))
             else:
                 node = first
                 seen_def = True

@@ -6,7 +6,16 @@
 * class bases: ``inherits``; names in annotations (string annotations too): ``uses-type``;
 * other names read (``isinstance(x, C)``, ``except E``, a function passed as a callback): ``uses``;
 * ``import a.b as m`` / ``from .m import x as y``: ``imports`` binding the alias to ``a/b`` or the relative
-  module's path from the file's directory.
+  module's path from the file's directory;
+* what a member or function gives, for calls on its value: ``gives`` naming a class, its ``target`` the
+  member spelled ``C.m()`` (a method's return annotation), ``C.p`` (a property's, an attribute's
+  annotation or the one class, or path to one, assigned to ``self.p``), ``f()`` (a function's), ``...[]``
+  (the element of a ``list[T]``, ``Iterator[T]`` ...) and ``...{}`` (what indexing a ``dict[K, V]`` or a
+  list gives).  A call on a value whose type is known that way is named by the path to it: ``x =
+  self.fetch(); x.read()`` in class ``C`` is ``C.fetch().read``, ``for p in self.params: p.check()`` is
+  ``C.params[].check``, ``self.url.copy()`` is ``C.url.copy``; ``typing.cast(T, v)``, ``with T() as x``
+  and ``except T as e`` give a ``T``; resolution walks the path (``docs/architecture.md`` "Code
+  references").
 """
 
 from __future__ import annotations
@@ -52,6 +61,42 @@ def _type_name(node: ast.AST) -> str | None:
     return name if name and name.rsplit(".", 1)[-1][:1].isupper() and name not in _BUILTINS else None
 
 
+# Containers whose first type argument is what iterating them gives.
+_ITERABLES = frozenset({"list", "List", "set", "Set", "frozenset", "FrozenSet", "Sequence", "MutableSequence",
+                        "Iterable", "Iterator", "Collection", "AbstractSet", "MutableSet", "Generator",
+                        "AsyncIterator", "AsyncIterable", "AsyncGenerator", "deque", "Deque"})
+
+
+_MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "DefaultDict", "defaultdict"})
+
+
+def _element_name(node: ast.AST, mapping: bool = False) -> str | None:
+    """The class iterating an annotated value gives: ``list[T]``, ``Iterator[T]``, ``Optional[List[T]]``;
+    with ``mapping``, the class indexing it gives (``dict[K, V]``: ``V``; a list's element)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            node = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        sides = [n for n in (node.left, node.right) if not (isinstance(n, ast.Constant) and n.value is None)]
+        return _element_name(sides[0], mapping) if len(sides) == 1 else None
+    if not isinstance(node, ast.Subscript):
+        return None
+    base = (dotted(node.value) or "").rsplit(".", 1)[-1]
+    if base == "Optional":
+        return _element_name(node.slice, mapping)
+    if mapping and base in _MAPPINGS and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) == 2:
+        return _type_name(node.slice.elts[1])
+    if base not in _ITERABLES:
+        return None
+    first = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) and node.slice.elts else node.slice
+    return _type_name(first)
+
+
+_PROPERTIES = frozenset({"property", "cached_property"})
+
+
 # Nodes that hold no name: not walked into (every Name has a Load/Store node, every operation an operator).
 _LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.Constant, ast.alias)
 
@@ -86,6 +131,89 @@ class _Visitor(ast.NodeVisitor):
         self.types: list[dict[str, str | None]] = []  # a variable's class when the function says it
         self.dir = posixpath.dirname(path.replace("\\", "/"))
         self.builtins = _BUILTINS
+        self.depth = 0  # enclosing functions
+        # ``self.<attr>`` of each class: the classes assigned to it (None: something else) and where first
+        self.attrs: dict[str, tuple[int, set[str | None]]] = {}
+        self.declared: dict[str, tuple[int, ast.AST]] = {}  # annotated attributes: (line, annotation)
+        self.fixed: list[set[str]] = []  # each function's variables declared with a type (kept as declared)
+
+    def gives(self, key: str, annotation: ast.AST, line: int) -> None:
+        """``gives`` refs: what ``key`` (``C.m()``, ``C.p``, ``f()``) gives, and its element."""
+        for ops, t in (("", _type_name(annotation)), ("[]", _element_name(annotation)),
+                       ("{}", _element_name(annotation, mapping=True))):
+            if t:
+                self.out.append(Ref("gives", t, line, key + ops))
+
+    def self_name(self) -> str | None:
+        """The enclosing method's ``self`` (or ``cls``), if there is one."""
+        s = self.selves[-1] if self.selves else None
+        return s if s and s != "\0" and self.classes else None
+
+    def type_path(self, node: ast.AST) -> str | None:
+        """How a value's class is reached: ``T`` (``T(...)``), ``C.m()`` (``self.m()``), ``C.p``
+        (``self.p``), ``f()``, ``T.p`` (a typed variable's attribute); None when not known."""
+        if isinstance(node, ast.Await):
+            node = node.value
+        if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice):
+            inner = self.type_path(node.value)  # ``self.by_name[key]``: what indexing it gives
+            return inner + "{}" if inner else None
+        if isinstance(node, ast.Call) and (dotted(node.func) or "").rsplit(".", 1)[-1] == "cast" and node.args:
+            return _type_name(node.args[0])  # ``typing.cast(T, value)``
+        call = isinstance(node, ast.Call)
+        name = dotted(node.func) if isinstance(node, ast.Call) else dotted(node)
+        if not name or name.startswith("super()"):
+            return None
+        head, dot, rest = name.partition(".")
+        me = self.self_name()
+        frame = self.types[-1] if self.types else {}
+        if head == me:
+            if not rest:
+                return None
+            path = f"{self.classes[-1]}.{rest}"
+        elif head in frame:
+            if not frame[head]:
+                return None
+            path = f"{frame[head]}{dot}{rest}"
+        elif self.locals and head in self.locals[-1] or head in self.builtins:
+            return None
+        elif not call and not dot:
+            return None  # a module-level name read: a value, not a class path
+        else:
+            path = name
+        if call:
+            return path if name.rsplit(".", 1)[-1][:1].isupper() and "(" not in path else path + "()"
+        return path
+
+    def bind(self, name: str, kind: str | None) -> None:
+        """A variable of the innermost function holds ``kind`` (a second, different value: unknown)."""
+        if name in self.fixed[-1]:
+            return  # declared ``x: T`` (a parameter too): another value of it is a T as well
+        frame = self.types[-1]
+        frame[name] = kind if name not in frame or frame[name] == kind else None
+
+    def self_attr(self, target: ast.AST) -> str | None:
+        """``C.x`` for ``self.x`` written in a method of class ``C``."""
+        me = self.self_name()
+        if me and isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                and target.value.id == me:
+            return f"{self.classes[-1]}.{target.attr}"
+        return None
+
+    def attr_types(self) -> list[Ref]:
+        """``gives`` for the attributes of the file's classes: the annotated type, else the one class
+        every assignment gives (``None`` aside)."""
+        out: list[Ref] = []
+        for key, (line, annotation) in self.declared.items():
+            for ops, t in (("", _type_name(annotation)), ("[]", _element_name(annotation)),
+                           ("{}", _element_name(annotation, mapping=True))):
+                if t:
+                    out.append(Ref("gives", t, line, key + ops))
+        for key, (line, kinds) in self.attrs.items():
+            if key not in self.declared and len(kinds) == 1 and None not in kinds:
+                (t,) = kinds
+                if t:  # a class, or the path to one (``self.x = self.make()``: ``C.make()``)
+                    out.append(Ref("gives", t, line, key))
+        return out
 
     def emit(self, rel: str, name: str | None, node: ast.AST, target: str = "") -> None:
         if not name:
@@ -115,6 +243,8 @@ class _Visitor(ast.NodeVisitor):
         self.classes.append(f"{self.classes[-1]}.{node.name}" if self.classes else node.name)
         self.selves.append(None)
         for s in node.body:
+            if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name):
+                self.declared[f"{self.classes[-1]}.{s.target.id}"] = (s.lineno, s.annotation)
             self.visit(s)
         self.selves.pop()
         self.classes.pop()
@@ -132,16 +262,27 @@ class _Visitor(ast.NodeVisitor):
             self.annotation(node.returns)
         first = (args.posonlyargs + args.args)[:1]
         in_class = bool(self.selves) and self.selves[-1] is None and bool(self.classes)
-        self.selves.append(first[0].arg if in_class and first else "\0")
         bound = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
                  if a is not None}
+        if node.returns is not None and (in_class or not self.depth):
+            decos = {(dotted(d) or "").rsplit(".", 1)[-1] for d in node.decorator_list}
+            key = f"{self.classes[-1]}.{node.name}" if in_class else node.name
+            self.gives(key if decos & _PROPERTIES and in_class else key + "()", node.returns, node.lineno)
+        # A function nested in a method sees the method's ``self`` (unless it binds that name itself).
+        outer = self.self_name() if not in_class else None
+        self.selves.append(first[0].arg if in_class and first else
+                           outer if outer and outer not in bound else "\0")
+        self.depth += 1
         types = {a.arg: t for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
                  if a.annotation is not None and (t := _type_name(a.annotation))}
         self.locals.append(bound)
         self.types.append(types)
+        self.fixed.append(set(types))
         start = len(self.out)
         for s in node.body:
             self.visit(s)
+        self.depth -= 1
+        self.fixed.pop()
         self.types.pop()
         self.locals.pop()
         self.selves.pop()
@@ -166,15 +307,57 @@ class _Visitor(ast.NodeVisitor):
         self.out[start:] = kept
 
     def visit_Assign(self, node: ast.Assign) -> None:
-        """``x = T(...)`` with ``T`` a class-like name: ``x`` is a ``T`` in this function (a second,
-        different assignment makes it unknown)."""
+        """``x = T(...)``, ``x = self.m()``, ``x = f()``, ``x = self.p``: the path to ``x``'s class in this
+        function (a second, different assignment makes it unknown); ``self.x = ...`` in a method: what the
+        class's attribute holds."""
         if self.types and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            made = dotted(node.value.func) if isinstance(node.value, ast.Call) else None
-            kind = made if made and made.rsplit(".", 1)[-1][:1].isupper() else None
-            frame = self.types[-1]
-            frame[name] = kind if name not in frame or frame[name] == kind else None
+            self.bind(node.targets[0].id, self.type_path(node.value))
+        elif len(node.targets) == 1 and (key := self.self_attr(node.targets[0])):
+            if not (isinstance(node.value, ast.Constant) and node.value.value is None):
+                line, kinds = self.attrs.setdefault(key, (node.lineno, set()))
+                kinds.add(self.type_path(node.value))
         self.generic_visit(node)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        """``for x in self.items``: ``x`` is an element of what ``self.items`` holds."""
+        if self.types and isinstance(node.target, ast.Name):
+            path = self.type_path(node.iter)
+            self.bind(node.target.id, path + "[]" if path else None)
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For  # type: ignore[assignment]
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        """``with T(...) as x``: ``x`` is a ``T`` (a class's ``__enter__`` gives itself, as a rule)."""
+        for item in node.items:
+            v = item.optional_vars
+            if self.types and isinstance(v, ast.Name) and isinstance(item.context_expr, ast.Call):
+                path = self.type_path(item.context_expr)
+                # ``with T() as x``: a T; ``with self.stream() as x``: what a ``@contextmanager``
+                # generator annotated ``Iterator[T]`` yields (a method giving a plain class says no ``[]``)
+                self.bind(v.id, path + "[]" if path and path.endswith(")") else path)
+        self.generic_visit(node)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        """``except E as e``: ``e`` is an ``E`` in the handler (and unbound after it, so each handler of a
+        function names its own): a method called on it is ``E``'s, else known by its name alone."""
+        start = len(self.out)
+        self.generic_visit(node)
+        if not (self.types and node.name):
+            return
+        kind = dotted(node.type) if node.type is not None else None
+        kept: list[Ref] = []
+        for r in self.out[start:]:
+            head, dot, rest = r.name.partition(".")
+            if head != node.name or r.rel == "imports":
+                kept.append(r)
+            elif dot and r.rel == "calls" and kind:
+                kept.append(r._replace(name=f"{kind}.{rest}"))
+            elif dot and r.rel == "calls" and r.name.rsplit(".", 1)[-1] not in _BUILTIN_METHODS:
+                kept.append(r._replace(name="." + r.name.rsplit(".", 1)[-1]))
+        self.out[start:] = kept
+
+    visit_AsyncWith = visit_With  # type: ignore[assignment]
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
@@ -196,8 +379,14 @@ class _Visitor(ast.NodeVisitor):
         elif name is not None:
             self.emit("calls", name, node.func)
         else:
-            if isinstance(node.func, ast.Attribute):  # ``make().run()``: only the method's name is known
-                self.unknown(node.func.attr, node.func)
+            if isinstance(node.func, ast.Attribute):
+                # ``self.fetch().read()``, ``self.by_name[k].close()``: the path to the value's class, walked
+                # when resolved; ``make().run()`` otherwise: only the method's name is known
+                path = self.type_path(node.func.value)
+                if path and path[-1] in ")]}":
+                    self.out.append(Ref("calls", f"{path}.{node.func.attr}", node.func.lineno))
+                else:
+                    self.unknown(node.func.attr, node.func)
             self.visit(node.func)
         for a in node.args:
             self.visit(a)
@@ -223,6 +412,10 @@ class _Visitor(ast.NodeVisitor):
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if self.types and isinstance(node.target, ast.Name):
             self.types[-1][node.target.id] = _type_name(node.annotation)
+            if self.types[-1][node.target.id]:
+                self.fixed[-1].add(node.target.id)
+        elif key := self.self_attr(node.target):
+            self.declared.setdefault(key, (node.lineno, node.annotation))
         self.annotation(node.annotation)
         if node.value is not None:
             self.visit(node.value)
@@ -289,4 +482,4 @@ def python_refs(path: str, tree: ast.Module) -> list[Ref]:
         v.visit(tree)
     except Exception:  # absurdly nested generated code, a node this Python's ast has new: what was read so far
         pass
-    return v.out
+    return v.out + v.attr_types()

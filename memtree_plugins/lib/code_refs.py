@@ -36,7 +36,9 @@ TYPE_METHODS = {"python": PYTHON_TYPE_METHODS, "js": JS_TYPE_METHODS}
 TYPED = "type:"  # a call named ``type:T.m``: the receiver's declared type is T, so m is T's or unknown
 # Go: a result type (``returns``, target ``T.m``) and a struct field's type (``has``, target ``T.f``) a file
 # states for the other files of its package, read by typed chains (``type:Route@Path().Handler``), no links.
-STATED = frozenset({"returns", "has"})
+# Python: what a member gives (``gives``, target ``C.m()``, ``C.p``, ``f()``, ``C.p[]``), read by path walks
+# (``C.fetch().read``), no links either.
+STATED = frozenset({"returns", "has", "gives"})
 RELS = ("calls", "imports", "inherits", "uses-type", "uses")
 MAX_REFS_PER_CHUNK = 400  # a generated table of calls says little more past this
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -41,6 +42,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("memtree.references")
 
 NAME = "references"
+# Python: what a member gives (``target``: ``C.m()``, ``C.p``, ``f()``, ``...[]``, ``...{}``; ``name``: the
+# class, as the file spells it): read to follow a path of calls and attributes (``C.fetch().read``) to the
+# method it ends at.
+GIVES = "gives"
 MAX_CANDIDATES = 4  # a name defined more often than this is too common to keep candidates for
 TYPE_KINDS = frozenset({"class", "interface", "type", "struct", "enum", "union", "trait", "record"})
 VALUE_KINDS = frozenset({"constant", "variable"})  # a module value (a function assigned is a ``function``)
@@ -150,6 +155,7 @@ def record(store: StoreAccess, file: int, path: str, nodes: Sequence[int], chunk
     for node, c in zip(nodes, chunks, strict=True):
         if c.symbol and c.kind in DEFINITION_KINDS and c.part <= 1:
             defs[(_tail(c.symbol), lang, node, file, c.symbol, c.kind)] = None
+        if c.part <= 1:  # a class's members; the definitions a run of statements holds (under an ``if``)
             for m in c.members:
                 defs.setdefault((_tail(m), lang, node, file, m, "member"), None)
         for r in refs_of(c):
@@ -257,7 +263,7 @@ def _resolve(store: StoreAccess, srcs: list[int]) -> None:
         r.hide_go_tests = src not in go_tests
         for rel, name, tail, target in refs.get(src, ()):
             if rel in STATED:
-                continue
+                continue  # read by the type walks (:meth:`_Resolver.chain`, :meth:`_Resolver.walk`), not links
             found, exact = r.lookup(name, tail, target, rel, lang, file, folder)
             found = [d for d in found if d.node != src]
             if not found:
@@ -308,6 +314,13 @@ class _Resolver:
         self.modules: dict[tuple[str, str], dict[str, list[str]]] = {}
         self.hide_go_tests = False  # resolving a Go file outside its package's tests
         self.passed_on: dict[tuple[str, str, str], list[_Def]] = {}  # (module, name, lang): where it leads
+        self.gives: dict[int, dict[str, set[str]]] = {}
+        self.base_classes: dict[int, list[_Def]] = {}
+        self.found_in_bases: dict[tuple[str, int], list[_Def]] = {}
+        self.walked: dict[tuple[str, int], tuple[list[_Def], bool, bool]] = {}
+        self.outside = False  # the last walk ended at a class this repository does not define
+        self.started = False  # the last walk's first name is one of this repository's definitions
+        self.nesting = 0  # walks started from a declaration that is itself a path
 
     def load_imports(self, files: Sequence[int]) -> None:
         files = [f for f in files if f not in self.imports]
@@ -353,8 +366,134 @@ class _Resolver:
             return [d for d in got if not d.modpath.endswith("_test")]
         return got
 
+    def load_gives(self, file: int) -> dict[str, set[str]]:
+        if file not in self.gives:
+            got: dict[str, set[str]] = defaultdict(set)
+            for target, name in self.store.query(
+                    "SELECT r.target, r.name FROM nodes f JOIN nodes n ON n.parent_id = f.id JOIN code_refs r "
+                    "ON r.src = n.rowid AND r.rel = ? WHERE f.rowid = ?", (GIVES, file)):
+                got[target].add(name)
+            self.gives[file] = got
+        return self.gives[file]
+
+    def type_in(self, name: str, lang: str, file: int, folder: str) -> _Def | None:
+        """The class ``name`` means in ``file`` (its own, imported, or the one of that name)."""
+        self.load_imports([file])
+        found, exact = _lookup(name, _tail(name), "", "inherits", lang, file, folder, _Defs(self, lang),
+                               self.imports.get(file) or {})
+        return found[0] if exact and found[0].kind in TYPE_KINDS else None
+
+    def base_defs(self, cls: _Def, lang: str) -> list[_Def]:
+        if cls.node not in self.base_classes:
+            if cls.node not in self.bases:
+                self.bases[cls.node] = [n for (n,) in self.store.query(
+                    "SELECT name FROM code_refs WHERE src = ? AND rel = 'inherits'", (cls.node,))]
+            self.base_classes[cls.node] = [b for name in self.bases[cls.node]
+                                           if (b := self.type_in(name, lang, cls.file, cls.dir))]
+        return self.base_classes[cls.node]
+
+    def gives_of(self, d: _Def, ops: str, lang: str, depth: int = 0) -> _Def | None:
+        """The class the value ``d`` + ``ops`` holds (``d`` called, read, iterated), as its file says; a
+        member not annotated in its class is looked up in the bases; two answers are none."""
+        if d.kind in TYPE_KINDS and ops in ("", "()"):
+            return d  # the class, or an instance of it
+        names = self.load_gives(d.file).get(d.qual + ops, set())
+        if len(names) == 1:
+            return self.declared(next(iter(names)), lang, d)
+        return None
+
+    def declared(self, name: str, lang: str, where: _Def) -> _Def | None:
+        """The class a declaration in ``where``'s file names; one this repository does not define (a
+        library's, Python's own) ends the walk with nothing to guess (:attr:`outside`)."""
+        if any(c in name for c in "([{"):  # ``self.x = self.make()``: the class at the end of that path
+            if self.nesting > 3:
+                return None
+            saved, self.nesting = (self.outside, self.started), self.nesting + 1
+            try:
+                found = self.walk_once(name, lang, where.file, where.dir, as_type=True)
+            finally:
+                (self.outside, self.started), self.nesting = saved, self.nesting - 1
+            return found[0] if found else None
+        got = self.type_in(name, lang, where.file, where.dir)
+        if got is None:
+            self.outside = True
+        return got
+
+    def member_gives(self, cls: _Def, member: str, ops: str, lang: str, depth: int = 0) -> _Def | None:
+        """What ``cls``'s ``member`` (an attribute, a property, a method called) holds, bases included."""
+        if depth > 4:
+            return None
+        names = self.load_gives(cls.file).get(f"{cls.qual}.{member}{ops}", set())
+        if names:
+            return self.declared(next(iter(names)), lang, cls) if len(names) == 1 else None
+        if any(d.qual == f"{cls.qual}.{member}" and d.file == cls.file for d in self.pool(member, lang)):
+            return None  # defined here and says nothing
+        for b in self.base_defs(cls, lang):
+            got = self.member_gives(b, member, ops, lang, depth + 1)
+            if got is not None:
+                return got
+        return None
+
+    def walk(self, name: str, lang: str, file: int, folder: str) -> list[_Def]:
+        """:meth:`walk_once`, once per name and file (the chunks of a file repeat their paths)."""
+        key = (name, file)
+        if key not in self.walked:
+            got = self.walk_once(name, lang, file, folder)
+            self.walked[key] = (got, self.outside, self.started)
+        got, self.outside, self.started = self.walked[key]
+        return got
+
+    def walk_once(self, name: str, lang: str, file: int, folder: str, as_type: bool = False) -> list[_Def]:
+        """``C.fetch().read``, ``C.params[].check``, ``mod.f().m``: the method a path of calls, attributes
+        and iterations (``[]``) and indexing (``{}``) ends at, each step's class read off ``returns``;
+        nothing unless every step is certain.  :attr:`outside` tells whether it ended at a class this repository does not define (or
+        one without that method): then the method's name alone means nothing here either.  With
+        ``as_type``, the path names a value, not a method: the class it holds."""
+        self.outside = self.started = False
+        self.load_imports([file])
+        segs = []
+        for seg in name.split("."):
+            base = re.split(r"[\[({]", seg, maxsplit=1)[0]
+            segs.append((base, seg[len(base):]))
+        if len(segs) < (1 if as_type else 2) or not all(b for b, _ in segs):
+            return []
+        imports = self.imports.get(file) or {}
+        for k in range(1, len(segs) + as_type):
+            if any(ops for _, ops in segs[:k - 1]):
+                break
+            qual = ".".join(b for b, _ in segs[:k])
+            found, exact = _lookup(qual, _tail(qual), "", "calls", lang, file, folder, _Defs(self, lang), imports)
+            if not (found and exact and (found[0].qual == qual or qual.endswith("." + found[0].qual))):
+                if k < 2 or "." not in qual:
+                    continue
+                found = self.inherited(qual, lang, file)
+                if not found:
+                    continue
+            self.started = True
+            cls = self.gives_of(found[0], segs[k - 1][1], lang)
+            for member, ops in segs[k:] if as_type else segs[k:-1]:
+                if cls is None:
+                    return []
+                cls = self.member_gives(cls, member, ops, lang)
+            if cls is None or as_type:
+                return [cls] if cls else []
+            method, ops = segs[-1]
+            if ops:
+                return []
+            own = [d for d in self.pool(method, lang) if d.qual == f"{cls.qual}.{method}" and d.file == cls.file]
+            got = own[:1] or self.inherited(f"{cls.qual}.{method}", lang, cls.file)
+            self.outside = not got
+            return got
+        self.outside = segs[0][0] in imports  # from a module: a library's value, unless the walk found it
+        return []
+
     def lookup(self, name: str, tail: str, target: str, rel: str, lang: str, file: int,
                folder: str) -> tuple[list[_Def], bool]:
+        if lang == "python" and rel == "calls" and any(c in name for c in "([{"):  # a path through what members give
+            got = self.walk(name, lang, file, folder)
+            if got or self.outside:
+                return got, bool(got)
+            return _lookup("." + tail, tail, "", rel, lang, file, folder, self.defs, {})  # the method's name
         if name.startswith("super:"):  # ``super().m()`` in class C: m as C's bases define it
             got = self.inherited(name[6:], lang, file)
             if got:
@@ -381,7 +520,10 @@ class _Resolver:
             if found:
                 return found, exact
             got = self.inherited(name, lang, file)  # ``self.m()`` with m defined in a base class
-            return (got, True) if got else ([], False)
+            if got:
+                return got, True
+            got = self.walk(name, lang, file, folder) if lang == "python" else []  # ``self.url.copy()``
+            return got, bool(got)
         if rel == "imports":
             self.pool(target.rsplit("/", 1)[-1], lang)
         return _lookup(name, tail, target, rel, lang, file, folder, _Defs(self, lang),
@@ -430,7 +572,16 @@ class _Resolver:
         return None
 
     def inherited(self, name: str, lang: str, file: int, depth: int = 0) -> list[_Def]:
-        """Method ``C.m`` as the bases of class ``C`` (defined in ``file``) define it, nearest first."""
+        """Method ``C.m`` as the bases of class ``C`` (defined in ``file``) define it, nearest first (once per
+        name and file)."""
+        if depth:
+            return self.inherited_once(name, lang, file, depth)
+        key = (name, file)
+        if key not in self.found_in_bases:
+            self.found_in_bases[key] = self.inherited_once(name, lang, file, 0)
+        return self.found_in_bases[key]
+
+    def inherited_once(self, name: str, lang: str, file: int, depth: int = 0) -> list[_Def]:
         cls, _, method = name.rpartition(".")
         if not cls or depth > 4:
             return []
