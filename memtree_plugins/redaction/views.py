@@ -479,12 +479,12 @@ def _hints(raw: bytes) -> set[str] | None:
     db = _hints_db[0]
     if db is None:
         return None
-    scratch = getattr(_hints_local, "scratch", None)
-    if scratch is None or _hints_local.db is not db:
+    try:
+        scratch = _hints_local.scratch
+    except AttributeError:  # this thread's first scan: a scratch space of its own
         import hyperscan
 
         scratch = _hints_local.scratch = hyperscan.Scratch(db)
-        _hints_local.db = db
     names = list(_HINTS)
     seen: set[str] = set()
     db.scan(raw, match_event_handler=lambda i, *_: seen.add(names[i]), scratch=scratch)
