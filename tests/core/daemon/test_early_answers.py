@@ -182,3 +182,21 @@ def test_tools_that_are_not_the_recorded_ones_wait_for_the_sdk(home: Path, proje
         assert Early.load(directory, "v2") is None  # another version's record: nothing early at all
     finally:
         app.close()
+
+
+def test_records_others_could_have_written_are_not_used(home: Path, project: Path) -> None:
+    app = App.open(project)
+    try:
+        _built, _server, directory = _recorded_in_process(app, project, "v1")
+    finally:
+        app.close()
+    tools, handshake = directory / early_mod.TOOLS_FILE, directory / "handshake.json"
+    loaded = Early.load(directory, "v1")
+    assert loaded is not None and loaded.tools_record is not None
+    tools.chmod(0o644)  # writable or readable by others: not a record this daemon keeps
+    loaded = Early.load(directory, "v1")
+    assert loaded is not None and loaded.tools_record is None
+    tools.chmod(0o600)
+    handshake.rename(directory / "elsewhere.json")
+    handshake.symlink_to(directory / "elsewhere.json")  # never through a link
+    assert Early.load(directory, "v1") is None
