@@ -93,9 +93,10 @@ _BLANK = re.compile(r"\s")
 _TRAILING = re.compile(r"\S+\Z")
 _LEADING = re.compile(r"\S+")
 # A whole line of MIN_WIDTH or more non-blanks, not all hex digits, unless the next line starts with the same
-# three characters (a listing: paths, sums, rows); the lines of a listing are never looked at one by one.
-_SOLID_LINE = re.compile(r"\n(?![0-9a-fA-F]++\r?(?:\n|\Z))(?P<p>[^\s]{3})[^\s]{" + str(MIN_WIDTH - 3)
-                         + r",}+(?=\r?(?:\n(?!(?P=p))|\Z))")
+# three characters (a listing: paths, sums, rows); the lines of a listing are never looked at one by one.  Nor
+# is a heading under an empty line (``ls -R``'s directories): no fold either way (see _fold_edits).
+_SOLID_LINE = re.compile(r"\n(?![0-9a-fA-F]++\r?(?:\n|\Z))(?!(?<=\n\n)[^\s]*:\r?\n[^\n]*[ \t])(?P<p>[^\s]{3})[^\s]{"
+                         + str(MIN_WIDTH - 3) + r",}+(?=\r?(?:\n(?!(?P=p))|\Z))")
 # A line that starts a record (a comment, a prompt, `name=value`, `name: value`, a call): not the rest of a cut
 # token.  `abc==` is the padded end of base64, no record.
 _RECORD = re.compile(r"[ \t]*(?:[#;!]|//|--|[$>%] |[A-Za-z_$][\w.$-]{0,127}[ \t]*(?:=(?!=)|:|\())")
@@ -339,7 +340,8 @@ def _fold_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
     and not all hex digits (a long token cut in pieces, the middle or the end of one; hex is the hex view's).
     Two lines of ``NAME: type`` of one width, a statement followed by ``else:``, ``Key=value`` records of
     one width are common in code and config files and are no fold; nor are lines that start alike (paths,
-    a listing's rows): the two halves of a cut token do not; nor are PEM bodies (the PEM rules').
+    a listing's rows): the two halves of a cut token do not; nor are headings over their content (``ls -R``'s
+    directories); nor are PEM bodies (the PEM rules').
 
     Found from the lines without a blank (one regex with a literal start: text with none costs one C-speed
     pass), each looked at with its neighbours."""
@@ -374,11 +376,14 @@ def _fold_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
             down_hi = down - 1 if down > nl + 1 and text[down - 1] == "\r" else down
             # A record alone (`KEY=value`, then a line of prose: a .env file) is no fold, unless the line above
             # has its width (the middle of a fold run: `AWS_ACCESS_KEY_I` / `D=AKIA...`).
+            # A heading (`ls -R`'s `/usr/lib/x:` over `total 8`, a label over its content: a line ending in `:`
+            # over a line with a blank) is no fold either, unless the line above has its width.
             if (0 < down_hi - nl - 1 <= width and _chars_join(text[hi - 1], text[nl + 1])
                     and not record(text, nl + 1, down_hi)):
                 if is_record is None:
                     is_record = record(text, lo, hi) is not None
-                if not is_record or _in_run(text, lo, width):
+                heading = text[hi - 1] == ":" and blank(text, nl + 1, down_hi) is not None
+                if not (is_record or heading) or _in_run(text, lo, width):
                     add(((hi, nl + 1, "", KIND_SEAM), (lo, down_hi)))
     if "\n" in text:
         seams += _repeated_width_seams(text, armour)

@@ -340,3 +340,24 @@ def test_hints_from_several_threads_at_once():
     for t in threads:
         t.join()
     assert got == [alone] * 4
+
+
+def test_a_directory_listing_s_headings_are_no_folds(tmp_path):
+    """``ls -laR``: each directory's heading (a path ending in ``:``) over its ``total N`` line is a heading and
+    its content, not a token cut in two; a listing builds no view at all."""
+    for i in range(4):
+        sub = tmp_path / f"package_number_{i}" / "subdirectory_with_a_long_name"
+        sub.mkdir(parents=True)
+        (sub / "module.py").write_text("x = 1\n")
+    listing = tool(["ls", "-laR", str(tmp_path)], "")
+    assert listing.count(":\ntotal ") >= 8
+    assert views.find_edits(listing) == []
+
+
+def test_a_cut_after_a_colon_in_a_fold_run_is_still_a_seam():
+    """The heading exception gives way to a fold run: a line of the same width above says fold."""
+    folded = tool(["fold", "-w", "20"], "deployment-pipeline-credentials-for-bot:a1B2c3 done\n")
+    first, second, third = folded.split("\n")[:3]
+    assert len(first) == len(second) == 20 and second.endswith(":") and " " in third
+    cut = len(first) + 1 + len(second)
+    assert any(edit[:2] == (cut, cut + 1) for edit, _ in views.find_edits(folded))
