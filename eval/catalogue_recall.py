@@ -53,6 +53,7 @@ import re
 import sys
 import tomllib
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -648,6 +649,9 @@ def _store_texts(store: Path) -> tuple[set[str], list[str]]:
     return ids, texts
 
 
+SENDERS = 4  # hooks run at once
+
+
 def deliver(samples: list[Sample], tmp: Path, timeout_s: float = 180.0, progress: bool = False) -> Delivery:
     """Every sample through the capture hook into a fresh daemon's store; then what the store holds."""
     import os
@@ -677,17 +681,25 @@ def deliver(samples: list[Sample], tmp: Path, timeout_s: float = 180.0, progress
             time.sleep(0.1)
         hook_env = {**env, "CLAUDE_PROJECT_DIR": str(root), "CLAUDE_PLUGIN_ROOT": str(REPO)}
         cmd = _hook_command()
+        payloads = []
         for n, sample in enumerate(samples):
             payload, file = _payload(sample, n, root)
             if file is not None:
                 file.parent.mkdir(parents=True, exist_ok=True)
                 file.write_text(sample.text)
-            out = subprocess.run(cmd, input=json.dumps(payload).encode(), env=hook_env, capture_output=True,
-                                 timeout=30)
+            payloads.append(json.dumps(payload).encode())
+
+        def send(n: int) -> None:
+            out = subprocess.run(cmd, input=payloads[n], env=hook_env, capture_output=True, timeout=30)
             if out.returncode != 0 or out.stdout:
-                errors.append(f"hook for sample {n} ({sample.rule}): exit {out.returncode} {out.stdout[:80]!r}")
-            if progress and n and n % 100 == 0:
-                print(f"  ... {n}/{len(samples)} sent", file=sys.stderr, flush=True)
+                errors.append(f"hook for sample {n} ({samples[n].rule}): exit {out.returncode} {out.stdout[:80]!r}")
+
+        # A few hooks at once, as an agent's parallel tool calls send them (the daemon takes each on its own
+        # connection); the order of the captures does not matter, each has its own id.
+        with ThreadPoolExecutor(SENDERS) as pool:
+            for n, _ in enumerate(pool.map(send, range(len(samples))), 1):
+                if progress and n % 100 == 0:
+                    print(f"  ... {n}/{len(samples)} sent", file=sys.stderr, flush=True)
         want = {f"toolu_cat_{n:05d}" for n in range(len(samples))}
         t0 = time.monotonic()
         ids: set[str] = set()
