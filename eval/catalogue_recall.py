@@ -731,7 +731,9 @@ def deliver(samples: list[Sample], tmp: Path, timeout_s: float = 180.0, progress
 
 def leaked(samples: list[Sample], texts: list[str]) -> dict[int, str]:
     """Sample index -> the piece of its secret found: the secret, or any piece of at least
-    max(8, half its length) characters, anywhere in ``texts`` (one Aho-Corasick pass)."""
+    max(8, half its length) characters, anywhere in ``texts`` (one Aho-Corasick pass).  A piece that is
+    mostly blanks (a secret group spanning ``key:`` and the padding before its value) tells nothing of the
+    secret and is not looked for: 19 spaces are in any store."""
     import ahocorasick_rs
 
     pieces: dict[str, set[int]] = {}
@@ -739,7 +741,9 @@ def leaked(samples: list[Sample], texts: list[str]) -> dict[int, str]:
         for secret in s.secrets:
             size = min(len(secret), max(8, (len(secret) + 1) // 2))
             for k in range(len(secret) - size + 1):
-                pieces.setdefault(secret[k:k + size], set()).add(i)
+                piece = secret[k:k + size]
+                if 2 * sum(not c.isspace() for c in piece) >= len(piece):
+                    pieces.setdefault(piece, set()).add(i)
     if not pieces:
         return {}
     patterns = list(pieces)

@@ -93,6 +93,10 @@ def test_measure_scores_what_the_real_daemon_stores(tmp_path):
     assert set(result["leaking_rules"]) == {"made-up"}
     # a piece of max(8, half) characters is a leak; a shorter one is not
     assert leaked(samples[2:], [plain[3:14]]) == {0: plain[3:14]} and leaked(samples[2:], [plain[:9]]) == {}
+    # a piece that is mostly the blanks between a key and its value tells nothing of the secret
+    padded = Sample("kubernetes-secret-yaml", "A", "", ["D:" + " " * 19 + "SfgJO62V46"])
+    assert leaked([padded], ["data:" + " " * 40 + "x"]) == {}
+    assert list(leaked([padded], [" " * 9 + "SfgJO62V46"])) == [0]
 
 
 def test_code_precision_counts_redactions_and_checks_every_language_parses(tmp_path):
