@@ -37,8 +37,9 @@ def _interruptible(work: Any) -> Any:
             box["error"] = exc
 
     worker = threading.Thread(target=target, name="reembed", daemon=True)
-    worker.start()
     try:
+        # start() inside: it waits for the worker to run, which may already be embedding when Ctrl-C comes
+        worker.start()
         while worker.is_alive():
             worker.join(0.1)
     except KeyboardInterrupt:
