@@ -9,8 +9,8 @@ import sys
 from eval.harness import BLAS_THREADS
 
 # before numpy is imported: walkers settle in this process (see BLAS_THREADS).  ``--blas-threads N`` overrides
-# the environment's: tox runs the eval after the tests, alone, in the tests' env (whose setting is 1 thread for
-# each xdist worker), and the embedding forward pass is 1.4x faster on both cores of an idle 2-core machine.
+# the environment's: alone on an idle 2-core machine (`tox -e eval`) the embedding forward pass is 1.4x faster
+# on both cores; beside the other tests (tests/integration/test_eval_gates.py) it takes one.
 _threads = sys.argv[sys.argv.index("--blas-threads") + 1] if "--blas-threads" in sys.argv[:-1] else None
 for _name, _value in BLAS_THREADS.items():
     if _threads is not None:

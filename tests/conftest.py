@@ -19,6 +19,13 @@ from helpers.daemon import daemon_processes, install_tool_plugin
 from memtree_core.app import App
 from memtree_core.daemon import ingest
 
+FIRST = ("tests/integration/test_eval_gates.py::",)  # a minute on one worker: started first (see its module)
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-randomly's shuffle
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))  # stable: the rest keep their order
+
 
 @pytest.fixture
 def private_tmpdir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
