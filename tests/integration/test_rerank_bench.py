@@ -84,3 +84,13 @@ def test_every_line_is_in_a_window_behind_the_header() -> None:
         body = w.splitlines()[2:]
         assert len(body) == 1 or sum(len(tok.encode(x, add_special_tokens=False).ids) for x in body) <= 32
     assert rerank.windows(tok, "  \n", "retry.py", 32) == ["retry.py"]  # a blank body: the header alone
+
+
+def test_the_lexical_reranker_prefers_the_window_that_holds_the_questions_words() -> None:
+    scorer = rerank.LexicalScorer(2)
+    filler = "\n".join(f"x{i} = {i}" for i in range(10))
+    sims, cpu = scorer.score("where is the retry delay computed", [
+        ("a.py\nfunction a", filler),
+        ("b.py\nfunction b", filler + "\nretry_delay = compute(base)\n" + filler),  # identifier words count
+        ("c.py\nfunction retryDelay", filler)])  # so do the name's
+    assert sims[1] > sims[0] and sims[2] > sims[0] and len(cpu) == 3
