@@ -6,6 +6,7 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
 from helpers.common import MEMTREE, wait_for
 from helpers.plugin_dists import env_with, make_dist
 
@@ -41,6 +42,31 @@ def memtree_register_embedders(register):
 '''
 
 
+def _state(pid: int) -> str:
+    """What a process that did not stop is doing: its signal masks, state, threads and children."""
+    proc = Path(f"/proc/{pid}")
+    try:
+        status = [line for line in (proc / "status").read_text().splitlines()
+                  if line.split(":")[0] in ("State", "Threads", "SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt")]
+        tasks = [f"{t.name} {(t / 'comm').read_text().strip()} {(t / 'wchan').read_text().strip()}"
+                 for t in (proc / "task").iterdir()]
+    except OSError as exc:
+        return f"gone ({exc}); a child holding its pipes? children: {_children(pid)}"
+    return f"{'; '.join(status)}; tasks: {', '.join(tasks)}; children: {_children(pid)}"
+
+
+def _children(pid: int) -> list[str]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid:
+                out.append(f"{stat.parent.name} {(stat.parent / 'cmdline').read_bytes()[:120]!r}")
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
+
+
 def test_ctrl_c_stops_reembed_inside_a_long_embedding_call(home: Path, project: Path, tmp_path: Path) -> None:
     app = App.open(project)
     try:
@@ -58,7 +84,10 @@ def test_ctrl_c_stops_reembed_inside_a_long_embedding_call(home: Path, project: 
         wait_for(mark.exists, 60, "the embedding call to start")
         proc.send_signal(signal.SIGINT)
         # Without the worker thread it would run on in C for minutes; a generous bound, far below that.
-        _, err = proc.communicate(timeout=20)
+        try:
+            _, err = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"still running 20 s after SIGINT: {_state(proc.pid)}")
     finally:
         proc.kill()
     assert proc.returncode == 130
