@@ -351,7 +351,7 @@ def _fold_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
     add = seams.append
     n, pos = len(text), 0
     # Bound once: this loop runs for every solid line (a directory listing has one per directory).
-    search, blank, record, find, rfind = _SOLID_LINE.search, _BLANK.search, _RECORD.match, text.find, text.rfind
+    search, blank, find, rfind = _SOLID_LINE.search, _BLANK.search, text.find, text.rfind
     while len(seams) < MAX_SEAMS and (m := search(padded, pos)) is not None:
         lo, pos = m.span()
         hi = pos - 1
@@ -368,7 +368,7 @@ def _fold_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
             up_hi = lo - 2 if lo >= 2 and text[lo - 2] == "\r" else lo - 1
             if (up_hi - up >= width and blank(text, up, up_hi) and text[up:up + 3] != text[lo:lo + 3]
                     and _chars_join(text[up_hi - 1], text[lo])
-                    and not (is_record := record(text, lo, hi) is not None)):
+                    and not (is_record := _is_record(text, lo, hi))):
                 add(((up_hi, lo, "", KIND_SEAM), (up, hi)))
         if nl < n:  # the line below
             down = find("\n", nl + 1)
@@ -379,9 +379,9 @@ def _fold_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
             # A heading (`ls -R`'s `/usr/lib/x:` over `total 8`, a label over its content: a line ending in `:`
             # over a line with a blank) is no fold either, unless the line above has its width.
             if (0 < down_hi - nl - 1 <= width and _chars_join(text[hi - 1], text[nl + 1])
-                    and not record(text, nl + 1, down_hi)):
+                    and not _is_record(text, nl + 1, down_hi)):
                 if is_record is None:
-                    is_record = record(text, lo, hi) is not None
+                    is_record = _is_record(text, lo, hi)
                 heading = text[hi - 1] == ":" and blank(text, nl + 1, down_hi) is not None
                 if not (is_record or heading) or _in_run(text, lo, width):
                     add(((hi, nl + 1, "", KIND_SEAM), (lo, down_hi)))
@@ -390,6 +390,14 @@ def _fold_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
     if len(seams) > 1:  # one cut may be found both ways
         seams = sorted({edit[0]: (edit, window) for edit, window in seams}.values())
     return seams
+
+
+def _is_record(text: str, lo: int, hi: int) -> bool:
+    """``text[lo:hi]`` starts a record (:data:`_RECORD`).  The regex runs only when a character it needs is
+    there: on a long name without one (a listing's file names) it tries every length of the name first."""
+    line = text[lo:hi]
+    return (("=" in line or ":" in line or "(" in line or line.lstrip(" \t")[:1] in "#;!/-$>%")
+            and _RECORD.match(line) is not None)
 
 
 def _run_of_width(lens: list[int], i: int) -> int:
@@ -426,7 +434,7 @@ def _repeated_width_seams(text: str, armour: list[tuple[int, int]]) -> list[tupl
         tail, head = _TRAILING.search(left), _LEADING.match(right)
         if tail is None or head is None or len(tail.group(0)) + len(head.group(0)) < MIN_WIDTH:
             continue
-        if _RECORD.match(right) and (_BLANK.search(left) or _run_of_width(lens, i) < 3):
+        if _is_record(right, 0, len(right)) and (_BLANK.search(left) or _run_of_width(lens, i) < 3):
             continue  # a record, unless three lines of one width and no blank say fold (a name cut: `ke` / `y = v`)
         if not acc:
             acc = list(accumulate(lens, initial=0))

@@ -361,3 +361,17 @@ def test_a_cut_after_a_colon_in_a_fold_run_is_still_a_seam():
     assert len(first) == len(second) == 20 and second.endswith(":") and " " in third
     cut = len(first) + 1 + len(second)
     assert any(edit[:2] == (cut, cut + 1) for edit, _ in views.find_edits(folded))
+
+
+def test_the_record_check_answers_as_its_regex_does():
+    """A line starts a record (``KEY=value``, ``name: v``, a call, a comment, a prompt) exactly when _RECORD says
+    so; the check only skips the regex on lines without a character it needs (a listing's file names)."""
+    alphabet = " \t\r#;!/-$>%=:(aZ_9.\u00e9\u00a0"
+    for _ in range(20000):
+        line = r(rng.randint(0, 9), alphabet)
+        end = rng.randint(0, len(line))
+        text = f"above\n{line}\nbelow"
+        assert views._is_record(text, 6, 6 + end) == (views._RECORD.match(text, 6, 6 + end) is not None), (line, end)
+    for line in ("libfoo-bar_baz.cpython-312-x86_64-linux-gnu.so", "KEY=value", "  name: v", "call(x)", "# note",
+                 "$ ls", "// c", "-- sql", "a==b", "x" * 200 + "=", "\tindented=1"):
+        assert views._is_record(line, 0, len(line)) == (views._RECORD.match(line) is not None), line
