@@ -375,3 +375,24 @@ def test_the_record_check_answers_as_its_regex_does():
     for line in ("libfoo-bar_baz.cpython-312-x86_64-linux-gnu.so", "KEY=value", "  name: v", "call(x)", "# note",
                  "$ ls", "// c", "-- sql", "a==b", "x" * 200 + "=", "\tindented=1"):
         assert views._is_record(line, 0, len(line)) == (views._RECORD.match(line) is not None), line
+
+
+def test_the_fold_search_finds_what_it_always_found():
+    """Seeded texts of lines that make and break folds (names, records, headings, hex, CRLF, PEM, blanks that
+    are not spaces): the cuts found are pinned by their digest, taken before the search was made cheaper, so a
+    faster search finds exactly the same cuts (a change of what counts as a fold changes the digest)."""
+    g = random.Random(20261205)
+    parts = ["", "\r", "abcdefghijklmnopqrstu", "ABCDEF0123456789abcd", "KEY=abcdefghijklmnopq", "/usr/lib/x/y/zzzzzzz:",
+             "total 8", "a b", "name: value here", "-----BEGIN RSA KEY-----", "-----END RSA KEY-----", "ghp_abcdefghij",
+             "klmnopqrstuvwxyz0123", "\u00a0abcdefghijklmnopqr", "abc\tdefghijklmnopqrs", "\u00e9" * 20, "#comment",
+             "0123456789abcdef01", "foo(barbazquxquuxcorge", "  $ cmdlinecmdlinecmdline", "--flagflagflagflagflag",
+             "__init__.cpython-312.pyc", "x" * 40, "nameOfThing:valuevalue", "abc==defghijklmnopqrstu"]
+    digest, seams = hashlib.sha256(), 0
+    for _ in range(4000):
+        text = "\n".join(g.choice(parts) + g.choice(["", "\r", "", "x" * g.randint(0, 20)])
+                         for _ in range(g.randint(1, 12)))
+        found = views._fold_edits(text)
+        seams += len(found)
+        digest.update(repr(found).encode())
+    assert seams == 2620
+    assert digest.hexdigest() == "9b74aead9f67791fc557c3a05402a9a483f881ae3c3a6f3853966890d5181039"
