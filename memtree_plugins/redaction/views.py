@@ -352,7 +352,7 @@ def _fold_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
     n, pos = len(text), 0
     # Bound once: this loop runs for every solid line (a directory listing has one per directory).
     search, blank, find, rfind = _SOLID_LINE.search, _BLANK.search, text.find, text.rfind
-    prev = -1  # where the solid line before starts: a line above that starts there has no blank
+    prev = -1  # where the line after the solid line before starts: its line above has no blank
     below_record = (-1, False)  # the record check of the line below the one before (the next line's own)
     while len(seams) < MAX_SEAMS and (m := search(padded, pos)) is not None:
         lo, pos = m.span()
@@ -366,25 +366,27 @@ def _fold_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
         width = hi - lo
         # whether the line is a record (`KEY=value`), looked up once if needed
         is_record = below_record[1] if below_record[0] == lo else None
-        if lo > 0:  # the line above, if it has a blank (a line without one is such a line itself)
+        # The line above, if it has a blank (a line without one is such a line itself; the solid line before
+        # has none).
+        if lo > 0 and lo != prev:
             up = rfind("\n", 0, lo - 1) + 1
             up_hi = lo - 2 if lo >= 2 and text[lo - 2] == "\r" else lo - 1
-            if (up_hi - up >= width and up != prev and blank(text, up, up_hi) and text[up:up + 3] != text[lo:lo + 3]
+            if (up_hi - up >= width and blank(text, up, up_hi) and text[up:up + 3] != text[lo:lo + 3]
                     and _chars_join(text[up_hi - 1], text[lo])
                     and not (is_record := _is_record(text, lo, hi) if is_record is None else is_record)):
                 add(((up_hi, lo, "", KIND_SEAM), (up, hi)))
-        prev = lo
-        if nl < n:  # the line below
+        prev = nl + 1  # where the line after this one starts
+        # The line below: not empty, its first character joins this line's last as in _chars_join (which is
+        # no blank: an empty line's "first character" is its line break, a blank), and no longer.
+        # A record alone (`KEY=value`, then a line of prose: a .env file) is no fold, unless the line above
+        # has its width (the middle of a fold run: `AWS_ACCESS_KEY_I` / `D=AKIA...`).
+        # A heading (`ls -R`'s `/usr/lib/x:` over `total 8`, a label over its content: a line ending in `:`
+        # over a line with a blank) is no fold either, unless the line above has its width.
+        if (nl + 1 < n and not (first := text[nl + 1]).isspace() and (first.isalnum() or text[hi - 1].isalnum())):
             down = find("\n", nl + 1)
             down = n if down < 0 else down
-            down_hi = down - 1 if down > nl + 1 and text[down - 1] == "\r" else down
-            # A record alone (`KEY=value`, then a line of prose: a .env file) is no fold, unless the line above
-            # has its width (the middle of a fold run: `AWS_ACCESS_KEY_I` / `D=AKIA...`).
-            # A heading (`ls -R`'s `/usr/lib/x:` over `total 8`, a label over its content: a line ending in `:`
-            # over a line with a blank) is no fold either, unless the line above has its width.
-            # (The characters either side of the cut join as in _chars_join: the one before is no blank.)
-            if (0 < down_hi - nl - 1 <= width and not (first := text[nl + 1]).isspace()
-                    and (first.isalnum() or text[hi - 1].isalnum())):
+            down_hi = down - 1 if text[down - 1] == "\r" else down
+            if down_hi - nl - 1 <= width:
                 below_record = (nl + 1, _is_record(text, nl + 1, down_hi))
                 if below_record[1]:
                     continue
