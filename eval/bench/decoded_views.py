@@ -8,6 +8,8 @@ Inputs, each cut to 100 KB:
 * code     — real library code (the sources of installed packages: pluggy, httpx, pydantic, ... as found);
 * logs     — real command output made here: ``git log --stat``, ``ls -lR`` and ``sha256sum`` of the
              installed packages, ``pip list -v``;
+* listing  — ``ls -R`` of the installed packages: a file name a line, each long one a solid line the fold
+             search looks at with its neighbours (the views' slowest real shape);
 * encoded  — the clean corpus with a folded, a continued, a hex-encoded and a JSON-escaped secret every ~2 KB:
              every view at work;
 * worst    — the slowest of inputs made of one encoding repeated (``\\u0041``, ``\\/``, backslash-newline,
@@ -30,11 +32,11 @@ import random
 import string
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from memtree_core.plugins import build
-from memtree_core.settings import Settings
+from memtree_core.app import App
 from memtree_plugins.redaction import views
 
 LEAKY = Path(__file__).resolve().parent.parent / "leaky"
@@ -75,6 +77,14 @@ def command_logs() -> str:
         except (OSError, subprocess.TimeoutExpired):
             continue
     return fill([p for p in parts if p])
+
+
+def listing() -> str:
+    site = Path(importlib.util.find_spec("pluggy").origin).parents[1]  # type: ignore[arg-type,union-attr]
+    try:
+        return fill([subprocess.run(["ls", "-R", str(site)], capture_output=True, text=True, timeout=60).stdout])
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
 
 
 def encoded(clean: list[str]) -> str:
@@ -145,7 +155,10 @@ def main() -> None:
     ap.add_argument("--corpus", nargs="+", metavar="DIR", help="count the views' redactions in these folders")
     args = ap.parse_args()
 
-    rules = build(Settings(), {"MEMTREE_LOAD_PLUGINS": ""}).redaction_rules.ranked()
+    # Opened as a project is (the decoded-view rule is configured with the project's rule registry).
+    project = Path(tempfile.mkdtemp(prefix="memtree-bench-"))
+    app = App.open(project, environ={"MEMTREE_HOME": str(project / "home"), "MEMTREE_LOAD_PLUGINS": ""})
+    rules = app.plugins.redaction_rules.ranked()
     if args.corpus:
         corpus(args.corpus, rules)
         return
@@ -163,7 +176,8 @@ def main() -> None:
         return text
 
     clean = [p.read_text() for p in sorted((LEAKY / "clean").glob("*"))]
-    inputs = {"clean": fill(clean), "code": library_code(), "logs": command_logs(), "encoded": encoded(clean)}
+    inputs = {"clean": fill(clean), "code": library_code(), "logs": command_logs(), "listing": listing(),
+              "encoded": encoded(clean)}
     print(f"{len(rules)} rules; text {SIZE // 1024} KB; best of {args.repeat} (process time)")
     for name, text in inputs.items():
         if not text:

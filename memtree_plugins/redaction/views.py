@@ -351,7 +351,9 @@ def _fold_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
     add = seams.append
     n, pos = len(text), 0
     # Bound once: this loop runs for every solid line (a directory listing has one per directory).
-    search, blank, record, find, rfind = _SOLID_LINE.search, _BLANK.search, _RECORD.match, text.find, text.rfind
+    search, blank, find, rfind = _SOLID_LINE.search, _BLANK.search, text.find, text.rfind
+    prev = -1  # where the line after the solid line before starts: its line above has no blank
+    below_record = (-1, False)  # the record check of the line below the one before (the next line's own)
     while len(seams) < MAX_SEAMS and (m := search(padded, pos)) is not None:
         lo, pos = m.span()
         hi = pos - 1
@@ -362,26 +364,34 @@ def _fold_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
                 continue
         nl = hi + 1 if hi < n and text[hi] == "\r" else hi  # the line break after it (or n)
         width = hi - lo
-        is_record = None  # whether the line is a record (`KEY=value`), looked up once if needed
-        if lo > 0:  # the line above, if it has a blank (a line without one is such a line itself)
+        # whether the line is a record (`KEY=value`), looked up once if needed
+        is_record = below_record[1] if below_record[0] == lo else None
+        # The line above, if it has a blank (a line without one is such a line itself; the solid line before
+        # has none).
+        if lo > 0 and lo != prev:
             up = rfind("\n", 0, lo - 1) + 1
             up_hi = lo - 2 if lo >= 2 and text[lo - 2] == "\r" else lo - 1
             if (up_hi - up >= width and blank(text, up, up_hi) and text[up:up + 3] != text[lo:lo + 3]
                     and _chars_join(text[up_hi - 1], text[lo])
-                    and not (is_record := record(text, lo, hi) is not None)):
+                    and not (is_record := _is_record(text, lo, hi) if is_record is None else is_record)):
                 add(((up_hi, lo, "", KIND_SEAM), (up, hi)))
-        if nl < n:  # the line below
+        prev = nl + 1  # where the line after this one starts
+        # The line below: not empty, its first character joins this line's last as in _chars_join (which is
+        # no blank: an empty line's "first character" is its line break, a blank), and no longer.
+        # A record alone (`KEY=value`, then a line of prose: a .env file) is no fold, unless the line above
+        # has its width (the middle of a fold run: `AWS_ACCESS_KEY_I` / `D=AKIA...`).
+        # A heading (`ls -R`'s `/usr/lib/x:` over `total 8`, a label over its content: a line ending in `:`
+        # over a line with a blank) is no fold either, unless the line above has its width.
+        if (nl + 1 < n and not (first := text[nl + 1]).isspace() and (first.isalnum() or text[hi - 1].isalnum())):
             down = find("\n", nl + 1)
             down = n if down < 0 else down
-            down_hi = down - 1 if down > nl + 1 and text[down - 1] == "\r" else down
-            # A record alone (`KEY=value`, then a line of prose: a .env file) is no fold, unless the line above
-            # has its width (the middle of a fold run: `AWS_ACCESS_KEY_I` / `D=AKIA...`).
-            # A heading (`ls -R`'s `/usr/lib/x:` over `total 8`, a label over its content: a line ending in `:`
-            # over a line with a blank) is no fold either, unless the line above has its width.
-            if (0 < down_hi - nl - 1 <= width and _chars_join(text[hi - 1], text[nl + 1])
-                    and not record(text, nl + 1, down_hi)):
+            down_hi = down - 1 if text[down - 1] == "\r" else down
+            if down_hi - nl - 1 <= width:
+                below_record = (nl + 1, _is_record(text, nl + 1, down_hi))
+                if below_record[1]:
+                    continue
                 if is_record is None:
-                    is_record = record(text, lo, hi) is not None
+                    is_record = _is_record(text, lo, hi)
                 heading = text[hi - 1] == ":" and blank(text, nl + 1, down_hi) is not None
                 if not (is_record or heading) or _in_run(text, lo, width):
                     add(((hi, nl + 1, "", KIND_SEAM), (lo, down_hi)))
@@ -390,6 +400,14 @@ def _fold_edits(text: str) -> list[tuple[Edit, tuple[int, int]]]:
     if len(seams) > 1:  # one cut may be found both ways
         seams = sorted({edit[0]: (edit, window) for edit, window in seams}.values())
     return seams
+
+
+def _is_record(text: str, lo: int, hi: int) -> bool:
+    """``text[lo:hi]`` starts a record (:data:`_RECORD`).  The regex runs only when a character it needs is
+    there: on a long name without one (a listing's file names) it tries every length of the name first."""
+    line = text[lo:hi]
+    return (("=" in line or ":" in line or "(" in line or line.lstrip(" \t")[:1] in "#;!/-$>%")
+            and _RECORD.match(line) is not None)
 
 
 def _run_of_width(lens: list[int], i: int) -> int:
@@ -426,7 +444,7 @@ def _repeated_width_seams(text: str, armour: list[tuple[int, int]]) -> list[tupl
         tail, head = _TRAILING.search(left), _LEADING.match(right)
         if tail is None or head is None or len(tail.group(0)) + len(head.group(0)) < MIN_WIDTH:
             continue
-        if _RECORD.match(right) and (_BLANK.search(left) or _run_of_width(lens, i) < 3):
+        if _is_record(right, 0, len(right)) and (_BLANK.search(left) or _run_of_width(lens, i) < 3):
             continue  # a record, unless three lines of one width and no blank say fold (a name cut: `ke` / `y = v`)
         if not acc:
             acc = list(accumulate(lens, initial=0))

@@ -361,3 +361,38 @@ def test_a_cut_after_a_colon_in_a_fold_run_is_still_a_seam():
     assert len(first) == len(second) == 20 and second.endswith(":") and " " in third
     cut = len(first) + 1 + len(second)
     assert any(edit[:2] == (cut, cut + 1) for edit, _ in views.find_edits(folded))
+
+
+def test_the_record_check_answers_as_its_regex_does():
+    """A line starts a record (``KEY=value``, ``name: v``, a call, a comment, a prompt) exactly when _RECORD says
+    so; the check only skips the regex on lines without a character it needs (a listing's file names)."""
+    alphabet = " \t\r#;!/-$>%=:(aZ_9.\u00e9\u00a0"
+    for _ in range(20000):
+        line = r(rng.randint(0, 9), alphabet)
+        end = rng.randint(0, len(line))
+        text = f"above\n{line}\nbelow"
+        assert views._is_record(text, 6, 6 + end) == (views._RECORD.match(text, 6, 6 + end) is not None), (line, end)
+    for line in ("libfoo-bar_baz.cpython-312-x86_64-linux-gnu.so", "KEY=value", "  name: v", "call(x)", "# note",
+                 "$ ls", "// c", "-- sql", "a==b", "x" * 200 + "=", "\tindented=1"):
+        assert views._is_record(line, 0, len(line)) == (views._RECORD.match(line) is not None), line
+
+
+def test_the_fold_search_finds_what_it_always_found():
+    """Seeded texts of lines that make and break folds (names, records, headings, hex, CRLF, PEM, blanks that
+    are not spaces): the cuts found are pinned by their digest, taken before the search was made cheaper, so a
+    faster search finds exactly the same cuts (a change of what counts as a fold changes the digest)."""
+    g = random.Random(20261205)
+    parts = ["", "\r", "abcdefghijklmnopqrstu", "ABCDEF0123456789abcd", "KEY=abcdefghijklmnopq", "/usr/lib/x/y/zzzzzzz:",
+             "total 8", "a b", "name: value here", "-----BEGIN RSA KEY-----", "-----END RSA KEY-----", "ghp_abcdefghij",
+             "klmnopqrstuvwxyz0123", "\u00a0abcdefghijklmnopqr", "abc\tdefghijklmnopqrs", "\u00e9" * 20, "#comment",
+             "0123456789abcdef01", "foo(barbazquxquuxcorge", "  $ cmdlinecmdlinecmdline", "--flagflagflagflagflag",
+             "__init__.cpython-312.pyc", "x" * 40, "nameOfThing:valuevalue", "abc==defghijklmnopqrstu"]
+    digest, seams = hashlib.sha256(), 0
+    for _ in range(4000):
+        text = "\n".join(g.choice(parts) + g.choice(["", "\r", "", "x" * g.randint(0, 20)])
+                         for _ in range(g.randint(1, 12)))
+        found = views._fold_edits(text)
+        seams += len(found)
+        digest.update(repr(found).encode())
+    assert seams == 2620
+    assert digest.hexdigest() == "9b74aead9f67791fc557c3a05402a9a483f881ae3c3a6f3853966890d5181039"
