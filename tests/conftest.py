@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import postgres
 from helpers.common import MEMTREE, git, wait_for
 from helpers.daemon import daemon_processes, install_tool_plugin
 
@@ -123,3 +124,17 @@ def served(home: Path, project: Path):
     stop.set()
     thread.join(10)
     app.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """The URL of a database of this session's own on a real PostgreSQL with pgvector (tests/helpers/postgres.py),
+    started on first use and removed when the session ends; skips when none can be had here, saying why."""
+    reason = postgres.missing()
+    if reason:
+        pytest.skip(reason)
+    server = postgres.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
