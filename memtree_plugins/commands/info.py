@@ -143,6 +143,7 @@ def gather(app: Context) -> dict[str, Any]:
         "project_identity": "git root + first commit" if app.identity.git else "absolute path (not a git repo)",
         "store": str(app.paths.store),
         "store_exists": app.paths.store.exists(),
+        "store_url": _store_url(app),
         "socket": str(app.paths.ingest_socket),
         "mcp_socket": str(app.paths.mcp_socket),
         "vector_search": vector_search,
@@ -180,12 +181,22 @@ def _degraded(app: Context, vector_search: dict[str, Any]) -> list[str]:
         out.extend(f"plugin {p.name}: {f['kind']} {f['name']!r} failed: {f['error']}" for f in p.failed_items)
     if not app.settings.capture.bash:
         out.append("Bash capture is off (capture.bash = false)")
+    if url := _store_url(app):
+        out.append(f"store.url is set ({url}), but this memtree has no PostgreSQL store yet "
+                   "(docs/postgresql.md): captures stay in the local SQLite store")
     out.extend(app.loaded.warnings)
     out.extend(_socket_dir_problems(app))
     for kind, reg in app.plugins.registries.items():
         for name, by in reg.removed.items():
             out.append(f"{kind} {name!r} removed by plugin {by}")
     return out
+
+
+def _store_url(app: Context) -> str:
+    """The store URL in effect (``MEMTREE_STORE_URL`` or ``store.url``), its password hidden; "" for none."""
+    from memtree_core.store.postgres.url import redact_url, store_url
+
+    return redact_url(store_url(app.settings.store.url))
 
 
 def _socket_dir_problems(app: Context) -> list[str]:
