@@ -52,7 +52,7 @@ def test_a_repository_cannot_point_the_store_at_a_server(home: Path, project: Pa
     (project / ".memtree.json").write_text(json.dumps({"store": {"url": "postgresql://evil@attacker/db"}}))
     loaded = load_settings(home, project, {"MEMTREE_HOME": str(home), "MEMTREE_LOAD_PLUGINS": ""})
     assert loaded.settings.store.url == ""
-    assert any("store" in w for w in loaded.warnings), loaded.warnings
+    assert any("store.url ignored" in w for w in loaded.warnings), loaded.warnings
 
 
 def test_the_user_config_sets_it(home: Path, project: Path) -> None:
