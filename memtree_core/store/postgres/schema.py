@@ -61,14 +61,16 @@ SHARED: list[str] = [
 ]
 
 
-def _words(column: str) -> str:
-    """``column`` split as FTS5's unicode61 splits it (every run of non-alphanumerics a separator), so
-    PostgreSQL's parser does not keep ``a.b.c``, paths or URLs as one token."""
-    return f"regexp_replace({column}, '[^[:alnum:]]+', ' ', 'g')"
+def words_sql(expr: str) -> str:
+    """SQL for ``expr``'s text as FTS5's ``unicode61 remove_diacritics 2`` tokenizer reads it: diacritics
+    dropped (``café`` -> ``cafe``) and every run of non-alphanumerics a separator, so PostgreSQL's parser
+    does not keep ``a.b.c``, paths or URLs as one token.  Queries pass their phrases through it too."""
+    folded = f"regexp_replace(normalize({expr}, NFD), '[\\u0300-\\u036f]', '', 'g')"
+    return f"regexp_replace({folded}, '[^[:alnum:]]+', ' ', 'g')"
 
 
 def _tsv(column: str, weight: str) -> str:
-    return f"setweight(to_tsvector('{TS_CONFIG}'::regconfig, {_words(column)}), '{weight}')"
+    return f"setweight(to_tsvector('{TS_CONFIG}'::regconfig, {words_sql(column)}), '{weight}')"
 
 
 # The marker that opens every node's symbols text: a phrase query starting with it says "starts the field"
@@ -102,7 +104,7 @@ CORE: list[list[str]] = [
             tsv tsvector GENERATED ALWAYS AS
                 ({_tsv("content", "D")} || {_tsv("symbols", "A")} || {_tsv("words", "C")}) STORED,
             tsv_symbols tsvector GENERATED ALWAYS AS
-                (to_tsvector('{TS_CONFIG}'::regconfig, '{LEADING_MARK} ' || {_words("symbols")})) STORED
+                (to_tsvector('{TS_CONFIG}'::regconfig, '{LEADING_MARK} ' || {words_sql("symbols")})) STORED
         )""",
         "CREATE INDEX nodes_parent ON nodes(parent_id)",
         "CREATE INDEX nodes_created_parent ON nodes(created_at, parent_id)",
