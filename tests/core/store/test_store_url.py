@@ -60,6 +60,8 @@ def test_the_user_config_sets_it(home: Path, project: Path) -> None:
     (home / "config.json").write_text(json.dumps({"store": {"url": "postgresql://me@team-db/memtree"}}))
     loaded = load_settings(home, project, {"MEMTREE_HOME": str(home), "MEMTREE_LOAD_PLUGINS": ""})
     assert loaded.settings.store.url == "postgresql://me@team-db/memtree"
+    env = {"MEMTREE_HOME": str(home), "MEMTREE_LOAD_PLUGINS": "", "MEMTREE_STORE__URL": "postgresql://me@env/x"}
+    assert load_settings(home, project, env).settings.store.url == "postgresql://me@env/x"  # the settings' form
 
 
 def test_memtree_info_shows_the_url_without_its_password(home: Path, project: Path) -> None:
