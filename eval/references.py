@@ -58,6 +58,7 @@ import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 TEST_DIRS = {"test", "tests", "testing", "docs", "doc", "examples", "example", "benchmarks"}
 
@@ -82,7 +83,8 @@ class Score:
     misses: list[str] = field(default_factory=list)
     extras: list[str] = field(default_factory=list)
 
-    def add(self, name: str, jedi_set: set[str], memtree_set: set[str], label, unjudged: set[str]) -> None:
+    def add(self, name: str, jedi_set: set[str], memtree_set: set[str], label,
+            unjudged: frozenset[str] | set[str] = frozenset()) -> None:
         dropped = (memtree_set - jedi_set) & unjudged
         self.unjudged += len(dropped)
         memtree_set = memtree_set - dropped
@@ -117,17 +119,36 @@ def _in_tests(root: Path, path: str) -> bool:
     return bool(TEST_DIRS & {p.lower() for p in parts[:-1]}) or parts[-1].startswith(("test_", "conftest"))
 
 
-class Locator:
-    """The live chunk holding a line of a file (of a name written several times in a file: the last)."""
+def indexed(app: Any, root: Path, one_per_name: bool = False) -> tuple[Any, list[Chunk], Locator, dict[str, str]]:
+    """``root`` indexed as ``memtree index`` does: the summary, every live chunk, a locator over them
+    (:class:`Locator`'s ``one_per_name``), and each chunk's label (``path:symbol``) for the listings."""
+    from memtree_plugins.walkers.repo_index import index_directory
 
-    def __init__(self, chunks: list[Chunk]) -> None:
+    summary = index_directory(app, root)
+    rows = app.store.query(
+        "SELECT id, json_extract(metadata, '$.path'), json_extract(metadata, '$.start_line'), "
+        "json_extract(metadata, '$.end_line'), json_extract(metadata, '$.kind'), "
+        "json_extract(metadata, '$.symbol') FROM nodes WHERE kind = 'file_chunk' AND status = 'live' "
+        "ORDER BY rowid")
+    chunks = [Chunk(*r) for r in rows]
+    label = {c.id: f"{Path(c.path).relative_to(root)}:{c.symbol or c.kind}" for c in chunks}
+    return summary, chunks, Locator(chunks, one_per_name), label
+
+
+class Locator:
+    """The live chunk holding a line of a file.  With ``one_per_name``, of a name defined several times in a
+    file, the last (Python's ``@overload`` stubs and one-per-platform copies); without, each chunk is its own
+    (the parts of one long TypeScript or Go function share its name)."""
+
+    def __init__(self, chunks: list[Chunk], one_per_name: bool = False) -> None:
         self.by_path: dict[str, list[Chunk]] = {}
         last: dict[tuple[str, str], Chunk] = {}
         for c in chunks:
             self.by_path.setdefault(c.path, []).append(c)
-            if c.symbol and ((c.path, c.symbol) not in last or c.start > last[(c.path, c.symbol)].start):
+            if one_per_name and c.symbol and (
+                    (c.path, c.symbol) not in last or c.start > last[(c.path, c.symbol)].start):
                 last[(c.path, c.symbol)] = c  # type: ignore[index]
-        self.canon = {c.id: last[(c.path, c.symbol)] if c.symbol else c for c in chunks}
+        self.canon = {c.id: last.get((c.path, c.symbol), c) for c in chunks}
 
     def at(self, path: str, line: int) -> Chunk | None:
         for c in self.by_path.get(path, ()):
@@ -216,7 +237,6 @@ def score_library(library: str, n: int, seed: int, verbose: bool) -> str:
     from eval.redaction_gates import fetch
     from memtree_core.app import App
     from memtree_plugins.retrieval.graph import neighbors
-    from memtree_plugins.walkers.repo_index import index_directory
 
     registry, name, version = library.split(":")
     tmp = Path(tempfile.mkdtemp(prefix="mt-eval-refs-"))
@@ -224,16 +244,8 @@ def score_library(library: str, n: int, seed: int, verbose: bool) -> str:
         root = _unpack(fetch(registry, name, version), tmp / "src").resolve()
         app = App.open(root, environ={**os.environ, "MEMTREE_HOME": str(tmp / "home"), "MEMTREE_LOAD_PLUGINS": ""})
         try:
-            summary = index_directory(app, root)
-            rows = app.store.query(
-                "SELECT id, json_extract(metadata, '$.path'), json_extract(metadata, '$.start_line'), "
-                "json_extract(metadata, '$.end_line'), json_extract(metadata, '$.kind'), "
-                "json_extract(metadata, '$.symbol') FROM nodes WHERE kind = 'file_chunk' AND status = 'live' "
-                "ORDER BY rowid")
-            chunks = [Chunk(*r) for r in rows]
+            summary, chunks, loc, label = indexed(app, root, one_per_name=True)
             by_id = {c.id: c for c in chunks}
-            loc = Locator(chunks)
-            label = {c.id: f"{Path(c.path).relative_to(root)}:{c.symbol or c.kind}" for c in chunks}
             pool = [c for c in chunks if c.path.endswith(".py") and c.kind in ("function", "method")
                     and not _in_tests(root, c.path) and loc.canon[c.id] is c]
             drawn = random.Random(seed).sample(pool, min(n, len(pool)))

@@ -41,7 +41,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from eval.references import Chunk, Locator, Score
+from eval.references import Score, indexed
 
 DRIVERS = Path(__file__).resolve().parent / "refdrivers"
 TEST_DIRS = {"test", "tests", "__tests__", "testing", "testdata", "spec", "docs", "examples", "example",
@@ -145,7 +145,6 @@ def main() -> int:
     from eval.questions import source
     from memtree_core.app import App
     from memtree_plugins.retrieval.graph import neighbors
-    from memtree_plugins.walkers.repo_index import index_directory
 
     lib = LIBRARIES[args.language] if not args.library else _unpinned(args.library)
     root = source({"library": lib}).resolve()
@@ -154,16 +153,8 @@ def main() -> int:
         calls = reference_calls(args.language, root, args.typescript)
         app = App.open(root, environ={**os.environ, "MEMTREE_HOME": str(tmp / "home"), "MEMTREE_LOAD_PLUGINS": ""})
         try:
-            summary = index_directory(app, root)
-            rows = app.store.query(
-                "SELECT id, json_extract(metadata, '$.path'), json_extract(metadata, '$.start_line'), "
-                "json_extract(metadata, '$.end_line'), json_extract(metadata, '$.kind'), "
-                "json_extract(metadata, '$.symbol') FROM nodes WHERE kind = 'file_chunk' AND status = 'live' "
-                "ORDER BY rowid")
-            chunks = [Chunk(*r) for r in rows]
+            summary, chunks, loc, label = indexed(app, root)
             by_id = {c.id: c for c in chunks}
-            loc = Locator(chunks)
-            label = {c.id: f"{Path(c.path).relative_to(root)}:{c.symbol or c.kind}" for c in chunks}
             edges: set[tuple[str, str]] = set()
             for ff, fl, tf, tl in calls:
                 a, b = loc.at(ff, fl), loc.at(tf, tl)

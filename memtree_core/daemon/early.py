@@ -39,6 +39,7 @@ TOOLS_FILE, TOOLS_FORMAT = "tools.json", 1  # the recorded tools/list and tools/
 PROBE_TEXT, PROBE_STRUCTURED = "memtree-probe-text", "memtree-probe-value"  # the recorded tools/call's content
 CONTEXT_KWARG = "memtree_request_context"  # as memtree_core.daemon.tools: filled by the daemon, not the client
 IDLE_POLL_S = 0.005
+RECORD_BYTES = 16 << 20  # a record bigger than this is not one the daemon wrote
 
 
 @dataclass
@@ -175,8 +176,8 @@ class Early:
     @classmethod
     def load(cls, directory: Path, version: str) -> Early | None:
         """The records of a daemon of this ``version``, or None (then every first request waits for the SDK)."""
-        try:
-            handshake = json.loads((directory / records.HANDSHAKE_FILE).read_text())
+        try:  # as the forwarder reads it: this user's regular file, closed to others, never through a link
+            handshake = json.loads(records.read(str(directory / records.HANDSHAKE_FILE), RECORD_BYTES) or b"null")
             if handshake.get("format") != records.HANDSHAKE_FORMAT or handshake.get("version") != version:
                 return None
             answers = {str(p): m["initialize"] for p, m in handshake["answers"].items()
@@ -185,7 +186,7 @@ class Early:
             return None
         tools_record = None
         try:
-            saved = json.loads((directory / TOOLS_FILE).read_text())
+            saved = json.loads(records.read(str(directory / TOOLS_FILE), RECORD_BYTES) or b"null")
             if saved.get("format") == TOOLS_FORMAT and saved.get("version") == version:
                 tools_record = (str(saved["fingerprint"]), dict(saved["answers"]))
         except (OSError, ValueError, TypeError, KeyError, AttributeError):

@@ -45,8 +45,9 @@ def dotted(node: ast.AST) -> str | None:
     return None
 
 
-def _type_name(node: ast.AST) -> str | None:
-    """The class an annotation names: ``T``, ``mod.T``, ``T | None``, ``Optional[T]``, ``"T"``."""
+def _annotation(node: ast.AST) -> ast.AST | None:
+    """An annotation as one type: a string annotation parsed, ``T | None`` read as ``T``; None when it is not
+    one type (``A | B``, a string that is not Python)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         try:
             node = ast.parse(node.value, mode="eval").body
@@ -54,7 +55,16 @@ def _type_name(node: ast.AST) -> str | None:
             return None
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         sides = [n for n in (node.left, node.right) if not (isinstance(n, ast.Constant) and n.value is None)]
-        return _type_name(sides[0]) if len(sides) == 1 else None
+        return _annotation(sides[0]) if len(sides) == 1 else None
+    return node
+
+
+def _type_name(node: ast.AST) -> str | None:
+    """The class an annotation names: ``T``, ``mod.T``, ``T | None``, ``Optional[T]``, ``"T"``."""
+    one = _annotation(node)
+    if one is None:
+        return None
+    node = one
     if isinstance(node, ast.Subscript) and (dotted(node.value) or "").rsplit(".", 1)[-1] == "Optional":
         return _type_name(node.slice)
     name = dotted(node) if isinstance(node, ast.Name | ast.Attribute) else None
@@ -73,14 +83,7 @@ _MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict
 def _element_name(node: ast.AST, mapping: bool = False) -> str | None:
     """The class iterating an annotated value gives: ``list[T]``, ``Iterator[T]``, ``Optional[List[T]]``;
     with ``mapping``, the class indexing it gives (``dict[K, V]``: ``V``; a list's element)."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        try:
-            node = ast.parse(node.value, mode="eval").body
-        except SyntaxError:
-            return None
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-        sides = [n for n in (node.left, node.right) if not (isinstance(n, ast.Constant) and n.value is None)]
-        return _element_name(sides[0], mapping) if len(sides) == 1 else None
+    node = _annotation(node) or node
     if not isinstance(node, ast.Subscript):
         return None
     base = (dotted(node.value) or "").rsplit(".", 1)[-1]

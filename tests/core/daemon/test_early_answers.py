@@ -128,18 +128,25 @@ def test_a_degraded_state_is_said_once_per_session_across_the_early_answers_and_
     assert said[1] == []  # the SDK's session is the same session
 
 
+def _recorded_in_process(app: App, project: Path, version: str) -> tuple[list[Any], Any, Path]:
+    """The app's tools built and registered with a real SDK server, whose answers are recorded as a daemon
+    records them: (built tools, server, the project's directory holding the records)."""
+    built = build_tools(app)
+    server = create_server(version)
+    register_tools(server, app, built)
+    server.tools_ready.set()
+    directory = project_paths(project).dir
+    directory.mkdir(parents=True, exist_ok=True)
+    anyio.run(record, server, directory, version, built)
+    return built, server, directory
+
+
 def test_each_protocol_versions_tools_call_is_answered_as_the_sdk_answers_it(
         home: Path, project: Path) -> None:
     (project / "shop.py").write_text("class Book:\n    def price(self):\n        return 10\n")
     app = App.open(project)
     try:
-        built = build_tools(app)
-        server = create_server("test-version")
-        register_tools(server, app, built)
-        server.tools_ready.set()
-        directory = project_paths(project).dir
-        directory.mkdir(parents=True, exist_ok=True)
-        anyio.run(record, server, directory, "test-version", built)
+        built, server, directory = _recorded_in_process(app, project, "test-version")
         early = Early.load(directory, "test-version")
         assert early is not None
         early.arm(app, built, "test-version")
@@ -161,13 +168,7 @@ def test_each_protocol_versions_tools_call_is_answered_as_the_sdk_answers_it(
 def test_tools_that_are_not_the_recorded_ones_wait_for_the_sdk(home: Path, project: Path) -> None:
     app = App.open(project)
     try:
-        built = build_tools(app)
-        server = create_server("v1")
-        register_tools(server, app, built)
-        server.tools_ready.set()
-        directory = project_paths(project).dir
-        directory.mkdir(parents=True, exist_ok=True)
-        anyio.run(record, server, directory, "v1", built)
+        built, _server, directory = _recorded_in_process(app, project, "v1")
         protocol = HANDSHAKE_PROTOCOL_VERSIONS[-1]
         same = Early.load(directory, "v1")
         assert same is not None
@@ -181,3 +182,21 @@ def test_tools_that_are_not_the_recorded_ones_wait_for_the_sdk(home: Path, proje
         assert Early.load(directory, "v2") is None  # another version's record: nothing early at all
     finally:
         app.close()
+
+
+def test_records_others_could_have_written_are_not_used(home: Path, project: Path) -> None:
+    app = App.open(project)
+    try:
+        _built, _server, directory = _recorded_in_process(app, project, "v1")
+    finally:
+        app.close()
+    tools, handshake = directory / early_mod.TOOLS_FILE, directory / "handshake.json"
+    loaded = Early.load(directory, "v1")
+    assert loaded is not None and loaded.tools_record is not None
+    tools.chmod(0o644)  # writable or readable by others: not a record this daemon keeps
+    loaded = Early.load(directory, "v1")
+    assert loaded is not None and loaded.tools_record is None
+    tools.chmod(0o600)
+    handshake.rename(directory / "elsewhere.json")
+    handshake.symlink_to(directory / "elsewhere.json")  # never through a link
+    assert Early.load(directory, "v1") is None
