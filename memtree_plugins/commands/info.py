@@ -183,7 +183,7 @@ def _degraded(app: Context, vector_search: dict[str, Any]) -> list[str]:
         out.append("Bash capture is off (capture.bash = false)")
     if url := _store_url(app):
         out.append(f"store.url is set ({url}), but this memtree has no PostgreSQL store yet "
-                   "(docs/postgresql.md): captures stay in the local SQLite store")
+                   "(docs/postgresql.md): the store does not open until store.url is empty again")
     out.extend(app.loaded.warnings)
     out.extend(_socket_dir_problems(app))
     for kind, reg in app.plugins.registries.items():
