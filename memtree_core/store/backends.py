@@ -62,10 +62,18 @@ def _open_sqlite(target: StoreTarget) -> Store:
     return Store.open(path, max_bytes=target.max_bytes, vectors=target.vectors, synchronous=target.synchronous)
 
 
+def _open_postgres(target: StoreTarget) -> Any:
+    """A PostgreSQL server (memtree_core/store/postgres/): the project's tables in a schema of their own."""
+    from memtree_core.store.postgres.store import PostgresStore
+
+    return PostgresStore.open(target.url, target.project, path=target.path, max_bytes=target.max_bytes)
+
+
 SQLITE = StoreBackend("sqlite", ("", "file"), _open_sqlite)
+POSTGRESQL = StoreBackend("postgresql", ("postgresql", "postgres"), _open_postgres)
 # What the built-in plugin ``stores`` registers (memtree_plugins/stores.py).  SQLite is the host's own too:
 # it serves whenever no registered backend takes the scheme, so a project always has its embedded store.
-BUILTIN: tuple[StoreBackend, ...] = (SQLITE,)
+BUILTIN: tuple[StoreBackend, ...] = (SQLITE, POSTGRESQL)
 
 
 def scheme_of(url: str) -> str | None:

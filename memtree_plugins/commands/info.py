@@ -181,9 +181,6 @@ def _degraded(app: Context, vector_search: dict[str, Any]) -> list[str]:
         out.extend(f"plugin {p.name}: {f['kind']} {f['name']!r} failed: {f['error']}" for f in p.failed_items)
     if not app.settings.capture.bash:
         out.append("Bash capture is off (capture.bash = false)")
-    if url := _store_url(app):
-        out.append(f"store.url is set ({url}), but this memtree has no PostgreSQL store yet "
-                   "(docs/postgresql.md): the store does not open until store.url is empty again")
     out.extend(app.loaded.warnings)
     out.extend(_socket_dir_problems(app))
     for kind, reg in app.plugins.registries.items():
@@ -231,6 +228,7 @@ def run(args: Any) -> int:
     lines = (["WARNING:", *(f"  ! {w}" for w in info["warnings"]), ""] if info["warnings"] else []) + [
         f"memtree {info['version']}  ({info['python']})",
         f"project   {info['project_root']}  [{info['project_hash']}, {info['project_identity']}]",
+        f"store     {info['store_url']}  (store.url)" if info["store_url"] else
         f"store     {info['store']}{'' if info['store_exists'] else '  (not created yet)'}",
         f"sockets   ingest {info['socket']}",
         f"          mcp    {info['mcp_socket']}",

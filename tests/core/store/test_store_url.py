@@ -70,7 +70,6 @@ def test_memtree_info_shows_the_url_without_its_password(home: Path, project: Pa
     assert out.returncode == 0, out.stderr
     info = json.loads(out.stdout)
     assert info["store_url"] == "postgresql://alice:***@db.internal/memtree"
-    assert any("no PostgreSQL store yet" in w for w in info["degraded"])
     text = run_memtree("info", "--project", str(project), env=env)
     assert SECRET not in out.stdout + out.stderr + text.stdout + text.stderr
-    assert "store.url is set (postgresql://alice:***@db.internal/memtree)" in text.stdout
+    assert "store     postgresql://alice:***@db.internal/memtree  (store.url)" in text.stdout
