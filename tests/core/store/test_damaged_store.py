@@ -29,6 +29,10 @@ from memtree_core.daemon import ingest
 from memtree_core.store import Store, StoreDamaged
 from memtree_core.store import recover as recovery
 
+# A damaged file, PRAGMA quick_check and recovery into a new file are the SQLite store's: a server's own
+# storage is its administrator's (checksums, replicas, backups), and memtree never reads its files.
+pytestmark = pytest.mark.sqlite_only("SQLite file damage, quick_check and recovery; a server keeps its own files")
+
 NODES = 300
 PAGE = 4096
 

@@ -151,3 +151,13 @@ def test_a_server_that_cannot_be_reached_is_a_store_error_without_the_password(t
     with pytest.raises(StoreError, match="cannot open the store at postgresql://alice:\\*\\*\\*@") as err:
         PostgresStore.open(url, secrets.token_hex(8))
     assert "s3cr3t" not in str(err.value)
+
+
+def test_plugin_sql_with_named_parameters_percent_signs_and_json(pg) -> None:
+    node = pg.insert_node("note", "100% sure", status_="live", metadata={"tool": "Bash", "ok": True})
+    assert pg.query("SELECT id FROM nodes WHERE content LIKE :pattern", {"pattern": "100%"}) == [(node.id,)]
+    assert pg.query_one("SELECT count(*) FROM nodes WHERE content LIKE '%sure'") == (1,)
+    assert pg.query_one("SELECT json_extract(metadata, '$.tool'), CAST(json_extract(metadata, '$.ok') AS BIGINT) "
+                        "FROM nodes WHERE rowid = ?", (node.rowid,)) == ("Bash", 1)
+    assert pg.execute("UPDATE nodes SET mtime = :m WHERE id = :id", {"m": 5, "id": node.id}) == 1
+    assert pg.get_node(node.id).mtime == 5
