@@ -101,7 +101,8 @@ def fill(store: Store, counter: Any, rows: int = FILL_ROWS, max_bytes: int = FIL
     cursor_key = f"{CURSOR_PREFIX}{tag}"
     row = store.query_one("SELECT value FROM meta WHERE key = ?", (cursor_key,))
     after = int(row[0]) if row else 0
-    todo = store.query("SELECT rowid, tokens_by IS NOT DISTINCT FROM ?, length(content) FROM nodes WHERE rowid > ? "
+    # ``tokens_by = ?`` (NULL, falsy, for a row never counted): portable, where ``IS ?`` is SQLite's alone
+    todo = store.query("SELECT rowid, tokens_by = ?, length(content) FROM nodes WHERE rowid > ? "
                        "ORDER BY rowid LIMIT ?", (tag, after, rows))
     if not todo:
         return 0, True
