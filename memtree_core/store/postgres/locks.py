@@ -22,9 +22,10 @@ KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, 
 class SessionLock:
     """A session-level advisory lock of ``purpose`` for ``project`` on ``url``, on a connection of its own."""
 
-    def __init__(self, url: str, purpose: str, project: str) -> None:
+    def __init__(self, url: str, purpose: str, project: str, name: str = "memtree walkers") -> None:
         self.url = url
         self.key = lock_key(purpose, project)
+        self.name = name[:63]  # the session's application_name: how another daemon names the holder
         self._conn: Any = None
         self._held = False
 
@@ -36,7 +37,7 @@ class SessionLock:
             return True
         try:
             if self._conn is None:
-                self._conn = psycopg.connect(self.url, autocommit=True, application_name="memtree walkers",
+                self._conn = psycopg.connect(self.url, autocommit=True, application_name=self.name,
                                              **KEEPALIVES)
             row = self._conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (self.key,)).fetchone()
         except psycopg.Error:
@@ -56,6 +57,11 @@ class SessionLock:
             return False
         return True
 
+    def holder(self) -> str | None:
+        """Who holds the lock now (its session's application name, client address and server pid), or None
+        when nobody does; asked on a connection of its own, so it never takes the lock."""
+        return holder(self.url, self.key)
+
     def release(self) -> None:
         """Give the lock back and close the connection."""
         if self._conn is not None and self._held:
@@ -73,3 +79,22 @@ class SessionLock:
             except Exception:
                 pass
             self._conn = None
+
+
+def holder(url: str, key: str) -> str | None:
+    """The session holding the session-level advisory lock ``key`` on ``url``: ``"<application name> (server
+    pid N[, from ADDRESS])"``, or None when it is free.  A bigint advisory key shows in ``pg_locks`` as
+    ``classid`` (its high 32 bits) and ``objid`` (its low 32 bits) with ``objsubid`` 1."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True, application_name="memtree lock check", connect_timeout=10) as conn:
+        row = conn.execute(
+            "SELECT a.application_name, a.pid, host(a.client_addr) FROM pg_locks l "
+            "JOIN pg_stat_activity a ON a.pid = l.pid "
+            "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND l.database = "
+            "(SELECT oid FROM pg_database WHERE datname = current_database()) "
+            "AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(%s, 0)", (key,)).fetchone()
+    if row is None:
+        return None
+    name, pid, addr = row
+    return f"{name or 'a session'} (server pid {pid}{f', from {addr}' if addr else ''})"
