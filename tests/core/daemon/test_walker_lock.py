@@ -135,3 +135,47 @@ def test_on_sqlite_the_loop_walks_without_a_server_lock(app) -> None:
     coordinator = Coordinator(app)
     assert coordinator.may_walk() is True
     assert coordinator._lock is None
+
+
+def test_memtree_walk_on_a_server_walks_only_while_it_holds_the_lock(tmp_path: Path, postgres_url: str) -> None:
+    from memtree_core.daemon.project import identify
+    from memtree_core.store.postgres.locks import SessionLock
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    git(project, "init", "-q")
+    git(project, "commit", "-q", "--allow-empty", "-m", "init")
+    probe = tmp_path / "walks"
+    probe.touch()
+    site = _probe_site(tmp_path / "site")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMTREE_")}
+    env.update(PYTHONPATH=os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])]),
+               MEMTREE_LOAD_PLUGINS="walkprobe", MEMTREE_STORE_URL=postgres_url, MEMTREE_HOME=str(home),
+               WALK_PROBE_FILE=str(probe))
+    other = SessionLock(postgres_url, "walkers", identify(project).hash, name="memtree walkers elsewhere")
+    assert other.try_acquire()  # another machine's daemon walks this project
+    walk = subprocess.Popen([MEMTREE, "walk", "--only", "probe", "--project", str(project)], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    from memtree_core.store.postgres.locks import holder
+
+    try:
+        me = f"memtree walkers {os.uname().nodename} pid {walk.pid}"
+        wait_for(lambda: _sessions(postgres_url, me) > 0, 60, "memtree walk asking for the lock")
+        assert probe.read_text() == ""
+        other.release()
+        wait_for(lambda: "start" in probe.read_text(), 60, "memtree walk's first walk once the lock is free")
+        assert (holder(postgres_url, other.key) or "").startswith(me)
+    finally:
+        other.release()
+        walk.send_signal(signal.SIGINT)
+        walk.wait(30)
+
+
+def _sessions(url: str, name: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        return conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+                            (name,)).fetchone()[0]
