@@ -147,8 +147,10 @@ class Fleet:
         site = probe_site(work / "site")
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMTREE_")}
         env.update(PYTHONPATH=os.pathsep.join([str(site), str(REPO), *filter(None, [env.get("PYTHONPATH")])]),
-                   MEMTREE_LOAD_PLUGINS="walkprobe", MEMTREE_STORE_URL=url, WALK_PROBE_FILE=str(self.probe),
+                   MEMTREE_LOAD_PLUGINS="walkprobe", WALK_PROBE_FILE=str(self.probe),
                    MEMTREE_DAEMON__IDLE_TIMEOUT_S="900")
+        if url:  # else each daemon its own local SQLite store (the floor of the ingest figures)
+            env["MEMTREE_STORE_URL"] = url
         self.env = env
         self.procs: list[subprocess.Popen[bytes] | None] = [None] * n
         self.homes = [work / f"home-{i}" for i in range(n)]

@@ -53,7 +53,8 @@ def drop_project(url: str, project: str) -> None:
     with psycopg.connect(url, autocommit=True, application_name="memtree migrate") as conn, conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (schema.lock_key("migrate", project),))
         conn.execute(f"DROP SCHEMA IF EXISTS {schema.schema_name(project)} CASCADE")
-        conn.execute(f"DELETE FROM {schema.SHARED_SCHEMA}.projects WHERE hash = %s", (project,))
+        if conn.execute("SELECT to_regclass(%s)", (f"{schema.SHARED_SCHEMA}.projects",)).fetchone()[0]:
+            conn.execute(f"DELETE FROM {schema.SHARED_SCHEMA}.projects WHERE hash = %s", (project,))
 
 
 def _sqlite_tables(src: Any) -> tuple[list[str], set[str]]:

@@ -100,3 +100,23 @@ def test_migrate_copies_verifies_refuses_a_second_copy_and_never_prints_the_pass
 def test_migrate_without_a_local_store_says_so(home: Path, project: Path, postgres_url: str) -> None:
     out = run_memtree("store", "migrate", "--project", str(project), "--to", _with_password(postgres_url))
     assert out.returncode == 2 and "no local store" in out.stderr and PASSWORD not in out.stderr
+
+
+def test_replace_into_a_database_memtree_never_used(home: Path, project: Path, postgres_url: str) -> None:
+    import secrets
+
+    import psycopg
+    from helpers.postgres import with_database
+
+    _local_store(project)
+    fresh = f"memtree_fresh_{secrets.token_hex(4)}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {fresh}")
+    try:
+        out = run_memtree("store", "migrate", "--project", str(project), "--replace", "--to",
+                          _with_password(with_database(postgres_url, fresh)))
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "copied and verified" in out.stdout
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE {fresh} WITH (FORCE)")
