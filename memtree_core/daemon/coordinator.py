@@ -69,7 +69,7 @@ class Coordinator:
         """Whether this daemon's loop may walk now: always on SQLite; on PostgreSQL while it holds the
         project's walker lock (taken here when free).  Each change is logged once, with who holds it."""
         store = self.app.store
-        if getattr(store, "dialect", "sqlite") != "postgresql":
+        if store.dialect != "postgresql":
             return True
         if self._lock is None:
             from memtree_core.store.postgres.locks import SessionLock
