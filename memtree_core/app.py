@@ -24,7 +24,8 @@ from memtree_core.forwarder.paths import ProjectPaths, memtree_home
 from memtree_core.plugins import MissingTokenCounter, PluginSet, short_error
 from memtree_core.project_settings import load as load_project_settings
 from memtree_core.settings import LoadedSettings, Settings
-from memtree_core.store import Store, StoreDamaged
+from memtree_core.store import StoreDamaged
+from memtree_core.store.backends import HostStore, open_store
 from memtree_core.types import Chunk, Chunker, members, tiles
 
 log = logging.getLogger("memtree.app")
@@ -38,7 +39,7 @@ class App:
         self.loaded = loaded
         self.plugins = plugins
         self.environ = environ
-        self._store: Store | None = None
+        self._store: HostStore | None = None
         self._store_lock = threading.Lock()
         self.damaged: str | None = None  # why the store is refused (see ``store``)
         # Shared scratch space for plugins that keep per-daemon state (e.g. walker clocks).
@@ -65,7 +66,7 @@ class App:
         return self.loaded.settings
 
     @property
-    def store(self) -> Store:
+    def store(self) -> HostStore:
         """The store, opened (with a bounded integrity check) on first use; raises ``StoreDamaged`` for as
         long as this process knows the file is damaged, so nothing more is written to it."""
         if self.damaged is not None:
@@ -76,31 +77,15 @@ class App:
                     raise StoreDamaged(self.damaged)
                 if self._store is None:
                     self.paths.ensure(sockets=False)
+                    counter = self.plugins.token_counter
                     try:
-                        store = Store.open(self.paths.store, max_bytes=self.settings.capture.max_bytes,
-                                           synchronous=self.settings.store.synchronous)
+                        self._store = open_store(self.settings, self.environ, self.identity.hash, self.paths.store,
+                                                 self.plugins.store_backends.ranked(), self.plugins.store_migrations,
+                                                 None if isinstance(counter, MissingTokenCounter) else counter)
                     except StoreDamaged as exc:
                         self.damaged = str(exc)
                         raise
-                    counter = self.plugins.token_counter
-                    if counter is not None and not isinstance(counter, MissingTokenCounter):
-                        try:  # each node's count is stored as it is written (an optimisation only)
-                            store.count_tokens_with(counter)
-                        except Exception:
-                            log.exception("token counts will not be stored with new nodes")
-                    self._migrate_plugins(store)
-                    self._store = store
         return self._store
-
-    def _migrate_plugins(self, store: Store) -> None:
-        """Each plugin's own schema steps (hook ``memtree_store_migrations``) this store has not had yet; one
-        that fails is logged and tried again at the next open, and the store serves the others meanwhile."""
-        for entry in self.plugins.store_migrations.entries():
-            try:
-                store.migrate(entry.item.name, entry.item.steps)
-            except Exception:
-                log.exception("plugin %s: its schema steps %r failed; tried again at the next open",
-                              entry.plugin, entry.item.name)
 
     def mark_damaged(self, exc: BaseException) -> str:
         """SQLite reported corruption while in use: refuse the store from now on; return the message."""

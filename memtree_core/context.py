@@ -47,6 +47,7 @@ class StoreAccess(Protocol):
     path: Path
     max_bytes: int  # content is capped at this many UTF-8 bytes
     vector: VectorStatus  # whether sqlite-vec loaded, and why not
+    dialect: str  # the SQL it speaks: "sqlite" or "postgresql" (docs/postgresql.md)
     # Held across several reads for one consistent view (re-entrant; hold it briefly: tools and walkers share
     # the store).  Writes take it themselves, through tx().
     lock: AbstractContextManager[object]

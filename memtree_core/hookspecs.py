@@ -295,6 +295,7 @@ def memtree_daemon_stopping(app: Context) -> None:
 
 # -- the store: a plugin's own tables ----------------------------------------------------------------------
 if TYPE_CHECKING:
+    from memtree_core.store.backends import StoreBackend
     from memtree_core.store.migrations import Migrations
 
 
@@ -310,4 +311,14 @@ def memtree_store_migrations(register: Register[Migrations]) -> None:
         that fails is logged and it and the owner's later steps are tried again at the next open.  Never
         edit a released step, add the next.  Then query your tables through ``app.store.query`` and
         ``execute``.  The built-in ``semantic`` plugin indexes the vectors' models this way.
+    """
+
+
+@hookspec
+def memtree_store_backends(register: Register[StoreBackend]) -> None:
+    """Register store backends: where a project's store lives, by ``store.url``'s scheme.
+
+    :param register: call with a :class:`~memtree_core.store.backends.StoreBackend` (name, URL schemes, and
+        ``open(target)`` returning the store).  A plugin's backend comes before the built-ins for its scheme
+        (``sqlite``: an empty URL); a URL no backend serves is an error naming those registered.
     """

@@ -43,8 +43,9 @@ KINDS: dict[str, type | None] = {
     "retrievers": types.Retriever, "command_policies": types.CommandPolicy,
     "capture_adapters": types.CaptureAdapter, "output_replacers": types.OutputReplacer,
 }
-# kind of registry -> the register hook that fills it; a plugin's own tables too (memtree_core/store/migrations.py)
-REGISTRY_HOOKS = {kind: f"memtree_register_{kind}" for kind in KINDS} | {"store_migrations": "memtree_store_migrations"}
+# kind of registry -> the register hook that fills it; a plugin's own tables and store backends too (store/)
+REGISTRY_HOOKS = {kind: f"memtree_register_{kind}" for kind in KINDS} | {
+    "store_migrations": "memtree_store_migrations", "store_backends": "memtree_store_backends"}
 
 # What a plugin the repository left out still registers (status ``rules-only``).
 PROTECTIVE_HOOKS = (REGISTRY_HOOKS["redaction_rules"], REGISTRY_HOOKS["command_policies"])

@@ -38,7 +38,8 @@ REPO_CONFIG_NAME = ".memtree.json"
 # MEMTREE_* variables that are not settings keys (read directly where they matter).
 NON_SETTING_ENV = {"HOME", "SQLITE", "LOAD_PLUGINS", "DISABLE_PLUGINS", "STRICT_PLUGINS", "TRACE_PLUGINS", "DEBUG", "HOOK_SENDER",
                    "GREP_ENGINE",  # grep: force ripgrep or the Python fallback (memtree_plugins.wrappers)
-                   "DAEMON_EXEC"}  # start the daemon as a new interpreter, not a fork (memtree_core.daemon.control)
+                   "DAEMON_EXEC",  # start the daemon as a new interpreter, not a fork (memtree_core.daemon.control)
+                   "STORE_URL"}  # store.url, which it overrides (memtree_core/store/postgres/url.py)
 
 
 class SettingsError(Exception):
@@ -120,10 +121,9 @@ class Daemon(Section):
 
 
 class StoreSettings(Section):
-    # SQLite's synchronous mode.  "normal": a commit survives the daemon's crash or SIGKILL; an OS crash or
-    # power loss can lose the last commits (never corrupt the store).  "full": those survive too, at the cost
-    # of an fsync per commit.  User-only: a repository's config cannot change it.
-    synchronous: Literal["normal", "full"] = "normal"
+    # SQLite's synchronous mode: "normal": a commit survives a crash or SIGKILL of the daemon; "full": also an
+    synchronous: Literal["normal", "full"] = "normal"  # OS crash or power loss (an fsync per commit)
+    url: str = ""  # empty: the local SQLite file; postgresql://... a server (store/postgres/url.py)
 
 
 class PluginSet(Section):
@@ -143,7 +143,7 @@ class Settings(BaseSettings):
     capture: Capture = Capture()
     redaction: Annotated[Redaction, UserOnly(WHAT_IS_CAPTURED)] = Redaction()
     daemon: Daemon = Daemon()
-    store: Annotated[StoreSettings, UserOnly("it decides how durable your captures are")] = StoreSettings()
+    store: Annotated[StoreSettings, UserOnly("it decides where and how durably your captures are kept")] = StoreSettings()
     plugins: PluginSet = PluginSet()
 
     @classmethod

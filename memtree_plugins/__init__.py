@@ -22,4 +22,5 @@ BUILTINS: dict[str, str] = {
     "capture": "memtree_plugins.capture",
     "commands": "memtree_plugins.commands",
     "inspector": "memtree_plugins.inspector",
+    "stores": "memtree_plugins.stores",
 }

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import postgres
 from helpers.common import MEMTREE, git, wait_for
 from helpers.daemon import daemon_processes, install_tool_plugin
 
@@ -130,3 +131,68 @@ def served(home: Path, project: Path):
     stop.set()
     thread.join(10)
     app.close()
+
+
+BACKENDS = ["sqlite", "postgresql"]
+
+
+def _open_store(request: pytest.FixtureRequest, backend: str, path: Path, **kwargs: Any) -> Any:
+    """A fresh store of ``backend``: an SQLite file at ``path``, or a project of its own (a random hash: a
+    schema of its own) on the session's PostgreSQL, which skips with the reason when there is none."""
+    from memtree_core.store import Store
+
+    if backend == "sqlite":
+        return Store.open(path, **kwargs)
+    import secrets
+
+    url = request.getfixturevalue("postgres_url")
+    from memtree_core.store.postgres.store import PostgresStore
+
+    kwargs.pop("vectors", None)  # pgvector is always there
+    return PostgresStore.open(url, secrets.token_hex(8), path=path, **kwargs)
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """A fresh store (content capped at 1000 bytes) on each backend: the store's behaviour tests run on both."""
+    s = _open_store(request, request.param, tmp_path / "p" / "store.db", max_bytes=1000)
+    yield s
+    s.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def vector_store(request: pytest.FixtureRequest, project: Path) -> Iterator[Any]:
+    """A store with vector search on each backend (SQLite: sqlite-vec, skipped where it does not load)."""
+    s = _open_store(request, request.param, project / "vec.db")
+    if not s.vector.available:
+        s.close()
+        pytest.skip(f"sqlite-vec unavailable here: {s.vector.reason}")
+    yield s
+    s.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend_app(request: pytest.FixtureRequest, home: Path, project: Path, monkeypatch: pytest.MonkeyPatch):
+    """The ``app`` fixture on each backend: on PostgreSQL, ``MEMTREE_STORE_URL`` names the session's server
+    (the project, a fresh temporary folder, is a fresh schema there)."""
+    from memtree_core.app import App
+
+    if request.param == "postgresql":
+        monkeypatch.setenv("MEMTREE_STORE_URL", request.getfixturevalue("postgres_url"))
+    a = App.open(project)
+    yield a
+    a.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """The URL of a database of this session's own on a real PostgreSQL with pgvector (tests/helpers/postgres.py),
+    started on first use and removed when the session ends; skips when none can be had here, saying why."""
+    reason = postgres.missing()
+    if reason:
+        pytest.skip(reason)
+    server = postgres.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()

@@ -43,6 +43,9 @@ BENCHES: dict[str, tuple[list[str], list[str]]] = {
     "cli": (["--runs", "10"], ["--runs", "30"]),
     "overhead": ([], ["--runs", "3"]),
     "first_search": (["--runs", "3"], ["--runs", "7"]),
+    # PostgreSQL (the `postgresql` extra): 8 daemons on one server, 10,000 captures each with --full
+    "many_writers": (["--captures", "200"], ["--captures", "10000"]),
+    "postgres": (["--repeat", "3", "--captures", "200"], ["--repeat", "5", "--captures", "2000"]),
 }
 
 

@@ -16,12 +16,20 @@ the next tick; after repeated failures the retry backs off (1 s, 2 s, 4 s ... ca
 stops the loop or the other walkers.  Each run adds its counters to the store as ``walker:<name>:<counter>``
 plus ``walker:<name>:runs``, ``:errors`` and ``:ms`` (time spent); ``meta`` keeps ``walker:<name>:last_run``
 (epoch ms) and ``walker:<name>:last_error``, for ``memtree stats``.
+
+One walker loop per project: on SQLite the daemon's ``flock`` makes this daemon the project's only one.  On a
+PostgreSQL store many daemons (machines) serve one project, and the loop walks only while it holds the
+project's walker lock (``SessionLock``: a session advisory lock on a connection of its own, dropped by the
+server when the holder dies; docs/postgresql.md, "Many daemons, one database").  A daemon that does not hold
+it serves tools and captures, logs who does, and tries again each tick.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import os
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -52,6 +60,43 @@ class Coordinator:
         self.ctx = getattr(app, "context", app)  # what walkers are handed (memtree_core.app.HostContext)
         self.clock = clock
         self.states: dict[str, WalkerState] = {}
+        self.me = f"memtree walkers {socket.gethostname()} pid {os.getpid()}"
+        self._lock: Any = None  # the walker lock on a PostgreSQL store (SessionLock)
+        self._walking: bool | None = None  # what the log last said: holding the lock, waiting, not yet
+
+    # -- one loop per project ------------------------------------------------------------------------
+    def may_walk(self) -> bool:
+        """Whether this daemon's loop may walk now: always on SQLite; on PostgreSQL while it holds the
+        project's walker lock (taken here when free).  Each change is logged once, with who holds it."""
+        store = self.app.store
+        if store.dialect != "postgresql":
+            return True
+        if self._lock is None:
+            from memtree_core.store.postgres.locks import SessionLock
+
+            self._lock = SessionLock(store.url, "walkers", store.project, name=self.me)
+        held = self._lock.holding() or self._lock.try_acquire()
+        if held and self._walking is not True:
+            log.info("walker lock taken: this daemon (%s) runs the walkers of project %s", self.me, store.project)
+        elif not held and self._walking is not False:
+            if self._walking:
+                log.warning("walker lock lost (the connection to the server ended): walkers stopped")
+            try:
+                who = self._lock.holder() or "nobody (the server could not be asked)"
+            except Exception as exc:
+                who = f"unknown ({type(exc).__name__})"
+            log.info("walker lock held by %s: this daemon (%s) waits and tries again each tick", who, self.me)
+        self._walking = held
+        return held
+
+    def release(self) -> None:
+        """Give the walker lock back (the loop stopped)."""
+        if self._lock is not None:
+            was = self._walking
+            self._lock.release()
+            self._lock, self._walking = None, None
+            if was:
+                log.info("walker lock released by %s", self.me)
 
     # -- scheduling ----------------------------------------------------------------------------------
     def _state(self, name: str) -> WalkerState:
@@ -174,12 +219,19 @@ class Coordinator:
 
     def run(self, stop: threading.Event, tick_s: float = 0.25) -> None:
         """Tick until ``stop`` is set (the daemon runs this in its own thread)."""
+        try:
+            self._run(stop, tick_s)
+        finally:
+            self.release()
+
+    def _run(self, stop: threading.Event, tick_s: float) -> None:
         while not stop.is_set():
             if getattr(self.app, "damaged", None):
                 stop.wait(tick_s)  # a damaged store (said once, at start): walkers must not touch it
                 continue
             try:
-                self.tick()
+                if self.may_walk():
+                    self.tick()
             except Exception as exc:  # a store that cannot be opened, say: keep trying, never die
                 from memtree_core.store.store import StoreDamaged, is_corruption
 

@@ -216,6 +216,7 @@ def _copy_all(source: Any, new: Store) -> dict[str, int]:
         if is_corruption(exc):
             return {}
         raise
+    _plugin_tables(source, new, theirs)
     ours = _tables(new.conn)
     copied: dict[str, int] = {}
     # nodes first: its triggers fill the keyword index and file_sources, which the copies below then keep.
@@ -231,6 +232,24 @@ def _copy_all(source: Any, new: Store) -> dict[str, int]:
         rows = _scan_rowid(source, table, cols) if theirs[table] and ours[table] else _scan_ends(source, table, cols)
         copied[table] = _insert(new, table, (["rowid"] if theirs[table] and ours[table] else []) + cols, rows)
     return copied
+
+
+def _plugin_tables(source: Any, new: Store, theirs: dict[str, bool]) -> None:
+    """The plugins' own tables (and their indexes), made in the new file as the damaged one has them: their
+    ``schema:<owner>`` progress is copied with ``meta``, so their migrations would not make them again.
+    The store's own vector tables are left to the store."""
+    ours = _tables(new.conn)
+    for table in theirs:
+        if table in ours or table.startswith("nodes_vec"):
+            continue
+        try:
+            ddl = [r[0] for r in source.execute(
+                "SELECT sql FROM sqlite_master WHERE tbl_name = ? AND sql IS NOT NULL AND type IN ('table', 'index') "
+                "ORDER BY type = 'index'", (table,)).fetchall()]
+            for stmt in ddl:
+                new.conn.execute(stmt)
+        except Exception:
+            continue  # unreadable: the owner's rows are lost, as a table's unreadable pages are
 
 
 def _select(cols: list[str]) -> str:

@@ -173,6 +173,8 @@ class Store(Upkeep, KeywordSearch, Vectors):
     one mixin per area (upkeep, keywords, vectors), and :class:`memtree_core.context.StoreAccess`
     lists them: plugins send their own SQL through ``query``/``execute``."""
 
+    dialect = "sqlite"
+
     def __init__(self, path: Path, conn: Any, route: Route, vector: VectorStatus, max_bytes: int) -> None:
         self.path = path
         self.conn = conn

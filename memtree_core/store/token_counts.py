@@ -101,7 +101,8 @@ def fill(store: Store, counter: Any, rows: int = FILL_ROWS, max_bytes: int = FIL
     cursor_key = f"{CURSOR_PREFIX}{tag}"
     row = store.query_one("SELECT value FROM meta WHERE key = ?", (cursor_key,))
     after = int(row[0]) if row else 0
-    todo = store.query("SELECT rowid, tokens_by IS ?, length(content) FROM nodes WHERE rowid > ? "
+    # ``tokens_by = ?`` (NULL, falsy, for a row never counted): portable, where ``IS ?`` is SQLite's alone
+    todo = store.query("SELECT rowid, tokens_by = ?, length(content) FROM nodes WHERE rowid > ? "
                        "ORDER BY rowid LIMIT ?", (tag, after, rows))
     if not todo:
         return 0, True
@@ -120,7 +121,7 @@ def fill(store: Store, counter: Any, rows: int = FILL_ROWS, max_bytes: int = FIL
     with store.tx() as c:
         c.executemany("UPDATE nodes SET tokens = ?, tokens_by = ? WHERE rowid = ? AND content_hash = ?", counted)
         c.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = "
-                  "excluded.value WHERE CAST(value AS INTEGER) < CAST(excluded.value AS INTEGER)",
+                  "excluded.value WHERE CAST(meta.value AS INTEGER) < CAST(excluded.value AS INTEGER)",
                   (cursor_key, str(last)))
         newest = c.execute("SELECT max(rowid) FROM nodes").fetchone()[0] or 0
     return len(counted), last >= newest

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from memtree_core.command import Command
     from memtree_core.context import Context
     from memtree_core.registry import Register
+    from memtree_core.store.migrations import Migrations
     from memtree_core.types import CaptureAdapter, PreparedCapture
 
 
@@ -42,6 +43,13 @@ def memtree_store_capture(app: Context, payload: dict[str, Any], prepared: Prepa
     from memtree_plugins.capture.storing import store_captures
 
     return store_captures(app, payload, prepared, replayed)
+
+
+@hookimpl(trylast=True)
+def memtree_store_migrations(register: Register[Migrations]) -> None:
+    from memtree_plugins.capture.keys import migrations
+
+    register(migrations())
 
 
 @hookimpl(trylast=True)

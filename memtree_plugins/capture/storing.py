@@ -5,7 +5,9 @@ A call can reach the store twice by two routes: a hook sends it live, and the ``
 ``memtree import``) replays it from the session's transcript, because the hook gave up waiting on a daemon
 that was booting or no daemon ran.  The check runs inside the write transaction (BEGIN IMMEDIATE), so two
 writers cannot both miss each other.  (The two live hooks of one call, capture and replacement, are one
-store by the host's own per-connection dedupe in :mod:`memtree_core.daemon.ingest`.)
+store by the host's own per-connection dedupe in :mod:`memtree_core.daemon.ingest`.)  A call stored before,
+re-sent after a restart or by another machine's daemon, is found by its unique key
+(:mod:`memtree_plugins.capture.keys`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
+from memtree_plugins.capture import keys
 from memtree_plugins.lib.node_queries import mark_truncated
 
 if TYPE_CHECKING:
@@ -34,6 +37,14 @@ def store_captures(app: Context, payload: dict[str, Any], prepared: PreparedCapt
         if twin:
             store.bump("capture:deduplicated")
             return twin
+        key = keys.capture_key(payload, prepared)
+        if key is not None:
+            from memtree_core.store.store import now_ms
+
+            held = keys.claim(store, key, now_ms())
+            if held is not None:  # stored before: a re-send, a replay after a restart, another machine
+                store.bump("capture:deduplicated")
+                return held
         for cap in prepared.captures:
             node = store.insert_node(cap.kind, cap.content, source_uri=cap.source_uri, status_="pending",
                                      mtime=cap.mtime, metadata=cap.metadata)
@@ -46,6 +57,8 @@ def store_captures(app: Context, payload: dict[str, Any], prepared: PreparedCapt
         refused = sum(1 for cap in prepared.captures if cap.metadata.get("persisted_refused") is True)
         if refused:  # a persistedOutputPath outside the session's tool-results (see capture.payloads)
             store.bump("capture:persisted-output-refused", refused)
+        if key is not None:
+            keys.record(store, key, ids)
         if replayed:
             note_replayed(app, payload, ids)
     return ids

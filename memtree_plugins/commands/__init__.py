@@ -23,6 +23,8 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "walk": ("run the walkers (filter, staleness, pruner, ...) once or on their schedule", "walk"),
     "demo": ("index a sample project and drive the real server through an MCP client session", "demo"),
     "index": ("index a repository's files up front, so search finds code not read yet", "index"),
+    "store": ("copy the project's local store to a shared PostgreSQL server ('store migrate --to URL')",
+              "store"),
 }
 
 

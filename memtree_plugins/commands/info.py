@@ -143,6 +143,7 @@ def gather(app: Context) -> dict[str, Any]:
         "project_identity": "git root + first commit" if app.identity.git else "absolute path (not a git repo)",
         "store": str(app.paths.store),
         "store_exists": app.paths.store.exists(),
+        "store_url": _store_url(app),
         "socket": str(app.paths.ingest_socket),
         "mcp_socket": str(app.paths.mcp_socket),
         "vector_search": vector_search,
@@ -188,6 +189,13 @@ def _degraded(app: Context, vector_search: dict[str, Any]) -> list[str]:
     return out
 
 
+def _store_url(app: Context) -> str:
+    """The store URL in effect (``MEMTREE_STORE_URL`` or ``store.url``), its password hidden; "" for none."""
+    from memtree_core.store.postgres.url import redact_url, store_url
+
+    return redact_url(store_url(app.settings.store.url))
+
+
 def _socket_dir_problems(app: Context) -> list[str]:
     """A fallback socket directory memtree would refuse (the project's own is made by memtree itself)."""
     import os
@@ -220,6 +228,7 @@ def run(args: Any) -> int:
     lines = (["WARNING:", *(f"  ! {w}" for w in info["warnings"]), ""] if info["warnings"] else []) + [
         f"memtree {info['version']}  ({info['python']})",
         f"project   {info['project_root']}  [{info['project_hash']}, {info['project_identity']}]",
+        f"store     {info['store_url']}  (store.url)" if info["store_url"] else
         f"store     {info['store']}{'' if info['store_exists'] else '  (not created yet)'}",
         f"sockets   ingest {info['socket']}",
         f"          mcp    {info['mcp_socket']}",

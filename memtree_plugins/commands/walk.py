@@ -56,11 +56,13 @@ def run(args: Any) -> int:
             coord.check_name(args.only)
         print(f"running {args.only or ', '.join(app.plugins.walkers.names())} on schedule; Ctrl-C stops")
         while True:
-            for name, counters in coord.tick(args.only).items():
+            # on a shared server, only while this process holds the project's walker lock (as a daemon)
+            for name, counters in (coord.tick(args.only) if coord.may_walk() else {}).items():
                 print(_line(name, counters, coord.states[name].last_error), flush=True)
             time.sleep(args.tick)
     except KeyboardInterrupt:
         print("stopped")
         return 0
     finally:
+        coord.release()
         app.close()

@@ -172,6 +172,7 @@ def test_store_access_lists_every_named_store_method() -> None:
 APP_USERS = {
     "inspector/readonly.py": "ReadOnlyApp: the inspector's App with the store opened read-only",
     "commands/demo.py": "memtree demo opens an App of its own scratch project",
+    "commands/store.py": "memtree store migrate opens the project twice: on its local store and on the server",
 }
 
 

@@ -54,6 +54,24 @@ def risks(root: str) -> list[str]:
     return out
 
 
+def _server_url(root: str) -> str:
+    """The PostgreSQL URL the project's store is on (``MEMTREE_STORE_URL``, else ``store.url``), or ""."""
+    from memtree_core.store.postgres.url import backend_of, store_url
+
+    configured = ""
+    try:
+        from memtree_core.app import App
+
+        configured = App.open(root).settings.store.url
+    except Exception:
+        pass  # said by risks(); the environment still counts
+    url = store_url(configured, os.environ)
+    try:
+        return url if backend_of(url) == "postgresql" else ""
+    except Exception:
+        return ""
+
+
 def _git_config_notes(root: Any) -> list[str]:
     """Repository git settings that run code, which memtree's own git calls switch off."""
     from memtree_core.daemon.project import _git
@@ -96,6 +114,14 @@ def run(args: Any) -> int:
         print(f"  ! {line}")
     for line in capture_report(Path(args.project or os.getcwd()).absolute(), identity.root, store):
         print(line)
+    url = _server_url(str(identity.root))
+    if url:  # a server's store: its own checks; the local file, if any, is not in use
+        from memtree_core.store.postgres.checks import check
+
+        results = check(url, identity.hash)
+        for result in results:
+            print(result.line())
+        return 0 if all(r.ok for r in results) else 1
     if not store.exists():
         print(f"no store yet at {store}: nothing to check")
         return 0

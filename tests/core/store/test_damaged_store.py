@@ -29,6 +29,10 @@ from memtree_core.daemon import ingest
 from memtree_core.store import Store, StoreDamaged
 from memtree_core.store import recover as recovery
 
+# A damaged file, PRAGMA quick_check and recovery into a new file are the SQLite store's: a server's own
+# storage is its administrator's (checksums, replicas, backups), and memtree never reads its files.
+pytestmark = pytest.mark.sqlite_only("SQLite file damage, quick_check and recovery; a server keeps its own files")
+
 NODES = 300
 PAGE = 4096
 
@@ -164,6 +168,23 @@ def test_recovery_works_with_and_without_the_sqlite3_shell(home: Path, project: 
     assert 0 < result.tables["nodes"] < NODES
     if not use_cli:
         assert result.method == "row-by-row salvage"
+
+
+def test_recovery_keeps_the_plugins_own_tables_and_their_rows(home: Path, project: Path) -> None:
+    """Their ``schema:<owner>`` progress is recovered with meta, so their migrations do not make them again."""
+    path = fill(project)
+    app = App.open(project)
+    app.store.execute("INSERT INTO capture_keys (key, node_ids, created_at) VALUES ('k', '[]', 1)")
+    assert app.store.get_meta("schema:capture") == "1"
+    app.close()
+    garbage_middle(path)
+    result = recovery.recover(path, use_cli=False)
+    assert result.tables.get("capture_keys") == 1
+    app = App.open(project)
+    try:
+        assert app.store.query_one("SELECT key FROM capture_keys") == ("k",)
+    finally:
+        app.close()
 
 
 # -- captures are refused, never acked into a damaged file ---------------------------------------------------

@@ -77,6 +77,7 @@ def _store_at_schema_4(path: Path) -> None:
     conn.close()
 
 
+@pytest.mark.sqlite_only('SQLite files of older memtree versions; a PostgreSQL store starts at the latest schema')
 def test_a_store_with_the_older_forms_is_migrated_and_nothing_goes_stale(home: Path, project: Path,
                                                                         odd_file: Path) -> None:
     """Before: the read tool wrote the path unescaped (nanoseconds), captures escaped it (milliseconds).

@@ -1,4 +1,8 @@
-"""The SQLite store on real files: schema, FTS sync by triggers, the status machine, modes, truncation."""
+"""The store's behaviour on both backends (the ``store`` fixture: SQLite, and PostgreSQL when it can be had):
+keyword matching kept in step with the nodes, the status machine, truncation, ids and metadata.  The SQLite
+file's own matters run on SQLite alone (marked ``sqlite_only``, with the ``sqlite_store`` fixture or a file of
+their own): its PRAGMAs, file modes and FTS5 integrity check, upgrades of files from older versions, several
+processes creating one file, page-level space upkeep; the PostgreSQL counterparts are in test_postgres_*.py."""
 
 from __future__ import annotations
 
@@ -9,21 +13,38 @@ from pathlib import Path
 import pytest
 
 from memtree_core.store import IllegalTransition, Store
+from memtree_core.store.keywords import Keywords
 from memtree_core.store.schema import SCHEMA_VERSION
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
+def sqlite_store(tmp_path: Path) -> Store:
+    """SQLite alone, for what is the SQLite file's own."""
     s = Store.open(tmp_path / "p" / "store.db", max_bytes=1000)
     yield s
     s.close()
 
 
-def fts_ids(store: Store, term: str) -> set[str]:
-    return {r[0] for r in store.query("SELECT id FROM nodes_fts WHERE nodes_fts MATCH ?", (term,))}
+def fts_ids(store: Store, *phrases: str, field: str | None = None) -> set[str]:
+    """The ids of the nodes the keyword index matches for all of ``phrases``, through the store's own
+    keyword search (FTS5 on SQLite, tsvector on PostgreSQL)."""
+    rowids = [r for r, _ in store.keyword_search(Keywords(phrases, field=field), order="newest")]
+    if not rowids:
+        return set()
+    return {r[0] for r in store.query(f"SELECT id FROM nodes WHERE rowid IN ({','.join('?' * len(rowids))})",
+                                      rowids)}
 
 
-def test_schema_columns_keep_their_names(store: Store) -> None:
+def fts_sound(store: Store) -> None:
+    """FTS5's own integrity check of its index against the nodes on SQLite; on PostgreSQL the keyword
+    columns are generated from the row itself, so there is nothing that could drift to check."""
+    if isinstance(store, Store):
+        store.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('integrity-check')")
+
+
+@pytest.mark.sqlite_only("the SQLite file's PRAGMAs; PostgreSQL's schema: test_postgres_schema.py")
+def test_schema_columns_keep_their_names(sqlite_store: Store) -> None:
+    store = sqlite_store  # the SQLite file's PRAGMAs (the PostgreSQL schema: test_postgres_schema.py)
     cols = [r[1] for r in store.query("PRAGMA table_info(nodes)")]
     # the columns outside tools rely on, in order, then memtree's own (symbols: keyword search's identifier
     # field; tokens, tokens_by: the stored token count and the counter that made it; words: the parts of
@@ -40,7 +61,9 @@ def test_schema_columns_keep_their_names(store: Store) -> None:
     assert store.query_one("PRAGMA user_version")[0] == SCHEMA_VERSION
 
 
-def test_vector_table_exists_when_sqlite_vec_loads(store: Store) -> None:
+@pytest.mark.sqlite_only('sqlite-vec; pgvector: test_postgres_vectors.py')
+def test_vector_table_exists_when_sqlite_vec_loads(sqlite_store: Store) -> None:
+    store = sqlite_store
     if not store.vector.available:
         pytest.skip(f"sqlite-vec unavailable on this Python: {store.vector.reason}")
     assert store.query_one("SELECT vec_version()")[0].startswith("v")
@@ -48,7 +71,9 @@ def test_vector_table_exists_when_sqlite_vec_loads(store: Store) -> None:
     assert {"id", "embedding", "embedding_model", "embedding_dim", "embedded_at"} <= set(cols)
 
 
-def test_file_modes(store: Store) -> None:
+@pytest.mark.sqlite_only("the SQLite file's permissions; a server keeps its own files")
+def test_file_modes(sqlite_store: Store) -> None:
+    store = sqlite_store  # the SQLite file's modes (a server keeps its own files)
     assert (store.path.stat().st_mode & 0o777) == 0o600
     assert (store.path.parent.stat().st_mode & 0o777) == 0o700
     wal = Path(f"{store.path}-wal")
@@ -70,7 +95,7 @@ def test_fts_follows_insert_update_delete_and_prune(store: Store) -> None:
     store.execute("DELETE FROM nodes WHERE id = ?", (a.id,))  # deleting a pruned row is clean
     store.execute("DELETE FROM nodes WHERE id = ?", (b.id,))
     assert fts_ids(store, "bravo") == set()
-    store.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('integrity-check')")
+    fts_sound(store)
 
 
 def test_status_machine_allows_the_spec_path_and_rejects_the_rest(store: Store) -> None:
@@ -124,6 +149,7 @@ def test_ids_are_ulids_and_metadata_roundtrips(store: Store) -> None:
     assert json.loads(store.get_node(n.id).metadata) == {"tool": "Bash", "n": 2}
 
 
+@pytest.mark.sqlite_only("the file's user_version; PostgreSQL: test_postgres_schema.py refuses a newer schema")
 def test_reopen_is_idempotent_and_refuses_a_newer_schema(tmp_path: Path) -> None:
     path = tmp_path / "store.db"
     s = Store.open(path)
@@ -139,6 +165,7 @@ def test_reopen_is_idempotent_and_refuses_a_newer_schema(tmp_path: Path) -> None
         Store.open(path)
 
 
+@pytest.mark.sqlite_only("the sqlite3 module's extension loading")
 def test_keyword_only_route_reports_why(tmp_path: Path) -> None:
     """On a Python whose sqlite3 cannot load extensions and with the stdlib route forced, vector search
     is off and the reason says what to do; the store still works keyword-only."""
@@ -167,7 +194,7 @@ def test_fts_matches_word_forms(store: Store) -> None:
 def test_fts_matches_the_words_inside_camel_case_identifiers(store: Store) -> None:
     camel = store.insert_node("file_chunk", "if closeCode == CloseNoStatusReceived { return nil }", status_="live")
     snake = store.insert_node("file_chunk", "def close_code(self): return self.code", status_="live")
-    assert fts_ids(store, "close AND code") == {camel.id, snake.id}
+    assert fts_ids(store, "close", "code") == {camel.id, snake.id}
     assert fts_ids(store, "received") == {camel.id}
     assert fts_ids(store, "closecode") == {camel.id}  # the identifier as written stays a word
     # only the words the body does not hold already: snake_case needs none, term counts are unchanged
@@ -175,6 +202,7 @@ def test_fts_matches_the_words_inside_camel_case_identifiers(store: Store) -> No
     assert words == {camel.id: "close code no status received", snake.id: ""}
 
 
+@pytest.mark.sqlite_only('SQLite files of older memtree versions; a PostgreSQL store starts at the latest schema')
 def test_a_store_from_schema_2_migrates_forward_keeping_its_index(tmp_path: Path) -> None:
     from memtree_core.store import schema
     from memtree_core.store.sqlite_route import choose_route
@@ -194,11 +222,12 @@ def test_a_store_from_schema_2_migrates_forward_keeping_its_index(tmp_path: Path
     try:
         assert s.query_one("PRAGMA user_version")[0] == SCHEMA_VERSION
         assert fts_ids(s, "retry") == {"A"}  # rebuilt from live rows only, with the stemmer
-        s.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('integrity-check')")
+        fts_sound(s)
     finally:
         s.close()
 
 
+@pytest.mark.sqlite_only('SQLite files of older memtree versions; a PostgreSQL store starts at the latest schema')
 def test_a_store_from_schema_7_gets_the_words_of_its_identifiers_indexed(tmp_path: Path) -> None:
     from memtree_core.store import schema
     from memtree_core.store.sqlite_route import choose_route
@@ -217,14 +246,15 @@ def test_a_store_from_schema_7_gets_the_words_of_its_identifiers_indexed(tmp_pat
     try:
         assert s.query_one("PRAGMA user_version")[0] == SCHEMA_VERSION
         assert dict(s.query("SELECT id, words FROM nodes")) == {"A": "get write buffer", "B": ""}
-        assert fts_ids(s, "write AND buffer") == {"A"}  # rebuilt from live rows, with the new column
-        s.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('integrity-check')")
+        assert fts_ids(s, "write", "buffer") == {"A"}  # rebuilt from live rows, with the new column
+        fts_sound(s)
         s.insert_node("note", "a fresh writeDeadline", status_="live")
         assert len(fts_ids(s, "deadline")) == 1  # the triggers keep the new column in sync
     finally:
         s.close()
 
 
+@pytest.mark.sqlite_only('SQLite files of older memtree versions; a PostgreSQL store starts at the latest schema')
 def test_a_store_from_schema_3_gets_a_symbol_index_for_its_definitions(tmp_path: Path) -> None:
     from memtree_core.store import schema
     from memtree_core.store.sqlite_route import choose_route
@@ -249,14 +279,14 @@ def test_a_store_from_schema_3_gets_a_symbol_index_for_its_definitions(tmp_path:
         symbols = dict(s.query("SELECT id, symbols FROM nodes"))
         assert symbols["USE"] == symbols["NOTE"] == ""
         assert "parseFlag" in symbols["DEF"] and "Cli.parseFlag" in symbols["DEF"]
-        assert fts_ids(s, "symbols: parse") == {"DEF"}  # camelCase parts are words of the symbol
+        assert fts_ids(s, "parse", field="symbols") == {"DEF"}  # camelCase parts are words of the symbol
         assert fts_ids(s, "parseflag") == {"DEF", "USE", "NOTE"}  # content stays indexed
-        s.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('integrity-check')")
+        fts_sound(s)
         # new rows and later changes keep both columns in the index
         s.insert_node("file_chunk", "class Ledger:\n    pass\n", status_="live",
                       metadata={"kind": "class", "symbol": "Ledger"})
-        assert len(fts_ids(s, "symbols: ledger")) == 1
-        s.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('integrity-check')")
+        assert len(fts_ids(s, "ledger", field="symbols")) == 1
+        fts_sound(s)
     finally:
         s.close()
 
@@ -280,6 +310,7 @@ def _open_at_barrier(path: str, barrier, errors) -> None:
         errors.put(f"{type(exc).__name__}: {exc}")
 
 
+@pytest.mark.sqlite_only('processes creating one SQLite file; PostgreSQL: test_postgres_schema.py and test_postgres_store.py (migrations under the project lock)')
 def test_processes_opening_a_new_store_together_migrate_it_once(tmp_path: Path) -> None:
     # The daemon and `memtree index` may create the same store at the same moment: each reads
     # user_version 0, and the second must not run the first migration again ("table nodes already exists").
@@ -301,7 +332,18 @@ def test_processes_opening_a_new_store_together_migrate_it_once(tmp_path: Path) 
         store.close()
 
 
-def test_maintain_reports_the_space_and_reclaims_a_bounded_step(store: Store) -> None:
+def test_maintain_measures_the_space_and_its_steps_keep_the_nodes(store: Store) -> None:
+    store.insert_node("note", "something to take space", status_="live")
+    space = store.maintain()
+    assert 0 < space.used_bytes <= space.disk_bytes
+    assert (space.reclaimed_pages, space.index_merged) == (0, False)
+    assert store.maintain(reclaim_pages=100, merge_index_pages=100).used_bytes > 0  # a step runs, then measures
+    assert store.get_node(store.query_one("SELECT id FROM nodes")[0]).content == "something to take space"
+
+
+@pytest.mark.sqlite_only("SQLite's pages and incremental vacuum; PostgreSQL's autovacuum keeps its space")
+def test_maintain_reports_the_space_and_reclaims_a_bounded_step(sqlite_store: Store) -> None:
+    store = sqlite_store  # SQLite's pages (PostgreSQL's autovacuum keeps its space: the test above)
     page = store.query_one("PRAGMA page_size")[0]
     space = store.maintain()
     pages, free = (store.query_one(f"PRAGMA {p}")[0] for p in ("page_count", "freelist_count"))
@@ -324,6 +366,7 @@ def test_maintain_reports_the_space_and_reclaims_a_bounded_step(store: Store) ->
     assert isinstance(store.maintain(merge_index_pages=200).index_merged, bool)
 
 
+@pytest.mark.sqlite_only("SQLite's auto_vacuum setting")
 def test_maintain_reclaims_nothing_on_a_store_without_incremental_vacuum(tmp_path: Path) -> None:
     import sqlite3
 

@@ -1,22 +1,14 @@
 """The store's keyword access: :class:`Keywords` (what to match, never the index's syntax) and the three
-methods over it, ``keyword_search``, ``keyword_count`` and ``keyword_snippets``."""
+methods over it, ``keyword_search``, ``keyword_count`` and ``keyword_snippets``, on both backends (the
+``store`` fixture of tests/conftest.py)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
 from memtree_core.store import Store
 from memtree_core.store.keywords import Keywords
 from memtree_core.store.node_filter import NodeFilter
-
-
-@pytest.fixture
-def store(tmp_path: Path):
-    s = Store.open(tmp_path / "store.db", vectors=False)
-    yield s
-    s.close()
 
 
 def test_keywords_quote_every_phrase_and_keep_operators_out() -> None:

@@ -19,43 +19,39 @@ STEPS = ["CREATE TABLE marks (node_id TEXT PRIMARY KEY, label TEXT NOT NULL)",
 
 
 def _tables(store: Store) -> set[str]:
-    return {name for (name,) in store.query("SELECT name FROM sqlite_master")}
+    """The tables and indexes the store has (SQLite's catalogue, or the project's schema on PostgreSQL)."""
+    if isinstance(store, Store):
+        return {name for (name,) in store.query("SELECT name FROM sqlite_master")}
+    return {name for (name,) in store.query("SELECT c.relname FROM pg_class c JOIN pg_namespace s ON "
+                                            "s.oid = c.relnamespace WHERE s.nspname = current_schema()")}
 
 
-def test_steps_apply_in_order_once_per_store(tmp_path: Path) -> None:
-    store = Store.open(tmp_path / "s.db", vectors=False)
-    try:
-        assert store.migrate("marks", STEPS) == 2
-        assert {"marks", "marks_label"} <= _tables(store) and store.get_meta("schema:marks") == "2"
-        assert store.migrate("marks", STEPS) == 0  # nothing new: nothing runs (a CREATE again would fail)
-        calls: list[int] = []
-        assert store.migrate("marks", [*STEPS, lambda s: calls.append(s.execute(
-            "INSERT INTO marks VALUES ('n1', 'later')"))]) == 1  # a later release adds one step
-        assert calls == [1] and store.get_meta("schema:marks") == "3"
-        with pytest.raises(StoreError, match="newer than the 2 this version of it knows"):
-            store.migrate("marks", STEPS)  # an older plugin on a store a newer one wrote
-    finally:
-        store.close()
+def test_steps_apply_in_order_once_per_store(store: Store) -> None:
+    assert store.migrate("marks", STEPS) == 2
+    assert {"marks", "marks_label"} <= _tables(store) and store.get_meta("schema:marks") == "2"
+    assert store.migrate("marks", STEPS) == 0  # nothing new: nothing runs (a CREATE again would fail)
+    calls: list[int] = []
+    assert store.migrate("marks", [*STEPS, lambda s: calls.append(s.execute(
+        "INSERT INTO marks VALUES ('n1', 'later')"))]) == 1  # a later release adds one step
+    assert calls == [1] and store.get_meta("schema:marks") == "3"
+    with pytest.raises(StoreError, match="newer than the 2 this version of it knows"):
+        store.migrate("marks", STEPS)  # an older plugin on a store a newer one wrote
 
 
-def test_a_step_that_is_not_ready_runs_again_at_the_next_open(tmp_path: Path) -> None:
+def test_a_step_that_is_not_ready_runs_again_at_the_next_open(store: Store) -> None:
     ready = threading.Event()
 
     def needs_the_table(store: Store) -> bool:
         if not ready.is_set():
             return False
-        store.execute("CREATE TABLE later (x)")
+        store.execute("CREATE TABLE later (x TEXT)")
         return True
 
-    store = Store.open(tmp_path / "s.db", vectors=False)
-    try:
-        assert store.migrate("p", [STEPS[0], needs_the_table, STEPS[1]]) == 1
-        assert store.get_meta("schema:p") == "1" and "later" not in _tables(store)
-        ready.set()
-        assert store.migrate("p", [STEPS[0], needs_the_table, STEPS[1]]) == 2
-        assert {"later", "marks_label"} <= _tables(store)
-    finally:
-        store.close()
+    assert store.migrate("p", [STEPS[0], needs_the_table, STEPS[1]]) == 1
+    assert store.get_meta("schema:p") == "1" and "later" not in _tables(store)
+    ready.set()
+    assert store.migrate("p", [STEPS[0], needs_the_table, STEPS[1]]) == 2
+    assert {"later", "marks_label"} <= _tables(store)
 
 
 class _MarksPlugin:
@@ -67,13 +63,18 @@ class _MarksPlugin:
 class _BrokenPlugin:
     @hookimpl
     def memtree_store_migrations(self, register):
-        register(Migrations("broken", ["CREATE TABLE ok_then (x)", "THIS IS NOT SQL"]))
+        register(Migrations("broken", ["CREATE TABLE ok_then (x TEXT)", "THIS IS NOT SQL"]))
 
 
-def test_the_host_applies_what_plugins_register_when_it_opens_the_store(home: Path, project: Path,
-                                                                       caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_the_host_applies_what_plugins_register_when_it_opens_the_store(home: Path, project: Path, backend: str,
+                                                                       caplog: pytest.LogCaptureFixture,
+                                                                       request: pytest.FixtureRequest) -> None:
+    env = {"MEMTREE_HOME": str(home)}
+    if backend == "postgresql":
+        env["MEMTREE_STORE_URL"] = request.getfixturevalue("postgres_url")
     with caplog.at_level(logging.ERROR, logger="memtree.app"):
-        app = App.open(project, extra=[("marks", _MarksPlugin()), ("broken", _BrokenPlugin())])
+        app = App.open(project, environ=env, extra=[("marks", _MarksPlugin()), ("broken", _BrokenPlugin())])
         try:
             assert app.plugins.info("marks").provides["store_migrations"] == ["marks"]
             store = app.store  # a plugin's failing step does not keep the store from opening

@@ -1,5 +1,6 @@
-"""The store's vector access as a plugin uses it (memtree_core/store/vectors.py): three methods over node ids,
-float vectors and a filter over ``nodes n``; nothing of sqlite-vec shows."""
+"""The store's vector access as a plugin uses it (memtree_core/store/vectors.py, postgres/vectors.py): three
+methods over node ids, float vectors and a filter over ``nodes n``, the same on both backends (the
+``vector_store`` fixture); nothing of sqlite-vec or pgvector shows."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ def v(*xs: float) -> list[float]:
     return [*xs, *[0.0] * (DIM - len(xs))]
 
 
-def test_upsert_search_and_delete(vstore) -> None:
+def test_upsert_search_and_delete(vector_store) -> None:
+    vstore = vector_store
     ids = [vstore.insert_node("note", f"n{i}", status_="live").id for i in range(3)]
     kinds = vstore.insert_node("summary", "s", status_="live").id
     vecs = [v(1.0), v(0.0, 1.0), v(0.7, 0.7), v(0.9, 0.1)]
@@ -36,6 +38,7 @@ def test_upsert_search_and_delete(vstore) -> None:
     assert vstore.query_one("SELECT count(*) FROM nodes_vec")[0] == 1
 
 
+@pytest.mark.sqlite_only("how sqlite-vec's extension loads")
 def test_opening_a_store_with_vectors_imports_no_numpy(tmp_path) -> None:
     """sqlite-vec loads from its package's extension file; the package's ``__init__`` (which imports
     ``numpy.typing`` when numpy is there) is not run, so a daemon's start and a keyword search pay no numpy."""

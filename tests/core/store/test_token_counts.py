@@ -1,10 +1,13 @@
 """Stored token counts (migration 7): counted when a node is written, by the registered counter; old rows
-counted later in bounded batches; a count from another counter, or for other content, is never used."""
+counted later in bounded batches; a count from another counter, or for other content, is never used.  The
+tests of a bare store run on both backends (the ``store`` fixture)."""
 
 from __future__ import annotations
 
 import random
 from pathlib import Path
+
+import pytest
 
 from memtree_core.daemon.coordinator import Coordinator
 from memtree_core.store import Store, token_counts
@@ -43,6 +46,7 @@ def _old_store(path: Path, texts: list[str]) -> None:
     conn.close()
 
 
+@pytest.mark.sqlite_only('SQLite files of older memtree versions; a PostgreSQL store starts at the latest schema')
 def test_an_old_store_migrates_at_once_and_is_counted_in_bounded_batches(tmp_path: Path) -> None:
     texts = _texts()
     path = tmp_path / "v6.db"
@@ -72,7 +76,8 @@ def test_an_old_store_migrates_at_once_and_is_counted_in_bounded_batches(tmp_pat
         store.close()
 
 
-def test_new_nodes_carry_the_registered_counters_count(app) -> None:
+def test_new_nodes_carry_the_registered_counters_count(backend_app) -> None:
+    app = backend_app
     texts = _texts()
     nodes = [app.store.insert_node("tool_output", t, status_="live") for t in texts]
     tag = token_counts.tag_of(app.store, app.plugins.token_counter)
@@ -105,43 +110,35 @@ class WordCounter:
         return len(text.split())
 
 
-def test_a_count_made_by_another_counter_or_version_is_not_used(tmp_path: Path) -> None:
-    store = Store.open(tmp_path / "s.db")
-    try:
-        store.count_tokens_with(EstimatingCounter())
-        node = store.insert_node("note", "alpha beta gamma delta " * 10, status_="live")
-        row = store.get_node(node.id)
-        assert row.tokens == estimate(row.content)
-        words = WordCounter()
-        assert token_counts.tag_of(store, words) is None  # never used here: no row can hold its counts
-        assert token_counts.tag_of(store, words, create=True) != row.tokens_by
-        newer = WordCounter()
-        newer.name = "estimate"  # same name as the built-in, another version: another counter
-        newer.version = EstimatingCounter.version + 1
-        assert token_counts.counter_key(newer) != token_counts.counter_key(EstimatingCounter())
-        assert token_counts.tag_of(store, newer, create=True) not in (row.tokens_by, token_counts.tag_of(store, words))
-        # the walker's fill recounts that row for the new counter
-        while not token_counts.fill(store, words)[1]:
-            pass
-        assert store.query_one("SELECT tokens FROM nodes WHERE id = ?", (node.id,))[0] == 40
-    finally:
-        store.close()
+def test_a_count_made_by_another_counter_or_version_is_not_used(store) -> None:
+    store.count_tokens_with(EstimatingCounter())
+    node = store.insert_node("note", "alpha beta gamma delta " * 10, status_="live")
+    row = store.get_node(node.id)
+    assert row.tokens == estimate(row.content)
+    words = WordCounter()
+    assert token_counts.tag_of(store, words) is None  # never used here: no row can hold its counts
+    assert token_counts.tag_of(store, words, create=True) != row.tokens_by
+    newer = WordCounter()
+    newer.name = "estimate"  # same name as the built-in, another version: another counter
+    newer.version = EstimatingCounter.version + 1
+    assert token_counts.counter_key(newer) != token_counts.counter_key(EstimatingCounter())
+    assert token_counts.tag_of(store, newer, create=True) not in (row.tokens_by, token_counts.tag_of(store, words))
+    # the walker's fill recounts that row for the new counter
+    while not token_counts.fill(store, words)[1]:
+        pass
+    assert store.query_one("SELECT tokens FROM nodes WHERE id = ?", (node.id,))[0] == 40
 
 
-def test_new_content_without_a_new_count_drops_the_old_count(tmp_path: Path) -> None:
-    store = Store.open(tmp_path / "s.db")
-    try:
-        store.count_tokens_with(EstimatingCounter())
-        a = store.insert_node("note", "one two three", status_="live")
-        b = store.insert_node("note", "four five six", status_="live")
-        store.execute("UPDATE nodes SET metadata = '{\"x\":1}' WHERE id = ?", (a.id,))
-        assert store.get_node(a.id).tokens == estimate("one two three")  # other columns keep it
-        store.execute("UPDATE nodes SET content = 'a much longer text than before' WHERE id = ?", (a.id,))
-        assert (store.get_node(a.id).tokens, store.get_node(a.id).tokens_by) == (None, None)
-        store.execute("UPDATE nodes SET content = 'seven', tokens = 2 WHERE id = ?", (b.id,))
-        assert store.get_node(b.id).tokens == 2  # a writer that sets both keeps its count
-    finally:
-        store.close()
+def test_new_content_without_a_new_count_drops_the_old_count(store) -> None:
+    store.count_tokens_with(EstimatingCounter())
+    a = store.insert_node("note", "one two three", status_="live")
+    b = store.insert_node("note", "four five six", status_="live")
+    store.execute("UPDATE nodes SET metadata = '{\"x\":1}' WHERE id = ?", (a.id,))
+    assert store.get_node(a.id).tokens == estimate("one two three")  # other columns keep it
+    store.execute("UPDATE nodes SET content = 'a much longer text than before' WHERE id = ?", (a.id,))
+    assert (store.get_node(a.id).tokens, store.get_node(a.id).tokens_by) == (None, None)
+    store.execute("UPDATE nodes SET content = 'seven', tokens = 2 WHERE id = ?", (b.id,))
+    assert store.get_node(b.id).tokens == 2  # a writer that sets both keeps its count
 
 
 class BrokenCounter:
@@ -151,19 +148,16 @@ class BrokenCounter:
         raise RuntimeError("tokenizer missing")
 
 
-def test_a_failing_counter_costs_the_count_never_the_node(tmp_path: Path) -> None:
-    store = Store.open(tmp_path / "s.db")
-    try:
-        store.count_tokens_with(BrokenCounter())
-        node = store.insert_node("note", "kept all the same", status_="live")
-        assert store.get_node(node.id).content == "kept all the same"
-        assert store.get_node(node.id).tokens is None
-        assert token_counts.fill(store, BrokenCounter()) == (0, True)
-    finally:
-        store.close()
+def test_a_failing_counter_costs_the_count_never_the_node(store) -> None:
+    store.count_tokens_with(BrokenCounter())
+    node = store.insert_node("note", "kept all the same", status_="live")
+    assert store.get_node(node.id).content == "kept all the same"
+    assert store.get_node(node.id).tokens is None
+    assert token_counts.fill(store, BrokenCounter()) == (0, True)
 
 
-def test_the_walker_counts_what_was_stored_without_a_count(app) -> None:
+def test_the_walker_counts_what_was_stored_without_a_count(backend_app) -> None:
+    app = backend_app
     store = app.store
     rng = random.Random(5)
     words = ["retry", "ledger", "naïve", "\t", "\n", "HTTPError", "0x1f", "_", "東京"]

