@@ -67,7 +67,8 @@ def _whole_reply(sock_path: Path, raw: bytes) -> bytes:
 def ui_server(project: Path, env: dict[str, str], *extra: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """``memtree ui --no-open`` as a real subprocess: (the address it printed first, the process)."""
     proc = subprocess.Popen([MEMTREE, "ui", "--project", str(project), "--no-open", *extra], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as in a terminal
     try:
         ready = select.select([proc.stdout], [], [], 60)[0]
         line = proc.stdout.readline().strip() if ready else ""  # type: ignore[union-attr]

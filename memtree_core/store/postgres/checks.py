@@ -36,9 +36,12 @@ def _version(text: str) -> tuple[int, ...]:
 
 def check(url: str, project: str) -> list[Check]:
     """The checks of ``project``'s store on ``url``, in order; after a failed connection only that one."""
-    import psycopg
-
     shown = redact_url(url)
+    try:
+        import psycopg
+    except ImportError:
+        return [Check("connection", False, f"cannot connect to {shown}: psycopg is not installed; fix: "
+                      "pip install 'memtree-mcp[postgresql]' into memtree's environment")]
     try:
         conn = psycopg.connect(url, autocommit=True, application_name="memtree doctor", connect_timeout=10)
     except psycopg.Error as exc:

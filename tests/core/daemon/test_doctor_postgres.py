@@ -4,6 +4,7 @@ the URL's password never shown."""
 
 from __future__ import annotations
 
+import importlib.util
 import secrets
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -87,5 +88,8 @@ def test_an_unreachable_server_names_the_fix_without_the_password(home: Path, pr
     rc, lines, said = _doctor(project, url)
     assert rc == 1
     assert lines["connection"].startswith("FAILED: cannot connect to postgresql://memtree:***@127.0.0.1:")
-    assert "fix: start the server or correct store.url" in lines["connection"]
+    if importlib.util.find_spec("psycopg") is None:  # without the extra, the fix is to install it
+        assert "fix: pip install 'memtree-mcp[postgresql]'" in lines["connection"]
+    else:
+        assert "fix: start the server or correct store.url" in lines["connection"]
     assert "extension vector" not in lines

@@ -78,8 +78,11 @@ def test_ctrl_c_stops_reembed_inside_a_long_embedding_call(home: Path, project: 
     make_dist(site, "memtree-stubborn", "1.0", {"stubborn": STUBBORN})
     mark = tmp_path / "mark"
     env = env_with(site, MEMTREE_HOME=str(home), MEMTREE_EMBEDDING_MODEL="stubborn", STUBBORN_MARK=str(mark))
+    # Ctrl-C in a terminal reaches a foreground command; started in the background by a non-interactive
+    # shell (a CI script's `&`), the test itself inherits SIGINT ignored, which the command would keep.
     proc = subprocess.Popen([MEMTREE, "reembed", "--project", str(project)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         wait_for(mark.exists, 60, "the embedding call to start")
         proc.send_signal(signal.SIGINT)
