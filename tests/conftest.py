@@ -177,6 +177,15 @@ def backend_app(request: pytest.FixtureRequest, home: Path, project: Path, monke
     a.close()
 
 
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, home: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The store backend of this test's ``App``s and ``memtree`` subprocesses (they read the environment):
+    on PostgreSQL, ``MEMTREE_STORE_URL`` names the session's server."""
+    if request.param == "postgresql":
+        monkeypatch.setenv("MEMTREE_STORE_URL", request.getfixturevalue("postgres_url"))
+    return str(request.param)
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """The URL of a database of this session's own on a real PostgreSQL with pgvector (tests/helpers/postgres.py),
