@@ -21,6 +21,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 ENV_URL = "MEMTREE_TEST_POSTGRES_URL"
@@ -97,3 +98,15 @@ def start() -> TestServer:
                 shutil.rmtree(folder, ignore_errors=True)
 
     return TestServer(with_database(admin_url, database), admin_url, database, stop)
+
+
+def second_store(store: Any) -> Any:
+    """Another connection to the same store, as another process has: the SQLite file opened again, or the
+    same project on the same server."""
+    from memtree_core.store import Store
+
+    if isinstance(store, Store):
+        return Store.open(store.path, vectors=False)
+    from memtree_core.store.postgres.store import PostgresStore
+
+    return PostgresStore.open(store.url, store.project, path=store.path)
