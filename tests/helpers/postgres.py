@@ -110,3 +110,21 @@ def second_store(store: Any) -> Any:
     from memtree_core.store.postgres.store import PostgresStore
 
     return PostgresStore.open(store.url, store.project, path=store.path)
+
+
+def read_back(store: Any, sql: str) -> list[tuple[Any, ...]]:
+    """``sql``'s rows read past the store object: from the SQLite file itself (a read-only connection of
+    the sqlite3 module), or through a connection of its own to the same project on the server."""
+    from memtree_core.store import Store
+
+    if isinstance(store, Store):
+        import sqlite3
+        from contextlib import closing
+
+        with closing(sqlite3.connect(f"file:{store.path}?mode=ro", uri=True)) as conn:
+            return conn.execute(sql).fetchall()
+    other = second_store(store)
+    try:
+        return other.query(sql)
+    finally:
+        other.close()

@@ -282,22 +282,8 @@ PATH_TOKEN = "ghp_" + "Q7rZt4XwN2lBk9PdM3sV8yH1cF6gJ0aE5uLo"  # the shape of a G
 
 
 def stored_text(app) -> str:
-    """Every node's source URI, content and metadata, read from the SQLite file itself (or through a
-    connection of its own to the PostgreSQL server)."""
-    from memtree_core.store import Store
-
-    if not isinstance(app.store, Store):
-        other = postgres.second_store(app.store)
-        try:
-            got = other.query("SELECT source_uri, content, metadata FROM nodes")
-        finally:
-            other.close()
-        return "\n".join(str(v) for row in got for v in row)
-    import sqlite3
-    from contextlib import closing
-
-    with closing(sqlite3.connect(f"file:{app.store.path}?mode=ro", uri=True)) as conn:
-        got = conn.execute("SELECT source_uri, content, metadata FROM nodes").fetchall()
+    """Every node's source URI, content and metadata, read from the store itself (past the App's store)."""
+    got = postgres.read_back(app.store, "SELECT source_uri, content, metadata FROM nodes")
     return "\n".join(str(v) for row in got for v in row)
 
 
