@@ -24,7 +24,12 @@ def vector_support(app: Context | None = None) -> dict[str, Any]:
     from memtree_plugins.lib.store_place import on_server
 
     if app is not None and on_server(app):
-        v = app.store.vector
+        from memtree_core.store import StoreError
+
+        try:
+            v = app.store.vector
+        except StoreError as exc:  # an unreachable server: said here, info goes on
+            return {"available": False, "route": "server", "engine": "pgvector", "reason": str(exc)}
         return {"available": v.available, "route": v.route, "engine": "pgvector",
                 **({} if v.available else {"reason": v.reason})}
     from memtree_core.store.sqlite_route import probe
@@ -69,7 +74,7 @@ def embedder_status(app: Context) -> dict[str, Any]:
         from memtree_plugins.lib.embedder_choice import choose_embedder, configured_model
         from memtree_plugins.lib.store_place import store_exists
 
-        models = None if store_exists(app) else []
+        models = None if store_exists(app) and _reachable(app) else []
         choice = choose_embedder(app, models)
         e = choice.embedder
         app.state["embedder_status"] = {
@@ -77,6 +82,17 @@ def embedder_status(app: Context) -> dict[str, Any]:
             **({"name": e.name, "model": e.model, "dim": e.dim, "why": choice.reason} if e
                else {"reason": choice.reason})}
     return app.state["embedder_status"]
+
+
+def _reachable(app: Context) -> bool:
+    """Whether the store opens (a server's may be unreachable: ``vector_support`` says why)."""
+    from memtree_core.store import StoreError
+
+    try:
+        _ = app.store
+    except StoreError:
+        return False
+    return True
 
 
 def vector_index(app: Context) -> dict[str, Any]:
@@ -232,10 +248,8 @@ def _bounds_line(b: dict[str, Any]) -> str:
 
 
 def run(args: Any) -> int:
-    from memtree_plugins.lib.store_place import store_exists
-
     app = open_app(args)
-    if store_exists(app):
+    if app.paths.store.exists():
         _ = app.store  # a damaged store: one line naming 'memtree doctor' (StoreDamaged), exit status 2
     info = gather(app)
     if args.json:
