@@ -178,10 +178,29 @@ def backend_app(request: pytest.FixtureRequest, home: Path, project: Path, monke
     from memtree_core.app import App
 
     if request.param == "postgresql":
+        _unless_sqlite_only(request)
         monkeypatch.setenv("MEMTREE_STORE_URL", request.getfixturevalue("postgres_url"))
     a = App.open(project)
     yield a
     a.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, home: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The store backend of this test's ``App``s and ``memtree`` subprocesses (they read the environment):
+    on PostgreSQL, ``MEMTREE_STORE_URL`` names the session's server."""
+    if request.param == "postgresql":
+        _unless_sqlite_only(request)
+        monkeypatch.setenv("MEMTREE_STORE_URL", request.getfixturevalue("postgres_url"))
+    return str(request.param)
+
+
+def _unless_sqlite_only(request: pytest.FixtureRequest) -> None:
+    """A test of a folder whose tests run on both stores, marked ``sqlite_only(reason)``: its PostgreSQL case
+    skips with that reason."""
+    mark = request.node.get_closest_marker("sqlite_only")
+    if mark is not None:
+        pytest.skip(f"SQLite only: {mark.args[0] if mark.args else mark.kwargs.get('reason', '')}")
 
 
 @pytest.fixture(scope="session")

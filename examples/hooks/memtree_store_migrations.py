@@ -6,8 +6,8 @@ from memtree_core.store.migrations import Migrations
 
 def _backfill_bookmarks(store):
     # a step may be a function of the store, for what one statement cannot say
-    store.execute("INSERT OR IGNORE INTO bookmarks (node_id, label, at) "
-                  "SELECT id, 'summary', created_at FROM nodes WHERE kind = 'summary'")
+    store.execute("INSERT INTO bookmarks (node_id, label, at) "
+                  "SELECT id, 'summary', created_at FROM nodes WHERE kind = 'summary' ON CONFLICT DO NOTHING")
 
 
 @hookimpl

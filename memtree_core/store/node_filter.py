@@ -49,7 +49,7 @@ class NodeFilter:
         if self.parent_id:
             parts.append("n.parent_id = ?")
             params.append(self.parent_id)
-        return (" AND ".join(parts) or "1"), params
+        return (" AND ".join(parts) or "1 = 1"), params  # (not a bare 1: PostgreSQL's AND takes no integer)
 
     def restrictive(self) -> bool:
         """Whether it rejects more than the default (live nodes of any kind) does."""

@@ -85,8 +85,11 @@ def stored_twin(app: Context, payload: dict[str, Any], replayed: bool) -> list[s
 
 def ids_of_call(store: StoreAccess, tool_use_id: str, event: Any, since_ms: int) -> list[str]:
     """Nodes created since ``since_ms`` that hold tool call ``tool_use_id`` as hook event ``event``."""
+    # ``= ?`` or ``IS NULL``: SQL both stores and every SQLite read the same (``IS ?`` is SQLite's alone)
+    same = "IS NULL" if event is None else "= ?"
     rows = store.query("SELECT id FROM nodes WHERE created_at >= ? AND json_extract(metadata, '$.tool_use_id') = ? "
-                       "AND json_extract(metadata, '$.hook_event') IS ?", (since_ms, tool_use_id, event))
+                       f"AND json_extract(metadata, '$.hook_event') {same}",
+                       (since_ms, tool_use_id) + (() if event is None else (event,)))
     return [r[0] for r in rows]
 
 

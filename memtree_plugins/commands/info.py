@@ -18,8 +18,20 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def vector_support() -> dict[str, Any]:
-    """Really load sqlite-vec into a scratch connection: the same route the store uses."""
+def vector_support(app: Context | None = None) -> dict[str, Any]:
+    """A server's store says itself whether it has vectors (pgvector); for the local store (or without
+    ``app``), really load sqlite-vec into a scratch connection: the same route the store uses."""
+    from memtree_plugins.lib.store_place import on_server
+
+    if app is not None and on_server(app):
+        from memtree_core.store import StoreError
+
+        try:
+            v = app.store.vector
+        except StoreError as exc:  # an unreachable server: said here, info goes on
+            return {"available": False, "route": "server", "engine": "pgvector", "reason": str(exc)}
+        return {"available": v.available, "route": v.route, "engine": "pgvector",
+                **({} if v.available else {"reason": v.reason})}
     from memtree_core.store.sqlite_route import probe
 
     found = probe()
@@ -60,8 +72,9 @@ def embedder_status(app: Context) -> dict[str, Any]:
     registry is a candidate, a third party's too."""
     if "embedder_status" not in app.state:
         from memtree_plugins.lib.embedder_choice import choose_embedder, configured_model
+        from memtree_plugins.lib.store_place import store_exists
 
-        models = None if app.paths.store.exists() else []
+        models = None if store_exists(app) and _reachable(app) else []
         choice = choose_embedder(app, models)
         e = choice.embedder
         app.state["embedder_status"] = {
@@ -71,12 +84,30 @@ def embedder_status(app: Context) -> dict[str, Any]:
     return app.state["embedder_status"]
 
 
+def _reachable(app: Context) -> bool:
+    """Whether the store opens (a server's may be unreachable: ``vector_support`` says why)."""
+    from memtree_core.store import StoreError
+
+    try:
+        _ = app.store
+    except StoreError:
+        return False
+    return True
+
+
 def vector_index(app: Context) -> dict[str, Any]:
     """What KNN searches over: the vectors, and the binary codes of the two-stage search (which must cover
     every vector: triggers on ``nodes_vec`` keep them; a store from before them gets them at its first
     search)."""
-    if not app.paths.store.exists() or not app.store.vector.available:
+    from memtree_plugins.lib.store_place import on_server, store_exists
+
+    if not store_exists(app) or not app.store.vector.available:
         return {"vectors": 0, "codes": 0, "state": "no vectors"}
+    if on_server(app):  # no codes in RAM there: the server's HNSW index answers
+        row = app.store.query_one("SELECT count(*) FROM nodes_vec")
+        n = int(row[0]) if row else 0
+        return {"vectors": n, "codes": 0, "state": "HNSW index per embedding model on the server (pgvector)"
+                if n else "no vectors"}
     from memtree_core.store import vector_codes as codes
 
     if not codes.present(app.store):  # type: ignore[arg-type]
@@ -131,8 +162,9 @@ def gather(app: Context) -> dict[str, Any]:
     from memtree_core import __version__
     from memtree_core.daemon.control import daemon_status
     from memtree_plugins.commands import destinations, protections
+    from memtree_plugins.lib.store_place import store_exists
 
-    vec = vector_support()
+    vec = vector_support(app)
     vector_search: dict[str, Any] = {"available": vec["available"], **vec}
     degraded = _degraded(app, vector_search)
     return {
@@ -142,7 +174,7 @@ def gather(app: Context) -> dict[str, Any]:
         "project_root": str(app.identity.root),
         "project_identity": "git root + first commit" if app.identity.git else "absolute path (not a git repo)",
         "store": str(app.paths.store),
-        "store_exists": app.paths.store.exists(),
+        "store_exists": store_exists(app),
         "store_url": _store_url(app),
         "socket": str(app.paths.ingest_socket),
         "mcp_socket": str(app.paths.mcp_socket),
@@ -233,7 +265,8 @@ def run(args: Any) -> int:
         f"sockets   ingest {info['socket']}",
         f"          mcp    {info['mcp_socket']}",
         f"daemon    {'running, pid ' + str(info['daemon']['pid']) if info['daemon']['running'] else 'not running'}",
-        "vectors   " + (f"available (sqlite-vec {vs.get('sqlite_vec')} via {vs['route']}, SQLite "
+        "vectors   " + ("available (pgvector on the server)" if vs["available"] and vs.get("engine") == "pgvector"
+                        else f"available (sqlite-vec {vs.get('sqlite_vec')} via {vs['route']}, SQLite "
                         f"{vs['sqlite_version']})" if vs["available"] else f"UNAVAILABLE: {vs.get('reason')}"),
         f"knn       {info['vector_index']['vectors']} vectors, {info['vector_index']['codes']} binary codes: "
         f"{info['vector_index']['state']}",

@@ -18,8 +18,10 @@ def add_arguments(parser: Any) -> None:
 
 
 def run(args: Any) -> int:
+    from memtree_plugins.lib.store_place import store_exists, store_name
+
     app = open_app(args)
-    if not app.paths.store.exists():  # a look at the numbers never makes a store
+    if not store_exists(app):  # a look at the numbers never makes a store (a local file)
         if args.json:
             print_json({"store": str(app.paths.store), "exists": False})
         else:
@@ -38,7 +40,7 @@ def run(args: Any) -> int:
     if args.json:
         print_json(stats)
         return 0
-    print(f"store  {app.paths.store}  ({stats['db_bytes'] / 1e6:.2f} MB)")
+    print(f"store  {store_name(app)}  ({stats['db_bytes'] / 1e6:.2f} MB)")
     st = stats.get("storage")
     if st:
         print(f"       {st['used_bytes'] / 1e6:.2f} MB in use, {st['free_pages']} free pages of {st['page_size']} B "

@@ -68,8 +68,11 @@ def first_live_copy(store: StoreAccess, content_hash: str, kind: str, *, other_t
     sql = "SELECT id FROM nodes WHERE content_hash = ? AND kind = ? AND status = 'live' AND id != ?"
     params: list[object] = [content_hash, kind, other_than]
     if same_source:
-        sql += " AND source_uri IS ?"
-        params.append(source_uri)
+        if source_uri is None:  # (``IS ?`` is SQLite's alone)
+            sql += " AND source_uri IS NULL"
+        else:
+            sql += " AND source_uri = ?"
+            params.append(source_uri)
     if created_since is not None:
         sql += " AND created_at >= ?"
         params.append(created_since)

@@ -439,8 +439,8 @@ def stats(app: Context, params: dict[str, str]) -> Page:
     sizes = queries.store_size(store)
     counts = queries.node_counts(store)
     total = sum(sum(by.values()) for by in counts.values())
-    body.append(f"<p>store <code>{esc(store.path)}</code>: {sizes['db'] / 1e6:.2f} MB "
-                f"(+{sizes['wal'] / 1e6:.2f} MB write-ahead log), {sizes['used'] / 1e6:.2f} MB in use; "
+    body.append(f"<p>store <code>{esc(store.path)}</code>: {sizes['disk'] / 1e6:.2f} MB on disk "
+                f"(with the write-ahead log), {sizes['used'] / 1e6:.2f} MB in use; "
                 f"{total:,} nodes from {esc(when(oldest))} to {esc(when(newest))}.</p>")
     statuses = sorted({s for by in counts.values() for s in by})
     body.append(table(["kind", *[status(s) for s in statuses]],

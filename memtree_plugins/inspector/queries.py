@@ -86,9 +86,10 @@ class RootsPage:
 def roots_page(store: Store, before: Cursor | None = None, session: str | None = None,
                limit: int = PAGE) -> RootsPage:
     """Root nodes newest first, from ``before`` on (the ``nodes_created_parent`` index walked backwards)."""
-    # The unary + keeps the planner off nodes_parent (half the store has no parent; it would sort them all)
-    # and on nodes_created_parent, walked backwards from the cursor until the page is full.
-    where, params = ["+parent_id IS NULL"], []
+    # ``|| ''`` keeps the planner off nodes_parent (half the store has no parent; it would sort them all)
+    # and on nodes_created_parent, walked backwards from the cursor until the page is full (SQLite's unary +
+    # does the same; PostgreSQL has no unary + for text).
+    where, params = ["parent_id || '' IS NULL"], []
     if before is not None:
         # (the first term is the index range; an OR alone would make SQLite scan the index from the top)
         where.append("created_at <= ? AND (created_at < ? OR id < ?)")
@@ -149,7 +150,7 @@ def recent_sessions(store: Store) -> list[SessionRow]:
     """Sessions among the newest ``SESSION_WINDOW`` root nodes, newest first."""
     rows = store.query(
         "SELECT json_extract(metadata, '$.session_id') AS s, count(*), min(created_at), max(created_at) "
-        "FROM (SELECT metadata, created_at FROM nodes WHERE +parent_id IS NULL ORDER BY created_at DESC LIMIT ?) "
+        "FROM (SELECT metadata, created_at FROM nodes WHERE parent_id || '' IS NULL ORDER BY created_at DESC LIMIT ?) w "
         "GROUP BY s ORDER BY max(created_at) DESC", (SESSION_WINDOW,))
     return [SessionRow(s if isinstance(s, str) else "", int(n), int(a), int(b)) for s, n, a, b in rows]
 
@@ -172,7 +173,7 @@ def _file_range(key: str) -> tuple[str, list[Any]]:
 def files_page(store: Store, after: str | None = None, prefix: str | None = None,
                limit: int = PAGE) -> tuple[list[FileRow], str | None]:
     """Source files in URI order from ``after``, each with its nodes counted by status."""
-    where, params = ["1"], []
+    where, params = ["1 = 1"], []  # (not a bare 1: PostgreSQL's AND takes no integer)
     if after:
         where.append("key > ?")
         params.append(after)
@@ -247,7 +248,7 @@ def per_bucket(store: Store, start_ms: int, end_ms: int, step_ms: int, roots_onl
     count on the ``nodes_created_parent`` index per bucket (a GROUP BY over the same rows would sort them
     all in a temporary b-tree first: 5-10x slower on 100k nodes)."""
     first = start_ms - start_ms % step_ms
-    cond = " AND +parent_id IS NULL" if roots_only else ""
+    cond = " AND parent_id || '' IS NULL" if roots_only else ""
     rows = store.query(
         "WITH RECURSIVE b(t) AS (SELECT ? UNION ALL SELECT t + ? FROM b WHERE t + ? <= ?) "
         f"SELECT t, (SELECT count(*) FROM nodes WHERE created_at >= t AND created_at < t + ?{cond}) FROM b",
@@ -295,17 +296,10 @@ def walker_meta(store: Store) -> dict[str, dict[str, str]]:
 
 
 def store_size(store: Store) -> dict[str, int]:
-    """The store file and its WAL, in bytes, and the pages in use."""
-    sizes = {}
-    for suffix in ("", "-wal"):
-        try:
-            sizes["db" if not suffix else "wal"] = (store.path.parent / (store.path.name + suffix)).stat().st_size
-        except OSError:
-            sizes["db" if not suffix else "wal"] = 0
-    page_size, pages, free = (int(store.query_one(f"PRAGMA {p}")[0])  # type: ignore[index]
-                              for p in ("page_size", "page_count", "freelist_count"))
-    sizes["used"] = (pages - free) * page_size
-    return sizes
+    """What the store takes on disk (its files: with SQLite's write-ahead log) and in use, in bytes, as the
+    store measures it (``maintain()`` with no work to do only measures)."""
+    space = store.maintain()
+    return {"disk": space.disk_bytes, "used": space.used_bytes}
 
 
 def size_samples(store: Store, since_ms: int) -> list[tuple[int, int]]:

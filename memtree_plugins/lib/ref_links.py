@@ -46,6 +46,7 @@ NAME = "references"
 # class, as the file spells it): read to follow a path of calls and attributes (``C.fetch().read``) to the
 # method it ends at.
 GIVES = "gives"
+IGNORE = " ON CONFLICT DO NOTHING"  # SQL both stores run (docs/postgresql.md, the SQL dialect)
 MAX_CANDIDATES = 4  # a name defined more often than this is too common to keep candidates for
 TYPE_KINDS = frozenset({"class", "interface", "type", "struct", "enum", "union", "trait", "record"})
 VALUE_KINDS = frozenset({"constant", "variable"})  # a module value (a function assigned is a ``function``)
@@ -141,7 +142,8 @@ def record(store: StoreAccess, file: int, path: str, nodes: Sequence[int], chunk
     old = _rowids(store, list(retired))
     for part in batches(old):
         m = marks(len(part))
-        store.execute(f"INSERT OR IGNORE INTO code_dirty SELECT src FROM code_links WHERE dst IN ({m})", part)
+        store.execute(f"INSERT INTO code_dirty SELECT src FROM code_links WHERE dst IN ({m}) "
+                      "ON CONFLICT DO NOTHING", part)
         for table, col in (("code_defs", "node"), ("code_refs", "src"), ("code_links", "src"),
                            ("code_dirty", "src")):
             store.execute(f"DELETE FROM {table} WHERE {col} IN ({m})", part)
@@ -149,7 +151,8 @@ def record(store: StoreAccess, file: int, path: str, nodes: Sequence[int], chunk
     if lang is None or not chunks:
         return
     mod, folder = modpath(path), posixpath.dirname(path)
-    store.execute("INSERT OR REPLACE INTO code_files VALUES (?, ?, ?, ?)", (file, lang, mod, folder))
+    store.execute("INSERT INTO code_files VALUES (?, ?, ?, ?) ON CONFLICT (file) DO UPDATE SET "
+                  "lang = excluded.lang, modpath = excluded.modpath, dir = excluded.dir", (file, lang, mod, folder))
     defs: dict[tuple[Any, ...], None] = {}
     refs: dict[tuple[Any, ...], None] = {}
     for node, c in zip(nodes, chunks, strict=True):
@@ -160,13 +163,15 @@ def record(store: StoreAccess, file: int, path: str, nodes: Sequence[int], chunk
                 defs.setdefault((_tail(m), lang, node, file, m, "member"), None)
         for r in refs_of(c):
             refs.setdefault((node, r.rel, r.name, r.target, _tail(r.name)), None)
-    _many(store, "INSERT OR IGNORE INTO code_defs VALUES (?, ?, ?, ?, ?, ?)", list(defs))
+    _many(store, "INSERT INTO code_defs VALUES (?, ?, ?, ?, ?, ?)", list(defs), IGNORE)
     _many(store, "INSERT INTO code_refs VALUES (?, ?, ?, ?, ?)", list(refs))
-    _many(store, "INSERT OR IGNORE INTO code_dirty VALUES (?)", [(n,) for n in nodes])
-    _many(store, "INSERT OR IGNORE INTO code_names VALUES (?)", [(n,) for n in sorted({d[0] for d in defs})])
+    _many(store, "INSERT INTO code_dirty VALUES (?)", [(n,) for n in nodes], IGNORE)
+    _many(store, "INSERT INTO code_names VALUES (?)", [(n,) for n in sorted({d[0] for d in defs})], IGNORE)
 
 
-def _many(store: StoreAccess, sql: str, rows: list[tuple[Any, ...]]) -> None:
+def _many(store: StoreAccess, sql: str, rows: list[tuple[Any, ...]], tail: str = "") -> None:
+    """``sql`` (``INSERT ... VALUES (?, ...)``) for ``rows``, many rows a statement, ``tail`` (an ``ON CONFLICT``
+    clause) after the values."""
     if not rows:
         return
     width = len(rows[0])
@@ -175,7 +180,7 @@ def _many(store: StoreAccess, sql: str, rows: list[tuple[Any, ...]]) -> None:
     one = "(" + ", ".join("?" * width) + ")"
     for i in range(0, len(rows), per):
         part = rows[i:i + per]
-        store.execute(f"{head} VALUES {', '.join([one] * len(part))}", [v for r in part for v in r])
+        store.execute(f"{head} VALUES {', '.join([one] * len(part))}{tail}", [v for r in part for v in r])
 
 
 # -- resolving ---------------------------------------------------------------------------------------
@@ -218,8 +223,9 @@ def resolve_pending(store: StoreAccess, limit: int | None = None) -> int:
     if not available(store):
         return 0
     with store.tx():  # the users of names defined anew, once for all the files stored since the last time
-        store.execute("INSERT OR IGNORE INTO code_dirty SELECT DISTINCT r.src FROM code_names n "
-                      "JOIN code_refs r ON r.tail = n.name")
+        # (``WHERE true``: SQLite would read a join's ``ON`` right before ``ON CONFLICT`` as the join's)
+        store.execute("INSERT INTO code_dirty SELECT DISTINCT r.src FROM code_names n "
+                      "JOIN code_refs r ON r.tail = n.name WHERE true ON CONFLICT DO NOTHING")
         store.execute("DELETE FROM code_names")
     done = 0
     while limit is None or done < limit:
@@ -292,13 +298,14 @@ def _resolve(store: StoreAccess, srcs: list[int]) -> None:
                       part)
         store.execute(f"DELETE FROM code_links WHERE src IN ({m})", part)
     rows = [(s, d, r, w) for (s, d, r), w in links.items()]
-    _many(store, "INSERT OR REPLACE INTO code_links VALUES (?, ?, ?, ?)", rows)
+    _many(store, "INSERT INTO code_links VALUES (?, ?, ?, ?)", rows,
+          " ON CONFLICT (src, dst, rel) DO UPDATE SET weight = excluded.weight")
     store.set_meta(RANK_STALE, "1")
     pairs = sorted({(s, d) for s, d, _r, w in rows if w >= 1.0})
     ids = _ids(store, sorted({d for _, d in pairs}))
     now = _now()
-    _many(store, "INSERT OR IGNORE INTO edges (src_id, dst_id, kind, created_at) VALUES (?, ?, ?, ?)",
-          [(info[s][3], ids[d], "references", now) for s, d in pairs if d in ids])
+    _many(store, "INSERT INTO edges (src_id, dst_id, kind, created_at) VALUES (?, ?, ?, ?)",
+          [(info[s][3], ids[d], "references", now) for s, d in pairs if d in ids], IGNORE)
 
 
 class _Resolver:

@@ -19,13 +19,16 @@ HEADER = "memtree: recent work in this project (from its store; search, get and 
 
 _NOTES = ("SELECT id, kind, content FROM nodes WHERE kind IN ('note', 'observation') AND status = 'live' "
           "ORDER BY created_at DESC LIMIT ?")
-_FILES = ("SELECT coalesce(json_extract(metadata, '$.file_path'), json_extract(metadata, '$.path')) AS p, "
-          "max(created_at) AS at FROM nodes WHERE json_extract(metadata, '$.tool') IN ('Read', 'read') "
-          "AND p IS NOT NULL "
+# SQL both stores read the same (docs/postgresql.md, the SQL dialect): no select-list alias in WHERE, and JSON
+# numbers and booleans compared as text (SQLite's json_extract gives 1 for true, PostgreSQL's the text '1').
+_FILES = ("SELECT p, max(at) AS at FROM (SELECT coalesce(json_extract(metadata, '$.file_path'), "
+          "json_extract(metadata, '$.path')) AS p, created_at AS at FROM nodes "
+          "WHERE json_extract(metadata, '$.tool') IN ('Read', 'read')) f WHERE p IS NOT NULL "
           "GROUP BY p ORDER BY at DESC LIMIT ?")
 _FAILED = ("SELECT id, json_extract(metadata, '$.command'), json_extract(metadata, '$.exit_code') FROM nodes "
            "WHERE kind = 'tool_output' AND json_extract(metadata, '$.tool') IN ('Bash', 'bash') "
-           "AND (json_extract(metadata, '$.failure') = 1 OR json_extract(metadata, '$.exit_code') != 0) "
+           "AND (CAST(json_extract(metadata, '$.failure') AS TEXT) = '1' "
+           "OR CAST(json_extract(metadata, '$.exit_code') AS TEXT) != '0') "
            "AND status IN ('pending', 'live') ORDER BY created_at DESC LIMIT ?")
 
 

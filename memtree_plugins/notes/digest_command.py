@@ -44,19 +44,17 @@ def _project(args: Any, payload: dict[str, Any]) -> str | None:
     return None if args.hook else os.getcwd()
 
 
-def _has_store(project: str) -> bool:
-    from memtree_core.daemon.project import identify
-    from memtree_core.forwarder.paths import ProjectPaths, memtree_home
-
-    return ProjectPaths.for_hash(memtree_home(os.environ), identify(project).hash).store.exists()
-
-
 def text_for(project: str, budget: int | None) -> str:
+    """The digest of ``project``'s store: its local file when there is one, or a server's that ``store.url``
+    names (never a new local file)."""
     from memtree_core.commands._common import open_app
+    from memtree_plugins.lib.store_place import store_exists
     from memtree_plugins.notes.digest import digest
 
     app = open_app(SimpleNamespace(project=project))
     try:
+        if not store_exists(app):
+            return ""
         own = app.plugin_settings("notes")
         limit = budget if budget is not None else (own.digest.max_tokens if own is not None else 400)
         return digest(app.store, app.project_root, limit, app.count_tokens)
@@ -67,12 +65,12 @@ def text_for(project: str, budget: int | None) -> str:
 def run(args: Any) -> int:
     if not args.hook:
         project = _project(args, {})
-        text = text_for(project, args.budget) if project and _has_store(project) else ""
+        text = text_for(project, args.budget) if project else ""
         print(text or "nothing to tell yet: no notes, reads or failed commands stored for this project")
         return 0
     try:
         project = _project(args, _payload())
-        text = text_for(project, args.budget) if project and _has_store(project) else ""
+        text = text_for(project, args.budget) if project else ""
     except Exception:  # never a reason for a session not to start; `memtree digest` shows the error
         return 0
     if text:

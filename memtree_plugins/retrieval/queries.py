@@ -99,13 +99,14 @@ def newest_nodes(store: StoreAccess, limit: int, *, since: int = 0, kinds: Seque
     empty) and ``statuses`` (all when None)."""
     where, params = ["created_at >= ?"], [since]
     if kinds:
-        where.append(f"+kind IN ({marks(len(kinds))})")
+        where.append(f"kind || '' IN ({marks(len(kinds))})")
         params += kinds
     if statuses is not None:
-        where.append(f"+status IN ({marks(len(statuses))})")
+        where.append(f"status || '' IN ({marks(len(statuses))})")
         params += statuses
     # created_at leads the nodes_created_parent index: SQLite walks it backwards and stops at `limit`.
-    # The unary + keeps the planner off the status/kind indexes, which would sort every live node.
+    # ``|| ''`` keeps the planner off the status/kind indexes, which would sort every live node (SQLite's
+    # unary ``+`` does the same there, and PostgreSQL has no unary + for text).
     return [row_to_node(r) for r in store.query(
         f"SELECT {NODE_COLUMNS} FROM nodes WHERE {' AND '.join(where)} ORDER BY created_at DESC, id DESC LIMIT ?",
         [*params, limit])]

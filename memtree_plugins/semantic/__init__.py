@@ -61,8 +61,9 @@ def migrations() -> Migrations:
 
 def _index_models(store: Any) -> bool:
     """Step 1: index the vectors' (model, dim), so "which models does the store hold" is two index seeks
-    (memtree_plugins/lib/embedder_choice.py).  Not yet where the store has no vector table."""
-    if store.query_one("SELECT 1 FROM sqlite_master WHERE name = 'nodes_vec'") is None:
+    (memtree_plugins/lib/embedder_choice.py).  Not yet where the store has no vector search (the vector table
+    is there exactly when it has: SQLite creates it when sqlite-vec loads)."""
+    if not store.vector.available:
         return False
     store.execute("CREATE INDEX IF NOT EXISTS nodes_vec_model ON nodes_vec(embedding_model, embedding_dim)")
     return True

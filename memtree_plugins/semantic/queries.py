@@ -29,9 +29,10 @@ def parents_due_a_summary(store: StoreAccess, more_than: int, limit: int) -> lis
 def newest_live_children(store: StoreAccess, parent_id: str, limit: int, *, except_kind: str | None = None
                          ) -> list[NodeRow]:
     """Up to ``limit`` live children of ``parent_id``, newest first, leaving out ``except_kind``."""
+    but = "" if except_kind is None else "AND kind != ? "  # (kind is never NULL; ``IS NOT ?`` is SQLite's alone)
     return [row_to_node(r) for r in store.query(
-        f"SELECT {NODE_COLUMNS} FROM nodes WHERE parent_id = ? AND status = 'live' AND kind IS NOT ? "
-        f"ORDER BY created_at DESC LIMIT ?", (parent_id, except_kind, limit))]
+        f"SELECT {NODE_COLUMNS} FROM nodes WHERE parent_id = ? AND status = 'live' {but}"
+        f"ORDER BY created_at DESC LIMIT ?", (parent_id, *(() if except_kind is None else (except_kind,)), limit))]
 
 
 def live_children_ids(store: StoreAccess, parent_id: str, kind: str) -> list[str]:

@@ -112,7 +112,7 @@ def live_to_reembed(store: Store, cursor: int, limit: int, *, model: str, dim: i
     return store.query(  # type: ignore[return-value]
         "SELECT n.id, n.content, n.metadata, n.rowid FROM nodes n LEFT JOIN nodes_vec v ON v.id = n.id "
         "WHERE n.status = 'live' AND n.rowid > ? AND (? OR v.id IS NULL OR v.embedding_model != ? "
-        "OR v.embedding_dim != ?) ORDER BY n.rowid LIMIT ?", (cursor, int(every), model, dim, limit))
+        "OR v.embedding_dim != ?) ORDER BY n.rowid LIMIT ?", (cursor, bool(every), model, dim, limit))
 
 
 def ids_of_other_models(store: Store, model: str, dim: int) -> list[str]:

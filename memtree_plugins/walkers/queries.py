@@ -82,7 +82,8 @@ def record_sample(store: StoreAccess, name: str, at: int, value: int, *, keep_fr
     """Store the sample ``name`` at ``at`` (a later one at the same ``at`` wins) and drop that series'
     samples older than ``keep_from``."""
     with store.tx():
-        store.execute("INSERT OR REPLACE INTO samples(name, at, value) VALUES (?, ?, ?)", (name, at, value))
+        store.execute("INSERT INTO samples(name, at, value) VALUES (?, ?, ?) "
+                      "ON CONFLICT (name, at) DO UPDATE SET value = excluded.value", (name, at, value))
         store.execute("DELETE FROM samples WHERE name = ? AND at < ?", (name, keep_from))
 
 

@@ -49,7 +49,8 @@ def digest_key(app: Context) -> bytes:
     if cached is not None and cached[0] is store:
         return cached[1]
     with store.tx():
-        store.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (DIGEST_KEY, secrets.token_hex(32)))
+        store.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                      (DIGEST_KEY, secrets.token_hex(32)))
         value = store.get_meta(DIGEST_KEY)
     assert value is not None  # inserted just above, in the same transaction
     key = bytes.fromhex(value)

@@ -21,6 +21,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 ENV_URL = "MEMTREE_TEST_POSTGRES_URL"
@@ -88,8 +89,10 @@ def start() -> TestServer:
 
     def stop() -> None:
         try:
-            with psycopg.connect(admin_url, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+            if server is None:  # a server of the user's: leave it as it was (the session's own goes whole,
+                # with its folder: dropping a database of a few hundred projects' schemas first took ~10 s)
+                with psycopg.connect(admin_url, autocommit=True) as conn:
+                    conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
         finally:
             if server is not None:
                 server.cleanup()
@@ -97,3 +100,33 @@ def start() -> TestServer:
                 shutil.rmtree(folder, ignore_errors=True)
 
     return TestServer(with_database(admin_url, database), admin_url, database, stop)
+
+
+def second_store(store: Any) -> Any:
+    """Another connection to the same store, as another process has: the SQLite file opened again, or the
+    same project on the same server."""
+    from memtree_core.store import Store
+
+    if isinstance(store, Store):
+        return Store.open(store.path, vectors=False)
+    from memtree_core.store.postgres.store import PostgresStore
+
+    return PostgresStore.open(store.url, store.project, path=store.path)
+
+
+def read_back(store: Any, sql: str) -> list[tuple[Any, ...]]:
+    """``sql``'s rows read past the store object: from the SQLite file itself (a read-only connection of
+    the sqlite3 module), or through a connection of its own to the same project on the server."""
+    from memtree_core.store import Store
+
+    if isinstance(store, Store):
+        import sqlite3
+        from contextlib import closing
+
+        with closing(sqlite3.connect(f"file:{store.path}?mode=ro", uri=True)) as conn:
+            return conn.execute(sql).fetchall()
+    other = second_store(store)
+    try:
+        return other.query(sql)
+    finally:
+        other.close()

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.daemon import mcp_session, open_store, run_async, text_of
+import pytest
+from helpers.daemon import mcp_session, run_async, text_of
+
+from memtree_core.app import App
 
 HELPERS = '''def zone_rate(zone):
     return {"eu": 4.5}.get(zone, 12.0)
@@ -20,8 +23,14 @@ def quote(zone):
 '''
 
 
-def test_read_files_then_callees_and_callers_through_mcp(home: Path, project: Path, env: dict[str, str],
-                                                        daemon_guard: list[int]) -> None:
+def test_read_files_then_callees_and_callers_through_mcp(home: Path, project: Path, backend: str,
+                                                        env: dict[str, str], daemon_guard: list[int],
+                                                        request: pytest.FixtureRequest) -> None:
+    """On each store (``backend`` before ``env``: the daemon's environment names the server)."""
+    if backend == "postgresql":  # strict: it says so the day the daemon starts on a server's store
+        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+            "the daemon's start-up integrity check stat()s the local store file (memtree_core/daemon/main.py, "
+            "_check_store), which a server's store does not have: its tools do not start")))
     (project / "helpers.py").write_text(HELPERS)
     (project / "main.py").write_text(MAIN)
 
@@ -30,10 +39,12 @@ def test_read_files_then_callees_and_callers_through_mcp(home: Path, project: Pa
             for name in ("main.py", "helpers.py"):
                 got = await s.call_tool("read", {"path": str(project / name)})
                 assert not got.is_error, text_of(got)
-            db = open_store(project)
-            ids = dict(db.execute("SELECT json_extract(metadata, '$.symbol'), id FROM nodes WHERE "
-                                  "kind = 'file_chunk' AND status = 'live'").fetchall())
-            db.close()
+            app = App.open(project)  # the daemon's store, opened as another process opens it
+            try:
+                ids = dict(app.store.query("SELECT json_extract(metadata, '$.symbol'), id FROM nodes WHERE "
+                                           "kind = 'file_chunk' AND status = 'live'"))
+            finally:
+                app.close()
             out = await s.call_tool("neighbors", {"node_id": ids["quote"], "direction": "out"})
             assert not out.is_error, text_of(out)
             listed = out.structured_content["neighbors"]

@@ -53,7 +53,8 @@ def odd_file(project: Path) -> Path:
     return f
 
 
-def test_every_writer_names_a_file_the_same_way(app: App, odd_file: Path) -> None:
+def test_every_writer_names_a_file_the_same_way(backend_app: App, odd_file: Path) -> None:
+    app = backend_app
     st_ = odd_file.stat()
     read = app.plugins.tools["read"].build(app)(str(odd_file))
     grep = app.plugins.tools["grep"].build(app)("line_7 ", path=str(odd_file))

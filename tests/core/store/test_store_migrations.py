@@ -85,15 +85,12 @@ def test_the_host_applies_what_plugins_register_when_it_opens_the_store(home: Pa
     assert "broken" in caplog.text and "tried again at the next open" in caplog.text
 
 
-def test_the_semantic_plugin_indexes_the_vectors_models_through_the_hook(home: Path, project: Path) -> None:
-    app = App.open(project)
-    try:
-        if not app.store.vector.available:
-            pytest.skip(f"sqlite-vec unavailable here: {app.store.vector.reason}")
-        assert app.store.get_meta("schema:semantic") == "1"
-        assert "nodes_vec_model" in _tables(app.store)
-    finally:
-        app.close()
+def test_the_semantic_plugin_indexes_the_vectors_models_through_the_hook(backend_app: App) -> None:
+    app = backend_app
+    if not app.store.vector.available:
+        pytest.skip(f"sqlite-vec unavailable here: {app.store.vector.reason}")
+    assert app.store.get_meta("schema:semantic") == "1"
+    assert "nodes_vec_model" in _tables(app.store)
 
 
 def test_without_the_vector_table_the_semantic_step_waits(tmp_path: Path) -> None:

@@ -15,11 +15,13 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import postgres
 from helpers.common import ingest_ack
 
 from memtree_core.app import App
 from memtree_core.daemon import ingest
 from memtree_core.hookspecs import hookimpl
+from memtree_core.store.keywords import Keywords
 from memtree_core.store.source_uri import file_uri
 from memtree_plugins.capture.payloads import Capture, Dropped, to_captures
 from memtree_plugins.lib import hook_sender
@@ -244,7 +246,8 @@ class Served:
 
 
 @pytest.fixture
-def served(home: Path, project: Path):
+def served(home: Path, project: Path, backend: str):
+    """The ingest socket served by a real App on each store (the `backend` fixture: SQLite, PostgreSQL)."""
     app = App.open(project, extra=[("test-secrets", _Plugin())])
     s = Served(app)
     yield s
@@ -455,8 +458,8 @@ def test_secrets_are_redacted_before_the_row_the_fts_index_and_the_log(served: S
     assert node is not None
     assert SECRET not in node.content and node.content.count("[REDACTED:test]") == 3
     assert SECRET not in node.metadata and "[REDACTED:" in node.meta["command"]
-    assert served.app.store.query("SELECT id FROM nodes_fts WHERE nodes_fts MATCH ?", ('"0123456789abcdef"',)) == []
-    assert served.app.store.query("SELECT id FROM nodes_fts WHERE nodes_fts MATCH ?", ('"REDACTED"',)) != []
+    assert served.app.store.keyword_search(Keywords(("0123456789abcdef",))) == []
+    assert served.app.store.keyword_search(Keywords(("REDACTED",))) != []
     hits = served.app.store.counters("redaction:")
     assert hits["redaction:test-secret"] >= 3 and sum(hits.values()) >= 4  # a built-in rule may take the flag
     assert not any(SECRET in r.getMessage() for r in caplog.records)
@@ -563,12 +566,8 @@ PATH_TOKEN = "ghp_" + "Q7rZt4XwN2lBk9PdM3sV8yH1cF6gJ0aE5uLo"  # the shape of a G
 
 
 def stored_text(app: App) -> str:
-    """Every node's source URI, content and metadata, read from the SQLite file itself."""
-    import sqlite3
-    from contextlib import closing
-
-    with closing(sqlite3.connect(f"file:{app.store.path}?mode=ro", uri=True)) as conn:
-        got = conn.execute("SELECT source_uri, content, metadata FROM nodes").fetchall()
+    """Every node's source URI, content and metadata, read from the store itself (past the App's store)."""
+    got = postgres.read_back(app.store, "SELECT source_uri, content, metadata FROM nodes")
     return "\n".join(str(v) for row in got for v in row)
 
 

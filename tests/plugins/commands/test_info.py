@@ -52,3 +52,25 @@ def test_info_text_names_what_is_degraded_and_why(home: Path, project: Path) -> 
 
     if not hasattr(sqlite3.Connection, "enable_load_extension"):
         assert "vector search off: this Python's sqlite3 was built without extension loading" in out.stdout
+
+
+def test_info_and_stats_on_a_server_store_read_it_from_the_server(home: Path, project: Path,
+                                                                   postgres_url: str) -> None:
+    """With ``MEMTREE_STORE_URL`` naming a PostgreSQL, ``memtree info`` and ``memtree stats`` describe the
+    server's store: pgvector and its vectors, sizes from the server, the URL without its password; no local
+    file is made."""
+    (project / "a.py").write_text("def add_book(title):\n    return title\n")
+    env = {"MEMTREE_STORE_URL": postgres_url}
+    out = run_memtree("index", "--project", str(project), env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    info = json.loads(run_memtree("info", "--json", "--project", str(project), env=env).stdout)
+    assert info["store_exists"] is True and info["store_url"] and "sqlite_vec" not in info["vector_search"]
+    assert info["vector_search"]["available"] is True and info["vector_search"]["engine"] == "pgvector"
+    assert info["vector_index"]["codes"] == 0
+    text = run_memtree("info", "--project", str(project), env=env).stdout
+    assert "vectors   available (pgvector on the server)" in text
+    stats = json.loads(run_memtree("stats", "--json", "--project", str(project), env=env).stdout)
+    assert stats["nodes"]["file"] == {"live": 1} and stats["db_bytes"] > 0
+    text = run_memtree("stats", "--project", str(project), env=env).stdout
+    assert text.startswith("store  postgresql://"), text
+    assert not list(home.rglob("store.db"))

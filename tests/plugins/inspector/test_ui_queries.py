@@ -4,19 +4,13 @@ timestamps, session windows and file pages."""
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 
 from memtree_core.store import Store
 from memtree_plugins.inspector import queries
 
-
-@pytest.fixture
-def store(tmp_path: Path):
-    s = Store.open(tmp_path / "store.db", vectors=False)
-    yield s
-    s.close()
+# ``store``: tests/conftest.py's, on each backend (the inspector's queries are portable SQL)
 
 
 def test_root_pages_cover_every_root_once_newest_first(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:

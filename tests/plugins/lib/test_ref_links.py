@@ -8,8 +8,16 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from memtree_plugins.lib.file_versions import source_of, write_version
 from memtree_plugins.walkers.repo_index import index_directory
+
+
+@pytest.fixture
+def app(backend_app):
+    """Every test here on both stores (SQLite, and PostgreSQL where the extra is installed)."""
+    return backend_app
 
 UTIL = '''"""Helpers."""
 
@@ -246,7 +254,7 @@ def test_overloads_are_one_definition_and_python_type_methods_stay_theirs(app, p
     index_directory(app, project)
     links = _links(app)
     impl = app.store.query("SELECT id FROM nodes WHERE status = 'live' AND json_extract(metadata, '$.symbol') = "
-                           "'current' ORDER BY json_extract(metadata, '$.start_line') DESC LIMIT 1")[0][0]
+                           "'current' ORDER BY CAST(json_extract(metadata, '$.start_line') AS BIGINT) DESC LIMIT 1")[0][0]
     run = app.store.query("SELECT id FROM nodes WHERE status = 'live' AND "
                           "json_extract(metadata, '$.symbol') = 'run'")[0][0]
     dst = {d for (d,) in app.store.query("SELECT dst_id FROM edges WHERE src_id = ? AND kind = 'references'",

@@ -42,7 +42,7 @@ def fill(project: Path) -> None:
         app.close()
 
 
-def test_a_new_session_is_told_the_notes_files_and_failures_of_the_last(home: Path, project: Path) -> None:
+def test_a_new_session_is_told_the_notes_files_and_failures_of_the_last(home: Path, project: Path, backend: str) -> None:
     fill(project)
     r = session_start(project)
     assert r.returncode == 0 and r.stderr == "", r
@@ -76,7 +76,7 @@ def test_the_users_budget_bounds_it_and_zero_turns_it_off(home: Path, project: P
     assert [line for line in whole if line in small] == small
 
 
-def test_a_project_memtree_has_not_seen_gets_nothing_and_no_store(home: Path, project: Path) -> None:
+def test_a_project_memtree_has_not_seen_gets_nothing_and_no_store(home: Path, project: Path, backend: str) -> None:
     r = session_start(project)
     assert (r.returncode, r.stdout) == (0, "") and not any(home.rglob("*.db")), r
 

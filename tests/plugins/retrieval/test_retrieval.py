@@ -290,6 +290,7 @@ def test_very_common_terms_are_ranked_newest_first_and_say_so(app, monkeypatch):
     assert r.ranking == "bm25" and hit_ids(r)[0] == rare and r.hits[0].matched == "all"
 
 
+@pytest.mark.sqlite_only("bm25's ranking; PostgreSQL ranks by ts_rank, its thresholds to be measured again by eval/bench")
 def test_a_very_common_term_beside_a_rarer_one_must_match_but_does_not_rank(app, monkeypatch):
     from memtree_plugins.retrieval import search as search_mod
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from memtree_plugins.retrieval import snippets as snip
 from memtree_plugins.retrieval.nodes import _preview_by_lines, preview
 from memtree_plugins.retrieval.search import Filters, search
@@ -35,6 +37,7 @@ def test_a_big_bodys_snippet_marks_the_match_in_the_middle(app) -> None:
     assert len(hit.snippet) < 400
 
 
+@pytest.mark.sqlite_only("compared with FTS5's own snippet()")
 def test_a_small_body_keeps_fts5s_own_snippet(app) -> None:
     node = app.store.insert_node("note", "the charge is retried three times before the ledger gives up",
                                  status_="live")
@@ -43,6 +46,7 @@ def test_a_small_body_keeps_fts5s_own_snippet(app) -> None:
     assert _hit(app, "retry", node.id).snippet == row[0].strip() and "«retried»" in row[0]
 
 
+@pytest.mark.sqlite_only("ts_headline does not mark a word found only by removing its diacritics (Café for cafe) yet")
 def test_matches_the_scan_cannot_see_still_get_a_marked_snippet(app) -> None:
     rng = random.Random(4)
     # found by the stemmer (retries -> retri) and by removing diacritics (café -> cafe): a plain scan for

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 from pathlib import Path
@@ -67,7 +68,8 @@ def _children(pid: int) -> list[str]:
     return out
 
 
-def test_ctrl_c_stops_reembed_inside_a_long_embedding_call(home: Path, project: Path, tmp_path: Path) -> None:
+def test_ctrl_c_stops_reembed_inside_a_long_embedding_call(home: Path, project: Path, tmp_path: Path,
+                                                           backend: str) -> None:
     app = App.open(project)
     try:
         for i in range(3):
@@ -77,7 +79,8 @@ def test_ctrl_c_stops_reembed_inside_a_long_embedding_call(home: Path, project: 
     site = tmp_path / "site"
     make_dist(site, "memtree-stubborn", "1.0", {"stubborn": STUBBORN})
     mark = tmp_path / "mark"
-    env = env_with(site, MEMTREE_HOME=str(home), MEMTREE_EMBEDDING_MODEL="stubborn", STUBBORN_MARK=str(mark))
+    env = env_with(site, MEMTREE_HOME=str(home), MEMTREE_EMBEDDING_MODEL="stubborn", STUBBORN_MARK=str(mark),
+                   MEMTREE_STORE_URL=os.environ.get("MEMTREE_STORE_URL", ""))  # the backend's store
     # Ctrl-C in a terminal reaches a foreground command; started in the background by a non-interactive
     # shell (a CI script's `&`), the test itself inherits SIGINT ignored, which the command would keep.
     proc = subprocess.Popen([MEMTREE, "reembed", "--project", str(project)], env=env,

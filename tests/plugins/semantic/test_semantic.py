@@ -25,8 +25,8 @@ STDLIB = Path(sysconfig.get_paths()["stdlib"])
 
 
 @pytest.fixture
-def sapp(home: Path, project: Path):
-    """An App whose 'auto' embedder is the local model (no Ollama answers on a closed port)."""
+def sapp(home: Path, project: Path, backend: str):
+    """An App whose 'auto' embedder is the local model (no Ollama answers on a closed port), on each store."""
     a = App.open(project, environ={**os.environ, "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{closed_port()}",
                                    "MEMTREE_WALKERS__SUMMARIZER_SUBTREE_THRESHOLD": "3"})
     a.environ.pop("ANTHROPIC_API_KEY", None)  # the summarizer test must never call the API

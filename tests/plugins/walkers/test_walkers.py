@@ -14,6 +14,7 @@ from memtree_core.app import App
 from memtree_core.daemon.coordinator import Coordinator
 from memtree_core.hookspecs import hookimpl
 from memtree_core.store import Store, now_ms, source_uri
+from memtree_core.store.keywords import Keywords
 
 TEXT = "pytest collected 12 items; test_store.py::test_open PASSED and more real words "  # > 50 bytes
 HOUR = 3_600_000
@@ -51,8 +52,8 @@ def test_filter_keeps_real_captures_and_drops_with_a_reason(app: App) -> None:
     assert s.counters("filter:") == {"filter:dropped:noise": 1, "filter:dropped:too_small": 1}
     assert s.get_node(kept.id).updated_at >= kept.created_at
     # the pruned capture leaves keyword search at once
-    hits = {r[0] for r in s.query("SELECT id FROM nodes_fts WHERE nodes_fts MATCH 'pytest OR ok'")}
-    assert kept.id in hits and tiny.id not in hits
+    hits = {r for r, _ in s.keyword_search(Keywords(("pytest", "ok"), any=True))}
+    assert kept.rowid in hits and tiny.rowid not in hits
 
 
 def test_filter_min_size_follows_the_setting(home: Path, project: Path) -> None:
@@ -232,9 +233,9 @@ def test_pruner_horizons(app: App) -> None:
     age(s, old_sup, 8 * DAY), age(s, new_sup, 6 * DAY)
     age(s, old_pruned, 31 * DAY), age(s, new_pruned, 29 * DAY)
     s.execute("UPDATE transitions SET at = ? WHERE node_id = ?", (now_ms() - 31 * DAY, old_stale))
-    has_vec = s.query_one("SELECT 1 FROM sqlite_master WHERE name = 'nodes_vec'") is not None
+    has_vec = s.vector.available
     if has_vec:
-        s.execute("INSERT INTO nodes_vec VALUES (?, x'00', 'm', 1, 0)", (old_stale,))
+        s.vector_upsert([(old_stale, [1.0] * 8)], "m", 8)
 
     result = walk(app, "pruner")
     assert result["pruned_stale"] == 1 and result["pruned_superseded"] == 1
@@ -246,8 +247,8 @@ def test_pruner_horizons(app: App) -> None:
     assert transitions(s, old_stale) == [("stale", "pruned", "pruner:stale for 24h")]  # older rows trimmed
     assert transitions(s, old_sup)[-1] == ("superseded", "pruned", "pruner:superseded for 7d")
     assert s.query("SELECT count(*) FROM edges")[0][0] == 0
-    fts = {r[0] for r in s.query("SELECT id FROM nodes_fts WHERE nodes_fts MATCH 'alpha'")}
-    assert fts == {new_stale, new_sup, live}
+    fts = {r for r, _ in s.keyword_search(Keywords(("alpha",)))}
+    assert fts == {s.get_node(n).rowid for n in (new_stale, new_sup, live)}
     if has_vec:
         assert s.query_one("SELECT count(*) FROM nodes_vec")[0] == 0
     assert s.counters("walker:pruner:")["walker:pruner:pruned_stale"] == 1
@@ -340,7 +341,8 @@ def test_memtree_walk_once_as_a_subprocess(app: App, project: Path) -> None:
 
     stats = json.loads(run_memtree("stats", "--json", "--project", str(project)).stdout)
     assert stats["walkers"]["filter"]["last_run"] and stats["pending"] == 0
-    assert stats["counters"]["walker:filter:kept"] == 1 and stats["storage"]["auto_vacuum"] == "incremental"
+    assert stats["counters"]["walker:filter:kept"] == 1 and stats["storage"]["auto_vacuum"] == (
+        "autovacuum" if app.store.route == "postgresql" else "incremental")
 
 
 def test_memtree_walk_says_when_a_daemon_is_running(app: App, project: Path) -> None:

@@ -12,8 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import postgres
 
 from memtree_core.errors import NotFound
+from memtree_core.store.keywords import Keywords
 from memtree_plugins.lib.lines import split_lines
 from memtree_plugins.lib.ripgrep import find_rg
 from memtree_plugins.wrappers.budget import fit_prefix, fit_suffix, head_tail
@@ -280,12 +282,8 @@ PATH_TOKEN = "ghp_" + "Q7rZt4XwN2lBk9PdM3sV8yH1cF6gJ0aE5uLo"  # the shape of a G
 
 
 def stored_text(app) -> str:
-    """Every node's source URI, content and metadata, read from the SQLite file itself."""
-    import sqlite3
-    from contextlib import closing
-
-    with closing(sqlite3.connect(f"file:{app.store.path}?mode=ro", uri=True)) as conn:
-        got = conn.execute("SELECT source_uri, content, metadata FROM nodes").fetchall()
+    """Every node's source URI, content and metadata, read from the store itself (past the App's store)."""
+    got = postgres.read_back(app.store, "SELECT source_uri, content, metadata FROM nodes")
     return "\n".join(str(v) for row in got for v in row)
 
 
@@ -503,7 +501,7 @@ def test_bash_secret_is_redacted_in_result_and_store(app) -> None:
     assert r.redactions and "REDACTED" in r.preview
     assert rows(app, "SELECT count(*) FROM nodes WHERE content LIKE ? OR metadata LIKE ?",
                 (f"%{AWS_KEY}%", f"%{AWS_KEY}%"))[0][0] == 0
-    assert rows(app, "SELECT count(*) FROM nodes_fts WHERE nodes_fts MATCH ?", (f'"{AWS_KEY}"',))[0][0] == 0
+    assert app.store.keyword_count(Keywords((AWS_KEY,))) == 0
 
 
 def test_every_wrapper_counts_its_redactions_for_stats(app, project: Path) -> None:
