@@ -27,10 +27,6 @@ def test_read_files_then_callees_and_callers_through_mcp(home: Path, project: Pa
                                                         env: dict[str, str], daemon_guard: list[int],
                                                         request: pytest.FixtureRequest) -> None:
     """On each store (``backend`` before ``env``: the daemon's environment names the server)."""
-    if backend == "postgresql":  # strict: it says so the day the daemon starts on a server's store
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "the daemon's start-up integrity check stat()s the local store file (memtree_core/daemon/main.py, "
-            "_check_store), which a server's store does not have: its tools do not start")))
     (project / "helpers.py").write_text(HELPERS)
     (project / "main.py").write_text(MAIN)
 
