@@ -12,50 +12,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 from helpers.common import MEMTREE, git, wait_for
 
-PROBE = '''
-import os
-import time
-
-from memtree_core.hookspecs import hookimpl
-
-
-class Probe:
-    name = "probe"
-    trigger = "interval"
-
-    def interval_s(self, app):
-        return 0.0
-
-    def has_work(self, app):
-        return True
-
-    def run(self, app):
-        with open(os.environ["WALK_PROBE_FILE"], "a") as f:
-            f.write(f"start {os.getpid()}\\n")
-            f.flush()
-            time.sleep(0.02)
-            f.write(f"end {os.getpid()}\\n")
-        return {}
-
-
-@hookimpl
-def memtree_register_walkers(register):
-    register(Probe())
-'''
-
-
-def _probe_site(site: Path) -> Path:
-    site.mkdir()
-    (site / "memtree_walkprobe.py").write_text(PROBE)
-    dist = site / "memtree_walkprobe-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: memtree-walkprobe\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[memtree]\nwalkprobe = memtree_walkprobe\n")
-    return site
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the eval package lives beside the tests
+from eval.bench.many_writers import probe_site  # noqa: E402  (the probe walker: one plugin for both)
 
 
 def _start(home: Path, project: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], Path]:
@@ -82,7 +45,7 @@ def test_two_daemons_on_one_database_walk_one_at_a_time_and_the_survivor_takes_o
     git(project, "commit", "-q", "--allow-empty", "-m", "init")
     probe = tmp_path / "walks"
     probe.touch()
-    site = _probe_site(tmp_path / "site")
+    site = probe_site(tmp_path / "site")
     site_dirs = [str(site), *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMTREE_")}
     env.update(PYTHONPATH=os.pathsep.join(site_dirs), MEMTREE_LOAD_PLUGINS="walkprobe",
@@ -147,7 +110,7 @@ def test_memtree_walk_on_a_server_walks_only_while_it_holds_the_lock(tmp_path: P
     git(project, "commit", "-q", "--allow-empty", "-m", "init")
     probe = tmp_path / "walks"
     probe.touch()
-    site = _probe_site(tmp_path / "site")
+    site = probe_site(tmp_path / "site")
     home = tmp_path / "home"
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMTREE_")}
