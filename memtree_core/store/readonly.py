@@ -9,7 +9,6 @@ reader does, without writing to the database or the log.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from memtree_core.store.schema import SCHEMA_VERSION
@@ -34,14 +33,11 @@ def open_readonly(path: Path | str, *, max_bytes: int = 100_000, vectors: bool =
     if problem:
         raise StoreError(damaged_message(path, problem))
     route = choose_route()
-    old_umask = os.umask(0o177)  # the -wal and -shm a reader may create are born 0600, like the daemon's
-    try:
+    try:  # the -wal and -shm a reader may create get the database file's mode (0600), as SQLite gives them
         conn = route.module.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=10.0,
                                     isolation_level=None, check_same_thread=False)
     except Exception as exc:
         raise StoreError(f"cannot open the store at {path} read-only: {exc}") from exc
-    finally:
-        os.umask(old_umask)
     try:
         loaded, reason = load_vec(conn, route) if vectors else (False, "vector search not requested")
         conn.execute("PRAGMA query_only = 1")

@@ -205,14 +205,14 @@ class Store(Upkeep, KeywordSearch, Vectors):
         # Empty is a store that was never written: a new one.
         if check and size and (problem := header_problem(path)):
             raise StoreDamaged(damaged_message(path, problem))
-        old_umask = os.umask(0o177)  # the db, -wal and -shm are born 0600
         try:
+            if new:  # born 0600; SQLite gives the -wal and -shm the database file's mode.  Not by the umask,
+                # which is the process's: a directory another thread made meanwhile would be born 0600 too.
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
             conn = route.module.connect(str(path), timeout=10.0, isolation_level=None,
                                         check_same_thread=False)
         except Exception as exc:
             raise StoreError(f"cannot open the store at {path}: {exc}") from exc
-        finally:
-            os.umask(old_umask)
         if new or path.stat().st_mode & 0o077:
             path.chmod(0o600)
         try:

@@ -81,6 +81,31 @@ def test_file_modes(sqlite_store: Store) -> None:
         assert (wal.stat().st_mode & 0o777) == 0o600
 
 
+@pytest.mark.sqlite_only("the SQLite file's permissions; a server keeps its own files")
+def test_opening_a_store_leaves_the_process_umask_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The umask is the whole process's: set for a moment while a store opens, a directory or file another
+    thread creates meanwhile (a daemon's sockets, a test's) is born 0600.  The store's files are 0600 all the
+    same: the database is created so, and SQLite gives its -wal and -shm the database's mode."""
+    import os
+
+    from memtree_core.store.readonly import open_readonly
+
+    calls: list[int] = []
+    real = os.umask
+    monkeypatch.setattr(os, "umask", lambda mask: calls.append(mask) or real(mask))
+    store = Store.open(tmp_path / "s" / "store.db")
+    try:
+        store.insert_node("note", "alpha", status_="live")
+        reader = open_readonly(store.path)
+        reader.close()
+    finally:
+        store.close()
+    assert calls == []
+    for name in ("store.db", "store.db-wal", "store.db-shm"):
+        if (tmp_path / "s" / name).exists():
+            assert ((tmp_path / "s" / name).stat().st_mode & 0o777) == 0o600, name
+
+
 def test_fts_follows_insert_update_delete_and_prune(store: Store) -> None:
     a = store.insert_node("note", "alpha bravo", status_="live")
     b = store.insert_node("note", "bravo charlie", status_="live")
