@@ -120,7 +120,8 @@ def test_memtree_walk_on_a_server_walks_only_while_it_holds_the_lock(tmp_path: P
     other = SessionLock(postgres_url, "walkers", identify(project).hash, name="memtree walkers elsewhere")
     assert other.try_acquire()  # another machine's daemon walks this project
     walk = subprocess.Popen([MEMTREE, "walk", "--only", "probe", "--project", str(project)], env=env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # Ctrl-C as in a terminal
     from memtree_core.store.postgres.locks import holder
 
     try:
