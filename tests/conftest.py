@@ -23,6 +23,7 @@ from memtree_core.daemon import ingest
 FIRST = ("tests/integration/test_eval_gates.py::",)  # a minute on one worker: started first (see its module)
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: the browser env runs without it
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: a worker more than the cores.  Many tests wait on real processes (daemons, hooks, a
     PostgreSQL server, deadlines): on 2 cores, 3 workers ran the suite in 265 s against 297 s with 2."""
