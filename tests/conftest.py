@@ -144,19 +144,20 @@ BACKENDS = ["sqlite", "postgresql"]
 
 
 def _open_store(request: pytest.FixtureRequest, backend: str, path: Path, **kwargs: Any) -> Any:
-    """A fresh store of ``backend``: an SQLite file at ``path``, or a project of its own (a random hash: a
-    schema of its own) on the session's PostgreSQL, which skips with the reason when there is none."""
+    """A fresh store of ``backend``: an SQLite file at ``path``, or a project of its own (a hash of the test and
+    the file name: a schema of its own) on the session's PostgreSQL, which skips with the reason when there is
+    none."""
     from memtree_core.store import Store
 
     if backend == "sqlite":
         return Store.open(path, **kwargs)
-    import secrets
+    from helpers.postgres import project_for
 
     url = request.getfixturevalue("postgres_url")
     from memtree_core.store.postgres.store import PostgresStore
 
     kwargs.pop("vectors", None)  # pgvector is always there
-    return PostgresStore.open(url, secrets.token_hex(8), path=path, **kwargs)
+    return PostgresStore.open(url, project_for(f"{request.node.nodeid} {path.name}"), path=path, **kwargs)
 
 
 @pytest.fixture(params=BACKENDS)

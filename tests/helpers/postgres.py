@@ -12,6 +12,7 @@ Nothing here is a mock: every test of the PostgreSQL store talks to a real serve
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import secrets
@@ -64,6 +65,18 @@ def with_database(url: str, database: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, "/" + database, parts.query, parts.fragment))
 
 
+def project_for(name: str) -> str:
+    """A project hash of its own (so a schema of its own) for ``name`` (a test's node id and what it opens):
+    the same in every run, distinct between tests on the session's one database."""
+    return hashlib.sha256(name.encode()).hexdigest()[:16]
+
+
+def sibling_database(url: str, what: str) -> str:
+    """A database name beside the session's own (``<session database>_<what>``): the same in every run on the
+    suite's own server, and still apart from another session's on a shared one."""
+    return f"{urlsplit(url).path.lstrip('/')}_{what}"
+
+
 def start() -> TestServer:
     """Start the session's server (or reach the one ``MEMTREE_TEST_POSTGRES_URL`` names) and create a fresh
     database on it for the session."""
@@ -84,7 +97,8 @@ def start() -> TestServer:
         folder = Path(tempfile.mkdtemp(prefix="memtree-pg-", dir=TMP_ROOT))
         server = pgserver.get_server(folder / "data", cleanup_mode="delete")
         admin_url = server.get_uri()
-    database = "memtree_test_" + secrets.token_hex(4)
+    # On the suite's own server one name does; a shared server may hold other sessions' databases.
+    database = "memtree_test" if server is not None else "memtree_test_" + secrets.token_hex(4)
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{database}"')
 

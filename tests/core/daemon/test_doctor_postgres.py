@@ -5,7 +5,6 @@ the URL's password never shown."""
 from __future__ import annotations
 
 import importlib.util
-import secrets
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -66,8 +65,9 @@ def test_a_sound_server_store_and_who_holds_the_walker_lock(home: Path, project:
 
 def test_a_database_without_the_extensions_names_the_fix(home: Path, project: Path, postgres_url: str) -> None:
     import psycopg
+    from helpers.postgres import sibling_database
 
-    bare = f"memtree_bare_{secrets.token_hex(4)}"
+    bare = sibling_database(postgres_url, "bare")
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {bare}")
     try:

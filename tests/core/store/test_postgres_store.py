@@ -6,7 +6,6 @@ project's lock, and a server that cannot be reached."""
 
 from __future__ import annotations
 
-import secrets
 import threading
 from pathlib import Path
 
@@ -19,10 +18,12 @@ pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e 
 
 
 @pytest.fixture
-def pg(postgres_url: str):
+def pg(postgres_url: str, request: pytest.FixtureRequest):
+    from helpers.postgres import project_for
+
     from memtree_core.store.postgres.store import PostgresStore
 
-    store = PostgresStore.open(postgres_url, secrets.token_hex(8), max_bytes=1000)
+    store = PostgresStore.open(postgres_url, project_for(request.node.nodeid), max_bytes=1000)
     yield store
     store.close()
 
@@ -149,7 +150,7 @@ def test_a_server_that_cannot_be_reached_is_a_store_error_without_the_password(t
 
     url = f"postgresql://alice:s3cr3t@/memtree?host={tmp_path}&connect_timeout=2"
     with pytest.raises(StoreError, match="cannot open the store at postgresql://alice:\\*\\*\\*@") as err:
-        PostgresStore.open(url, secrets.token_hex(8))
+        PostgresStore.open(url, "0123456789abcdef")
     assert "s3cr3t" not in str(err.value)
 
 

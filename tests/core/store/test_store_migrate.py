@@ -103,13 +103,11 @@ def test_migrate_without_a_local_store_says_so(home: Path, project: Path, postgr
 
 
 def test_replace_into_a_database_memtree_never_used(home: Path, project: Path, postgres_url: str) -> None:
-    import secrets
-
     import psycopg
-    from helpers.postgres import with_database
+    from helpers.postgres import sibling_database, with_database
 
     _local_store(project)
-    fresh = f"memtree_fresh_{secrets.token_hex(4)}"
+    fresh = sibling_database(postgres_url, "fresh")
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {fresh}")
     try:
