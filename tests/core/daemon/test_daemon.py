@@ -114,8 +114,7 @@ def test_the_daemon_outlives_the_session_holding_none_of_the_agents_pipes(
         daemon_guard.append(pid)
         assert daemon_processes(project) == [pid]
         assert os.getsid(pid) not in (os.getsid(client.proc.pid), os.getsid(0)), "the daemon has its own session"
-        held = {os.stat(f"/proc/{pid}/fd/{fd}").st_ino for fd in os.listdir(f"/proc/{pid}/fd")}
-        assert not held & agent_pipes, "the daemon holds one of the agent's pipes"
+        assert not _held_inodes(pid) & agent_pipes, "the daemon holds one of the agent's pipes"
         assert os.readlink(f"/proc/{pid}/fd/0") == os.readlink(f"/proc/{pid}/fd/1") == os.devnull
         assert os.readlink(f"/proc/{pid}/fd/2") == str(paths.log)
     finally:
@@ -172,6 +171,17 @@ def test_a_daemon_started_with_sigchld_ignored_still_sees_exit_statuses(
         assert result["structuredContent"]["exit_code"] == 3, result
     finally:
         assert client.close() == 0
+
+
+def _held_inodes(pid: int) -> set[int]:
+    """Inodes of the files the process holds open; one it closes while they are listed is skipped."""
+    held = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            held.add(os.stat(f"/proc/{pid}/fd/{fd}").st_ino)
+        except FileNotFoundError:
+            continue
+    return held
 
 
 def _ancestors(pid: int) -> list[int]:
