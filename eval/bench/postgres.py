@@ -1,9 +1,16 @@
 """PostgreSQL vs SQLite, side by side in one run: keyword search p95 (the store's ``keyword_search`` and the
-retrieval plugin's ``search``), compose (50 seeds, depth 2), at the search benchmark's 100k-node store copied
-to the server by ``memtree store migrate``'s copy; ingest captures/s with 1 and 8 writers (daemons as
+retrieval plugin's ``search``), hybrid search p95 (the ``search`` tool in hybrid mode, the query embedded by
+the shipped MiniLM), compose (50 seeds, depth 2), at the search benchmark's 100k-node (or ``--size``) store
+copied to the server by ``memtree store migrate``'s copy; ingest captures/s with 1 and 8 writers (daemons as
 separate processes: on the server one shared store, on SQLite each daemon its own file).
 
     .venv/bin/python eval/bench/postgres.py [--size 100000] [--repeat 3] [--captures 300] [--url URL]
+                                            [--no-vectors]
+
+Vectors: the corpus has no embeddings (embedding 100k texts takes hours here), so a copy of it gets a vector
+of the shipped embedder's model and dimension for every node: seeded clusters, normalised (what is measured
+is what a KNN costs, not what it finds; random data is a hard case for HNSW).  The copy is cached beside the
+corpus (``store-vectors.db``).
 
 Figures are ratios PostgreSQL / SQLite measured in the same run (wall time of single calls; the server and
 the client share the machine's cores).  What does not run on the server yet is said, with its error.  A server
@@ -61,6 +68,45 @@ def _pg_copy(url: str, db: Path) -> Any:
     return store
 
 
+def _vector_copy(db: Path) -> tuple[Path, str, int]:
+    """``db`` with a vector for every node, cached beside it; (path, model, dim)."""
+    import numpy as np
+
+    from memtree_core.store import Store
+    from memtree_plugins.embedders.local import LocalMiniLMEmbedder
+    from memtree_plugins.semantic import migrations, vectors
+
+    model, dim = LocalMiniLMEmbedder.model, LocalMiniLMEmbedder.dim
+    out = db.with_name("store-vectors.db")
+    done = db.with_name("store-vectors.done")
+    if done.exists() and out.exists():
+        return out, model, dim
+    for p in db.parent.glob("store-vectors.db*"):
+        p.unlink()
+    t0 = time.perf_counter()
+    src = Store.open(db, vectors=False)
+    src.conn.execute("VACUUM INTO ?", (str(out),))
+    src.close()
+    store = Store.open(out, vectors=True)
+    store.migrate(migrations().name, migrations().steps)
+    ids = [r[0] for r in store.query("SELECT id FROM nodes ORDER BY rowid")]
+    rng = np.random.default_rng(11)
+    centers = rng.normal(size=(max(50, len(ids) // 50), dim)).astype(np.float32)
+    np.save(db.with_name("store-vectors-centers.npy"), centers)  # the KNN probes are drawn around them
+    for s in range(0, len(ids), 5000):
+        part = ids[s:s + 5000]
+        x = centers[rng.integers(0, len(centers), len(part))] + 0.6 * rng.normal(size=(len(part), dim)).astype(
+            np.float32)
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        vectors.put_vectors(store, list(zip(part, x.tolist(), strict=True)), model, dim)
+        if s % 100_000 == 0:
+            print(f"  vectors {s:,} of {len(ids):,}", file=sys.stderr, flush=True)
+    store.close()
+    done.write_text("ok")
+    print(f"(a vector for each of {len(ids):,} nodes in {time.perf_counter() - t0:.0f} s, cached at {out})")
+    return out, model, dim
+
+
 def _times(fn: Any, items: list[Any], repeat: int) -> list[float]:
     for item in items:  # warm, as a running daemon would be
         fn(item)
@@ -92,7 +138,8 @@ def _try(fn: Any, items: list[Any], repeat: int) -> list[float] | str:
         return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
-def searches(size: int, repeat: int, url: str) -> None:
+def searches(size: int, repeat: int, url: str, with_vectors: bool) -> None:
+    from memtree_core.store import Store
     from memtree_core.store.keywords import Keywords
     from memtree_plugins.retrieval.compose import compose
     from memtree_plugins.retrieval.search import Filters, search
@@ -100,8 +147,13 @@ def searches(size: int, repeat: int, url: str) -> None:
     db = _corpus.build(size)
     terms = _corpus.terms_for(size)
     lite = open_app(db)
+    if with_vectors:
+        db, model, dim = _vector_copy(db)
+        lite.store.close()
+        lite._store = Store.open(db, vectors=True)
     pg_store = _pg_copy(url, db)
     pg = open_app(db)
+    pg.store.close()
     pg._store = pg_store
     print(f"\n== {size:,} nodes; p50 / p95 ms; ratio of the p95s; load {os.getloadavg()[0]:.1f} on "
           f"{os.cpu_count()} cores")
@@ -119,10 +171,24 @@ def searches(size: int, repeat: int, url: str) -> None:
 
         _row(f"keyword_search {band}", _try(kw(lite.store), queries, repeat), _try(kw(pg_store), queries, repeat))
     every = [q for band in ("rare", "medium", "common") for q, _ in terms.get(band, [])]
-    _row("search tool (keyword, all bands)", _try(lambda q: search(lite, q, filters=Filters()), every, repeat),
-         _try(lambda q: search(pg, q, filters=Filters()), every, repeat))
-    print(f"{'hybrid search':<34}{'':>8}{'-':>9}{'':>8}{'-':>9}\n    not measured: the corpus has no "
-          f"embeddings (and the semantic plugin's SQL is not portable yet)")
+    _row("search tool (keyword, all bands)", _try(lambda q: search(lite, q, mode="keyword", filters=Filters()), every, repeat),
+         _try(lambda q: search(pg, q, mode="keyword", filters=Filters()), every, repeat))
+    if with_vectors:
+        import numpy as np
+
+        from memtree_plugins.semantic import vectors
+
+        centers = np.load(db.with_name("store-vectors-centers.npy"))
+        nrng = np.random.default_rng(5)
+        x = centers[nrng.integers(0, len(centers), 40)] + 0.6 * nrng.normal(size=(40, dim)).astype(np.float32)
+        probes = (x / np.linalg.norm(x, axis=1, keepdims=True)).tolist()
+        _row("vector KNN k=20 (live nodes)", _try(lambda v: vectors.knn(lite.store, v, model, dim, 20), probes, repeat),
+             _try(lambda v: vectors.knn(pg_store, v, model, dim, 20), probes, repeat))
+        _row("search tool (hybrid, all bands)",
+             _try(lambda q: search(lite, q, mode="hybrid", filters=Filters()), every, repeat),
+             _try(lambda q: search(pg, q, mode="hybrid", filters=Filters()), every, repeat))
+    else:
+        print(f"{'hybrid search':<34}{'':>8}{'-':>9}{'':>8}{'-':>9}\n    not measured (--no-vectors)")
     live = [r[0] for r in lite.store.query("SELECT id FROM nodes WHERE status = 'live' ORDER BY rowid")]
     rng = random.Random(3)
     seed_sets = [rng.sample(live, 50) for _ in range(max(3, repeat))]
@@ -162,12 +228,13 @@ def main() -> int:
     ap.add_argument("--captures", type=int, default=300, help="per writer, for the ingest figures")
     ap.add_argument("--skip-ingest", action="store_true")
     ap.add_argument("--skip-search", action="store_true")
+    ap.add_argument("--no-vectors", action="store_true", help="skip the hybrid figures (and the vector copy)")
     ap.add_argument("--url", default="")
     args = ap.parse_args()
     url, server = _server(args.url)
     try:
         if not args.skip_search:
-            searches(args.size, args.repeat, url)
+            searches(args.size, args.repeat, url, not args.no_vectors)
         if not args.skip_ingest:
             ingest(url, args.captures)
     finally:

@@ -93,7 +93,7 @@ def warm_codes(app: Context) -> None:
             return
         from memtree_plugins.semantic import vectors
 
-        models = vectors.stored_models(app.store)
+        models = vectors.stored_models(app.store, counts=False)
         choice = vectors.choose_embedder(app, models)
         if choice.embedder is not None and models:
             choice.embedder.embed(["memtree warm-up"])  # loads the model the query will need

@@ -47,7 +47,7 @@ class Dedupe:
         counts = {"checked": 0, "superseded": 0, "similar": 0}
         if not store.vector.available:
             return counts
-        models = vectors.stored_models(store)
+        models = vectors.stored_models(store, counts=False)
         if len(models) != 1:
             return counts  # nothing embedded, or mixed models awaiting `memtree reembed`
         model, dim, _n = models[0]

@@ -32,7 +32,7 @@ class SemanticRetriever:
         store = app.store
         if not store.vector.available:
             return False, f"vector search is off: {store.vector.reason}"
-        models = vectors.stored_models(store)
+        models = vectors.stored_models(store, counts=False)
         choice = vectors.choose_embedder(app, models)
         if choice.embedder is None:
             # Checked first: with no embedder nothing will ever be embedded, and "not yet" would say it will.

@@ -152,7 +152,7 @@ def knn(store: Store, vector: Sequence[float], model: str, dim: int, k: int, *,
 def embed_query(app: Context, text: str) -> tuple[Embedder, list[float]]:
     """Embed a query with the chosen embedder, after checking the store's vectors match it."""
     require_vectors(app.store)
-    models = stored_models(app.store)
+    models = stored_models(app.store, counts=False)
     choice = choose_embedder(app, models)
     if choice.embedder is None:
         raise SemanticUnavailable(f"no embedder: {choice.reason}")

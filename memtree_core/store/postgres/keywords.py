@@ -49,6 +49,13 @@ def condition(sql: str) -> str:
     return "true" if sql.strip() == "1" else f"({translate(sql)})"
 
 
+def _has_symbols(column: str) -> list[str]:
+    """The condition a match in ``tsv_symbols`` implies (every row's holds the leading mark, a node without
+    symbols nothing else): said to the planner, which otherwise guesses a word's share of the column by a
+    default where few nodes have symbols, and may walk every node newest first looking for it."""
+    return ["n.symbols <> ''"] if column == "tsv_symbols" else []
+
+
 def _option(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
@@ -73,7 +80,7 @@ class PgKeywordSearch:
         column, expr, params = tsquery(query)
         score = f"-ts_rank('{WEIGHTS}', n.tsv, q.q, {NORMALIZATION})" if order == "rank" else "0.0"
         sort = "2, n.rowid DESC" if order == "rank" else "n.rowid DESC"
-        parts = [f"n.{column} @@ q.q", "n.status <> 'pruned'"]
+        parts = [f"n.{column} @@ q.q", "n.status <> 'pruned'", *_has_symbols(column)]
         lo, hi = rowid_range if rowid_range is not None else (None, None)
         if lo is not None:
             parts.append("n.rowid >= %s")
@@ -101,7 +108,8 @@ class PgKeywordSearch:
 
     def keyword_count(self, query: Keywords, cap: int | None = None) -> int:
         column, expr, params = tsquery(query)
-        inner = f"SELECT 1 FROM nodes n WHERE n.{column} @@ ({expr}) AND n.status <> 'pruned'"
+        inner = " AND ".join([f"SELECT 1 FROM nodes n WHERE n.{column} @@ ({expr})", "n.status <> 'pruned'",
+                              *_has_symbols(column)])
         if cap is not None:
             inner += " LIMIT %s"
             params.append(cap)

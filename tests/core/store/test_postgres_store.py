@@ -162,3 +162,21 @@ def test_plugin_sql_with_named_parameters_percent_signs_and_json(pg) -> None:
                         "FROM nodes WHERE rowid = ?", (node.rowid,)) == ("Bash", 1)
     assert pg.execute("UPDATE nodes SET mtime = :m WHERE id = :id", {"m": 5, "id": node.id}) == 1
     assert pg.get_node(node.id).mtime == 5
+
+
+def test_random_page_cost_is_lowered_only_where_the_server_leaves_the_default(postgres_url: str,
+                                                                               request: pytest.FixtureRequest) -> None:
+    """PostgreSQL's default (4, for spinning disks) has the planner walk every node newest first for a word it
+    could read from its GIN posting list; a value the user or the administrator chose is theirs."""
+    from helpers.postgres import project_for
+
+    from memtree_core.store.postgres.store import RANDOM_PAGE_COST, PostgresStore
+
+    sep = "&" if "?" in postgres_url else "?"
+    for url, want in ((postgres_url, RANDOM_PAGE_COST), (f"{postgres_url}{sep}options=-c%20random_page_cost%3D3", "3")):
+        store = PostgresStore.open(url, project_for(request.node.nodeid))
+        try:
+            with store.pool.connection() as conn:
+                assert conn.execute("SHOW random_page_cost").fetchone()[0] == want
+        finally:
+            store.close()

@@ -120,6 +120,8 @@ def test_mixed_models_are_refused_until_reembed(sapp: App) -> None:
     out = reembed(sapp, progress=lambda done, total: seen.append((done, total)))
     assert out["embedded"] == 2 and out["model"] == "all-MiniLM-L6-v2-int8" and seen[-1] == (2, 2)
     assert vectors.stored_models(sapp.store) == [("all-MiniLM-L6-v2-int8", 384, 2)]
+    # What a search asks (which model?) without counting every vector: a scan on a server
+    assert vectors.stored_models(sapp.store, counts=False) == [("all-MiniLM-L6-v2-int8", 384, None)]
     hits = vectors.semantic_search(sapp, "where are the tokenizer tests", 2)
     assert hits[0][0] == ids[1]
 
