@@ -234,8 +234,12 @@ def test_tool_results_carry_structured_and_text_forms_and_errors_keep_the_sessio
 
 # -- a daemon that dies ---------------------------------------------------------------------------------
 def test_sigkill_mid_session_restarts_the_daemon_and_the_session_goes_on(
-        home: Path, project: Path, env: dict[str, str], daemon_guard: list[int]) -> None:
+        home: Path, project: Path, backend: str, env: dict[str, str], daemon_guard: list[int]) -> None:
+    """On either store: on PostgreSQL the killed daemon's connections (and the walker lock of its session)
+    are the server's to end, and the next daemon opens the same schema."""
     from mcp.shared.exceptions import MCPError
+
+    assert ("MEMTREE_STORE_URL" in env) == (backend == "postgresql")
 
     async def main() -> None:
         async with mcp_session(project, env) as s:
@@ -243,6 +247,8 @@ def test_sigkill_mid_session_restarts_the_daemon_and_the_session_goes_on(
             assert first is not None
             daemon_guard.append(first)
             assert text_of(await s.call_tool("t_echo", {"text": "before"})) == "echo: before (6 chars)"
+            stored = await s.call_tool("bash", {"command": "echo quokkamarker before the kill"})
+            assert not stored.is_error, text_of(stored)
 
             os.kill(first, signal.SIGKILL)
             # The forwarder restarts the daemon as soon as it sees it go, not at the next call.  (A call sent
@@ -274,6 +280,9 @@ def test_sigkill_mid_session_restarts_the_daemon_and_the_session_goes_on(
             third = state_pid(project)
             assert third not in (None, first, second)
             daemon_guard.append(third)
+            # The store the third daemon opened holds what the first stored
+            found = await s.call_tool("search", {"query": "quokkamarker", "mode": "keyword"})
+            assert not found.is_error and "quokkamarker" in text_of(found), text_of(found)
 
     run_async(main)
 
