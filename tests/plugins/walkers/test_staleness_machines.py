@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -165,10 +166,14 @@ def test_a_machine_without_the_walker_lock_still_checks_its_own_files(
         (checkouts.of(m) / "mod.py").write_text(TEXT)
     a_nodes = read_on(checkouts, apps, "a", "mod.py")
     b_nodes = read_on(checkouts, apps, "b", "mod.py")
+    checkouts.enter("a")
+    walk(apps["a"])  # a's loop ran the walker just now: that is no reason for b's to wait
     store = apps["a"].store
     held = SessionLock(store.url, "walkers", store.project, name="memtree walkers machine-a")
     assert held.try_acquire()  # a's daemon walks this project
     loop_b = Coordinator(apps["b"])
+    assert loop_b.due("staleness_marker", apps["b"].plugins.walkers["staleness_marker"], time.time())
+    checkouts.enter("b")
     stop = threading.Event()
     thread = threading.Thread(target=loop_b.run, args=(stop, 0.05), daemon=True)
     try:
