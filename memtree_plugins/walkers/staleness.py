@@ -75,11 +75,6 @@ def cursor_key(machine: str) -> str:
     return f"{CURSOR_KEY}:{machine}" if machine else CURSOR_KEY
 
 
-def is_mine(recorded: object, machine: str) -> bool:
-    """Does a node whose metadata records machine ``recorded`` (None: none) belong to ``machine``'s view?"""
-    return not recorded or recorded == machine
-
-
 class StalenessMarker:
     name = "staleness_marker"
     trigger = "interval"
@@ -109,12 +104,12 @@ class StalenessMarker:
         rows = nodes_with_source_in(store, sources[0][0], sources[-1][0], machine)
         live: dict[str, list[tuple[str, int]]] = {}
         present: set[str] = set()
-        for node_id, uri, mtime, st, kind, recorded in rows:
+        for node_id, uri, mtime, st, kind, other in rows:
             key = key_of(uri)
             if key not in wanted:
                 continue
             present.add(key)
-            if st == "live" and kind in FILE_KINDS and is_mine(recorded, machine):
+            if st == "live" and kind in FILE_KINDS and not other:  # another machine's: its own walker's
                 live.setdefault(key, []).append((node_id, int(mtime or 0)))
 
         stale: dict[str, list[str]] = {}

@@ -106,7 +106,8 @@ class PostgresStore(PgKeywordSearch, PgVectors):
         self.url = url
         self.project = project
         # this machine (store/machine.py): recorded in the metadata of every node whose source is a file, whose
-        # checkout it came from (docs/postgresql.md, "Staleness per checkout")
+        # checkout it came from, as compact JSON ("machine":"<id>", which walkers match as text; docs/postgresql.md,
+        # "Staleness per checkout")
         self.machine = machine
         self.path = path  # where an SQLite store would be: nothing is there (memtree info shows the URL)
         self.pool = pool

@@ -86,6 +86,7 @@ def test_migrate_copies_verifies_refuses_a_second_copy_and_never_prints_the_pass
         assert [json.loads(m).get("machine") for (m,) in server.query(
             "SELECT metadata FROM nodes WHERE source_uri LIKE 'file://%' OR kind = 'note' ORDER BY kind")] == \
             [machine, None]
+        assert server.query("SELECT metadata FROM nodes WHERE kind = 'file_chunk'") == [(f'{{"machine":"{machine}"}}',)]
         assert server.query("SELECT machine, key, size, mtime_ns, checked_at FROM file_checks") == [
             (machine, "file:///src/app.py", 5, 7, 9)]
         fresh = server.insert_node("note", "written after the copy")
