@@ -115,7 +115,7 @@ class Coordinator:
             state = self.states[name] = WalkerState()
             try:
                 if self.app.store.machine and per_machine(self.app.plugins.walkers[name]):
-                    return state  # the recorded last run may be another machine's: this one's cadence is its own
+                    return state  # the last run recorded may be another machine's: its cadence is its own
                 last = self.app.store.get_meta(f"walker:{name}:last_run")
                 state.last_run = int(last) / 1000 if last else None
             except Exception:

@@ -2,7 +2,7 @@
 
 Each ``$MEMTREE_HOME`` stands for one machine: its id is kept in ``$MEMTREE_HOME/machine-id``, made once
 (the host name, a dash and a ULID, so the id says where it came from and two hosts of one name still differ)
-and read back ever after.  A file nodes' source lives in a machine's checkout: a shared store records the
+and read back ever after.  A file node's source lives in a machine's checkout: a shared store records the
 machine in their metadata, and the staleness walker judges only its own machine's nodes.
 
 The file is written atomically (a 0600 temporary file linked into place, so two processes making it at once
@@ -32,19 +32,21 @@ def _host() -> str:
     return host or "host"
 
 
-def _read(path: Path) -> str | None:
-    """The id in ``path``; None when it is missing, unreadable or not an id."""
+def _read(path: Path, quiet: bool = False) -> str | None:
+    """The id in ``path``; None when it is missing, unreadable or not an id (logged unless ``quiet``)."""
     try:
         with open(path, "rb") as f:
             text = f.read(256).decode("ascii").strip()
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
-        log.warning("the machine id in %s cannot be read (%s): making a new one", path, exc)
+        if not quiet:
+            log.warning("the machine id in %s cannot be read (%s): making a new one", path, exc)
         return None
     if _VALID.fullmatch(text):
         return text
-    log.warning("%s holds no machine id (%r): making a new one", path, text[:80])
+    if not quiet:
+        log.warning("%s holds no machine id (%r): making a new one", path, text[:80])
     return None
 
 
@@ -68,8 +70,10 @@ def machine_id(home: Path | str) -> str:
         try:
             os.link(tmp, path)  # exclusive: another process that made one first wins
         except FileExistsError:
-            if _read(path) is None:  # the bad file that sent us here: replaced
+            if _read(path, quiet=True) is None:  # the bad file that sent us here: replaced
                 os.replace(tmp, path)
+        except OSError:  # a filesystem without hard links: atomic all the same, if not exclusive
+            os.replace(tmp, path)
     except OSError as exc:
         fallback = f"{_host()}-{hashlib.sha256(str(Path(home).absolute()).encode()).hexdigest()[:26]}"
         log.warning("cannot keep a machine id in %s (%s): using %s, derived from the host and the home",

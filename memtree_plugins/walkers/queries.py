@@ -106,7 +106,8 @@ def has_file_sources(store: StoreAccess) -> bool:
     return store.query_one("SELECT 1 FROM file_sources LIMIT 1") is not None
 
 
-def file_sources_after(store: StoreAccess, cursor: str, limit: int, machine: str = "") -> list[tuple[Any, ...]]:
+def file_sources_after(store: StoreAccess, cursor: str, limit: int,
+                       machine: str = "") -> list[tuple[Any, ...]]:
     """Up to ``limit`` file sources ``(key, size, mtime_ns)`` with keys after ``cursor``, in key order: the
     size and mtime ``machine`` saw at its last check of the file (None before its first)."""
     if not machine:
@@ -127,10 +128,12 @@ def nodes_with_source_in(store: StoreAccess, first_key: str, last_key: str,
         return store.query("SELECT id, source_uri, mtime, status, kind, 0 FROM nodes "
                            "WHERE source_uri >= ? AND source_uri < ?", (first_key, last_key + "$"))
     return store.query(f"SELECT id, source_uri, mtime, status, kind, {OTHER_MACHINE} FROM nodes "
-                       "WHERE source_uri >= ? AND source_uri < ?", (_recorded(machine), first_key, last_key + "$"))
+                       "WHERE source_uri >= ? AND source_uri < ?",
+                       (_recorded(machine), first_key, last_key + "$"))
 
 
-def note_file_checks(store: StoreAccess, seen: Sequence[tuple[int, int, int, str]], machine: str = "") -> None:
+def note_file_checks(store: StoreAccess, seen: Sequence[tuple[int, int, int, str]],
+                     machine: str = "") -> None:
     """Record ``(size, mtime_ns, checked_at, key)`` for files ``machine`` just stat-ed."""
     with store.tx():
         for size, mtime_ns, at, key in seen:
@@ -140,8 +143,8 @@ def note_file_checks(store: StoreAccess, seen: Sequence[tuple[int, int, int, str
             else:
                 store.execute("INSERT INTO file_checks(machine, key, size, mtime_ns, checked_at) "
                               "VALUES (?, ?, ?, ?, ?) ON CONFLICT (machine, key) DO UPDATE SET "
-                              "size = excluded.size, mtime_ns = excluded.mtime_ns, checked_at = excluded.checked_at",
-                              (machine, key, size, mtime_ns, at))
+                              "size = excluded.size, mtime_ns = excluded.mtime_ns, "
+                              "checked_at = excluded.checked_at", (machine, key, size, mtime_ns, at))
 
 
 def forget_file_sources(store: StoreAccess, keys: Sequence[str], machine: str = "") -> None:

@@ -155,7 +155,8 @@ class StalenessMarker:
             add(counters, "marked_stale", len(move_still(store, ids, ("live",), "stale", f"staleness:{why}")))
         with store.tx():
             note_file_checks(store, seen, machine)
-            forget_file_sources(store, forgotten, machine)  # re-checked there: a chunk captured meanwhile keeps it
+            # re-checked there: a chunk captured meanwhile keeps its source
+            forget_file_sources(store, forgotten, machine)
             store.set_meta(cursor_key(machine), "" if len(sources) < batch else sources[-1][0])
         add(counters, "sources_forgotten", len(forgotten))
         return counters

@@ -102,12 +102,13 @@ class PostgresStore(PgKeywordSearch, PgVectors):
 
     dialect = "postgresql"
 
-    def __init__(self, url: str, project: str, path: Path, pool: Any, max_bytes: int, machine: str = "") -> None:
+    def __init__(self, url: str, project: str, path: Path, pool: Any, max_bytes: int,
+                 machine: str = "") -> None:
         self.url = url
         self.project = project
-        # this machine (store/machine.py): recorded in the metadata of every node whose source is a file, whose
-        # checkout it came from, as compact JSON ("machine":"<id>", which walkers match as text; docs/postgresql.md,
-        # "Staleness per checkout")
+        # this machine (store/machine.py): recorded in the metadata of every node whose source is a file,
+        # whose checkout it came from, as compact JSON ("machine":"<id>", which walkers match as text;
+        # docs/postgresql.md, "Staleness per checkout")
         self.machine = machine
         self.path = path  # where an SQLite store would be: nothing is there (memtree info shows the URL)
         self.pool = pool
