@@ -48,6 +48,7 @@ class StoreAccess(Protocol):
     max_bytes: int  # content is capped at this many UTF-8 bytes
     vector: VectorStatus  # whether sqlite-vec loaded, and why not
     dialect: str  # the SQL it speaks: "sqlite" or "postgresql" (docs/postgresql.md)
+    machine: str  # this machine's id on a store machines share (store/machine.py); "" on a local store
     # Held across several reads for one consistent view (re-entrant; hold it briefly: tools and walkers share
     # the store).  Writes take it themselves, through tx().
     lock: AbstractContextManager[object]

@@ -123,12 +123,11 @@ WalkerTrigger = Literal["event", "idle", "interval"]
 class Walker(Protocol):
     """A background routine run by the daemon's coordinator (and by ``memtree walk``).
 
-    ``trigger`` says when it is due: ``event`` (work is waiting, e.g. pending nodes), ``idle`` (no
-    capture for ``interval_s()`` seconds) or ``interval`` (every ``interval_s()`` seconds).
-    ``run`` does a bounded amount of work and returns counters for ``memtree stats``.
+    ``trigger`` says when it is due: ``event`` (work is waiting, e.g. pending nodes), ``idle`` (no capture
+    for ``interval_s()`` seconds) or ``interval`` (every ``interval_s()`` seconds).  ``run`` does a bounded
+    amount of work and returns counters for ``memtree stats``.
 
-    Optional: :class:`Configurable`; :class:`Indexer` (what ``memtree index`` runs, found by name).
-    """
+    Optional: :class:`Configurable`; :class:`Indexer` (``memtree index`` runs it); :class:`PerMachine`."""
 
     name: str
     trigger: WalkerTrigger
@@ -397,6 +396,13 @@ class Versioned(Protocol):
     ``name@version``, so a new version recounts."""
 
     version: str | int
+
+
+@runtime_checkable
+class PerMachine(Protocol):
+    """A :class:`Walker` whose work is its machine's (its files): every daemon sharing a store runs it."""
+
+    per_machine: bool
 
 
 @runtime_checkable

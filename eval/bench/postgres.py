@@ -2,10 +2,11 @@
 retrieval plugin's ``search``), hybrid search p95 (the ``search`` tool in hybrid mode, the query embedded by
 the shipped MiniLM), compose (50 seeds, depth 2), at the search benchmark's 100k-node (or ``--size``) store
 copied to the server by ``memtree store migrate``'s copy; ingest captures/s with 1 and 8 writers (daemons as
-separate processes: on the server one shared store, on SQLite each daemon its own file).
+separate processes: on the server one shared store, on SQLite each daemon its own file); the staleness
+walker's scan on a shared store, telling another machine's file nodes apart.
 
     .venv/bin/python eval/bench/postgres.py [--size 100000] [--repeat 3] [--captures 300] [--url URL]
-                                            [--no-vectors]
+        [--no-vectors] [--staleness-files 5000]
 
 Vectors: the corpus has no embeddings (embedding 100k texts takes hours here), so a copy of it gets a vector
 of the shipped embedder's model and dimension for every node: seeded clusters, normalised (what is measured
@@ -221,6 +222,55 @@ def ingest(url: str, captures: int) -> None:
               f"{figures[(writers, 'PostgreSQL')] / figures[(writers, 'SQLite')]:.2f}")
 
 
+def staleness(url: str, files: int, repeat: int) -> None:
+    """The staleness walker's range scan on a shared store: telling another machine's file nodes apart, as
+    built (the text "machine":"<id>" the store writes) and by parsing the metadata (json_extract), against the
+    scan of a store of one machine (no machine to tell: the floor)."""
+    import statistics
+
+    from memtree_core.store import source_uri
+    from memtree_core.store.postgres import copy
+    from memtree_core.store.postgres.store import PostgresStore
+    from memtree_plugins.walkers.queries import nodes_with_source_in
+
+    machine, project = "bench-01HZZZZZZZZZZZZZZZZZZZZZZZ", "b1b1b1b1b1b1b1b1"
+    copy.drop_project(url, project)
+    store = PostgresStore.open(url, project, machine=machine)
+    try:
+        with store.tx():
+            for f in range(files):
+                path = f"/builds/repo/src/pkg{f % 50}/mod{f}.py"
+                for c in range(3):
+                    meta = {"path": path, "start_line": 1 + 10 * c, "end_line": 10 + 10 * c, "symbol": f"f{c}",
+                            "kind": "function", "outline": f"def f{c}()", "tokens": 40, "chunker": "python"}
+                    store.insert_node("file_chunk", f"def f{c}():\n    return {f}\n" * 5, status_="live", mtime=1,
+                                      source_uri=source_uri.file_uri(path, 1 + 10 * c, 10 + 10 * c), metadata=meta)
+        keys = [k for (k,) in store.query("SELECT key FROM file_sources ORDER BY key")]
+        first, last = keys[0], keys[-1]
+        ways = {
+            "a store of one machine (floor)": lambda: nodes_with_source_in(store, first, last, ""),
+            "json_extract(metadata, '$.machine')": lambda: store.query(
+                "SELECT id, source_uri, mtime, status, kind, json_extract(metadata, '$.machine') FROM nodes "
+                "WHERE source_uri >= ? AND source_uri < ?", (first, last + "$")),
+            "the text match (as built)": lambda: nodes_with_source_in(store, first, last, machine),
+        }
+        walls: dict[str, list[float]] = {k: [] for k in ways}
+        for _ in range(max(3, 3 * repeat)):  # interleaved rounds
+            for name, fn in ways.items():
+                t0 = time.perf_counter()
+                fn()
+                walls[name].append(time.perf_counter() - t0)
+        floor = statistics.median(walls["a store of one machine (floor)"])
+        print(f"\n== staleness scan on the server: {files:,} files, {3 * files:,} chunk rows (median of "
+              f"{len(walls[next(iter(ways))])} interleaved rounds)")
+        for name, times in walls.items():
+            mid = statistics.median(times)
+            print(f"  {name:<38} {mid * 1000:>7.1f} ms = {mid / floor:.1f}x the floor")
+    finally:
+        store.close()
+        copy.drop_project(url, project)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=100_000)
@@ -229,6 +279,7 @@ def main() -> int:
     ap.add_argument("--skip-ingest", action="store_true")
     ap.add_argument("--skip-search", action="store_true")
     ap.add_argument("--no-vectors", action="store_true", help="skip the hybrid figures (and the vector copy)")
+    ap.add_argument("--staleness-files", type=int, default=5000, help="files for the staleness scan (0: skip)")
     ap.add_argument("--url", default="")
     args = ap.parse_args()
     url, server = _server(args.url)
@@ -237,6 +288,8 @@ def main() -> int:
             searches(args.size, args.repeat, url, not args.no_vectors)
         if not args.skip_ingest:
             ingest(url, args.captures)
+        if args.staleness_files:
+            staleness(url, args.staleness_files, args.repeat)
     finally:
         if server is not None:
             server.cleanup()

@@ -21,7 +21,9 @@ One walker loop per project: on SQLite the daemon's ``flock`` makes this daemon 
 PostgreSQL store many daemons (machines) serve one project, and the loop walks only while it holds the
 project's walker lock (``SessionLock``: a session advisory lock on a connection of its own, dropped by the
 server when the holder dies; docs/postgresql.md, "Many daemons, one database").  A daemon that does not hold
-it serves tools and captures, logs who does, and tries again each tick.
+it serves tools and captures, logs who does, and tries again each tick.  Walkers whose work is their
+machine's own (:class:`~memtree_core.types.PerMachine`, the staleness walker: a file changed in this
+machine's checkout) run in every machine's loop, lock or not, each on its own cadence.
 """
 
 from __future__ import annotations
@@ -39,6 +41,13 @@ from typing import Any
 log = logging.getLogger("memtree.coordinator")
 
 MAX_BACKOFF_S = 60.0
+
+
+def per_machine(walker: object) -> bool:
+    """Is ``walker``'s work its machine's own (run by every machine's loop)?"""
+    from memtree_core.types import PerMachine
+
+    return isinstance(walker, PerMachine) and walker.per_machine is True
 
 
 def note_activity(app: Any, at: float | None = None) -> None:
@@ -85,7 +94,8 @@ class Coordinator:
                 who = self._lock.holder() or "nobody (the server could not be asked)"
             except Exception as exc:
                 who = f"unknown ({type(exc).__name__})"
-            log.info("walker lock held by %s: this daemon (%s) waits and tries again each tick", who, self.me)
+            log.info("walker lock held by %s: this daemon (%s) waits and tries again each tick, running only "
+                     "its machine's own walkers meanwhile", who, self.me)
         self._walking = held
         return held
 
@@ -104,6 +114,8 @@ class Coordinator:
         if state is None:
             state = self.states[name] = WalkerState()
             try:
+                if self.app.store.machine and per_machine(self.app.plugins.walkers[name]):
+                    return state  # the last run recorded may be another machine's: its cadence is its own
                 last = self.app.store.get_meta(f"walker:{name}:last_run")
                 state.last_run = int(last) / 1000 if last else None
             except Exception:
@@ -133,12 +145,17 @@ class Coordinator:
         raise ValueError(f"walker {name!r} has unknown trigger {trigger!r}; use 'event', 'idle' or 'interval'")
 
     # -- running -------------------------------------------------------------------------------------
-    def tick(self, only: str | None = None) -> dict[str, dict[str, int]]:
-        """Run every walker (or the one named) that is due, in registration order; return counters of
-        those that ran."""
+    def step(self, only: str | None = None) -> dict[str, dict[str, int]]:
+        """One turn of a walker loop (the daemon's, ``memtree walk``'s): :meth:`tick` while this loop may walk
+        (:meth:`may_walk`), else the per-machine walkers' only."""
+        return self.tick(only, machine_only=not self.may_walk())
+
+    def tick(self, only: str | None = None, machine_only: bool = False) -> dict[str, dict[str, int]]:
+        """Run every walker (or the one named; with ``machine_only``, of the per-machine ones) that is due, in
+        registration order; return counters of those that ran."""
         results: dict[str, dict[str, int]] = {}
         for entry in self.app.plugins.walkers.entries():
-            if only is not None and entry.name != only:
+            if (only is not None and entry.name != only) or (machine_only and not per_machine(entry.item)):
                 continue
             now = self.clock()
             try:
@@ -230,8 +247,7 @@ class Coordinator:
                 stop.wait(tick_s)  # a damaged store (said once, at start): walkers must not touch it
                 continue
             try:
-                if self.may_walk():
-                    self.tick()
+                self.step()
             except Exception as exc:  # a store that cannot be opened, say: keep trying, never die
                 from memtree_core.store.store import StoreDamaged, is_corruption
 

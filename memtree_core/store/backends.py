@@ -64,9 +64,12 @@ def _open_sqlite(target: StoreTarget) -> Store:
 
 def _open_postgres(target: StoreTarget) -> Any:
     """A PostgreSQL server (memtree_core/store/postgres/): the project's tables in a schema of their own."""
+    from memtree_core.store.machine import machine_id
     from memtree_core.store.postgres.store import PostgresStore
 
-    return PostgresStore.open(target.url, target.project, path=target.path, max_bytes=target.max_bytes)
+    # many machines share it: this one is the home's (path: $MEMTREE_HOME/<hash>/store.db)
+    return PostgresStore.open(target.url, target.project, path=target.path, max_bytes=target.max_bytes,
+                              machine=machine_id(target.path.parent.parent))
 
 
 SQLITE = StoreBackend("sqlite", ("", "file"), _open_sqlite)

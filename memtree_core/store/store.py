@@ -174,6 +174,7 @@ class Store(Upkeep, KeywordSearch, Vectors):
     lists them: plugins send their own SQL through ``query``/``execute``."""
 
     dialect = "sqlite"
+    machine = ""  # one machine's store: its file nodes need not say whose checkout they came from
 
     def __init__(self, path: Path, conn: Any, route: Route, vector: VectorStatus, max_bytes: int) -> None:
         self.path = path

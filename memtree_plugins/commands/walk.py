@@ -56,8 +56,9 @@ def run(args: Any) -> int:
             coord.check_name(args.only)
         print(f"running {args.only or ', '.join(app.plugins.walkers.names())} on schedule; Ctrl-C stops")
         while True:
-            # on a shared server, only while this process holds the project's walker lock (as a daemon)
-            for name, counters in (coord.tick(args.only) if coord.may_walk() else {}).items():
+            # on a shared server, only while this process holds the project's walker lock (as a daemon), but
+            # for the walkers whose work is this machine's own
+            for name, counters in coord.step(args.only).items():
                 print(_line(name, counters, coord.states[name].last_error), flush=True)
             time.sleep(args.tick)
     except KeyboardInterrupt:

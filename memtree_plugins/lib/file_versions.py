@@ -9,7 +9,8 @@ text is redacted before it is chunked, so everything stored went through ``app.r
 path, in the URIs, the metadata and the outline (:func:`source_of`; a token in a directory name).
 
 Shared so that an indexed file and a read file are the same nodes: a later ``read`` of an indexed file is
-served from the store.
+served from the store.  On a store many machines share, each machine's checkout has versions of its own (the
+store records the machine in their metadata; :func:`live_files`).
 """
 
 from __future__ import annotations
@@ -85,9 +86,14 @@ def live_source(app: Context, p: Path) -> tuple[str, list[tuple[str, int, str]]]
 
 
 def live_files(store: StoreAccess, uri: str) -> list[tuple[str, int, str]]:
-    """``(id, mtime, metadata)`` of the live ``file`` nodes of source ``uri``, newest first."""
-    return store.query("SELECT id, mtime, metadata FROM nodes WHERE source_uri = ? AND kind = 'file' "  # type: ignore[return-value]
+    """``(id, mtime, metadata)`` of the live ``file`` nodes of source ``uri``, newest first.  On a store
+    machines share, this machine's only (and those that record none): another machine's checkout may hold
+    another version of the file, which a version written here neither serves nor retires."""
+    rows = store.query("SELECT id, mtime, metadata FROM nodes WHERE source_uri = ? AND kind = 'file' "
                        "AND status = 'live' ORDER BY rowid DESC", (uri,))
+    if store.machine:
+        rows = [r for r in rows if json.loads(r[2]).get("machine") in (None, "", store.machine)]
+    return rows  # type: ignore[return-value]
 
 
 def current_version(rows: list[tuple[str, int, str]], mtime: int, size: int) -> Version | None:

@@ -4,7 +4,9 @@ whose vectors have cosine >= 0.97; keep the newest, move the older to ``supersed
 :func:`restore` undoes a false merge (superseded -> live, the edge removed).
 
 Files are the exception: two chunks with the same text in different files are two places, not two
-copies, so ``file``/``file_chunk`` nodes only dedupe against nodes of the same file.  And code that only
+copies, so ``file``/``file_chunk`` nodes only dedupe against nodes of the same file, and on a store machines
+share, of the same machine's checkout (each machine keeps its own versions of a file, docs/postgresql.md
+"Staleness per checkout").  And code that only
 *means* the same is not a copy (``rates_at()`` and ``rates_br()`` differ in every number): a file node
 supersedes another only when their normalised texts are near-identical (shingle Jaccard >= 0.95, see
 :mod:`sameness`) and they agree on language and chunk kind; otherwise close vectors add a ``similar``
@@ -58,6 +60,7 @@ class Dedupe:
         cursor = int(store.get_meta(CURSOR) or 0)
         rows = vectors.live_vectors_after(store, cursor, PER_RUN)
         last = cursor
+        machines = queries.machines_of(store, [r[1] for r in rows if r[3] in FILE_KINDS]) if store.machine else {}
         for vrow, node_id, blob, kind, uri, created in rows:
             last = vrow
             counts["checked"] += 1
@@ -67,6 +70,10 @@ class Dedupe:
                 base = (uri or "").split("#", 1)[0]
                 where_sql += " AND (n.source_uri = ? OR (n.source_uri >= ? AND n.source_uri < ?))"
                 params += [base, base + "#", base + "#\U0010ffff"]
+                if store.machine:  # another machine's checkout has its own version of the file: not a copy
+                    machine = machines.get(node_id)
+                    where_sql += " AND n.metadata LIKE ?" if machine else " AND n.metadata NOT LIKE ?"
+                    params.append(f'%"machine":"{machine}"%' if machine else '%"machine":"%')
             hits = vectors.knn(store, unpack(blob), model, dim, NEIGHBOURS, where=(where_sql, params))
             dups = [(i, 1.0 - d) for i, d in hits if 1.0 - d >= THRESHOLD]
             if dups and kind in FILE_KINDS:

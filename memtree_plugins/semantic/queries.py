@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memtree_core.store import NODE_COLUMNS, NodeRow, row_to_node
+from memtree_core.store.upkeep import batches, marks
 
 if TYPE_CHECKING:
     from memtree_core.context import StoreAccess
@@ -63,3 +64,12 @@ def set_counter(store: StoreAccess, name: str, value: int) -> None:
     """Set a gauge (a counter that is measured, not bumped), e.g. a walker's backlog."""
     store.execute("INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET "
                   "value = excluded.value", (name, int(value)))
+
+
+def machines_of(store: StoreAccess, ids: list[str]) -> dict[str, str | None]:
+    """The machine each node's metadata records (None: none), for nodes of a store machines share."""
+    out: dict[str, str | None] = {}
+    for part in batches(list(dict.fromkeys(ids))):
+        out.update(store.query(f"SELECT id, json_extract(metadata, '$.machine') FROM nodes "  # type: ignore[arg-type]
+                               f"WHERE id IN ({marks(len(part))})", part))
+    return out

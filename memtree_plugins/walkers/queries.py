@@ -88,37 +88,75 @@ def record_sample(store: StoreAccess, name: str, at: int, value: int, *, keep_fr
 
 
 # -- file sources (the staleness walker's list of files to stat) ---------------------------------------
+# ``machine`` is the store's (``store.machine``): "" on a store of one machine, whose checks are kept in
+# ``file_sources`` itself; on a store machines share, each machine's in ``file_checks`` (docs/postgresql.md,
+# "Staleness per checkout").
+# A node of another machine: its metadata records one, and not ``machine``.  The store writes the key as
+# compact JSON (``"machine":"<id>"``; an id needs no escaping), so plain text matching finds it: a tenth of
+# the server's time of json_extract, which parses every row's metadata.
+OTHER_MACHINE = "CASE WHEN metadata LIKE '%\"machine\":\"%' AND metadata NOT LIKE ? THEN 1 ELSE 0 END"
+
+
+def _recorded(machine: str) -> str:
+    """The ``LIKE`` pattern of metadata that records ``machine``."""
+    return f'%"machine":"{machine}"%'
+
+
 def has_file_sources(store: StoreAccess) -> bool:
     return store.query_one("SELECT 1 FROM file_sources LIMIT 1") is not None
 
 
-def file_sources_after(store: StoreAccess, cursor: str, limit: int) -> list[tuple[Any, ...]]:
-    """Up to ``limit`` file sources ``(key, size, mtime_ns)`` with keys after ``cursor``, in key order."""
-    return store.query("SELECT key, size, mtime_ns FROM file_sources WHERE key > ? ORDER BY key LIMIT ?",
-                       (cursor, limit))
+def file_sources_after(store: StoreAccess, cursor: str, limit: int,
+                       machine: str = "") -> list[tuple[Any, ...]]:
+    """Up to ``limit`` file sources ``(key, size, mtime_ns)`` with keys after ``cursor``, in key order: the
+    size and mtime ``machine`` saw at its last check of the file (None before its first)."""
+    if not machine:
+        return store.query("SELECT key, size, mtime_ns FROM file_sources WHERE key > ? ORDER BY key LIMIT ?",
+                           (cursor, limit))
+    return store.query("SELECT s.key, c.size, c.mtime_ns FROM file_sources s LEFT JOIN file_checks c "
+                       "ON c.machine = ? AND c.key = s.key WHERE s.key > ? ORDER BY s.key LIMIT ?",
+                       (machine, cursor, limit))
 
 
-def nodes_with_source_in(store: StoreAccess, first_key: str, last_key: str) -> list[tuple[Any, ...]]:
-    """``(id, source_uri, mtime, status, kind)`` of every node whose source URI sorts from ``first_key``
-    to ``last_key`` and its chunks (``'$'`` sorts right after ``'#'``): one range scan of the index."""
-    return store.query("SELECT id, source_uri, mtime, status, kind FROM nodes "
-                       "WHERE source_uri >= ? AND source_uri < ?", (first_key, last_key + "$"))
+def nodes_with_source_in(store: StoreAccess, first_key: str, last_key: str,
+                         machine: str = "") -> list[tuple[Any, ...]]:
+    """``(id, source_uri, mtime, status, kind, other)`` of every node whose source URI sorts from
+    ``first_key`` to ``last_key`` and its chunks (``'$'`` sorts right after ``'#'``): one range scan of the
+    index.  ``other`` is 1 for a node of a machine other than ``machine`` (only ever on a store machines
+    share), else 0."""
+    if not machine:
+        return store.query("SELECT id, source_uri, mtime, status, kind, 0 FROM nodes "
+                           "WHERE source_uri >= ? AND source_uri < ?", (first_key, last_key + "$"))
+    return store.query(f"SELECT id, source_uri, mtime, status, kind, {OTHER_MACHINE} FROM nodes "
+                       "WHERE source_uri >= ? AND source_uri < ?",
+                       (_recorded(machine), first_key, last_key + "$"))
 
 
-def note_file_checks(store: StoreAccess, seen: Sequence[tuple[int, int, int, str]]) -> None:
-    """Record ``(size, mtime_ns, checked_at, key)`` for files just stat-ed."""
+def note_file_checks(store: StoreAccess, seen: Sequence[tuple[int, int, int, str]],
+                     machine: str = "") -> None:
+    """Record ``(size, mtime_ns, checked_at, key)`` for files ``machine`` just stat-ed."""
     with store.tx():
-        for row in seen:
-            store.execute("UPDATE file_sources SET size = ?, mtime_ns = ?, checked_at = ? WHERE key = ?", row)
+        for size, mtime_ns, at, key in seen:
+            if not machine:
+                store.execute("UPDATE file_sources SET size = ?, mtime_ns = ?, checked_at = ? WHERE key = ?",
+                              (size, mtime_ns, at, key))
+            else:
+                store.execute("INSERT INTO file_checks(machine, key, size, mtime_ns, checked_at) "
+                              "VALUES (?, ?, ?, ?, ?) ON CONFLICT (machine, key) DO UPDATE SET "
+                              "size = excluded.size, mtime_ns = excluded.mtime_ns, "
+                              "checked_at = excluded.checked_at", (machine, key, size, mtime_ns, at))
 
 
-def forget_file_sources(store: StoreAccess, keys: Sequence[str]) -> None:
+def forget_file_sources(store: StoreAccess, keys: Sequence[str], machine: str = "") -> None:
     """Drop file sources no node refers to any more (re-checked here: a chunk captured meanwhile keeps
-    its source)."""
+    its source), with every machine's checks of them."""
     with store.tx():
         for k in keys:
             store.execute("DELETE FROM file_sources WHERE key = ? AND NOT EXISTS (SELECT 1 FROM nodes "
                           "WHERE source_uri = ? OR (source_uri >= ? AND source_uri < ?))", (k, k, k + "#", k + "$"))
+            if machine:
+                store.execute("DELETE FROM file_checks WHERE key = ? AND NOT EXISTS "
+                              "(SELECT 1 FROM file_sources WHERE key = ?)", (k, k))
 
 
 # -- captures and files (backfill, repo_index) --------------------------------------------------------
@@ -135,7 +173,13 @@ def ids_with_tool_use(store: StoreAccess, tool_use_ids: Sequence[str]) -> set[st
 
 def live_file_versions(store: StoreAccess, uri_from: str, uri_to: str) -> list[tuple[str, int | None, int | None]]:
     """``(source_uri, mtime, size)`` of every live ``file`` node with a source URI in ``[uri_from,
-    uri_to)`` (one range scan of the source index)."""
+    uri_to)`` (one range scan of the source index); on a store machines share, this machine's (and those
+    that record none): another checkout's versions are not this one's."""
+    if not store.machine:
+        return store.query(  # type: ignore[return-value]
+            "SELECT source_uri, mtime, json_extract(metadata, '$.size') FROM nodes WHERE kind = 'file' AND "
+            "status = 'live' AND source_uri >= ? AND source_uri < ?", (uri_from, uri_to))
     return store.query(  # type: ignore[return-value]
         "SELECT source_uri, mtime, json_extract(metadata, '$.size') FROM nodes WHERE kind = 'file' AND "
-        "status = 'live' AND source_uri >= ? AND source_uri < ?", (uri_from, uri_to))
+        f"status = 'live' AND source_uri >= ? AND source_uri < ? AND {OTHER_MACHINE} = 0",
+        (uri_from, uri_to, _recorded(store.machine)))

@@ -18,6 +18,13 @@ A source whose path redaction changed (a token in a directory name) is stored re
 it is skipped (``redacted_paths_skipped``), never taken for a file gone.
 
 Source URIs are read back by :mod:`memtree_core.store.source_uri`, the one place that writes them.
+
+**Per machine.**  On a store many machines share (``store.machine`` set, docs/postgresql.md "Staleness per
+checkout") a file's path names a file in each machine's own checkout: the walker judges only the nodes whose
+metadata records this machine (and those that record none: older rows, which any machine may judge), keeps
+what it saw of each file and its cursor per machine, and runs on every machine's daemon
+(``per_machine``, :class:`memtree_core.types.PerMachine`), not only on the one holding the project's walker
+lock.  A file changed on one machine stales that machine's nodes; another machine's stay as they are.
 """
 
 from __future__ import annotations
@@ -63,9 +70,15 @@ def mtime_advanced(stored: int, st_mtime_ns: int) -> bool:
     return stored > 0 and st_mtime_ns > stored
 
 
+def cursor_key(machine: str) -> str:
+    """The ``meta`` key of the cursor of ``machine``'s walker (``""``: a store of one machine)."""
+    return f"{CURSOR_KEY}:{machine}" if machine else CURSOR_KEY
+
+
 class StalenessMarker:
     name = "staleness_marker"
     trigger = "interval"
+    per_machine = True  # its files are this machine's checkout's: every daemon on a shared store runs it
 
     def interval_s(self, app: Context) -> float:
         return app.plugin_settings("walkers").walkers.staleness_interval_ms / 1000
@@ -75,27 +88,28 @@ class StalenessMarker:
 
     def run(self, app: Context) -> dict[str, int]:
         store = app.store
+        machine = store.machine
         batch = app.plugin_settings("walkers").walkers.staleness_batch_files
-        cursor = store.get_meta(CURSOR_KEY) or ""
-        sources = file_sources_after(store, cursor, batch)
+        cursor = store.get_meta(cursor_key(machine)) or ""
+        sources = file_sources_after(store, cursor, batch, machine)
         counters: dict[str, int] = {}
         if len(sources) < batch:
             add(counters, "passes_completed")
         if not sources:
-            store.set_meta(CURSOR_KEY, "")
+            store.set_meta(cursor_key(machine), "")
             return counters
         wanted = {key: (size, mtime_ns) for key, size, mtime_ns in sources}
         # One range scan of the source_uri index covers every chunk of every file in the batch ('$' sorts
         # right after '#'); rows of other statuses come too, to tell a forgotten source from a pruned one.
-        rows = nodes_with_source_in(store, sources[0][0], sources[-1][0])
+        rows = nodes_with_source_in(store, sources[0][0], sources[-1][0], machine)
         live: dict[str, list[tuple[str, int]]] = {}
         present: set[str] = set()
-        for node_id, uri, mtime, st, kind in rows:
+        for node_id, uri, mtime, st, kind, other in rows:
             key = key_of(uri)
             if key not in wanted:
                 continue
             present.add(key)
-            if st == "live" and kind in FILE_KINDS:
+            if st == "live" and kind in FILE_KINDS and not other:  # another machine's: its own walker's
                 live.setdefault(key, []).append((node_id, int(mtime or 0)))
 
         stale: dict[str, list[str]] = {}
@@ -140,8 +154,9 @@ class StalenessMarker:
         for why, ids in stale.items():
             add(counters, "marked_stale", len(move_still(store, ids, ("live",), "stale", f"staleness:{why}")))
         with store.tx():
-            note_file_checks(store, seen)
-            forget_file_sources(store, forgotten)  # re-checked there: a chunk captured meanwhile keeps its source
-            store.set_meta(CURSOR_KEY, "" if len(sources) < batch else sources[-1][0])
+            note_file_checks(store, seen, machine)
+            # re-checked there: a chunk captured meanwhile keeps its source
+            forget_file_sources(store, forgotten, machine)
+            store.set_meta(cursor_key(machine), "" if len(sources) < batch else sources[-1][0])
         add(counters, "sources_forgotten", len(forgotten))
         return counters

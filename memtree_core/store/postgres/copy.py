@@ -158,8 +158,19 @@ def _copy_table(src: Any, conn: Any, table: str, cols: list[str], where: str, to
 
 
 def _after(conn: Any, store: Any, target_cols: dict[str, list[str]]) -> None:
-    """Identity sequences past the copied values; the vectors' HNSW indexes."""
+    """Identity sequences past the copied values; the vectors' HNSW indexes; the copied file nodes and the
+    checks of their files recorded as this machine's, whose checkout they came from (docs/postgresql.md,
+    "Staleness per checkout")."""
     name = schema.schema_name(store.project)
+    if store.machine:
+        # as insert_node writes it, compact (the walkers match the text "machine":"<id>")
+        conn.execute("""UPDATE nodes SET metadata = '{"machine":"' || %s
+                     || CASE WHEN metadata ~ '^\\{\\s*\\}$' THEN '"}' ELSE '",' || substr(metadata, 2) END
+                     WHERE source_uri LIKE 'file://%%' AND metadata LIKE '{%%'
+                     AND metadata NOT LIKE '%%"machine"%%'""", (store.machine,))
+        conn.execute("INSERT INTO file_checks (machine, key, size, mtime_ns, checked_at) SELECT %s, key, "
+                     "size, mtime_ns, checked_at FROM file_sources WHERE checked_at IS NOT NULL "
+                     "ON CONFLICT DO NOTHING", (store.machine,))
     for table, column in conn.execute(
             "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = %s "
             "AND is_identity = 'YES'", (name,)).fetchall():

@@ -169,6 +169,20 @@ CORE: list[list[str]] = [
             embedded_at bigint NOT NULL)""",
         "CREATE INDEX nodes_vec_model ON nodes_vec(embedding_model, embedding_dim)",
     ],
+    # 2: staleness per checkout (docs/postgresql.md).  What each machine's staleness walker saw of a file at
+    # its last check of it (``file_sources`` keeps the distinct files; their size/mtime_ns columns serve a
+    # store of one machine): two machines may hold the same path, a CI fleet's /builds/repo, with other
+    # contents.
+    [
+        """CREATE TABLE file_checks (
+            machine text COLLATE "C" NOT NULL,
+            key text COLLATE "C" NOT NULL,
+            size bigint,
+            mtime_ns bigint,
+            checked_at bigint,
+            PRIMARY KEY (machine, key))""",
+        "CREATE INDEX file_checks_key ON file_checks(key)",  # a file forgotten: every machine's checks go
+    ],
 ]
 
 SCHEMA_VERSION = len(CORE)

@@ -32,6 +32,7 @@ from memtree_core.store.postgres.keywords import PgKeywordSearch
 from memtree_core.store.postgres.url import redact_url
 from memtree_core.store.postgres.vectors import PgVectors, register_blob_loader
 from memtree_core.store.rows import NODE_COLUMNS, NodeRow, row_to_node
+from memtree_core.store.source_uri import is_file_uri
 from memtree_core.store.store import StoreError, VectorStatus, cap_text, content_hash, new_id, now_ms
 from memtree_core.store.symbols import identifier_words, symbol_text
 from memtree_core.store.upkeep import Space
@@ -107,9 +108,14 @@ class PostgresStore(PgKeywordSearch, PgVectors):
 
     dialect = "postgresql"
 
-    def __init__(self, url: str, project: str, path: Path, pool: Any, max_bytes: int) -> None:
+    def __init__(self, url: str, project: str, path: Path, pool: Any, max_bytes: int,
+                 machine: str = "") -> None:
         self.url = url
         self.project = project
+        # this machine (store/machine.py): recorded in the metadata of every node whose source is a file,
+        # whose checkout it came from, as compact JSON ("machine":"<id>", which walkers match as text;
+        # docs/postgresql.md, "Staleness per checkout")
+        self.machine = machine
         self.path = path  # where an SQLite store would be: nothing is there (memtree info shows the URL)
         self.pool = pool
         self.max_bytes = max_bytes
@@ -125,7 +131,7 @@ class PostgresStore(PgKeywordSearch, PgVectors):
     # -- opening -------------------------------------------------------------------------------------
     @classmethod
     def open(cls, url: str, project: str, *, path: Path | str = "", max_bytes: int = 100_000,
-             pool_max: int = POOL_MAX) -> PostgresStore:
+             pool_max: int = POOL_MAX, machine: str = "") -> PostgresStore:
         """Connect, create or upgrade the project's core schema (idempotent, under advisory locks), and
         start the pool.  A server that cannot be reached or refuses is a :class:`StoreError` that shows the
         URL without its password."""
@@ -159,7 +165,7 @@ class PostgresStore(PgKeywordSearch, PgVectors):
         except Exception as exc:
             pool.close()
             raise StoreError(f"cannot open the store at {redact_url(url)}: {exc}") from exc
-        return cls(url, project, Path(path), pool, max_bytes)
+        return cls(url, project, Path(path), pool, max_bytes, machine)
 
     def close(self) -> None:
         self.pool.close()
@@ -294,6 +300,8 @@ class PostgresStore(PgKeywordSearch, PgVectors):
             raise status.IllegalTransition(f"a new node starts pending or live, not {status_!r}")
         text, truncated, original = cap_text(content, self.max_bytes)
         ts = created_at if created_at is not None else now_ms()
+        if self.machine and is_file_uri(source_uri):
+            metadata = {**(metadata or {}), "machine": self.machine}
         node = NodeRow(node_id or new_id(), parent_id, kind, source_uri, text, content_hash(text), status_,
                        int(mtime), ts, ts, int(truncated), original,
                        json.dumps(metadata or {}, separators=(",", ":"), ensure_ascii=False))

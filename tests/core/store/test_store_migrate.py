@@ -7,6 +7,7 @@ server's sequences past the copied rowids."""
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 from pathlib import Path
@@ -16,6 +17,7 @@ from helpers.common import run_memtree
 
 from memtree_core.app import App
 from memtree_core.store.keywords import Keywords
+from memtree_core.store.machine import machine_id
 
 PASSWORD = "hunter2-not-shown"
 
@@ -38,6 +40,7 @@ def _local_store(project: Path) -> tuple[str, dict[str, int], bytes]:
         b = store.insert_node("file_chunk", "def parse_flags(argv): ...", source_uri="file:///src/app.py#L1-2",
                               parent_id=a.id)
         store.execute("DELETE FROM nodes WHERE id = ?", (gone.id,))  # a gap in the rowids
+        store.execute("UPDATE file_sources SET size = 5, mtime_ns = 7, checked_at = 9")  # the walker's last check
         store.add_edge(a.id, b.id, "mentions")
         store.bump("demo:counter", 7)
         store.set_meta("demo:key", "demo value")
@@ -78,6 +81,14 @@ def test_migrate_copies_verifies_refuses_a_second_copy_and_never_prints_the_pass
         if server.query_one("SELECT count(*) FROM nodes_vec")[0]:
             assert server.query_one("SELECT embedding FROM nodes_vec") == (blob,)
         assert server.keyword_count(Keywords(("flags",))) == 2  # the server's keyword columns, made from the rows
+        # the file nodes came from this machine's checkout, and so did the checks of their files
+        machine = machine_id(home)
+        assert [json.loads(m).get("machine") for (m,) in server.query(
+            "SELECT metadata FROM nodes WHERE source_uri LIKE 'file://%' OR kind = 'note' ORDER BY kind")] == \
+            [machine, None]
+        assert server.query("SELECT metadata FROM nodes WHERE kind = 'file_chunk'") == [(f'{{"machine":"{machine}"}}',)]
+        assert server.query("SELECT machine, key, size, mtime_ns, checked_at FROM file_checks") == [
+            (machine, "file:///src/app.py", 5, 7, 9)]
         fresh = server.insert_node("note", "written after the copy")
         assert fresh.rowid > max(rowids.values())
     finally:

@@ -423,6 +423,32 @@ def test_dedupe_still_merges_a_real_copy_of_code(sapp: App) -> None:
     assert nodes[newer.id].status == "live" and nodes[other.id].status == "live"
 
 
+def test_dedupe_keeps_each_machines_version_of_a_file(home: Path, project: Path, tmp_path: Path,
+                                                      postgres_url: str) -> None:
+    """On a store machines share (two homes on one real server), two machines' versions of one file are two
+    checkouts' views, not copies: both stay live; a copy within one machine's checkout still merges."""
+    env = {**os.environ, "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{closed_port()}", "MEMTREE_STORE_URL": postgres_url}
+    a = App.open(project, environ={**env, "MEMTREE_HOME": str(tmp_path / "home-a")})
+    b = App.open(project, environ={**env, "MEMTREE_HOME": str(tmp_path / "home-b")})
+    try:
+        body = ("def charge(order, card):\n    total = sum(line.price * line.qty for line in order.lines)\n"
+                "    if total <= 0:\n        raise ValueError('empty order')\n    return card.debit(total)\n")
+        meta = {"path": "/p/billing.py", "kind": "function", "symbol": "charge"}
+        on_a = a.store.insert_node("file_chunk", body, source_uri="file:///p/billing.py#L1-5", status_="live",
+                                   created_at=1_000, metadata=meta)
+        on_b = b.store.insert_node("file_chunk", body, source_uri="file:///p/billing.py#L1-5", status_="live",
+                                   created_at=2_000, metadata=meta)
+        copy_on_b = b.store.insert_node("file_chunk", body.replace("    ", "  "), source_uri="file:///p/billing.py"
+                                        "#L10-15", status_="live", created_at=3_000, metadata=meta)
+        assert _embed_all(a) == 3
+        assert _run_dedupe_pass(a)["superseded"] == 1  # whichever machine's loop runs it
+        got = {i: n.status for i, n in a.store.get_nodes([on_a.id, on_b.id, copy_on_b.id]).items()}
+        assert got == {on_a.id: "live", on_b.id: "superseded", copy_on_b.id: "live"}
+    finally:
+        a.close()
+        b.close()
+
+
 def test_shingle_similarity_tells_copies_from_siblings() -> None:
     from memtree_plugins.semantic.sameness import jaccard
 
