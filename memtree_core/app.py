@@ -79,7 +79,7 @@ class App:
                     self.paths.ensure(sockets=False)
                     counter = self.plugins.token_counter
                     try:
-                        self._store = open_store(self.settings, self.environ, self.identity.hash, self.paths.store,
+                        self._store = open_store(self.settings, self.environ, self.identity.store_key, self.paths.store,
                                                  self.plugins.store_backends.ranked(), self.plugins.store_migrations,
                                                  None if isinstance(counter, MissingTokenCounter) else counter)
                     except StoreDamaged as exc:

@@ -85,7 +85,7 @@ def git_project(project: Path) -> Path:
     git(project, "init", "-q")
     (project / "README.md").write_text("hello\n")
     git(project, "add", ".")
-    git(project, "commit", "-qm", "first")
+    git(project, "commit", "-qm", f"first {project}")  # a first commit (a store key, on a server) of its own
     return project
 
 

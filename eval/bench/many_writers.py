@@ -284,7 +284,7 @@ def run(work: Path, project: Path, url: str, writers: int = 8, captures: int = 1
     return result
 
 
-def check_store(url: str, project_hash: str, result: Result) -> list[str]:
+def check_store(url: str, store_key: str, result: Result) -> list[str]:
     """What is wrong in the store: an acknowledged capture missing, twice, or under other ids."""
     import psycopg
 
@@ -293,7 +293,7 @@ def check_store(url: str, project_hash: str, result: Result) -> list[str]:
     problems = []
     with psycopg.connect(url, autocommit=True) as conn:
         rows = conn.execute(f"SELECT memtree.json_extract(metadata, '$.tool_use_id'), array_agg(id ORDER BY id) "
-                            f"FROM {schema_name(project_hash)}.nodes "
+                            f"FROM {schema_name(store_key)}.nodes "
                             f"WHERE memtree.json_extract(metadata, '$.tool_use_id') LIKE 'mw-%' GROUP BY 1").fetchall()
     stored = {tid: list(ids) for tid, ids in rows}
     for tid, ids in result.acked.items():
@@ -345,7 +345,7 @@ def main() -> None:
         result = run(work, project, url, args.writers, args.captures, kill=not args.no_kill, timeout_s=7200)
         from memtree_core.daemon.project import identify
 
-        problems = check_store(url, identify(project).hash, result)
+        problems = check_store(url, identify(project).store_key, result)
         overlaps = overlapping_walks(probe_events(work / "walks"), result.killed)
         n = len(result.acked) - args.writers  # without the warm-up captures
         print(f"writers {args.writers}, captures acknowledged {n:,} of {args.writers * args.captures:,}, "

@@ -19,6 +19,14 @@ class Identity(namedtuple("Identity", ["hash", "root", "git", "first_commit"])):
 
     __slots__ = ()
 
+    @property
+    def store_key(self) -> str:
+        """The project's key in a store shared by machines (docs/postgresql.md, "One repository, many
+        checkouts"): the repository, by its first commit, wherever each machine checked it out, where
+        ``hash`` (this machine's files, sockets and SQLite store) also holds the checkout's path.  A folder
+        without a commit is known by its path alone."""
+        return sha16(f"repository:{self.first_commit}") if self.git and self.first_commit else self.hash
+
 
 def sha16(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

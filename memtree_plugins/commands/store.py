@@ -74,7 +74,7 @@ def _migrate(args: Any, local: Any, url: str, shown: str, secret: str) -> int:
     from memtree_core.app import App
     from memtree_core.store.postgres import copy
 
-    project = local.identity.hash
+    project = local.identity.store_key  # the project's key on the server, whatever the checkout's path
     env = {**os.environ, "MEMTREE_STORE_URL": url}
     if args.replace:
         copy.drop_project(url, project)

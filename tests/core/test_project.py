@@ -35,6 +35,19 @@ def test_non_git_dir_hashes_its_absolute_path(project: Path) -> None:
     ident = identify(project)
     assert ident.hash == spec_hash(str(project.absolute()))
     assert not ident.git and ident.root == project
+    assert ident.store_key == ident.hash  # known by its path alone, on a shared store too
+
+
+def test_two_checkouts_of_a_repository_share_a_store_key_and_keep_their_own_hash(git_project: Path,
+                                                                                tmp_path: Path) -> None:
+    """The key of a project on a shared store is its repository (the first commit), wherever each machine
+    checked it out; the hash of this machine's files, sockets and SQLite store holds the path too."""
+    other = tmp_path / "elsewhere" / "checkout"
+    other.parent.mkdir()
+    git(other.parent, "clone", "-q", str(git_project), str(other))
+    a, b = identify(git_project), identify(other)
+    assert a.hash != b.hash and a.store_key == b.store_key
+    assert a.store_key not in (a.hash, b.hash)
 
 
 def test_repo_without_commits_falls_back_to_path(project: Path) -> None:

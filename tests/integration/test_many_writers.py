@@ -23,7 +23,7 @@ def test_eight_daemons_on_one_database_lose_nothing_and_walk_one_at_a_time(tmp_p
     project = tmp_path / "project"
     project.mkdir()
     git(project, "init", "-q")
-    git(project, "commit", "-q", "--allow-empty", "-m", "init")
+    git(project, "commit", "-q", "--allow-empty", "-m", f"init {project}")
     work = tmp_path / "work"
     work.mkdir()
     result = mw.run(work, project, postgres_url, writers=WRITERS, captures=CAPTURES, timeout_s=300)
@@ -31,7 +31,7 @@ def test_eight_daemons_on_one_database_lose_nothing_and_walk_one_at_a_time(tmp_p
     assert result.refused == []
     assert len(result.acked) == WRITERS * CAPTURES + WRITERS  # and one warm-up capture each
     assert len(result.killed) == 1
-    assert mw.check_store(postgres_url, identify(project).hash, result) == []
+    assert mw.check_store(postgres_url, identify(project).store_key, result) == []
 
     events = mw.probe_events(work / "walks")
     assert mw.overlapping_walks(events, result.killed) == []

@@ -118,7 +118,7 @@ def run(args: Any) -> int:
     if url:  # a server's store: its own checks; the local file, if any, is not in use
         from memtree_core.store.postgres.checks import check
 
-        results = check(url, identity.hash)
+        results = check(url, identity.store_key)
         for result in results:
             print(result.line())
         return 0 if all(r.ok for r in results) else 1

@@ -37,11 +37,12 @@ def _doctor(project: Path, url: str) -> tuple[int, dict[str, str], str]:
 def test_a_sound_server_store_and_who_holds_the_walker_lock(home: Path, project: Path, postgres_url: str,
                                                             monkeypatch) -> None:
     from memtree_core.store.postgres.locks import SessionLock
+    from memtree_core.store.postgres.schema import CORE
 
     monkeypatch.setenv("MEMTREE_STORE_URL", postgres_url)
     app = App.open(project)
     app.store  # noqa: B018 (created on the server)
-    lock = SessionLock(postgres_url, "walkers", app.identity.hash, name="memtree walkers box-7 pid 4242")
+    lock = SessionLock(postgres_url, "walkers", app.identity.store_key, name="memtree walkers box-7 pid 4242")
     try:
         rc, lines, said = _doctor(project, _with_password(postgres_url))
         assert rc == 0, said
@@ -49,12 +50,12 @@ def test_a_sound_server_store_and_who_holds_the_walker_lock(home: Path, project:
         assert lines["extension vector"].startswith("ok: version 0.")
         assert lines["extension pg_trgm"].startswith("ok: version 1.")
         assert lines["ctype"].startswith("ok: ")
-        assert lines["schema version"].startswith(f"ok: 1 (project {app.identity.hash}")
+        assert lines["schema version"].startswith(f"ok: {len(CORE)} (project {app.identity.store_key}")
         assert lines["walker lock"].startswith("ok: free")
         assert lock.try_acquire()
         rc, lines, said = _doctor(project, _with_password(postgres_url))
         assert rc == 0 and lines["walker lock"].startswith("ok: held by memtree walkers box-7 pid 4242 (server pid")
-        app.store.execute("UPDATE memtree.projects SET schema_version = 99 WHERE hash = ?", (app.identity.hash,))
+        app.store.execute("UPDATE memtree.projects SET schema_version = 99 WHERE hash = ?", (app.identity.store_key,))
         rc, lines, said = _doctor(project, _with_password(postgres_url))
         assert rc == 1 and lines["schema version"].startswith("FAILED: 99, newer than this memtree")
         assert "fix: upgrade memtree" in lines["schema version"]

@@ -42,7 +42,7 @@ def test_two_daemons_on_one_database_walk_one_at_a_time_and_the_survivor_takes_o
     project = tmp_path / "proj"
     project.mkdir()
     git(project, "init", "-q")
-    git(project, "commit", "-q", "--allow-empty", "-m", "init")
+    git(project, "commit", "-q", "--allow-empty", "-m", f"init {project}")
     probe = tmp_path / "walks"
     probe.touch()
     site = probe_site(tmp_path / "site")
@@ -107,7 +107,7 @@ def test_memtree_walk_on_a_server_walks_only_while_it_holds_the_lock(tmp_path: P
     project = tmp_path / "proj"
     project.mkdir()
     git(project, "init", "-q")
-    git(project, "commit", "-q", "--allow-empty", "-m", "init")
+    git(project, "commit", "-q", "--allow-empty", "-m", f"init {project}")
     probe = tmp_path / "walks"
     probe.touch()
     site = probe_site(tmp_path / "site")
@@ -117,7 +117,7 @@ def test_memtree_walk_on_a_server_walks_only_while_it_holds_the_lock(tmp_path: P
     env.update(PYTHONPATH=os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])]),
                MEMTREE_LOAD_PLUGINS="walkprobe", MEMTREE_STORE_URL=postgres_url, MEMTREE_HOME=str(home),
                WALK_PROBE_FILE=str(probe))
-    other = SessionLock(postgres_url, "walkers", identify(project).hash, name="memtree walkers elsewhere")
+    other = SessionLock(postgres_url, "walkers", identify(project).store_key, name="memtree walkers elsewhere")
     assert other.try_acquire()  # another machine's daemon walks this project
     walk = subprocess.Popen([MEMTREE, "walk", "--only", "probe", "--project", str(project)], env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -36,7 +36,7 @@ def test_the_host_opens_the_store_the_url_names(home: Path, project: Path, postg
     app = App.open(project, environ=env)
     try:
         store = app.store
-        assert isinstance(store, PostgresStore) and store.project == app.identity.hash
+        assert isinstance(store, PostgresStore) and store.project == app.identity.store_key
         node = store.insert_node("note", "on the server", status_="live")
         assert node.tokens is not None  # the host's token counter counts as it writes, as on SQLite
         assert store.get_meta("schema:references") is not None  # a plugin's own tables, DDL translated
@@ -180,3 +180,28 @@ def test_random_page_cost_is_lowered_only_where_the_server_leaves_the_default(po
                 assert conn.execute("SHOW random_page_cost").fetchone()[0] == want
         finally:
             store.close()
+
+
+def test_checkouts_of_one_repository_at_different_paths_share_the_store(tmp_path: Path, postgres_url: str) -> None:
+    """Two machines (homes of their own) with the same repository checked out at different paths open one
+    schema on the server: what one stored, the other finds."""
+    from helpers.common import git
+
+    from memtree_core.app import App
+
+    first = tmp_path / "alice" / "repo"
+    first.mkdir(parents=True)
+    git(first, "init", "-q")
+    git(first, "commit", "-q", "--allow-empty", "-m", f"init {first}")
+    second = tmp_path / "bob" / "src" / "repo"
+    second.parent.mkdir(parents=True)
+    git(second.parent, "clone", "-q", str(first), str(second))
+    apps = [App.open(where, environ={"MEMTREE_HOME": str(tmp_path / f"home-{i}"), "MEMTREE_LOAD_PLUGINS": "",
+                                     "MEMTREE_STORE_URL": postgres_url}) for i, where in enumerate((first, second))]
+    try:
+        assert apps[0].identity.hash != apps[1].identity.hash
+        node = apps[0].store.insert_node("note", "a finding of alice's", status_="live")
+        assert apps[1].store.get_node(node.id).content == "a finding of alice's"
+    finally:
+        for app in apps:
+            app.close()

@@ -78,9 +78,9 @@ def test_a_plugins_backend_serves_its_scheme(home: Path, project: Path, tmp_path
     try:
         assert app.plugins.info("folder").provides["store_backends"] == ["folder"]
         node = app.store.insert_node("note", "in the shared folder", status_="live")
-        assert app.store.path == folder / f"{app.identity.hash}.db"
+        assert app.store.path == folder / f"{app.identity.store_key}.db"
         assert [(t.project, t.path, t.max_bytes) for t in plugin.opened] == [
-            (app.identity.hash, app.paths.store, app.settings.capture.max_bytes)]
+            (app.identity.store_key, app.paths.store, app.settings.capture.max_bytes)]
         assert app.store.get_node(node.id).content == "in the shared folder"
         assert app.store.get_meta("schema:references") is not None  # the plugins' own steps applied there
         with pytest.raises(StoreError, match=r"folder: sqlitedir://; sqlite: empty \(the local file\)"):

@@ -51,7 +51,7 @@ def _local_store(project: Path) -> tuple[str, dict[str, int], bytes]:
                                        "tool_input": {"command": "ls"}, "tool_use_id": "toolu_migrate",
                                        "tool_response": {"stdout": "a.py\n", "stderr": "", "interrupted": False}})
         rowids = dict(store.query("SELECT id, rowid FROM nodes"))
-        return app.identity.hash, rowids, struct.pack("<8f", *vector)
+        return app.identity.store_key, rowids, struct.pack("<8f", *vector)
     finally:
         app.close()
 

@@ -63,7 +63,7 @@ def make_repo(project: Path) -> set[str]:
     # Mentioning a marker below the top does not make a file generated.
     (project / "src" / "tool.py").write_text("def run():\n    pass\n" * 5 + "# never write 'DO NOT EDIT' here\n")
     git(project, "add", "src", ".gitignore")
-    git(project, "commit", "-qm", "first")
+    git(project, "commit", "-qm", f"first {project}")
     # Untracked but not ignored: git's list has it, so it is indexed.
     (project / "src" / "draft.py").write_text("def draft_shipping_rule():\n    return None\n")
     return {".gitignore", "src/shipping.py", "src/notes.md", "src/tool.py", "src/draft.py"}

@@ -62,7 +62,7 @@ def machines(tmp_path: Path, home: Path, postgres_url: str) -> Iterator[tuple[Ch
             root = checkouts.enter(m)
             env = {**os.environ, "MEMTREE_HOME": str(tmp_path / f"home-{m}"), "MEMTREE_STORE_URL": postgres_url}
             apps[m] = App.open(root, environ=env)
-        assert apps["a"].identity.hash == apps["b"].identity.hash  # one project on the server
+        assert apps["a"].identity.store_key == apps["b"].identity.store_key  # one project on the server
         yield checkouts, apps
     finally:
         for app in apps.values():
