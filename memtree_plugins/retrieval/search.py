@@ -84,6 +84,7 @@ WINDOW = 1000
 PER_HIT = 50  # the window grows with the limit: at least this many candidates per requested hit
 DF_BM25_MAX = 100_000  # above this many matches a term's idf count costs more than a few ms: see above
 DF_PROBE = 256
+WALK_READ_MAX = 10_000  # rowids a probe reads into a list (a one-term query's window, up to MAX_LIMIT * PER_HIT)
 MAX_WINDOW = 32_000
 MAX_LIMIT = 200
 DEF_CANDIDATES = 100  # chunks naming a one-word query in their symbols, sorted by how they define it
@@ -135,11 +136,25 @@ class _Ranked:
     candidates: int = 0
 
 
-def _nth_newest(store: StoreAccess, query: Keywords, n: int, rowid_range: tuple[int, int] | None = None) -> int | None:
+Walks = dict[tuple[Keywords, "tuple[int, int] | None"], tuple[list[int], bool]]
+
+
+def _nth_newest(store: StoreAccess, query: Keywords, n: int, rowid_range: tuple[int, int] | None = None,
+                walks: Walks | None = None, read: int = 0) -> int | None:
     """The rowid of the ``n``-th newest node (1-based) matching ``query``, or None when fewer match: a walk
-    of ``n`` entries of the match list, never all of it."""
-    rows = store.keyword_search(query, limit=1, offset=n - 1, order="newest", rowid_range=rowid_range)
-    return int(rows[0][0]) if rows else None
+    of ``n`` entries of the match list, never all of it.  ``walks``: this search's walks so far, by (query,
+    range): a second probe of a match list already read that far costs nothing (on PostgreSQL each is a scan
+    of the term's posting list); ``read``: how far to read it now, for the probe expected next."""
+    if walks is None or max(n, read) > WALK_READ_MAX:
+        rows = store.keyword_search(query, limit=1, offset=n - 1, order="newest", rowid_range=rowid_range)
+        return int(rows[0][0]) if rows else None
+    seen, whole = walks.get((query, rowid_range), ([], False))
+    if len(seen) < n and not whole:
+        want = max(n, read)
+        seen = [int(r) for r, _ in store.keyword_search(query, limit=want, order="newest", rowid_range=rowid_range)]
+        whole = len(seen) < want
+        walks[(query, rowid_range)] = (seen, whole)
+    return seen[n - 1] if len(seen) >= n else None
 
 
 def _from(rowid_range: tuple[int, int] | None, cutoff: int | None) -> tuple[int | None, int | None] | None:
@@ -151,18 +166,18 @@ def _from(rowid_range: tuple[int, int] | None, cutoff: int | None) -> tuple[int 
     return max(rowid_range[0], cutoff), rowid_range[1]
 
 
-def _heavy(store: StoreAccess, term: Term, top_rowid: int) -> bool:
+def _heavy(store: StoreAccess, term: Term, top_rowid: int, walks: Walks | None = None, read: int = 0) -> bool:
     """Does ``term`` match more than ``DF_BM25_MAX`` nodes?  Estimated from how densely it occurs among
     the newest rows (an O(``DF_PROBE``) walk), because an exact count is O(matches)."""
-    nth = _nth_newest(store, term.keywords, DF_PROBE)
+    nth = _nth_newest(store, term.keywords, DF_PROBE, walks=walks, read=read)
     if nth is None:
         return False
     return DF_PROBE * top_rowid / max(1, top_rowid - nth + 1) > DF_BM25_MAX
 
 
 def _rank(store: StoreAccess, expr: Keywords, filters: Filters, limit: int, exclude: set[int],
-          rowid_range: tuple[int, int] | None, by_recency: bool = False, require: Keywords | None = None
-          ) -> _Ranked:
+          rowid_range: tuple[int, int] | None, by_recency: bool = False, require: Keywords | None = None,
+          walks: Walks | None = None) -> _Ranked:
     """Rank the matches of ``expr`` that pass ``filters`` (bm25, or newest first when ``by_recency``),
     over at most a window of the newest matches.  ``require``: terms each hit must also match (all of
     them), that take no part in the score (very common terms, see 3. above)."""
@@ -174,7 +189,7 @@ def _rank(store: StoreAccess, expr: Keywords, filters: Filters, limit: int, excl
         window = MAX_WINDOW
     want = limit + len(exclude)
     while True:
-        cutoff = _nth_newest(store, expr, window, rowid_range)  # only the window's matches are ranked
+        cutoff = _nth_newest(store, expr, window, rowid_range, walks)  # only the window's matches are ranked
         span = _from(rowid_range, cutoff)
         rows = None
         if not filters.restrictive():
@@ -302,7 +317,10 @@ def keyword_search(app: Context, pq: ParsedQuery, limit: int, filters: Filters, 
         and_expr = pq.all_of()
         newest = store.query_one("SELECT max(rowid) FROM nodes")
         top = int(newest[0] or 0) if newest else 0
-        heavy = tuple(t for t in pq.terms if _heavy(store, t, top))
+        walks: Walks = {}
+        # one term: its probe reads as far as the ranking's window, whose match list it is
+        read = max(WINDOW, limit * PER_HIT) if len(pq.terms) == 1 and rowid_range is None else 0
+        heavy = tuple(t for t in pq.terms if _heavy(store, t, top, walks, read))
         by_recency = len(heavy) == len(pq.terms)
         # Some terms very common, some not: the others rank, the very common ones only have to match
         # (bm25 would read their whole match lists for an idf near the floor; see 3. above).
@@ -315,7 +333,7 @@ def keyword_search(app: Context, pq: ParsedQuery, limit: int, filters: Filters, 
         # (a term so common that bm25 is skipped is no identifier worth a scan of its matches)
         defined = [] if by_recency else _definitions(store, pq, filters, limit, rowid_range)
         ranked = _rank(store, rank_expr, filters, limit - len(defined), {r for r, _ in defined}, rowid_range,
-                       by_recency, require)
+                       by_recency, require, walks)
         picked: list[tuple[int, float, Keywords, str]] = [(r, s, and_expr, "all") for r, s in
                                                      [*_above(defined, ranked.rowids), *ranked.rowids]]
         approximate, candidates = ranked.approximate, ranked.candidates

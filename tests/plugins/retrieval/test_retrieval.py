@@ -290,6 +290,34 @@ def test_very_common_terms_are_ranked_newest_first_and_say_so(app, monkeypatch):
     assert r.ranking == "bm25" and hit_ids(r)[0] == rare and r.hits[0].matched == "all"
 
 
+def test_a_one_term_search_walks_its_match_list_once_and_answers_as_before(app, monkeypatch):
+    """The term's frequency probe reads as far as the ranking's window, whose match list it is: the window's
+    probe reads nothing more (on PostgreSQL each walk is a scan of the term's posting list)."""
+    from memtree_core.store.keywords import Keywords
+    from memtree_plugins.retrieval import search as search_mod
+
+    monkeypatch.setattr(search_mod, "DF_PROBE", 4)
+    monkeypatch.setattr(search_mod, "WINDOW", 8)
+    monkeypatch.setattr(search_mod, "PER_HIT", 1)
+    s = app.store
+    ids = [s.insert_node("note", f"walrus {'walrus ' * (i % 4)}{i}", status_="live").id for i in range(20)]
+    walks: list[tuple[Keywords, int | None, int]] = []
+    real = type(s).keyword_search
+
+    def keyword_search(self, query, **kw):
+        if kw.get("order") == "newest" and kw.get("rowids") is None:
+            walks.append((query, kw.get("limit"), kw.get("offset", 0)))
+        return real(self, query, **kw)
+
+    monkeypatch.setattr(type(s), "keyword_search", keyword_search)
+    r = search(app, "walrus", mode="keyword", limit=2)
+    assert [w for w in walks if w[0] == Keywords(("walrus",))] == [(Keywords(("walrus",)), 8, 0)]
+    assert r.approximate and r.candidates == 8 and set(hit_ids(r)) <= set(ids[-8:]) and len(r.hits) == 2
+    walks.clear()
+    search(app, "walrus seal", mode="keyword", limit=2)  # two terms: each term's probe reads DF_PROBE only
+    assert (Keywords(("walrus",)), 4, 0) in walks
+
+
 @pytest.mark.sqlite_only("bm25's ranking; PostgreSQL ranks by ts_rank, its thresholds to be measured again by eval/bench")
 def test_a_very_common_term_beside_a_rarer_one_must_match_but_does_not_rank(app, monkeypatch):
     from memtree_plugins.retrieval import search as search_mod
