@@ -38,8 +38,6 @@ sys.path.insert(0, str(REPO))
 import _corpus  # noqa: E402
 from search import open_app, pct  # noqa: E402
 
-PROJECT = "b0b0b0b0b0b0b0b0"  # the benchmark's project on the server
-
 
 def _server(url: str) -> tuple[str, Any]:
     if url:
@@ -52,12 +50,26 @@ def _server(url: str) -> tuple[str, Any]:
     return server.get_uri(), server
 
 
-def _pg_copy(url: str, db: Path) -> Any:
+def _pg_copy(url: str, db: Path, reuse: bool = False) -> Any:
+    """The corpus ``db`` copied to the server as ``memtree store migrate`` copies (a project per corpus);
+    ``reuse``: a copy already there with as many nodes is kept (a 1M-node copy with vectors takes ~25 min)."""
+    from memtree_core.store import Store
     from memtree_core.store.postgres import copy
     from memtree_core.store.postgres.store import PostgresStore
 
-    copy.drop_project(url, PROJECT)
-    store = PostgresStore.open(url, PROJECT)
+    src = Store.open(db, vectors=False)
+    nodes = int(src.query_one("SELECT count(*) FROM nodes")[0])
+    vectors = db.name == "store-vectors.db"
+    src.close()
+    project = f"b0{nodes:010x}{int(vectors):04x}"
+    if reuse:
+        store = PostgresStore.open(url, project)
+        if int(store.query_one("SELECT count(*) FROM nodes")[0]) == nodes:
+            print(f"(the server's copy of the {nodes:,} nodes is reused: project {project})")
+            return store
+        store.close()
+    copy.drop_project(url, project)
+    store = PostgresStore.open(url, project)
     t0, c0 = time.perf_counter(), time.process_time()
     result = copy.copy_store(db, store)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -139,7 +151,7 @@ def _try(fn: Any, items: list[Any], repeat: int) -> list[float] | str:
         return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
-def searches(size: int, repeat: int, url: str, with_vectors: bool) -> None:
+def searches(size: int, repeat: int, url: str, with_vectors: bool, reuse: bool = False) -> None:
     from memtree_core.store import Store
     from memtree_core.store.keywords import Keywords
     from memtree_plugins.retrieval.compose import compose
@@ -152,7 +164,7 @@ def searches(size: int, repeat: int, url: str, with_vectors: bool) -> None:
         db, model, dim = _vector_copy(db)
         lite.store.close()
         lite._store = Store.open(db, vectors=True)
-    pg_store = _pg_copy(url, db)
+    pg_store = _pg_copy(url, db, reuse)
     pg = open_app(db)
     pg.store.close()
     pg._store = pg_store
@@ -281,11 +293,12 @@ def main() -> int:
     ap.add_argument("--no-vectors", action="store_true", help="skip the hybrid figures (and the vector copy)")
     ap.add_argument("--staleness-files", type=int, default=5000, help="files for the staleness scan (0: skip)")
     ap.add_argument("--url", default="")
+    ap.add_argument("--reuse", action="store_true", help="keep a copy already on the server (--url)")
     args = ap.parse_args()
     url, server = _server(args.url)
     try:
         if not args.skip_search:
-            searches(args.size, args.repeat, url, not args.no_vectors)
+            searches(args.size, args.repeat, url, not args.no_vectors, args.reuse)
         if not args.skip_ingest:
             ingest(url, args.captures)
         if args.staleness_files:
