@@ -53,7 +53,10 @@ A mode with no retriever behind it fails with a clear "not available" error.
 
 from __future__ import annotations
 
+import functools
 import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -489,14 +492,17 @@ def search(app: Context, query: str, mode: str = "auto", limit: int = 10,
     if mode != "hybrid":
         return _single(app, _retriever(app, mode), pq, limit, filters)
     keyword = _retriever(app, "keyword")
-    lists = {"keyword": keyword.retrieve(app, pq.raw, _pool(limit), filters)}
     fusing = _fusing(app)
+    # The fused lists are made beside keyword's: each mostly waits (on the embedder, on a server), so a hybrid
+    # search costs about its slowest list rather than their sum.
+    pending = {r.name: _beside().submit(r.retrieve, app, pq.raw, _pool(limit), filters) for r in fusing}
+    lists = {"keyword": keyword.retrieve(app, pq.raw, _pool(limit), filters)}
     failed = [] if fusing else ["no plugin registered a retriever for hybrid search (the semantic plugin is "
                                 "not loaded)"]
     broken: list[str] = []
     for retriever in fusing:
         try:
-            lists[retriever.name] = retriever.retrieve(app, pq.raw, _pool(limit), filters)
+            lists[retriever.name] = pending[retriever.name].result()
         except ValueError as exc:  # no embedder / no vectors / mixed models: say why
             failed.append(str(exc))
         except Exception as exc:  # a broken plugin retriever costs its list, not the (default) search
@@ -508,6 +514,16 @@ def search(app: Context, query: str, mode: str = "auto", limit: int = 10,
         result.degraded = f"hybrid fell back to keyword: {in_brief((failed + broken)[0])}"
         return result
     return _fused(app, pq, mode, limit, lists)
+
+
+@functools.cache
+def _beside() -> ThreadPoolExecutor:
+    """The threads hybrid search runs its fused retrievers on (made on first use, idle between searches)."""
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="memtree-retriever")
+
+
+# A forked child (a daemon started by a process that searched) has none of the parent's threads: its own pool
+os.register_at_fork(after_in_child=_beside.cache_clear)
 
 
 def in_brief(why: str) -> str:

@@ -170,6 +170,40 @@ def test_a_plugin_retriever_replaces_semantic_and_is_fused_with_keyword_by_the_r
         app.close()
 
 
+def test_hybrid_makes_the_fused_lists_beside_keywords(home, project, monkeypatch):
+    """Keyword's list waits here until the fused retriever has started: made one after the other, it would
+    give up after 10 s and say so."""
+    import threading
+
+    from memtree_core.app import App
+    from memtree_plugins.retrieval import search as search_mod
+
+    started = threading.Event()
+    ids = {}
+
+    def answer():
+        started.set()
+        return [(ids["gamma"], 0.9)]
+
+    fake = _FakeSemantic(answer)
+    keyword_saw: list[bool] = []
+    real = search_mod.KeywordRetriever.retrieve
+
+    def keyword_retrieve(self, app, query, limit, filters):
+        keyword_saw.append(started.wait(10))
+        return real(self, app, query, limit, filters)
+
+    monkeypatch.setattr(search_mod.KeywordRetriever, "retrieve", keyword_retrieve)
+    app = App.open(project, extra=[("fake-semantic", _RetrieverPlugin(fake, replaces=True))])
+    try:
+        ids.update(_fill(app.store))
+        r = search(app, "yaml", mode="hybrid", limit=5)
+        assert keyword_saw == [True]
+        assert set(hit_ids(r)) == {ids["alpha"], ids["gamma"]}
+    finally:
+        app.close()
+
+
 def test_a_new_retriever_is_a_mode_of_its_own_name_and_joins_hybrid_when_it_fuses(home, project):
     from memtree_core.app import App
 
