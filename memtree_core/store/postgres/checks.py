@@ -1,5 +1,6 @@
 """``memtree doctor`` on a PostgreSQL store: the connection, the extensions, the database's ctype, the
-project's schema version and who holds the walker lock, each failure with its fix (docs/postgresql.md).
+project's schema version, whether the server's shared buffers hold the project's nodes and indexes, and who
+holds the walker lock, each failure with its fix (docs/postgresql.md).
 
 Read-only: nothing is created or changed on the server (the store creates what is missing at its first
 open).  The URL is shown redacted.
@@ -59,6 +60,7 @@ def check(url: str, project: str) -> list[Check]:
                          f"database with a UTF-8 LC_CTYPE (CREATE DATABASE ... LC_CTYPE 'C.UTF-8' "
                          f"TEMPLATE template0) and copy the store there"))
         out.append(_schema(conn, project))
+        out.append(_memory(conn, project))
     from memtree_core.store.postgres.locks import holder
 
     try:
@@ -93,6 +95,30 @@ def _extensions(conn: Any) -> list[Check]:
         else:
             out.append(Check(f"extension {name}", True, f"version {installed}"))
     return out
+
+
+def _memory(conn: Any, project: str) -> Check:
+    """Do the server's shared buffers hold the project's nodes and their indexes?  Searched pages read from
+    the operating system's cache instead cost 2-3x at 1M nodes (docs/postgresql.md, "Figures")."""
+    shared = int(conn.execute("SELECT setting::bigint * current_setting('block_size')::bigint FROM pg_settings "
+                              "WHERE name = 'shared_buffers'").fetchone()[0])
+    table = conn.execute("SELECT to_regclass(%s)", (f"{schema.schema_name(project)}.nodes",)).fetchone()[0]
+    need = int(conn.execute("SELECT pg_relation_size(%s::regclass) + pg_indexes_size(%s::regclass)",
+                            (table, table)).fetchone()[0]) if table else 0
+    return Check("memory", True, memory_text(shared, need))
+
+
+def memory_text(shared: int, need: int) -> str:
+    have = f"shared_buffers {_size(shared)}"
+    if need <= shared:
+        return f"{have} holds the project's nodes and their indexes ({_size(need)})"
+    return (f"{have} is below the {_size(need)} of the project's nodes and their indexes: searches read "
+            f"pages from the operating system's cache, 2-3x slower on a large store; to speed them up, "
+            f"raise shared_buffers (PostgreSQL's advice: a quarter of the server's memory)")
+
+
+def _size(n: int) -> str:
+    return f"{n / (1 << 30):.1f} GB" if n >= 1 << 30 else f"{n / (1 << 20):.0f} MB"
 
 
 def _schema(conn: Any, project: str) -> Check:

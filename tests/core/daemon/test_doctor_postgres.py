@@ -52,6 +52,7 @@ def test_a_sound_server_store_and_who_holds_the_walker_lock(home: Path, project:
         assert lines["ctype"].startswith("ok: ")
         assert lines["schema version"].startswith(f"ok: {len(CORE)} (project {app.identity.store_key}")
         assert lines["walker lock"].startswith("ok: free")
+        assert lines["memory"].startswith("ok: shared_buffers ") and "holds the project's nodes" in lines["memory"]
         assert lock.try_acquire()
         rc, lines, said = _doctor(project, _with_password(postgres_url))
         assert rc == 0 and lines["walker lock"].startswith("ok: held by memtree walkers box-7 pid 4242 (server pid")
@@ -94,3 +95,11 @@ def test_an_unreachable_server_names_the_fix_without_the_password(home: Path, pr
     else:
         assert "fix: start the server or correct store.url" in lines["connection"]
     assert "extension vector" not in lines
+
+
+def test_shared_buffers_smaller_than_the_project_say_what_to_raise() -> None:
+    from memtree_core.store.postgres.checks import memory_text
+
+    assert memory_text(128 << 20, 40 << 20) == "shared_buffers 128 MB holds the project's nodes and their indexes (40 MB)"
+    low = memory_text(128 << 20, 1536 << 20)
+    assert low.startswith("shared_buffers 128 MB is below the 1.5 GB") and "raise shared_buffers" in low
