@@ -168,6 +168,22 @@ def check_in_background(path: Path, on_damage: Any, seconds: float = QUICK_CHECK
     return thread
 
 
+def _wal(conn: Any, patience_s: float = 10.0) -> None:
+    """WAL mode, set once in the file: a change of journal mode needs the file to itself, and SQLite answers
+    "database is locked" at once, not after the busy timeout, while another connection opening the same new
+    store at that moment (another process, another thread's App) sets it too."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except Exception as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 class Store(Upkeep, KeywordSearch, Vectors):
     """One project's store.  The basics are here; the named methods plugins call for everything else live in
     one mixin per area (upkeep, keywords, vectors), and :class:`memtree_core.context.StoreAccess`
@@ -242,7 +258,7 @@ class Store(Upkeep, KeywordSearch, Vectors):
             # Must be set before the first table exists *and* before journal_mode=WAL writes the header
             # (after it, SQLite silently keeps auto_vacuum=NONE); lets the pruner hand pages back to the OS.
             c.execute("PRAGMA auto_vacuum = INCREMENTAL")
-        c.execute("PRAGMA journal_mode = WAL")
+        _wal(c)
         # WAL + NORMAL: a commit is in the WAL before the ack, so it survives SIGKILL of the daemon; only an
         # OS crash or power loss can lose the last commits (never corrupt the store).  FULL fsyncs each one.
         c.execute(f"PRAGMA synchronous = {synchronous}")

@@ -53,7 +53,6 @@ A mode with no retriever behind it fails with a clear "not available" error.
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -516,14 +515,16 @@ def search(app: Context, query: str, mode: str = "auto", limit: int = 10,
     return _fused(app, pq, mode, limit, lists)
 
 
-@functools.cache
+_threads: tuple[int, ThreadPoolExecutor] | None = None  # (the process that made it, the pool)
+
+
 def _beside() -> ThreadPoolExecutor:
-    """The threads hybrid search runs its fused retrievers on (made on first use, idle between searches)."""
-    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="memtree-retriever")
-
-
-# A forked child (a daemon started by a process that searched) has none of the parent's threads: its own pool
-os.register_at_fork(after_in_child=_beside.cache_clear)
+    """The threads hybrid search runs its fused retrievers on: made on first use in each process (a forked
+    child has none of its parent's threads), idle between searches."""
+    global _threads
+    if _threads is None or _threads[0] != os.getpid():
+        _threads = (os.getpid(), ThreadPoolExecutor(max_workers=4, thread_name_prefix="memtree-retriever"))
+    return _threads[1]
 
 
 def in_brief(why: str) -> str:
