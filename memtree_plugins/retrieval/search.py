@@ -47,7 +47,8 @@ Modes
 Each registered retriever (``memtree_register_retrievers``) is a mode of its name: ``keyword`` (this
 module's :class:`KeywordRetriever`) and ``semantic`` (the semantic plugin's) are the built-ins.  ``hybrid``
 fuses keyword's list with those of the retrievers that declare ``fuse`` through the ranker named by the
-``search.ranker`` setting; ``auto`` is hybrid when one of those is available, else keyword with the reason.
+``search.ranker`` setting (the fused retrievers' lists are made on threads beside keyword's); ``auto`` is
+hybrid when one of those is available, else keyword with the reason.
 A mode with no retriever behind it fails with a clear "not available" error.
 """
 
