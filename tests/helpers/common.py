@@ -22,6 +22,15 @@ def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env).stdout
 
 
+def git_repo(path: Path) -> Path:
+    """A new git repository at ``path`` with one empty first commit of its own (the message names the path):
+    a shared store keys a project by its first commit, so two tests' repositories must never share one."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q")
+    git(path, "commit", "-q", "--allow-empty", "-m", f"init {path}")
+    return path
+
+
 def wait_for(predicate: Any, timeout: float = 30.0, what: str = "condition") -> Any:
     deadline = time.monotonic() + timeout
     while True:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from helpers.common import git
+from helpers.common import git_repo
 
 from eval.bench import many_writers as mw
 
@@ -20,10 +20,7 @@ def test_eight_daemons_on_one_database_lose_nothing_and_walk_one_at_a_time(tmp_p
                                                                          postgres_url: str) -> None:
     from memtree_core.daemon.project import identify
 
-    project = tmp_path / "project"
-    project.mkdir()
-    git(project, "init", "-q")
-    git(project, "commit", "-q", "--allow-empty", "-m", f"init {project}")
+    project = git_repo(tmp_path / "project")
     work = tmp_path / "work"
     work.mkdir()
     result = mw.run(work, project, postgres_url, writers=WRITERS, captures=CAPTURES, timeout_s=300)

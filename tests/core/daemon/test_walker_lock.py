@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers.common import MEMTREE, git, wait_for
+from helpers.common import MEMTREE, git_repo, wait_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the eval package lives beside the tests
 from eval.bench.many_writers import probe_site  # noqa: E402  (the probe walker: one plugin for both)
@@ -39,10 +39,7 @@ def _events(probe: Path) -> list[tuple[str, int]]:
 
 def test_two_daemons_on_one_database_walk_one_at_a_time_and_the_survivor_takes_over(
         tmp_path: Path, postgres_url: str) -> None:
-    project = tmp_path / "proj"
-    project.mkdir()
-    git(project, "init", "-q")
-    git(project, "commit", "-q", "--allow-empty", "-m", f"init {project}")
+    project = git_repo(tmp_path / "proj")
     probe = tmp_path / "walks"
     probe.touch()
     site = probe_site(tmp_path / "site")
@@ -104,10 +101,7 @@ def test_memtree_walk_on_a_server_walks_only_while_it_holds_the_lock(tmp_path: P
     from memtree_core.daemon.project import identify
     from memtree_core.store.postgres.locks import SessionLock
 
-    project = tmp_path / "proj"
-    project.mkdir()
-    git(project, "init", "-q")
-    git(project, "commit", "-q", "--allow-empty", "-m", f"init {project}")
+    project = git_repo(tmp_path / "proj")
     probe = tmp_path / "walks"
     probe.touch()
     site = probe_site(tmp_path / "site")
