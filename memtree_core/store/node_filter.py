@@ -14,7 +14,9 @@ from typing import Any
 @dataclass(frozen=True)
 class NodeFilter:
     """``statuses`` None means any status; ``since``/``until`` are epoch ms (``since <= created_at < until``);
-    ``exclude``: source URI prefixes a node must not start with (a node without a source is never excluded)."""
+    ``exclude``: source URI prefixes a node must not start with (a node without a source is never excluded);
+    ``path_also``: more prefixes a node may start with instead of ``path_prefix`` (the same path in other
+    machines' checkouts of the project, memtree_plugins/lib/checkouts.py)."""
 
     kinds: tuple[str, ...] | None = None
     statuses: tuple[str, ...] | None = ("live",)
@@ -23,6 +25,7 @@ class NodeFilter:
     until: int | None = None
     parent_id: str | None = None
     exclude: tuple[str, ...] = ()
+    path_also: tuple[str, ...] = ()
 
     def sql(self) -> tuple[str, list[Any]]:
         """A WHERE fragment over ``nodes n`` and its parameters."""
@@ -35,8 +38,9 @@ class NodeFilter:
             parts.append(f"n.kind IN ({','.join('?' * len(self.kinds))})")
             params += self.kinds
         if self.path_prefix:
-            parts.append("n.source_uri >= ? AND n.source_uri < ?")
-            params += [self.path_prefix, self.path_prefix + "\U0010ffff"]
+            prefixes = (self.path_prefix, *self.path_also)
+            parts.append("(" + " OR ".join(["(n.source_uri >= ? AND n.source_uri < ?)"] * len(prefixes)) + ")")
+            params += [x for prefix in prefixes for x in (prefix, prefix + "\U0010ffff")]
         for prefix in self.exclude:
             parts.append("(n.source_uri IS NULL OR n.source_uri < ? OR n.source_uri >= ?)")
             params += [prefix, prefix + "\U0010ffff"]

@@ -71,6 +71,7 @@ def _rooted(app: Context, result: Any) -> Any:
 
 
 def _search_tool(app: Context):
+    from memtree_plugins.lib.checkouts import other_roots
     from memtree_plugins.lib.once import first_time
     from memtree_plugins.retrieval.search import Filters
     from memtree_plugins.retrieval.search import search as run
@@ -104,8 +105,9 @@ def _search_tool(app: Context):
         Use compose or get on the ids to read more."""
         given = merge_filters({"kind": kind, "status": status, "path_prefix": path_prefix, "exclude": exclude,
                                "since": since, "until": until, "parent_id": parent_id}, filters)
-        result = run(app, query, mode=mode, limit=limit,
-                     filters=Filters.build(**given, project_root=app.project_root))  # type: ignore[arg-type]
+        others = other_roots(app.store, app.project_root) if given.get("path_prefix") or given.get("exclude") else ()
+        result = run(app, query, mode=mode, limit=limit, filters=Filters.build(
+            **given, project_root=app.project_root, other_roots=others))  # type: ignore[arg-type]
         if result.degraded and not first_time(memtree_request_context, result.degraded):
             result.degraded = None  # the session was told at its first search
         return _rooted(app, result)

@@ -74,6 +74,8 @@ from memtree_plugins.retrieval.snippets import snippets
 from memtree_plugins.retrieval.when import parse_time
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from memtree_core.context import Context, StoreAccess
     from memtree_core.store import NodeRow
     from memtree_core.types import Retriever
@@ -103,7 +105,10 @@ class Filters(NodeFilter):
     @classmethod
     def build(cls, *, kind: str | None = None, status: str | None = "live", path_prefix: str | None = None,
               since: str | int | None = None, until: str | int | None = None, parent_id: str | None = None,
-              exclude: str | None = None, project_root: Path | None = None) -> Filters:
+              exclude: str | None = None, project_root: Path | None = None,
+              other_roots: Sequence[Path] = ()) -> Filters:
+        """``other_roots``: other machines' checkouts of the project (a shared store): a relative path
+        filters (or excludes) that path in each of them too."""
         kinds = tuple(k.strip() for k in kind.split(",") if k.strip()) if kind else None
         bad = [k for k in kinds or () if k not in KINDS]
         if bad:  # an unknown kind would silently match nothing
@@ -113,9 +118,18 @@ class Filters(NodeFilter):
         if since_ms is not None and until_ms is not None and until_ms <= since_ms:
             raise ValueError("'until' is not after 'since'; the time range is empty")
         excluded = tuple(dict.fromkeys(u for part in (exclude or "").split(",")
-                                       if (u := _uri_prefix(part, project_root)) is not None))
+                                       for root in (project_root, *other_roots)
+                                       if (u := _uri_prefix(part, root)) is not None))
+        also = tuple(dict.fromkeys(u for root in other_roots if _relative(path_prefix)
+                                   and (u := _uri_prefix(path_prefix, root)) is not None))
         return cls(kinds or None, parse_statuses(status), _uri_prefix(path_prefix, project_root),
-                   since_ms, until_ms, (parent_id or "").strip() or None, excluded)
+                   since_ms, until_ms, (parent_id or "").strip() or None, excluded, also)
+
+
+def _relative(path: str | None) -> bool:
+    """A path given relative to the project (``src/``), which names that path in every checkout."""
+    text = (path or "").strip()
+    return bool(text) and "://" not in text and not text.startswith(("tool:", "/", "~"))
 
 
 def _uri_prefix(path: str | None, root: Path | None) -> str | None:

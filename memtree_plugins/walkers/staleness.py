@@ -24,7 +24,8 @@ checkout") a file's path names a file in each machine's own checkout: the walker
 metadata records this machine (and those that record none: older rows, which any machine may judge), keeps
 what it saw of each file and its cursor per machine, and runs on every machine's daemon
 (``per_machine``, :class:`memtree_core.types.PerMachine`), not only on the one holding the project's walker
-lock.  A file changed on one machine stales that machine's nodes; another machine's stay as they are.
+lock.  A file changed on one machine stales that machine's nodes; another machine's stay as they are.  Each
+run also records where this machine's checkout is (memtree_plugins/lib/checkouts.py), for path filters.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memtree_core.store import now_ms, source_uri
+from memtree_plugins.lib.checkouts import record as record_checkout
 from memtree_plugins.walkers._common import add, move_still
 from memtree_plugins.walkers.queries import (
     file_sources_after,
@@ -89,6 +91,7 @@ class StalenessMarker:
     def run(self, app: Context) -> dict[str, int]:
         store = app.store
         machine = store.machine
+        record_checkout(store, app.project_root)  # so a path others give names this checkout's files too
         batch = app.plugin_settings("walkers").walkers.staleness_batch_files
         cursor = store.get_meta(cursor_key(machine)) or ""
         sources = file_sources_after(store, cursor, batch, machine)

@@ -2,9 +2,10 @@
 
 Two machines are two ``App``s with a MEMTREE_HOME each (each home has its own machine id) on one real
 PostgreSQL server, reading one repository checked out at the same absolute path, as a CI fleet's
-``/builds/repo`` is.  (A project's identity includes its checkout's path, so only checkouts at one path share
-a project's store.)  One host has one directory at a path: the machine about to act has its checkout moved
-there, the other's aside (:class:`Checkouts`).  Real files, the real ``read`` tool, the real walker.
+``/builds/repo`` is (the hard case: one path, two files).  One host has one directory at a path: the machine
+about to act has its checkout moved there, the other's aside (:class:`Checkouts`).  Checkouts at different
+paths share the project too (a git repository is keyed by its first commit): path filters name a path in
+each of them.  Real files, the real ``read`` tool, the real walker.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.common import wait_for
+from helpers.common import git, git_repo, wait_for
 
 from memtree_core.app import App
 from memtree_core.daemon.coordinator import Coordinator
 from memtree_core.store.postgres.locks import SessionLock
+from memtree_plugins.lib.checkouts import other_roots
+from memtree_plugins.retrieval.search import Filters, search
 from memtree_plugins.wrappers.read import read
 
 TEXT = "def answer():\n    return 42\n\n\n" + "x = 1\n" * 40
@@ -199,3 +202,52 @@ def test_file_nodes_record_their_machine_only_on_a_shared_store(app: App, projec
     if app.store.machine:  # compact, as the walkers match it
         assert all(f'"machine":"{app.store.machine}"' in m for m in metadata)
     assert bool(app.store.machine) == (app.store.dialect == "postgresql")
+
+
+def test_a_path_filter_names_that_path_in_every_machines_checkout(tmp_path: Path, home: Path,
+                                                                   postgres_url: str) -> None:
+    a_root = git_repo(tmp_path / "ana" / "repo")
+    b_root = tmp_path / "ci" / "builds" / "repo"
+    git(tmp_path, "clone", "-q", str(a_root), str(b_root))  # the same first commit: one project
+    for root in (a_root, b_root):
+        (root / "src").mkdir()
+        (root / "docs").mkdir()
+    (a_root / "src" / "ledger.py").write_text("def settle_ledger():\n    return 'quokka'\n")
+    (a_root / "docs" / "ledger.md").write_text("the quokka ledger\n")
+    apps = {m: App.open(root, environ={**os.environ, "MEMTREE_HOME": str(tmp_path / f"home-{m}"),
+                                       "MEMTREE_STORE_URL": postgres_url})
+            for m, root in (("a", a_root), ("b", b_root))}
+    try:
+        a, b = apps["a"], apps["b"]
+        assert a.identity.store_key == b.identity.store_key
+        for name in ("src/ledger.py", "docs/ledger.md"):
+            read(a.context, name)
+        walk(a)  # a's daemon says where its checkout is
+        walk(b)
+        assert other_roots(b.store, b_root) == (a_root,) and other_roots(a.store, a_root) == (b_root,)
+
+        def found(app: App, root: Path, **filters: str) -> set[str]:
+            hits = search(app.context, "quokka", mode="keyword", limit=10, filters=Filters.build(
+                project_root=root, other_roots=other_roots(app.store, root), **filters)).hits
+            return {app.store.get_node(h.id).source_uri.split("#")[0].rsplit("/", 2)[-2] for h in hits}
+
+        assert found(b, b_root) == {"src", "docs"}
+        assert found(b, b_root, path_prefix="src/") == {"src"}  # a's file, under b's own "src/"
+        assert found(b, b_root, exclude="src/") == {"docs"}
+        assert found(b, b_root, path_prefix=str(b_root / "src")) == set()  # an absolute path is that path
+        # a root written by anyone with access to the database is data: what is no absolute path is ignored
+        b.store.set_meta("checkout:forged", json.dumps({"root": "relative/../x", "seen": 1}))
+        b.store.set_meta("checkout:junk", "{not json")
+        assert other_roots(b.store, b_root) == (a_root,)
+    finally:
+        for app in apps.values():
+            app.close()
+
+
+def test_a_store_of_one_machine_records_no_checkout(app: App, project: Path) -> None:
+    from memtree_plugins.lib.checkouts import record
+
+    assert record(app.store, project) == bool(app.store.machine)
+    assert other_roots(app.store, project) == ()  # its own root is no other
+    if not app.store.machine:
+        assert app.store.query("SELECT key FROM meta WHERE key LIKE 'checkout:%'") == []
