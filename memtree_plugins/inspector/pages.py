@@ -27,7 +27,7 @@ from memtree_plugins.inspector.html import (
 from memtree_plugins.lib.source_label import source_label
 
 if TYPE_CHECKING:
-    from memtree_core.context import Context
+    from memtree_core.context import Context, StoreAccess
     from memtree_core.store import NodeRow
 
 SEARCH_LIMIT_MAX = 50
@@ -446,6 +446,7 @@ def stats(app: Context, params: dict[str, str]) -> Page:
     body.append(table(["kind", *[status(s) for s in statuses]],
                       [[esc(k), *[f"{by.get(s, 0):,}" for s in statuses]] for k, by in sorted(counts.items())],
                       set(range(1, len(statuses) + 1))))
+    body.append(_embeddings(store))
 
     body.append("<h2>Captures per hour</h2>")
     if newest is not None:
@@ -537,6 +538,16 @@ def stats(app: Context, params: dict[str, str]) -> Page:
         rows = [[esc(f"{g}:{k}"), f"{v:,}"] for g, c in sorted(other.items()) for k, v in sorted(c.items())]
         body.append("<h2>All other counters</h2>" + table(["counter", "value"], rows, {1}))
     return Page("Stats", "".join(body), "/stats")
+
+
+def _embeddings(store: StoreAccess) -> str:
+    """How far the background embedding has come (what ``memtree stats`` says), with a bar."""
+    from memtree_plugins.lib.embedder_choice import embedding_progress, progress_line
+
+    progress = embedding_progress(store)
+    live, done = int(progress["live"]), int(progress["embedded"])  # type: ignore[call-overload]
+    bar = f'<progress value="{done}" max="{live}"></progress> ' if live else ""
+    return f"<h2>Embeddings</h2><p>{bar}{esc(progress_line(progress).removeprefix('embeddings  '))}</p>"
 
 
 def _replace_view(counters: dict[str, int]) -> dict[str, dict[str, Any]]:
