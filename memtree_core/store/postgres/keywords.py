@@ -6,6 +6,13 @@ Each phrase goes through the same folding and splitting as the indexed text (:fu
 ``phraseto_tsquery`` (its words adjacent, in order, stemmed); a tuple of spellings is their OR; the phrases
 are ANDed, or ORed with ``any``.  ``field="symbols"`` searches ``tsv_symbols``, and ``leading`` starts each
 phrase with the marker that opens that field, as FTS5's ``^`` does.
+
+Ranking is FTS5's bm25 (its k1, b and idf), each phrase of the query a term (a tuple of spellings one
+term): a phrase's frequency in a node is ``ts_rank_cd`` of that phrase alone (with no normalization it
+sums the weight of each occurrence, as FTS5 sums the column weights of each hit), a node's length its
+content's bytes against the average of the newest ``AVGDL_SAMPLE`` nodes, and the phrase's document count
+for its idf is counted up to ``DF_CAP``: a commoner phrase weighs as one found in ``DF_CAP`` nodes (its
+idf saturates at that floor), so the cost of a query never grows with its commonest word's matches.
 """
 
 from __future__ import annotations
@@ -23,23 +30,35 @@ from memtree_core.store.symbols import SYMBOL_WEIGHT, WORDS_WEIGHT
 def tsquery(query: Keywords) -> tuple[str, str, list[Any]]:
     """``(column, expression, params)``: the tsvector column to match and a ``tsquery`` SQL expression
     (psycopg placeholders) with its parameters, for ``column @@ (expression)``."""
-    column = "tsv_symbols" if query.field == "symbols" else "tsv"
-    params: list[Any] = []
+    column, parts = terms(query)
+    return column, (" || " if query.any else " && ").join(e for e, _ in parts), [x for _, ps in parts for x in ps]
 
-    def one(phrase: str) -> str:
+
+def terms(query: Keywords) -> tuple[str, list[tuple[str, list[Any]]]]:
+    """``(column, [(expression, params), ...])``: the ``tsquery`` of each phrase of ``query`` (a tuple of
+    spellings their OR), the terms bm25 weighs one by one."""
+    column = "tsv_symbols" if query.field == "symbols" else "tsv"
+
+    def one(phrase: str, params: list[Any]) -> str:
         params.append(f"{LEADING_MARK} {phrase}" if query.leading else phrase)
         return f"phraseto_tsquery('{TS_CONFIG}', {words_sql('%s')})"
 
-    parts = [one(p) if isinstance(p, str) else "(" + " || ".join(map(one, p)) + ")" for p in query.phrases]
-    return column, (" || " if query.any else " && ").join(parts), params
+    parts: list[tuple[str, list[Any]]] = []
+    for p in query.phrases:
+        params: list[Any] = []
+        expr = one(p, params) if isinstance(p, str) else "(" + " || ".join(one(x, params) for x in p) + ")"
+        parts.append((expr, params))
+    return column, parts
 
 
-# ts_rank's weights, {D, C, B, A}: body text (D), the words of its identifiers (C) and a definition's symbols
-# (A) in the ratio of the SQLite store's bm25 column weights, scaled so the largest is 1 (ts_rank's range).
+# ts_rank_cd's weights, {D, C, B, A}: body text (D), the words of its identifiers (C) and a definition's
+# symbols (A) in the ratio of the SQLite store's bm25 column weights, scaled so the largest is 1 (its range);
+# a phrase's frequency is ts_rank_cd times _TOP: 1 for each hit in body text, SYMBOL_WEIGHT in symbols.
 _TOP = max(1.0, WORDS_WEIGHT, SYMBOL_WEIGHT)
 WEIGHTS = "{" + ", ".join(map(repr, (1.0 / _TOP, WORDS_WEIGHT / _TOP, 0.0, SYMBOL_WEIGHT / _TOP))) + "}"
-# 1: the rank divided by 1 + log(the text's length in words), as bm25 weighs a match in a long text less
-NORMALIZATION = 1
+K1, B = 1.2, 0.75  # FTS5's bm25 constants
+DF_CAP = 1000  # a phrase's matches counted for its idf (a count of 1000 matches: 1-2 ms at 1M nodes)
+AVGDL_SAMPLE = 1000  # the newest nodes whose average length stands for the store's
 _OPTIONS = "StartSel={0}, StopSel={1}, MaxWords={2}, MinWords={3}, MaxFragments=1, FragmentDelimiter={4}"
 
 
@@ -56,6 +75,35 @@ def _has_symbols(column: str) -> list[str]:
     return ["n.symbols <> ''"] if column == "tsv_symbols" else []
 
 
+def _bm25(query: Keywords, expr: str, params: list[Any]) -> tuple[str, str]:
+    """``(from, score)`` for ranking: the FROM items that give the query (``q.q``, with ``expr`` and its
+    ``params``), each term's ``tsquery`` (``q.qI``, its parameters added to ``params``) and idf (``s.idfI``),
+    and the score, FTS5's bm25 over those terms (negative: lower is better)."""
+    column, parts = terms(query)
+    for _expr, ps in parts:
+        params += ps
+    symbols = column == "tsv_symbols"
+    # a term's frequency: with no normalization ts_rank_cd sums the weight of each of its hits
+    weights, scale = ("{1, 1, 1, 1}", SYMBOL_WEIGHT) if symbols else (WEIGHTS, _TOP)
+    queries = ", ".join([f"{expr} AS q", *(f"{e} AS q{i}" for i, (e, _) in enumerate(parts))])
+    counts = "".join(
+        f", (SELECT count(*) FROM (SELECT 1 FROM nodes m WHERE m.{column} @@ q.q{i} AND m.status <> 'pruned'"
+        f"{' AND m.symbols <> ' + repr('') if symbols else ''} LIMIT {DF_CAP}) d)::float8 AS df{i}"
+        for i in range(len(parts)))
+    stats = (f"(SELECT coalesce(max(rowid), 0) FROM nodes)::float8 AS total, "
+             f"(SELECT greatest(avg(octet_length(content)), 1) FROM (SELECT content FROM nodes "
+             f"WHERE status <> 'pruned' ORDER BY rowid DESC LIMIT {AVGDL_SAMPLE}) a)::float8 AS avgdl{counts}")
+    idfs = "".join(f", greatest(1e-6, ln((c.total - c.df{i} + 0.5) / (c.df{i} + 0.5))) AS idf{i}"
+                   for i in range(len(parts)))
+    # OFFSET 0 keeps each subquery whole: computed once, not copied into every row's score
+    head = f"(SELECT {queries}) q, LATERAL (SELECT c.avgdl{idfs} FROM (SELECT {stats} OFFSET 0) c OFFSET 0) s"
+    # bm25's term part, tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl)), with tf once (0 where it is 0)
+    norm = f"{K1} * ({1 - B} + {B} * octet_length(n.content)::float8 / s.avgdl)"
+    score = " + ".join(f"s.idf{i} * coalesce({K1 + 1} / (1 + {norm} / nullif({scale} * "
+                       f"ts_rank_cd('{weights}', n.{column}, q.q{i}, 0), 0)), 0)" for i in range(len(parts)))
+    return head, f"-({score})"
+
+
 def _option(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
@@ -63,8 +111,8 @@ def _option(text: str) -> str:
 class PgKeywordSearch:
     """Keyword search over the ``tsv`` / ``tsv_symbols`` columns, mixed into
     :class:`~memtree_core.store.postgres.store.PostgresStore` (which provides ``_rows``): the same three
-    methods as the SQLite store's :class:`~memtree_core.store.keywords.KeywordSearch`, the score
-    ``-ts_rank`` (lower is better, as bm25's)."""
+    methods as the SQLite store's :class:`~memtree_core.store.keywords.KeywordSearch`, the score bm25's as
+    there (lower is better; see the module docstring)."""
 
     if TYPE_CHECKING:
         def _rows(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]: ...
@@ -78,7 +126,7 @@ class PgKeywordSearch:
         if rowids is not None and not rowids:
             return []
         column, expr, params = tsquery(query)
-        score = f"-ts_rank('{WEIGHTS}', n.tsv, q.q, {NORMALIZATION})" if order == "rank" else "0.0"
+        head, score = _bm25(query, expr, params) if order == "rank" else (f"(SELECT {expr} AS q) q", "0.0")
         sort = "2, n.rowid DESC" if order == "rank" else "n.rowid DESC"
         parts = [f"n.{column} @@ q.q", "n.status <> 'pruned'", *_has_symbols(column)]
         lo, hi = rowid_range if rowid_range is not None else (None, None)
@@ -102,7 +150,7 @@ class PgKeywordSearch:
         if offset:
             page += " OFFSET %s"
             params.append(offset)
-        rows = self._rows(f"SELECT n.rowid, {score} FROM nodes n, (SELECT {expr} AS q) q "
+        rows = self._rows(f"SELECT n.rowid, {score} FROM nodes n, {head} "
                           f"WHERE {' AND '.join(parts)} ORDER BY {sort}{page}", params)
         return [(int(r), float(s)) for r, s in rows]
 
