@@ -17,13 +17,15 @@ idf saturates at that floor), so the cost of a query never grows with its common
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from memtree_core.store.keywords import Keywords
 from memtree_core.store.node_filter import NodeFilter
 from memtree_core.store.postgres.dialect import translate
-from memtree_core.store.postgres.schema import LEADING_MARK, TS_CONFIG, words_sql
+from memtree_core.store.postgres.schema import LEADING_MARK, TS_CONFIG, folded_sql, words_sql
 from memtree_core.store.symbols import SYMBOL_WEIGHT, WORDS_WEIGHT
 
 
@@ -59,6 +61,9 @@ WEIGHTS = "{" + ", ".join(map(repr, (1.0 / _TOP, WORDS_WEIGHT / _TOP, 0.0, SYMBO
 K1, B = 1.2, 0.75  # FTS5's bm25 constants
 DF_CAP = 1000  # a phrase's matches counted for its idf (a count of 1000 matches: 1-2 ms at 1M nodes)
 AVGDL_SAMPLE = 1000  # the newest nodes whose average length stands for the store's
+# ts_headline's marks, a text's own characters never (Unicode's private use), the caller's put in after
+_MARKS = ("\ue000", "\ue001")
+_DIACRITICS = re.compile("[\u0300-\u036f]")  # what schema.folded_sql drops
 _OPTIONS = "StartSel={0}, StopSel={1}, MaxWords={2}, MinWords={3}, MaxFragments=1, FragmentDelimiter={4}"
 
 
@@ -167,33 +172,66 @@ class PgKeywordSearch:
                          texts: Mapping[int, str] | None = None, marks: tuple[str, str] = ("«", "»"),
                          ellipsis: str = "…", tokens: int = 16) -> dict[int, str]:
         """As the SQLite store's; ``ts_headline`` cuts the fragment, and ``ellipsis`` marks where it starts
-        after the text's start or ends before its end."""
+        after the text's start or ends before its end.  It reads the text with its diacritics dropped, as
+        the index does (``Café`` is marked for ``cafe``), and shows the text's own letters at those places
+        (:func:`_unfold`)."""
         if (rowids is None) == (texts is None):
             raise ValueError("keyword_snippets takes rowids or texts, one of the two")
         most = max(2, int(tokens))
-        options = _OPTIONS.format(_option(marks[0]), _option(marks[1]), most, max(1, most // 2), _option(" "))
+        options = _OPTIONS.format(_option(_MARKS[0]), _option(_MARKS[1]), most, max(1, most // 2), _option(" "))
         _column, expr, params = tsquery(query)
+
+        def shown(body: str, rows: str) -> str:
+            # the fragment of the folded text, and that text when it is not the body (OFFSET 0: folded once)
+            return (f"CASE WHEN f.t <> {body} THEN f.t END, ts_headline('{TS_CONFIG}', f.t, q.q, %s) "
+                    f"FROM {rows}, (SELECT {expr} AS q) q, LATERAL (SELECT {folded_sql(body)} AS t OFFSET 0) f")
+
         if rowids is not None:
             if not rowids:
                 return {}
             found = self._rows(
-                f"SELECT n.rowid, n.content, ts_headline('{TS_CONFIG}', n.content, q.q, %s) "
-                f"FROM nodes n, (SELECT {expr} AS q) q WHERE n.rowid = ANY(%s) AND n.tsv @@ q.q",
-                [options, *params, [int(r) for r in rowids]])
+                f"SELECT n.rowid, n.content, {shown('n.content', 'nodes n')} "
+                f"WHERE n.rowid = ANY(%s) AND n.tsv @@ q.q", [options, *params, [int(r) for r in rowids]])
         else:
             assert texts is not None
             keys = list(texts)
             found = self._rows(
-                f"SELECT t.k, t.body, ts_headline('{TS_CONFIG}', t.body, q.q, %s) "
-                f"FROM unnest(%s::bigint[], %s::text[]) AS t(k, body), (SELECT {expr} AS q) q "
+                f"SELECT t.k, t.body, {shown('t.body', 'unnest(%s::bigint[], %s::text[]) AS t(k, body)')} "
                 f"WHERE to_tsvector('{TS_CONFIG}', {words_sql('t.body')}) @@ q.q",
                 [options, keys, [texts[k] for k in keys], *params])
-        return {int(k): _cut(body, shown, marks, ellipsis) for k, body, shown in found}
+        return {int(k): _cut(body, _unfold(body, folded, text), ellipsis).replace(_MARKS[0], marks[0])
+                .replace(_MARKS[1], marks[1]) for k, body, folded, text in found}
 
 
-def _cut(body: str, shown: str, marks: tuple[str, str], ellipsis: str) -> str:
-    """``shown`` (a fragment of ``body`` with its matches marked) with ``ellipsis`` where it was cut."""
-    plain = " ".join(shown.replace(marks[0], "").replace(marks[1], "").split())
+def _unfold(body: str, folded: str | None, shown: str) -> str:
+    """``shown``, a fragment of ``folded`` (``body`` with its diacritics dropped, :func:`schema.folded_sql`)
+    with its matches between ``_MARKS``, as the same fragment of ``body`` with the same marks; ``shown``
+    itself where ``folded`` is None (the body has no diacritics) or the fragment cannot be placed."""
+    if folded is None:
+        return shown
+    pieces = [_DIACRITICS.sub("", unicodedata.normalize("NFD", c)) for c in body]
+    if "".join(pieces) != folded:
+        return shown
+    origin = [i for i, piece in enumerate(pieces) for _ in piece]  # the body's character of each folded one
+    origin.append(len(body))
+    plain = shown.replace(_MARKS[0], "").replace(_MARKS[1], "")
+    at = folded.find(plain)
+    if not plain or at < 0:
+        return shown
+    out, j, last = [], at, origin[at]
+    for c in shown:
+        if c in _MARKS:
+            out += [body[last:origin[j]], c]
+            last = origin[j]
+        else:
+            j += 1
+    return "".join(out) + body[last:origin[j]]
+
+
+def _cut(body: str, shown: str, ellipsis: str) -> str:
+    """``shown`` (a fragment of ``body`` with its matches between ``_MARKS``) with ``ellipsis`` where it
+    was cut."""
+    plain = " ".join(shown.replace(_MARKS[0], "").replace(_MARKS[1], "").split())
     whole = " ".join(body.split())
     if not plain:
         return shown

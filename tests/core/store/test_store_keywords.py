@@ -121,3 +121,12 @@ def test_keyword_snippets_of_stored_rows_and_of_texts(store: Store) -> None:
     assert set(got) == {7, 9} and "«zebras»" in got[7] and got[7].startswith("~") and "«zebra»" in got[9]
     with pytest.raises(ValueError):
         store.keyword_snippets(zebra)
+
+
+def test_a_word_found_by_dropping_its_diacritics_is_marked_as_written(store: Store) -> None:
+    node = store.insert_node("note", "the Café Zürich menu, naïve «quotes» here", status_="live")
+    cafe = Keywords(("cafe",))
+    assert "«Café» Zürich menu, naïve «quotes» here" in store.keyword_snippets(cafe, rowids=[node.rowid])[node.rowid]
+    got = store.keyword_snippets(Keywords(("zurich",)), texts={1: "a Café Zürich menu", 2: "decomposed: Zu\u0308rich"},
+                                 marks=("[", "]"))
+    assert "Café [Zürich] menu" in got[1] and "Zu\u0308rich" in got[2] and "[" in got[2]
