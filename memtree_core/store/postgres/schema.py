@@ -65,8 +65,12 @@ def words_sql(expr: str) -> str:
     """SQL for ``expr``'s text as FTS5's ``unicode61 remove_diacritics 2`` tokenizer reads it: diacritics
     dropped (``café`` -> ``cafe``) and every run of non-alphanumerics a separator, so PostgreSQL's parser
     does not keep ``a.b.c``, paths or URLs as one token.  Queries pass their phrases through it too."""
-    folded = f"regexp_replace(normalize({expr}, NFD), '[\\u0300-\\u036f]', '', 'g')"
-    return f"regexp_replace({folded}, '[^[:alnum:]]+', ' ', 'g')"
+    return f"regexp_replace({folded_sql(expr)}, '[^[:alnum:]]+', ' ', 'g')"
+
+
+def folded_sql(expr: str) -> str:
+    """SQL for ``expr``'s text with its diacritics dropped (``Café`` -> ``Cafe``), the rest as it is."""
+    return f"regexp_replace(normalize({expr}, NFD), '[\\u0300-\\u036f]', '', 'g')"
 
 
 def _tsv(column: str, weight: str) -> str:

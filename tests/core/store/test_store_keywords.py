@@ -70,6 +70,25 @@ def test_keyword_search_ranks_or_walks_newest_first(store: Store) -> None:
     assert {r for r, _ in store.keyword_search(Keywords(("stripes", "crossing"), any=True))} == {a.rowid, c.rowid}
 
 
+def test_a_rare_word_outweighs_a_common_one_as_bm25_weighs_them(store: Store) -> None:
+    """bm25 on both backends: each word weighed by how rare it is (idf), its count in a node saturating, a
+    long node weighed less than a short one with the same matches."""
+    for i in range(30):
+        store.insert_node("note", f"lemur filler {i}", status_="live")
+    rare = store.insert_node("note", "okapi and other words", status_="live").rowid
+    common = store.insert_node("note", "lemur lemur lemur lemur", status_="live").rowid
+    ranked = [r for r, _ in store.keyword_search(Keywords(("lemur", "okapi"), any=True), limit=2)]
+    assert ranked == [rare, common]  # one okapi outweighs four lemurs: okapi is in 1 node, lemur in 31
+    once = store.insert_node("note", "okapi lemur walks", status_="live").rowid
+    thrice = store.insert_node("note", "okapi okapi okapi lemur", status_="live").rowid
+    scores = dict(store.keyword_search(Keywords(("lemur", "okapi")), rowids=[once, thrice]))
+    assert scores[thrice] < scores[once]  # lower is better: the rarer word's count decides
+    assert abs(scores[thrice]) < 3 * abs(scores[once])  # and saturates
+    short = store.insert_node("note", "capybara here", status_="live").rowid
+    long = store.insert_node("note", "capybara " + "padding words " * 40, status_="live").rowid
+    assert [r for r, _ in store.keyword_search(Keywords(("capybara",)))] == [short, long]
+
+
 def test_keyword_search_within_rowids_takes_any_number_in_the_ranked_order(store: Store) -> None:
     rows = [store.insert_node("note", "word " * (1 + i % 7) + f"filler{i}", status_="live").rowid
             for i in range(1200)]
@@ -102,3 +121,12 @@ def test_keyword_snippets_of_stored_rows_and_of_texts(store: Store) -> None:
     assert set(got) == {7, 9} and "«zebras»" in got[7] and got[7].startswith("~") and "«zebra»" in got[9]
     with pytest.raises(ValueError):
         store.keyword_snippets(zebra)
+
+
+def test_a_word_found_by_dropping_its_diacritics_is_marked_as_written(store: Store) -> None:
+    node = store.insert_node("note", "the Café Zürich menu, naïve «quotes» here", status_="live")
+    cafe = Keywords(("cafe",))
+    assert "«Café» Zürich menu, naïve «quotes» here" in store.keyword_snippets(cafe, rowids=[node.rowid])[node.rowid]
+    got = store.keyword_snippets(Keywords(("zurich",)), texts={1: "a Café Zürich menu", 2: "decomposed: Zu\u0308rich"},
+                                 marks=("[", "]"))
+    assert "Café [Zürich] menu" in got[1] and "Zu\u0308rich" in got[2] and "[" in got[2]

@@ -167,7 +167,6 @@ def test_a_question_gets_the_code_before_its_tests_and_the_changelog(repo, proje
     assert scores == sorted(scores, reverse=True)
 
 
-@pytest.mark.sqlite_only("bm25's ranking; PostgreSQL ranks by ts_rank, its thresholds to be measured again by eval/bench")
 def test_a_question_about_tests_or_the_changelog_keeps_them_first(repo, project: Path) -> None:
     r = search(repo, "which test covers following the redirect chain", mode="keyword", limit=3)
     assert _paths(r, project)[0].startswith("tests/test_client.py")

@@ -352,7 +352,6 @@ def test_a_one_term_search_walks_its_match_list_once_and_answers_as_before(app, 
     assert (Keywords(("walrus",)), 4, 0) in walks
 
 
-@pytest.mark.sqlite_only("bm25's ranking; PostgreSQL ranks by ts_rank, its thresholds to be measured again by eval/bench")
 def test_a_very_common_term_beside_a_rarer_one_must_match_but_does_not_rank(app, monkeypatch):
     from memtree_plugins.retrieval import search as search_mod
 

@@ -46,7 +46,6 @@ def test_a_small_body_keeps_fts5s_own_snippet(app) -> None:
     assert _hit(app, "retry", node.id).snippet == row[0].strip() and "«retried»" in row[0]
 
 
-@pytest.mark.sqlite_only("ts_headline does not mark a word found only by removing its diacritics (Café for cafe) yet")
 def test_matches_the_scan_cannot_see_still_get_a_marked_snippet(app) -> None:
     rng = random.Random(4)
     # found by the stemmer (retries -> retri) and by removing diacritics (café -> cafe): a plain scan for
