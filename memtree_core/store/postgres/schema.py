@@ -240,3 +240,21 @@ def migrate_core(conn: Any, project: str) -> int:
         conn.execute(f"UPDATE {SHARED_SCHEMA}.projects SET schema_version = %s WHERE hash = %s",
                      (SCHEMA_VERSION, project))
     return SCHEMA_VERSION - version
+
+
+def check_core(conn: Any, project: str, where: str) -> None:
+    """Whether ``project`` has its store on this server at this memtree's schema version, without changing
+    anything (a read-only look, ``PostgresStore.open(readonly=True)``); a :class:`StoreError` saying what is
+    missing and what to run otherwise.  ``where``: the server as the message names it (no password)."""
+    name = schema_name(project)
+    found = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"{SHARED_SCHEMA}.projects",)).fetchone()[0]
+    row = conn.execute(f"SELECT schema_version FROM {SHARED_SCHEMA}.projects WHERE hash = %s",
+                       (project,)).fetchone() if found else None
+    if row is None:
+        raise StoreError(f"there is no store of this project on {where} yet (schema {name}): nothing has been "
+                         "captured for it")
+    version = int(row[0])
+    if version != SCHEMA_VERSION:
+        fix = "upgrade memtree" if version > SCHEMA_VERSION else "run 'memtree stats' once to migrate it"
+        raise StoreError(f"the store of this project on {where} has schema version {version}, this memtree "
+                         f"reads {SCHEMA_VERSION}; {fix}")

@@ -60,7 +60,7 @@ def test_serve_imports_no_sdk_pydantic_or_plugins(home: Path, project: Path, env
 
 
 # -- one daemon per project ------------------------------------------------------------------------------
-def test_two_sessions_share_one_daemon(home: Path, project: Path, env: dict[str, str],
+def test_two_sessions_share_one_daemon(home: Path, project: Path, backend: str, env: dict[str, str],
                                        daemon_guard: list[int]) -> None:
     async def main() -> None:
         async with mcp_session(project, env) as first:
@@ -195,7 +195,7 @@ def _ancestors(pid: int) -> list[int]:
 
 # -- tool results and errors ----------------------------------------------------------------------------
 def test_tool_results_carry_structured_and_text_forms_and_errors_keep_the_session(
-        home: Path, project: Path, env: dict[str, str], daemon_guard: list[int]) -> None:
+        home: Path, project: Path, backend: str, env: dict[str, str], daemon_guard: list[int]) -> None:
     async def main() -> None:
         async with mcp_session(project, env) as s:
             tools = {t.name: t for t in (await s.list_tools()).tools}
