@@ -164,9 +164,12 @@ class PostgresStore(PgKeywordSearch, PgVectors):
                 conn.execute(statement)
             register_blob_loader(conn)
 
+        # ``check``: each connection is tried (one empty round trip) as it leaves the pool, and a dead one is
+        # replaced.  A daemon lives for days, and its pooled sessions end without it (a server restart or
+        # failover, an administrator, an idle timeout): without the check, each call that drew one failed.
         pool = ConnectionPool(url, min_size=1, max_size=pool_max, open=False, configure=configure,
                               kwargs={"autocommit": True, "application_name": "memtree"},
-                              name=f"memtree-{project}")
+                              check=ConnectionPool.check_connection, name=f"memtree-{project}")
         try:
             pool.open(wait=True, timeout=30)
         except Exception as exc:
