@@ -151,7 +151,9 @@ class PostgresStore(PgKeywordSearch, PgVectors):
                     schema.migrate_core(conn, project)
                 row = conn.execute("SELECT source FROM pg_settings WHERE name = 'random_page_cost'").fetchone()
         except psycopg.Error as exc:
-            raise StoreError(f"cannot open the store at {redact_url(url)}: {' '.join(str(exc).split())}") from exc
+            fix = ("; start the server, or correct store.url (MEMTREE_STORE_URL) in your memtree config"
+                   if isinstance(exc, psycopg.OperationalError) else "")
+            raise StoreError(f"cannot open the store at {redact_url(url)}: {' '.join(str(exc).split())}{fix}") from exc
         path_ = schema.search_path(project)
         settings = [f"SET search_path = {path_}"]
         if readonly:
