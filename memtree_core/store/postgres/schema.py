@@ -20,7 +20,7 @@ import re
 import time
 from typing import Any
 
-from memtree_core.store.store import StoreError
+from memtree_core.store.store import StoreError, StoreMissing
 
 SHARED_SCHEMA = "memtree"
 TS_CONFIG = f"{SHARED_SCHEMA}.memtree"
@@ -245,13 +245,14 @@ def migrate_core(conn: Any, project: str) -> int:
 def check_core(conn: Any, project: str, where: str) -> None:
     """Whether ``project`` has its store on this server at this memtree's schema version, without changing
     anything (a read-only look, ``PostgresStore.open(readonly=True)``); a :class:`StoreError` saying what is
-    missing and what to run otherwise.  ``where``: the server as the message names it (no password)."""
+    missing (:class:`StoreMissing`: no store of the project there yet) and what to run otherwise.  ``where``:
+    the server as the message names it (no password)."""
     name = schema_name(project)
     found = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"{SHARED_SCHEMA}.projects",)).fetchone()[0]
     row = conn.execute(f"SELECT schema_version FROM {SHARED_SCHEMA}.projects WHERE hash = %s",
                        (project,)).fetchone() if found else None
     if row is None:
-        raise StoreError(f"there is no store of this project on {where} yet (schema {name}): nothing has been "
+        raise StoreMissing(f"there is no store of this project on {where} yet (schema {name}): nothing has been "
                          "captured for it")
     version = int(row[0])
     if version != SCHEMA_VERSION:
