@@ -179,6 +179,15 @@ def test_ui_without_a_store_is_one_clear_line(home: Path, project: Path, backend
     out = run_memtree("ui", "--project", str(project), "--no-open", timeout=60)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1 and "no store" in out.stderr and "Traceback" not in out.stderr
+    if backend == "postgresql":
+        import psycopg
+
+        from memtree_core.daemon.project import identify
+
+        with psycopg.connect(os.environ["MEMTREE_STORE_URL"]) as conn:
+            if conn.execute("SELECT to_regclass('memtree.projects')").fetchone() != (None,):
+                assert conn.execute("SELECT count(*) FROM memtree.projects WHERE hash = %s",
+                                    (identify(project).store_key,)).fetchone() == (0,)
 
 
 def test_the_read_only_store_refuses_writes(home: Path, project: Path, backend: str) -> None:
