@@ -44,6 +44,9 @@ class StoreTarget:
     max_bytes: int = 100_000  # per-node content cap (capture.maxBytes)
     synchronous: str = "normal"  # store.synchronous
     vectors: bool = True  # vector search wanted
+    # to look at only (``memtree ui``): a backend must open the store so that no statement can change it (no
+    # migration either), and refuse, saying so, a store that is not there yet or has another schema version
+    readonly: bool = False
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,10 @@ class StoreBackend:
 def _open_sqlite(target: StoreTarget) -> Store:
     """An empty URL: the project's file; ``file:///path/store.db``: that file."""
     path = Path(unquote(urlsplit(target.url).path)) if target.url else target.path
+    if target.readonly:
+        from memtree_core.store.readonly import open_readonly
+
+        return open_readonly(path, max_bytes=target.max_bytes, vectors=target.vectors)
     return Store.open(path, max_bytes=target.max_bytes, vectors=target.vectors, synchronous=target.synchronous)
 
 
@@ -69,7 +76,7 @@ def _open_postgres(target: StoreTarget) -> Any:
 
     # many machines share it: this one is the home's (path: $MEMTREE_HOME/<hash>/store.db)
     return PostgresStore.open(target.url, target.project, path=target.path, max_bytes=target.max_bytes,
-                              machine=machine_id(target.path.parent.parent))
+                              machine=machine_id(target.path.parent.parent), readonly=target.readonly)
 
 
 SQLITE = StoreBackend("sqlite", ("", "file"), _open_sqlite)
@@ -124,4 +131,15 @@ def open_store(settings: Any, environ: Mapping[str, str], project: str, path: Pa
         except Exception:
             log.exception("plugin %s: its schema steps %r failed; tried again at the next open",
                           entry.plugin, entry.item.name)
+    return store
+
+
+def open_readonly_store(settings: Any, environ: Mapping[str, str], project: str, path: Path,
+                        backends: Iterable[StoreBackend] = ()) -> HostStore:
+    """The project's store to look at while its daemons may write it (``memtree ui``): opened by the backend
+    of the URL in effect, as :func:`open_store` opens it, but read-only (``StoreTarget.readonly``): no
+    migration, no token counter; a store not there yet is a :class:`StoreError` saying so."""
+    url = store_url(settings.store.url, environ)
+    target = StoreTarget(url, project, path, settings.capture.max_bytes, settings.store.synchronous, readonly=True)
+    store: HostStore = choose(url, backends).open(target)
     return store

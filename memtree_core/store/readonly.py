@@ -16,6 +16,7 @@ from memtree_core.store.sqlite_route import choose_route, load_vec
 from memtree_core.store.store import (
     Store,
     StoreError,
+    StoreMissing,
     VectorStatus,
     damaged_message,
     header_problem,
@@ -25,10 +26,10 @@ from memtree_core.store.store import (
 
 def open_readonly(path: Path | str, *, max_bytes: int = 100_000, vectors: bool = True) -> Store:
     """A :class:`Store` on a read-only connection; :class:`StoreError` with a clear message when there is
-    no store yet, it is damaged, or its schema is not one this memtree reads."""
+    no store yet (:class:`StoreMissing`), it is damaged, or its schema is not one this memtree reads."""
     path = Path(path)
     if not path.is_file() or path.stat().st_size == 0:
-        raise StoreError(f"there is no store at {path} yet: nothing has been captured for this project")
+        raise StoreMissing(f"there is no store at {path} yet: nothing has been captured for this project")
     problem = header_problem(path)
     if problem:
         raise StoreError(damaged_message(path, problem))

@@ -66,6 +66,10 @@ class StoreError(Exception):
     """The store cannot be opened or used; the message says what to do."""
 
 
+class StoreMissing(StoreError):
+    """There is no store of the project yet (opening it to look at only, which never creates one)."""
+
+
 class StoreDamaged(StoreError):
     """The store file is damaged (truncated, a garbage header, corrupt pages): nothing is written to it,
     and ``memtree doctor`` recovers what is readable into a new file."""

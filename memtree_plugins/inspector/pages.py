@@ -25,6 +25,7 @@ from memtree_plugins.inspector.html import (
     when,
 )
 from memtree_plugins.lib.source_label import source_label
+from memtree_plugins.lib.store_place import store_name
 
 if TYPE_CHECKING:
     from memtree_core.context import Context, StoreAccess
@@ -439,7 +440,7 @@ def stats(app: Context, params: dict[str, str]) -> Page:
     sizes = queries.store_size(store)
     counts = queries.node_counts(store)
     total = sum(sum(by.values()) for by in counts.values())
-    body.append(f"<p>store <code>{esc(store.path)}</code>: {sizes['disk'] / 1e6:.2f} MB on disk "
+    body.append(f"<p>store <code>{esc(store_name(app))}</code>: {sizes['disk'] / 1e6:.2f} MB on disk "
                 f"(with the write-ahead log), {sizes['used'] / 1e6:.2f} MB in use; "
                 f"{total:,} nodes from {esc(when(oldest))} to {esc(when(newest))}.</p>")
     statuses = sorted({s for by in counts.values() for s in by})

@@ -304,8 +304,9 @@ def store_size(store: Store) -> dict[str, int]:
 
 def size_samples(store: Store, since_ms: int) -> list[tuple[int, int]]:
     """(hour, bytes on disk) samples the pruner recorded since ``since_ms``, oldest first; none from a store
-    older than the ``samples`` table (this connection is read-only: it never migrates)."""
-    if store.query_one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'samples'") is None:
+    older than the ``samples`` table (this connection is read-only: it never migrates; on a server the core
+    tables are all there, see docs/postgresql.md)."""
+    if store.dialect == "sqlite" and store.query_one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'samples'") is None:
         return []
     rows = store.query("SELECT at, value FROM samples WHERE name = 'store_bytes' AND at >= ? ORDER BY at",
                        (since_ms,))

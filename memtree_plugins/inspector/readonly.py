@@ -1,4 +1,6 @@
-"""The inspector's app: the project as usual, its store opened read-only (``memtree_core.store.readonly``)."""
+"""The inspector's app: the project as usual, its store opened read-only by the backend of the URL in effect
+(``memtree_core.store.backends.open_readonly_store``: SQLite's ``mode=ro`` file, or a server's read-only
+transactions)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from typing import Any
 
 from memtree_core.app import App
 from memtree_core.context import Context
-from memtree_core.store import Store
+from memtree_core.store.backends import HostStore, open_readonly_store
 from memtree_core.store.readonly import open_readonly
 
 __all__ = ["ReadOnlyApp", "open_readonly"]
@@ -25,11 +27,12 @@ class ReadOnlyApp(App):
         return cls(app.identity, app.paths, app.loaded, app.plugins, app.environ)
 
     @property
-    def store(self) -> Store:
+    def store(self) -> HostStore:
         if self._store is None:
             with self._store_lock:
                 if self._store is None:
-                    self._store = open_readonly(self.paths.store, max_bytes=self.settings.capture.max_bytes)
+                    self._store = open_readonly_store(self.settings, self.environ, self.identity.store_key,
+                                                      self.paths.store, self.plugins.store_backends.ranked())
         return self._store
 
     def record_redactions(self, hits: dict[str, Any]) -> None:  # an inspector records nothing

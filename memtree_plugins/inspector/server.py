@@ -149,6 +149,7 @@ def run(app: Context, port: int = 0, open_browser: bool = True) -> int:
     import uvicorn
 
     from memtree_plugins.inspector.readonly import ReadOnlyApp
+    from memtree_plugins.lib.store_place import store_name
 
     ro = ReadOnlyApp.of(app)
     ro.store  # noqa: B018 -- opened now, so a missing or damaged store is one clear line before any URL
@@ -157,7 +158,7 @@ def run(app: Context, port: int = 0, open_browser: bool = True) -> int:
     token = secrets.token_urlsafe(32)
     url = f"http://{HOST}:{port}/?{TOKEN_PARAM}={token}"
     print(url, flush=True)
-    print(f"memtree ui: {ro.paths.store} (read-only) for {ro.project_root}; Ctrl-C stops", file=sys.stderr,
+    print(f"memtree ui: {store_name(ro)} (read-only) for {ro.project_root}; Ctrl-C stops", file=sys.stderr,
           flush=True)
     if open_browser:
         import webbrowser

@@ -162,11 +162,35 @@ def run_async(fn: Any, *args: Any) -> Any:
 # -- real tools, by the contract (docs/architecture.md#data-flow-of-a-search) -----------------------------
 
 
+class _Rows:
+    """What a test reads a store on a server with: ``execute(sql, params).fetchall()/fetchone()`` and
+    ``close()``, as on the sqlite3 connection :func:`open_store` gives for a local store."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        rows = self.store.query(sql, params)
+        return type("Result", (), {"fetchall": lambda _: rows, "fetchone": lambda _: rows[0] if rows else None})()
+
+    def close(self) -> None:
+        self.store.close()
+
+
 def open_store(project: Path, timeout: float = 30.0) -> Any:
     """A connection to the project's store once its daemon has created it with every migration.  The daemon
     answers ``initialize`` before it opens the store, so a test reading right after may be early; connecting
-    sooner would also create an empty file (and "no such table: nodes")."""
+    sooner would also create an empty file (and "no such table: nodes").  When this test's environment names a
+    server (``MEMTREE_STORE_URL``, the ``backend`` fixture), the project's store there, read through a
+    connection of its own (SQLite's ``?`` statements, as plugins write them)."""
     from memtree_core.store.schema import SCHEMA_VERSION
+
+    url = os.environ.get("MEMTREE_STORE_URL")
+    if url:
+        from memtree_core.store.postgres.store import PostgresStore
+
+        return _Rows(PostgresStore.open(url, identify(project).store_key, path=project_paths(project).store,
+                                        pool_max=1))
     from memtree_core.store.sqlite_route import choose_route
 
     path, module = project_paths(project).store, choose_route().module

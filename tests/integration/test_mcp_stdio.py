@@ -94,8 +94,8 @@ def test_every_registered_tool_is_listed_with_annotations(home: Path, project: P
     run_async(main)
 
 
-def test_read_grep_get_search_through_mcp(home: Path, project: Path, env: dict[str, str],
-                                         daemon_guard: list[int]) -> None:
+def test_read_grep_get_search_through_mcp(home: Path, project: Path, backend: str, env: dict[str, str],
+                                          daemon_guard: list[int]) -> None:
     src = project / "sample.py"
     src.write_text(SAMPLE)
 
@@ -149,8 +149,8 @@ def test_read_grep_get_search_through_mcp(home: Path, project: Path, env: dict[s
     run_async(main)
 
 
-def test_bash_neighbors_path_to_root_recent_compose(home: Path, project: Path, env: dict[str, str],
-                                                   daemon_guard: list[int]) -> None:
+def test_bash_neighbors_path_to_root_recent_compose(home: Path, project: Path, backend: str, env: dict[str, str],
+                                                    daemon_guard: list[int]) -> None:
     src = project / "sample.py"
     src.write_text(SAMPLE)
 
@@ -193,8 +193,8 @@ def test_bash_neighbors_path_to_root_recent_compose(home: Path, project: Path, e
     run_async(main)
 
 
-def test_edit_invalidates_cached_chunks_through_mcp(home: Path, project: Path, env: dict[str, str],
-                                                   daemon_guard: list[int]) -> None:
+def test_edit_invalidates_cached_chunks_through_mcp(home: Path, project: Path, backend: str, env: dict[str, str],
+                                                    daemon_guard: list[int]) -> None:
     src = project / "sample.py"
     src.write_text(SAMPLE)
 

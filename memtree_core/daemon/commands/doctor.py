@@ -85,11 +85,21 @@ def _git_config_notes(root: Any) -> list[str]:
     return notes
 
 
-def _counter_risks(store: Any) -> list[str]:
+def _look(store: Path, url: str, key: str) -> Any:
+    """The project's store opened read-only to look at: the local file, or its schema on the server ``url``
+    names (``key``: the project's store key); ``StoreMissing`` when there is none yet."""
+    if url:
+        from memtree_core.store.postgres.store import PostgresStore
+
+        return PostgresStore.open(url, key, path=store, readonly=True, pool_max=1)
     from memtree_core.store.readonly import open_readonly
 
+    return open_readonly(store, vectors=False)
+
+
+def _counter_risks(store: Path, url: str = "", key: str = "") -> list[str]:
     try:
-        ro = open_readonly(store, vectors=False)
+        ro = _look(store, url, key)
         try:
             counters = ro.counters("capture:")
         finally:
@@ -108,14 +118,16 @@ def run(args: Any) -> int:
     identity = identify(args.project or os.getcwd())
     paths = ProjectPaths.for_hash(memtree_home(), identity.hash)
     store = paths.store
-    found = risks(str(identity.root)) + (_counter_risks(store) if store.exists() else [])
+    url = _server_url(str(identity.root))  # a server's store: its own checks; the local file is not in use
+    found = risks(str(identity.root)) + (_counter_risks(store, url, identity.store_key)
+                                         if url or store.exists() else [])
     print("risks:" if found else "risks: none found")
     for line in found:
         print(f"  ! {line}")
-    for line in capture_report(Path(args.project or os.getcwd()).absolute(), identity.root, store):
+    for line in capture_report(Path(args.project or os.getcwd()).absolute(), identity.root, store, url,
+                               identity.store_key):
         print(line)
-    url = _server_url(str(identity.root))
-    if url:  # a server's store: its own checks; the local file, if any, is not in use
+    if url:
         from memtree_core.store.postgres.checks import check
 
         results = check(url, identity.store_key)
@@ -160,9 +172,10 @@ def run(args: Any) -> int:
         os.close(lock)
 
 
-def capture_report(project: Path, root: Path, store: Path) -> list[str]:
+def capture_report(project: Path, root: Path, store: Path, url: str = "", key: str = "") -> list[str]:
     """Whether capture is wired (memtree's hooks in Claude Code's project or user settings, or the memtree
-    plugin enabled there) and when the last capture reached the store."""
+    plugin enabled there) and when the last capture reached the store (the local file, or on the server
+    ``url`` names, the project's store of key ``key``)."""
     from memtree_core.daemon import claude_settings as cs
 
     sources = [*dict.fromkeys([*cs.project_settings(project), *cs.project_settings(root)]),
@@ -195,31 +208,35 @@ def capture_report(project: Path, root: Path, store: Path) -> list[str]:
                      "enabled; run 'memtree setup claude-code' (or '--user' for every project)")
     if problems:
         lines.append(f"capture: {problems}")
-    lines.append(f"last capture: {last_capture(store)}")
+    lines.append(f"last capture: {last_capture(store, url, key)}")
     return lines
 
 
-def last_capture(store: Path) -> str:
-    """When the newest hook capture was stored, and the captures accepted per tool (read-only)."""
+def last_capture(store: Path, url: str = "", key: str = "") -> str:
+    """When the newest hook capture was stored, and the captures accepted per tool (read-only; on the server
+    ``url`` names when given)."""
     import time
 
-    if not store.exists():
-        return "none (no store yet)"
-    from memtree_core.store.sqlite_route import choose_route
+    from memtree_core.store.store import StoreMissing
 
-    module = choose_route().module
+    if not url and not store.exists():
+        return "none (no store yet)"
     try:
-        conn = module.connect(f"file:{store}?mode=ro", uri=True)
-        try:
-            counts = dict(conn.execute("SELECT substr(name, 18), value FROM counters "
-                                       "WHERE name LIKE 'capture:accepted:%' AND value > 0 ORDER BY name"))
-            # captures carry their hook event; the index on created_at finds the newest without a scan
-            row = conn.execute("SELECT created_at FROM nodes WHERE json_extract(metadata, '$.hook_event') "
-                               "IS NOT NULL ORDER BY created_at DESC LIMIT 1").fetchone()
-        finally:
-            conn.close()
-    except module.Error as exc:
+        ro = _look(store, url, key)
+    except StoreMissing:
+        return "none (no store yet)"
+    except Exception as exc:
         return f"unknown (the store cannot be read: {exc})"
+    try:
+        counts = dict(ro.query("SELECT substr(name, 18), value FROM counters "
+                               "WHERE name LIKE 'capture:accepted:%' AND value > 0 ORDER BY name"))
+        # captures carry their hook event; the index on created_at finds the newest without a scan
+        row = ro.query_one("SELECT created_at FROM nodes WHERE json_extract(metadata, '$.hook_event') "
+                           "IS NOT NULL ORDER BY created_at DESC LIMIT 1")
+    except Exception as exc:
+        return f"unknown (the store cannot be read: {exc})"
+    finally:
+        ro.close()
     if row is None:
         return "none yet"
     ago = max(0, int(time.time() - row[0] / 1000))

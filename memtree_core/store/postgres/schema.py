@@ -20,7 +20,7 @@ import re
 import time
 from typing import Any
 
-from memtree_core.store.store import StoreError
+from memtree_core.store.store import StoreError, StoreMissing
 
 SHARED_SCHEMA = "memtree"
 TS_CONFIG = f"{SHARED_SCHEMA}.memtree"
@@ -76,6 +76,18 @@ def folded_sql(expr: str) -> str:
 def _tsv(column: str, weight: str) -> str:
     return f"setweight(to_tsvector('{TS_CONFIG}'::regconfig, {words_sql(column)}), '{weight}')"
 
+
+def _keywords(content: str, symbols: str, words: str) -> str:
+    """A node's ``tsv``: its text, its definitions' names (weighted highest) and its identifiers' words."""
+    return f"{_tsv(content, 'D')} || {_tsv(symbols, 'A')} || {_tsv(words, 'C')}"
+
+
+# A tsvector's lexemes take at most 1 MB together (1,048,575 bytes; positions apart).  A lexeme is at most 4.5
+# times the bytes of its word (NFD, a Hangul syllable into its jamo: 3 times; lower-casing: 1.5 times), so
+# text of up to a fifth of that always fits, and so do 52,000 characters (4 bytes each at most).
+KEYWORDS_SAFE_BYTES = 1_048_575 // 5
+KEYWORDS_BOUNDED_CHARS = 48_000
+_BOUNDED = (("content", KEYWORDS_BOUNDED_CHARS), ("symbols", 2_000), ("words", 2_000))
 
 # The marker that opens every node's symbols text: a phrase query starting with it says "starts the field"
 # (FTS5's ^).
@@ -187,6 +199,31 @@ CORE: list[list[str]] = [
             PRIMARY KEY (machine, key))""",
         "CREATE INDEX file_checks_key ON file_checks(key)",  # a file forgotten: every machine's checks go
     ],
+    # 3: a node too big for one tsvector (1 MB of lexemes) is stored all the same: the keyword
+    # columns are kept by a trigger instead of generated (DROP EXPRESSION keeps their values, no rewrite).
+    # Text of up to KEYWORDS_SAFE_BYTES always fits and is read whole, as before; a bigger node is read whole
+    # when its tsvector fits, else its first KEYWORDS_BOUNDED_CHARS characters.
+    [
+        "ALTER TABLE nodes ALTER COLUMN tsv DROP EXPRESSION",
+        "ALTER TABLE nodes ALTER COLUMN tsv_symbols DROP EXPRESSION",
+        f"""CREATE FUNCTION nodes_keywords() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+            new.tsv_symbols := to_tsvector('{TS_CONFIG}'::regconfig,
+                '{LEADING_MARK} ' || {words_sql(f"left(new.symbols, {KEYWORDS_BOUNDED_CHARS})")});
+            IF octet_length(new.content) + octet_length(new.symbols) + octet_length(new.words)
+                    <= {KEYWORDS_SAFE_BYTES} THEN
+                new.tsv := {_keywords("new.content", "new.symbols", "new.words")};
+            ELSE
+                BEGIN
+                    new.tsv := {_keywords("new.content", "new.symbols", "new.words")};
+                EXCEPTION WHEN program_limit_exceeded THEN
+                    new.tsv := {_keywords(*(f"left(new.{c}, {n})" for c, n in _BOUNDED))};
+                END;
+            END IF;
+            RETURN new;
+        END $$""",
+        """CREATE TRIGGER nodes_keywords BEFORE INSERT OR UPDATE OF content, symbols, words ON nodes
+            FOR EACH ROW EXECUTE FUNCTION nodes_keywords()""",
+    ],
 ]
 
 SCHEMA_VERSION = len(CORE)
@@ -244,3 +281,22 @@ def migrate_core(conn: Any, project: str) -> int:
         conn.execute(f"UPDATE {SHARED_SCHEMA}.projects SET schema_version = %s WHERE hash = %s",
                      (SCHEMA_VERSION, project))
     return SCHEMA_VERSION - version
+
+
+def check_core(conn: Any, project: str, where: str) -> None:
+    """Whether ``project`` has its store on this server at this memtree's schema version, without changing
+    anything (a read-only look, ``PostgresStore.open(readonly=True)``); a :class:`StoreError` saying what is
+    missing (:class:`StoreMissing`: no store of the project there yet) and what to run otherwise.  ``where``:
+    the server as the message names it (no password)."""
+    name = schema_name(project)
+    found = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"{SHARED_SCHEMA}.projects",)).fetchone()[0]
+    row = conn.execute(f"SELECT schema_version FROM {SHARED_SCHEMA}.projects WHERE hash = %s",
+                       (project,)).fetchone() if found else None
+    if row is None:
+        raise StoreMissing(f"there is no store of this project on {where} yet (schema {name}): nothing has been "
+                         "captured for it")
+    version = int(row[0])
+    if version != SCHEMA_VERSION:
+        fix = "upgrade memtree" if version > SCHEMA_VERSION else "run 'memtree stats' once to migrate it"
+        raise StoreError(f"the store of this project on {where} has schema version {version}, this memtree "
+                         f"reads {SCHEMA_VERSION}; {fix}")

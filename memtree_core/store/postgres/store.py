@@ -131,10 +131,12 @@ class PostgresStore(PgKeywordSearch, PgVectors):
     # -- opening -------------------------------------------------------------------------------------
     @classmethod
     def open(cls, url: str, project: str, *, path: Path | str = "", max_bytes: int = 100_000,
-             pool_max: int = POOL_MAX, machine: str = "") -> PostgresStore:
+             pool_max: int = POOL_MAX, machine: str = "", readonly: bool = False) -> PostgresStore:
         """Connect, create or upgrade the project's core schema (idempotent, under advisory locks), and
         start the pool.  A server that cannot be reached or refuses is a :class:`StoreError` that shows the
-        URL without its password."""
+        URL without its password.  ``readonly`` (to look at the store while daemons write it): no migration,
+        a project the server has no store of (or one of another schema version) is a :class:`StoreError`
+        saying so, and every connection's transactions are read-only, so no statement can change a row."""
         try:
             import psycopg
             from psycopg_pool import ConnectionPool
@@ -143,12 +145,19 @@ class PostgresStore(PgKeywordSearch, PgVectors):
                              "pip install 'memtree-mcp[postgresql]' (psycopg 3 and psycopg-pool)") from exc
         try:
             with psycopg.connect(url, autocommit=True, application_name="memtree") as conn:
-                schema.migrate_core(conn, project)
+                if readonly:
+                    schema.check_core(conn, project, redact_url(url))
+                else:
+                    schema.migrate_core(conn, project)
                 row = conn.execute("SELECT source FROM pg_settings WHERE name = 'random_page_cost'").fetchone()
         except psycopg.Error as exc:
-            raise StoreError(f"cannot open the store at {redact_url(url)}: {' '.join(str(exc).split())}") from exc
+            fix = ("; start the server, or correct store.url (MEMTREE_STORE_URL) in your memtree config"
+                   if isinstance(exc, psycopg.OperationalError) else "")
+            raise StoreError(f"cannot open the store at {redact_url(url)}: {' '.join(str(exc).split())}{fix}") from exc
         path_ = schema.search_path(project)
         settings = [f"SET search_path = {path_}"]
+        if readonly:
+            settings.append("SET default_transaction_read_only = on")
         if row is not None and row[0] == "default":
             settings.append(f"SET random_page_cost = {RANDOM_PAGE_COST}")
 
@@ -157,9 +166,12 @@ class PostgresStore(PgKeywordSearch, PgVectors):
                 conn.execute(statement)
             register_blob_loader(conn)
 
+        # ``check``: each connection is tried (one empty round trip) as it leaves the pool, and a dead one is
+        # replaced.  A daemon lives for days, and its pooled sessions end without it (a server restart or
+        # failover, an administrator, an idle timeout): without the check, each call that drew one failed.
         pool = ConnectionPool(url, min_size=1, max_size=pool_max, open=False, configure=configure,
                               kwargs={"autocommit": True, "application_name": "memtree"},
-                              name=f"memtree-{project}")
+                              check=ConnectionPool.check_connection, name=f"memtree-{project}")
         try:
             pool.open(wait=True, timeout=30)
         except Exception as exc:

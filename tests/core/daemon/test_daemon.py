@@ -60,7 +60,7 @@ def test_serve_imports_no_sdk_pydantic_or_plugins(home: Path, project: Path, env
 
 
 # -- one daemon per project ------------------------------------------------------------------------------
-def test_two_sessions_share_one_daemon(home: Path, project: Path, env: dict[str, str],
+def test_two_sessions_share_one_daemon(home: Path, project: Path, backend: str, env: dict[str, str],
                                        daemon_guard: list[int]) -> None:
     async def main() -> None:
         async with mcp_session(project, env) as first:
@@ -195,7 +195,7 @@ def _ancestors(pid: int) -> list[int]:
 
 # -- tool results and errors ----------------------------------------------------------------------------
 def test_tool_results_carry_structured_and_text_forms_and_errors_keep_the_session(
-        home: Path, project: Path, env: dict[str, str], daemon_guard: list[int]) -> None:
+        home: Path, project: Path, backend: str, env: dict[str, str], daemon_guard: list[int]) -> None:
     async def main() -> None:
         async with mcp_session(project, env) as s:
             tools = {t.name: t for t in (await s.list_tools()).tools}
@@ -283,8 +283,31 @@ def test_sigkill_mid_session_restarts_the_daemon_and_the_session_goes_on(
             # The store the third daemon opened holds what the first stored
             found = await s.call_tool("search", {"query": "quokkamarker", "mode": "keyword"})
             assert not found.is_error and "quokkamarker" in text_of(found), text_of(found)
+            if backend == "postgresql":
+                # The server ends the daemon's connections (a restart, a failover, an administrator): the
+                # next calls, and the walkers meanwhile, get connections that work, never a dead one.
+                _end_store_sessions(env["MEMTREE_STORE_URL"])
+                for query in ("quokkamarker", "quokkamarker before", "echo quokkamarker"):
+                    found = await s.call_tool("search", {"query": query})
+                    assert not found.is_error and "failed" not in text_of(found), text_of(found)
+                stored = await s.call_tool("bash", {"command": "echo quokkamarker after the cut"})
+                assert not stored.is_error, text_of(stored)
 
     run_async(main)
+    assert "terminating connection" not in project_paths(project).log.read_text()
+
+
+def _end_store_sessions(url: str) -> int:
+    """End every pooled store session of memtree's on the test database (``pg_terminate_backend``), as a
+    server restart does; how many."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE "
+                           "application_name = 'memtree' AND datname = current_database() "
+                           "AND pid <> pg_backend_pid()").fetchone()
+    assert row is not None and row[0] > 0
+    return int(row[0])
 
 
 def _session_and_its_daemon(project: Path, env: dict[str, str], daemon_guard: list[int],

@@ -104,7 +104,9 @@ def test_a_cold_daemon_answers_first_requests_before_its_sdk_and_as_the_sdk_does
 
 
 def test_a_degraded_state_is_said_once_per_session_across_the_early_answers_and_the_sdk(
-        recorded: Path, env: dict[str, str], daemon_guard: list[int]) -> None:
+        backend: str, recorded: Path, env: dict[str, str], daemon_guard: list[int]) -> None:
+    """On either store: the early ``search`` reads the store the daemon opened (``backend`` first: the
+    daemon's environment names the server)."""
     project = recorded
     env = {**env, "MEMTREE_EMBEDDING_MODEL": "no-such-embedder",
            "MEMTREE_OLLAMA_URL": f"http://127.0.0.1:{closed_port()}"}
@@ -142,7 +144,7 @@ def _recorded_in_process(app: App, project: Path, version: str) -> tuple[list[An
 
 
 def test_each_protocol_versions_tools_call_is_answered_as_the_sdk_answers_it(
-        home: Path, project: Path) -> None:
+        home: Path, project: Path, backend: str) -> None:
     (project / "shop.py").write_text("class Book:\n    def price(self):\n        return 10\n")
     app = App.open(project)
     try:

@@ -117,6 +117,34 @@ def test_keyword_columns_split_and_stem_as_fts5_does(postgres_url: str) -> None:
                             (schema.schema_name(project),)).fetchone() == (1,)
 
 
+def test_a_store_of_generated_keyword_columns_keeps_its_rows_keywords_and_keeps_new_ones(
+        postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Step 3 (the keyword columns kept by a trigger) on a store made before it: the rows' keywords stay
+    (DROP EXPRESSION keeps them), and new or changed rows get theirs."""
+    project = project_hash("keywords-by-trigger")
+    monkeypatch.setattr(schema, "CORE", schema.CORE[:2])
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    with connect(postgres_url) as conn:
+        schema.migrate_core(conn, project)
+    with connect(postgres_url, project) as conn:
+        conn.execute("INSERT INTO nodes (id, kind, content, content_hash, created_at, updated_at, symbols) "
+                     "VALUES ('old', 'note', 'an okapi before', 'h', 1, 1, 'OkapiBefore')")
+    monkeypatch.undo()
+    with connect(postgres_url) as conn:
+        assert schema.migrate_core(conn, project) == schema.SCHEMA_VERSION - 2
+    with connect(postgres_url, project) as conn:
+        conn.execute("INSERT INTO nodes (id, kind, content, content_hash, created_at, updated_at) "
+                     "VALUES ('new', 'note', 'an okapi after', 'h', 1, 1)")
+
+        def hits(column: str, word: str) -> list[str]:
+            return [r[0] for r in conn.execute(f"SELECT id FROM nodes WHERE {column} @@ to_tsquery("
+                                               f"'{schema.TS_CONFIG}', %s) ORDER BY id", (word,))]
+
+        assert hits("tsv", "okapi") == ["new", "old"] and hits("tsv_symbols", "okapibefore") == ["old"]
+        conn.execute("UPDATE nodes SET content = 'a quagga now' WHERE id = 'old'")
+        assert hits("tsv", "okapi") == ["new"] and hits("tsv", "quagga") == ["old"]
+
+
 def test_json_extract_answers_as_sqlite_does(postgres_url: str) -> None:
     import sqlite3
 

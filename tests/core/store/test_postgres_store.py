@@ -152,6 +152,7 @@ def test_a_server_that_cannot_be_reached_is_a_store_error_without_the_password(t
     with pytest.raises(StoreError, match="cannot open the store at postgresql://alice:\\*\\*\\*@") as err:
         PostgresStore.open(url, "0123456789abcdef")
     assert "s3cr3t" not in str(err.value)
+    assert str(err.value).endswith("start the server, or correct store.url (MEMTREE_STORE_URL) in your memtree config")
 
 
 def test_plugin_sql_with_named_parameters_percent_signs_and_json(pg) -> None:

@@ -130,3 +130,21 @@ def test_a_word_found_by_dropping_its_diacritics_is_marked_as_written(store: Sto
     got = store.keyword_snippets(Keywords(("zurich",)), texts={1: "a Café Zürich menu", 2: "decomposed: Zu\u0308rich"},
                                  marks=("[", "]"))
     assert "Café [Zürich] menu" in got[1] and "Zu\u0308rich" in got[2] and "[" in got[2]
+
+
+def test_a_node_too_big_for_one_keyword_index_entry_is_stored_whole_and_found(store: Store) -> None:
+    """PostgreSQL's tsvector holds 1 MB: a node whose words take more (a big capture, capture.maxBytes raised)
+    is stored whole all the same and found by its words; past what one entry holds, by its first 48,000
+    characters' (SQLite's FTS5 reads it all).  A big text of few distinct words still fits, and is read whole."""
+    store.max_bytes = 4 << 20
+    distinct = "headword " + " ".join(f"w{i:07x}" for i in range(150_000)) + " tailword"  # 1.2 MB of lexemes
+    big = store.insert_node("tool_output", distinct, status_="live")
+    assert store.get_node(big.id).content == distinct
+    found = [r for r, _ in store.keyword_search(Keywords(("headword",)), order="newest")]
+    assert found == [big.rowid]
+    tail = [r for r, _ in store.keyword_search(Keywords(("tailword",)), order="newest")]
+    assert tail == ([big.rowid] if store.dialect == "sqlite" else [])
+    log = "".join(f"step {i % 50} of the build ok\n" for i in range(60_000)) + "finalmarker reached\n"
+    repetitive = store.insert_node("tool_output", log, status_="live")
+    assert len(log.encode()) > 1_000_000
+    assert [r for r, _ in store.keyword_search(Keywords(("finalmarker",)), order="newest")] == [repetitive.rowid]

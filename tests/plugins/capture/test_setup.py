@@ -316,7 +316,8 @@ def run_written_hook(command: str, payload: dict[str, Any], project: Path,
 
 @pytest.mark.usefixtures("home")
 def test_the_written_server_and_hooks_capture_into_a_real_daemon_and_doctor_says_so(
-        claude_env: dict[str, str], project: Path, daemon_guard: list[int]) -> None:
+        claude_env: dict[str, str], project: Path, backend: str, daemon_guard: list[int]) -> None:
+    """On either store: doctor reads the last capture from the store in effect (a server's too)."""
     env = {**claude_env, **{k: v for k, v in os.environ.items() if k.startswith("MEMTREE_")}}
     before = subprocess.run([MEMTREE, "doctor", "--project", str(project)], env=env, capture_output=True,
                             text=True, timeout=60)

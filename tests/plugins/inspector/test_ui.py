@@ -16,8 +16,6 @@ import pytest
 from helpers.common import run_memtree
 from helpers.ui_store import Filled, fill, ui_server
 
-from memtree_core.store import Store
-
 
 def get(url: str, path: str, *, cookie: str | None = None,
         host: str | None = None) -> tuple[int, dict[str, str], str]:
@@ -176,13 +174,24 @@ def test_a_node_page_shows_its_supersedes_chain_and_escapes_what_it_holds(
         assert status == 200  # bad form values fall back to the defaults
 
 
-def test_ui_without_a_store_is_one_clear_line(home: Path, project: Path) -> None:
+def test_ui_without_a_store_is_one_clear_line(home: Path, project: Path, backend: str) -> None:
+    """On a server: no store of this project there yet (the look creates none)."""
     out = run_memtree("ui", "--project", str(project), "--no-open", timeout=60)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1 and "no store" in out.stderr and "Traceback" not in out.stderr
+    if backend == "postgresql":
+        import psycopg
+
+        from memtree_core.daemon.project import identify
+
+        with psycopg.connect(os.environ["MEMTREE_STORE_URL"]) as conn:
+            if conn.execute("SELECT to_regclass('memtree.projects')").fetchone() != (None,):
+                assert conn.execute("SELECT count(*) FROM memtree.projects WHERE hash = %s",
+                                    (identify(project).store_key,)).fetchone() == (0,)
 
 
-def test_the_read_only_store_refuses_writes(home: Path, project: Path) -> None:
+def test_the_read_only_store_refuses_writes(home: Path, project: Path, backend: str) -> None:
+    """On either store, through the backend of the URL in effect (a server's read-only transactions)."""
     from memtree_core.app import App
     from memtree_plugins.inspector.readonly import ReadOnlyApp
 
@@ -198,10 +207,10 @@ def test_the_read_only_store_refuses_writes(home: Path, project: Path) -> None:
             ro.store.bump("x")
     finally:
         ro.close()
-    reopened = Store.open(App.open(project).paths.store)
+    reopened = App.open(project)
     try:
-        assert [r[0] for r in reopened.query("SELECT content FROM nodes")] == ["kept as it is"]
-        assert "x" not in reopened.counters()
+        assert [r[0] for r in reopened.store.query("SELECT content FROM nodes")] == ["kept as it is"]
+        assert "x" not in reopened.store.counters()
     finally:
         reopened.close()
 
@@ -243,8 +252,10 @@ def test_a_port_in_use_is_one_clear_line(home: Path, project: Path) -> None:
     assert out.stderr.count("\n") == 1 and f"127.0.0.1:{port}" in out.stderr and "--port" in out.stderr
 
 
-def test_the_inspector_reads_what_the_running_daemon_writes(home: Path, project: Path, env: dict[str, str],
-                                                           daemon_guard: list[int]) -> None:
+def test_the_inspector_reads_what_the_running_daemon_writes(home: Path, project: Path, backend: str,
+                                                           env: dict[str, str], daemon_guard: list[int]) -> None:
+    """On either store (``backend`` before ``env``: the daemon's and the inspector's environment name the
+    server)."""
     from helpers.common import ingest_ack
     from helpers.daemon import mcp_session, project_paths, run_async, state_pid
 
@@ -267,6 +278,9 @@ def test_the_inspector_reads_what_the_running_daemon_writes(home: Path, project:
                 capture(2)  # written by the daemon while the inspector has the store open
                 body = get(url, "/?session=s-live", cookie=cookie)[2]
                 assert "make rc2" in body and "make rc1" in body
+                status, _, body = get(url, "/stats", cookie=cookie)
+                assert status == 200 and " nodes from " in body, body
+                assert ("postgresql://" in body) == (backend == "postgresql"), "the store it reads is named"
 
     run_async(main)
 
