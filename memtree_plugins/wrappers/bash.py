@@ -18,6 +18,7 @@ and the result says why nothing was stored.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import re
@@ -41,6 +42,8 @@ from memtree_plugins.wrappers.run import HeadTail, Outcome, run
 
 if TYPE_CHECKING:
     from memtree_core.context import Context
+
+log = logging.getLogger("memtree.wrappers.bash")
 
 DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 600.0
@@ -238,8 +241,13 @@ def bash(app: Context, command: str, timeout: float | None = None, budget_tokens
                         stderr_bytes=outcome.stderr.total, stored=False, not_stored_reason=not_stored,
                         preview="", preview_truncated=False, budget_tokens=budget, redactions=hits, notes=notes)
     if not not_stored:
-        result.node_id, result.deduplicated = _store(app, text, command, clean_command, outcome, cut_output)
-        result.stored = True
+        try:
+            result.node_id, result.deduplicated = _store(app, text, command, clean_command, outcome, cut_output)
+            result.stored = True
+        except Exception as exc:  # the command has run: its output reaches the agent whatever the store says
+            log.exception("bash: the output of a command that ran could not be stored")
+            result.not_stored_reason = (f"the store could not be written ({type(exc).__name__}: {exc}); this "
+                                        "answer is the only copy of the output; memtree info says what is wrong")
     # The preview leaves out the "$ command" line: the caller knows what it ran.
     body = text.split("\n", 1)[1] if "\n" in text else text
     room = budget - app.count_tokens(_render(result, ""))

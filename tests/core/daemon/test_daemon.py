@@ -294,7 +294,12 @@ def test_sigkill_mid_session_restarts_the_daemon_and_the_session_goes_on(
                 assert not stored.is_error, text_of(stored)
 
     run_async(main)
-    assert "terminating connection" not in project_paths(project).log.read_text()
+    log = project_paths(project).log.read_text()
+    # A walker whose query was running at the cut fails that run once (the filter walker runs every 250 ms, so
+    # on a loaded machine one often is); a dead connection handed out afterwards would fail a call above, or
+    # that walker's next run too.
+    assert "failure 2 in a row" not in log
+    assert "terminating connection" not in log or "failure 1 in a row" in log
 
 
 def _end_store_sessions(url: str) -> int:
