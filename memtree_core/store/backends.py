@@ -143,3 +143,10 @@ def open_readonly_store(settings: Any, environ: Mapping[str, str], project: str,
     target = StoreTarget(url, project, path, settings.capture.max_bytes, settings.store.synchronous, readonly=True)
     store: HostStore = choose(url, backends).open(target)
     return store
+
+
+def open_readonly_app_store(app: Any) -> HostStore:
+    """The store of the host's ``App`` (its settings, environment, project and the store backends its plugin
+    set registered), read-only: what ``memtree ui``'s app opens instead of the App's own store."""
+    return open_readonly_store(app.settings, app.environ, app.identity.store_key, app.paths.store,
+                               app.plugins.store_backends.ranked())

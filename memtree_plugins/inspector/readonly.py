@@ -1,5 +1,5 @@
 """The inspector's app: the project as usual, its store opened read-only by the backend of the URL in effect
-(``memtree_core.store.backends.open_readonly_store``: SQLite's ``mode=ro`` file, or a server's read-only
+(``memtree_core.store.backends.open_readonly_app_store``: SQLite's ``mode=ro`` file, or a server's read-only
 transactions)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 from memtree_core.app import App
 from memtree_core.context import Context
-from memtree_core.store.backends import HostStore, open_readonly_store
+from memtree_core.store.backends import HostStore, open_readonly_app_store
 from memtree_core.store.readonly import open_readonly
 
 __all__ = ["ReadOnlyApp", "open_readonly"]
@@ -31,8 +31,7 @@ class ReadOnlyApp(App):
         if self._store is None:
             with self._store_lock:
                 if self._store is None:
-                    self._store = open_readonly_store(self.settings, self.environ, self.identity.store_key,
-                                                      self.paths.store, self.plugins.store_backends.ranked())
+                    self._store = open_readonly_app_store(self)
         return self._store
 
     def record_redactions(self, hits: dict[str, Any]) -> None:  # an inspector records nothing
