@@ -45,6 +45,10 @@ POOL_MAX = 8  # connections per process: the daemon's tool threads, the ingest s
 # (configuration file, ALTER DATABASE/ROLE) is kept.
 RANDOM_PAGE_COST = "1.1"
 BLOCK = 8192  # PostgreSQL's page size, for the page figures stats() reports as the SQLite store does
+# How long a write waits for the project's write lock, as long as SQLite's busy timeout: a holder that has
+# stalled (a machine gone mid-transaction, which the server may not notice for hours) must not hang every
+# machine's tool calls.  Schema steps wait without limit (another machine may be applying them).
+WRITE_WAIT_MS = 10_000
 
 
 class _Cursor:
@@ -107,6 +111,7 @@ class PostgresStore(PgKeywordSearch, PgVectors):
     """One project's store on a PostgreSQL server: its tables in the schema ``mt_<project hash>``."""
 
     dialect = "postgresql"
+    write_wait_ms: int = WRITE_WAIT_MS
 
     def __init__(self, url: str, project: str, path: Path, pool: Any, max_bytes: int,
                  machine: str = "") -> None:
@@ -192,7 +197,7 @@ class PostgresStore(PgKeywordSearch, PgVectors):
                              f"than the {len(steps)} this version of it knows; upgrade it")
         applied = 0
         for version in range(done, len(steps)):
-            with self.tx() as c:
+            with self.tx(bounded=False) as c:
                 c._conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                                 (schema.lock_key("migrate", self.project),))
                 if int(self.get_meta(key) or 0) > version:
@@ -231,8 +236,10 @@ class PostgresStore(PgKeywordSearch, PgVectors):
         return _Cursor(self._pin.conn)
 
     @contextmanager
-    def tx(self) -> Iterator[_Cursor]:
-        """A write transaction holding the project's write lock; nested calls are savepoints in it."""
+    def tx(self, *, bounded: bool = True) -> Iterator[_Cursor]:
+        """A write transaction holding the project's write lock; nested calls are savepoints in it.  The lock
+        is waited for ``write_wait_ms`` at most (``bounded=False``: without limit), then a
+        :class:`StoreError` says the store is busy."""
         pin = self._pin
         conn = self._hold()
         try:
@@ -240,7 +247,7 @@ class PostgresStore(PgKeywordSearch, PgVectors):
                 pin.depth += 1
                 try:
                     if not pin.writing:
-                        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (self._write_key,))
+                        self._write_lock(conn, self.write_wait_ms if bounded else None)
                         pin.writing = True
                     yield _Cursor(conn)
                 finally:
@@ -249,6 +256,20 @@ class PostgresStore(PgKeywordSearch, PgVectors):
                         pin.writing = False
         finally:
             self._release()
+
+    def _write_lock(self, conn: Any, wait_ms: int | None) -> None:
+        import psycopg
+
+        if wait_ms is not None:
+            conn.execute(f"SET LOCAL lock_timeout = {int(wait_ms)}")
+        try:
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (self._write_key,))
+        except psycopg.errors.LockNotAvailable:
+            raise StoreError(f"the store is busy: another memtree process has held this project's write lock "
+                             f"for over {wait_ms / 1000:g} s (a stalled machine, or a long copy into the "
+                             f"project); this write was not made") from None
+        if wait_ms is not None:
+            conn.execute("SET LOCAL lock_timeout TO DEFAULT")  # the rest of the transaction waits as configured
 
     @contextmanager
     def _read_tx(self) -> Iterator[Any]:
