@@ -5,7 +5,7 @@ daemons serve one project, and the walkers' work must still run in exactly one o
 whose connection holds the session-level advisory lock ``memtree:walkers:<project>``.  The lock lives on a
 connection of its own (never a pooled one, which other threads would use and the pool may recycle); the
 server drops it when that session ends, at once when the process dies (its socket closes) and after the
-TCP keepalive time when a machine vanishes.  A holder checks :meth:`SessionLock.holding` before each round
+TCP keepalive time when a machine vanishes (~25 s: :func:`~memtree_core.store.postgres.url.connect_options`).  A holder checks :meth:`SessionLock.holding` before each round
 and stops walking when it is gone.
 """
 
@@ -14,9 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from memtree_core.store.postgres.schema import lock_key
-
-# libpq keepalives: a vanished machine's session (and its lock) ends after ~25 s, not the kernel's 2 h.
-KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
+from memtree_core.store.postgres.url import connect_options
 
 
 class SessionLock:
@@ -37,8 +35,9 @@ class SessionLock:
             return True
         try:
             if self._conn is None:
+                # keepalives both ways: a vanished machine's session, and so its lock, ends within ~25 s
                 self._conn = psycopg.connect(self.url, autocommit=True, application_name=self.name,
-                                             **KEEPALIVES)
+                                             **connect_options(self.url))
             row = self._conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (self.key,)).fetchone()
         except psycopg.Error:
             self._drop()

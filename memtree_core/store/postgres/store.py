@@ -29,7 +29,7 @@ from memtree_core.store.migrations import META_PREFIX, Step
 from memtree_core.store.postgres import schema
 from memtree_core.store.postgres.dialect import translate, translate_ddl
 from memtree_core.store.postgres.keywords import PgKeywordSearch
-from memtree_core.store.postgres.url import redact_url
+from memtree_core.store.postgres.url import connect_options, redact_url
 from memtree_core.store.postgres.vectors import PgVectors, register_blob_loader
 from memtree_core.store.rows import NODE_COLUMNS, NodeRow, row_to_node
 from memtree_core.store.source_uri import is_file_uri
@@ -149,7 +149,7 @@ class PostgresStore(PgKeywordSearch, PgVectors):
             raise StoreError("store.url names a PostgreSQL server, and psycopg is not installed: "
                              "pip install 'memtree-mcp[postgresql]' (psycopg 3 and psycopg-pool)") from exc
         try:
-            with psycopg.connect(url, autocommit=True, application_name="memtree") as conn:
+            with psycopg.connect(url, autocommit=True, application_name="memtree", **connect_options(url)) as conn:
                 if readonly:
                     schema.check_core(conn, project, redact_url(url))
                 else:
@@ -175,7 +175,7 @@ class PostgresStore(PgKeywordSearch, PgVectors):
         # replaced.  A daemon lives for days, and its pooled sessions end without it (a server restart or
         # failover, an administrator, an idle timeout): without the check, each call that drew one failed.
         pool = ConnectionPool(url, min_size=1, max_size=pool_max, open=False, configure=configure,
-                              kwargs={"autocommit": True, "application_name": "memtree"},
+                              kwargs={"autocommit": True, "application_name": "memtree", **connect_options(url)},
                               check=ConnectionPool.check_connection, name=f"memtree-{project}")
         try:
             pool.open(wait=True, timeout=30)

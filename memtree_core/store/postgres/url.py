@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from memtree_core.store.store import StoreError
@@ -58,3 +59,24 @@ def redact_url(url: str) -> str:
                      for item in parts.query.split("&")) if parts.query else ""
     return (f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
             + (f"#{parts.fragment}" if parts.fragment else ""))
+
+
+# What each memtree connection asks for where its URL does not say: a server that does not answer is given up
+# on after 10 s (not the kernel's minutes); libpq's keepalives, so this end notices a server that vanished; and
+# the server's keepalives for the session (``tcp_keepalives_*``, the operating system's two hours where the
+# server is not configured), so the server notices a machine that vanished mid-session within ~25 s and ends
+# its session, which frees the advisory locks it held: the walker lock and the project's write lock.
+KEEPALIVE = {"idle": 10, "interval": 5, "count": 3}
+CONNECT = {"connect_timeout": 10, "keepalives": 1, **{f"keepalives_{k}": v for k, v in KEEPALIVE.items()}}
+
+
+def connect_options(url: str) -> dict[str, Any]:
+    """psycopg's keyword arguments beside ``url``: :data:`CONNECT` for what the URL leaves out, and the
+    server's keepalives in ``options`` (before the URL's own, which win where they set the same)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    given = conninfo_to_dict(url)
+    out: dict[str, Any] = {k: v for k, v in CONNECT.items() if k not in given}
+    server = " ".join(f"-c tcp_keepalives_{k}={v}" for k, v in KEEPALIVE.items())
+    out["options"] = f"{server} {given['options']}" if given.get("options") else server
+    return out

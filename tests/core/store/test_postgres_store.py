@@ -206,3 +206,31 @@ def test_checkouts_of_one_repository_at_different_paths_share_the_store(tmp_path
     finally:
         for app in apps:
             app.close()
+
+
+def _keepalives(conn) -> dict[str, str]:
+    """The session's server keepalive settings that its client set (``source`` 'client'; a Unix socket's
+    session reads them as 0, but they are the session's own)."""
+    rows = conn.execute("SELECT name, source FROM pg_settings WHERE name LIKE 'tcp_keepalives_%'").fetchall()
+    return {name: source for name, source in rows}
+
+
+def test_every_session_asks_the_server_to_notice_a_vanished_machine(pg, postgres_url: str) -> None:
+    """A machine gone mid-session (off the network) must not hold the walker lock or the project's write lock
+    for the server's default of hours: the pooled sessions and the walker lock's ask for keepalives."""
+    from memtree_core.store.postgres.locks import SessionLock
+    from memtree_core.store.postgres.url import connect_options
+
+    with pg.pool.connection() as conn:
+        assert set(_keepalives(conn).values()) == {"client"}
+    lock = SessionLock(postgres_url, "walkers", pg.project)
+    try:
+        assert lock.try_acquire()
+        assert set(_keepalives(lock._conn).values()) == {"client"}
+    finally:
+        lock.release()
+    # what the URL says wins: its own options after ours, its own timeout
+    sep = "&" if "?" in postgres_url else "?"
+    own = connect_options(f"{postgres_url}{sep}connect_timeout=3&options=-c%20tcp_keepalives_idle%3D99")
+    assert "connect_timeout" not in own and own["keepalives"] == 1
+    assert own["options"].endswith("-c tcp_keepalives_idle=99") and "tcp_keepalives_count=3" in own["options"]
