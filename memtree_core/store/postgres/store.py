@@ -258,18 +258,21 @@ class PostgresStore(PgKeywordSearch, PgVectors):
             self._release()
 
     def _write_lock(self, conn: Any, wait_ms: int | None) -> None:
+        """Take the project's write lock, waiting ``wait_ms`` at most (None: without limit), in one round trip
+        (every write pays it): the bound is set for this wait alone, then back to what the server has."""
         import psycopg
+        from psycopg import sql
 
-        if wait_ms is not None:
-            conn.execute(f"SET LOCAL lock_timeout = {int(wait_ms)}")
+        take = sql.SQL("SELECT pg_advisory_xact_lock(hashtextextended({}, 0))").format(sql.Literal(self._write_key))
+        if wait_ms is not None:  # statements without parameters: sent together, run in order, stopped by an error
+            take = sql.SQL("SET LOCAL lock_timeout = {}; {}; SET LOCAL lock_timeout TO DEFAULT").format(
+                sql.Literal(int(wait_ms)), take)
         try:
-            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (self._write_key,))
+            conn.execute(take)
         except psycopg.errors.LockNotAvailable:
             raise StoreError(f"the store is busy: another memtree process has held this project's write lock "
-                             f"for over {wait_ms / 1000:g} s (a stalled machine, or a long copy into the "
+                             f"for over {(wait_ms or 0) / 1000:g} s (a stalled machine, or a long copy into the "
                              f"project); this write was not made") from None
-        if wait_ms is not None:
-            conn.execute("SET LOCAL lock_timeout TO DEFAULT")  # the rest of the transaction waits as configured
 
     @contextmanager
     def _read_tx(self) -> Iterator[Any]:
