@@ -15,8 +15,8 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import secrets
 import shutil
+import socket
 import tempfile
 import warnings
 from collections.abc import Callable
@@ -97,9 +97,14 @@ def start() -> TestServer:
         folder = Path(tempfile.mkdtemp(prefix="memtree-pg-", dir=TMP_ROOT))
         server = pgserver.get_server(folder / "data", cleanup_mode="delete")
         admin_url = server.get_uri()
-    # On the suite's own server one name does; a shared server may hold other sessions' databases.
-    database = "memtree_test" if server is not None else "memtree_test_" + secrets.token_hex(4)
+    # On the suite's own server one name does; a shared server may hold other sessions' databases, so there
+    # the name is this process's (host and pid): another session's never, and one a crashed run of this same
+    # process id left behind is dropped first.
+    own = hashlib.sha256(f"{socket.gethostname()}:{os.getpid()}".encode()).hexdigest()[:8]
+    database = "memtree_test" if server is not None else f"memtree_test_{own}"
     with psycopg.connect(admin_url, autocommit=True) as conn:
+        if server is None:
+            conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{database}"')
 
     def stop() -> None:
