@@ -308,7 +308,8 @@ def test_another_uid_cannot_connect(served: Served) -> None:
              "sys.exit('connected')\n")
     python = shutil.which("python3", path="/usr/bin:/bin")  # one nobody may run (not under root's home)
     if python is None:
-        pytest.skip("no /usr/bin/python3 here for the process run as nobody")
+        pytest.skip("needs a system python3 (/usr/bin or /bin) that the user nobody may run, to connect as "
+                    "another uid (the test's own Python may be where nobody cannot read it); there is none here")
     out = subprocess.run([python, "-I", "-S", "-c", probe, path], user=65534, group=65534, extra_groups=[],
                          capture_output=True, text=True, timeout=60, cwd="/")
     assert out.returncode == 0, out.stderr
